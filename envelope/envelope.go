@@ -1,0 +1,211 @@
+// Package envelope owns the response every indexd tool returns: its types,
+// the one rule that decides its status, and the text rendering an LLM reads.
+//
+// An Envelope serialises to a JSON object with exactly the keys status, data,
+// text, stats and context, plus error when (and only when) status is "error".
+// That is guaranteed by construction: Data and Stats are sealed interfaces
+// implemented only by this package's tool types, and Envelope.MarshalJSON
+// writes the keys itself. Clients that decode envelopes use Raw.
+//
+// This package is a leaf: it imports nothing of indexd's.
+package envelope
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Status is the envelope's verdict on a tool run.
+type Status string
+
+// The three statuses (SPEC §3).
+const (
+	// StatusSuccess: complete, no truncation, no discount, no error.
+	StatusSuccess Status = "success"
+	// StatusPartial: usable but discounted (truncated, a breaker fired with
+	// results, Grep served by the fallback).
+	StatusPartial Status = "partial"
+	// StatusError: no valid result.
+	StatusError Status = "error"
+)
+
+// Code is an envelope error code.
+type Code string
+
+// The error codes a tool may return (SPEC §3).
+const (
+	CodeNotFound         Code = "NOT_FOUND"
+	CodeAccessDenied     Code = "ACCESS_DENIED"
+	CodePermissionDenied Code = "PERMISSION_DENIED"
+	CodeInvalidParam     Code = "INVALID_PARAM"
+	CodeTimeout          Code = "TIMEOUT"
+	CodeInternal         Code = "INTERNAL_ERROR"
+	CodeExecution        Code = "EXECUTION_ERROR"
+	CodeIsDirectory      Code = "IS_DIRECTORY"
+	CodeBinaryFile       Code = "BINARY_FILE"
+	CodeConflict         Code = "CONFLICT"
+)
+
+// Error is the envelope's structured error. It is also a Go error, so the
+// layers below can return it and the tool layer can find it with errors.As.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with the given code and formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Context says what the tool was asked and where it ran.
+type Context struct {
+	// Cwd is the working directory relative to the root, "." at the root.
+	Cwd string `json:"cwd"`
+	// ParamsInput is the tool's arguments exactly as received.
+	ParamsInput json.RawMessage `json:"params_input"`
+	// PathResolved is the resolved search path relative to the root (POSIX),
+	// set once a path was resolved.
+	PathResolved string `json:"path_resolved,omitempty"`
+	// PatternNormalized is Glob's pattern in POSIX form.
+	PatternNormalized string `json:"pattern_normalized,omitempty"`
+	// Pattern is Grep's regular expression as given.
+	Pattern string `json:"pattern,omitempty"`
+	// SortedBy is Grep's result order, always "mtime_desc".
+	SortedBy string `json:"sorted_by,omitempty"`
+}
+
+// Data is a tool's payload: *GlobData, *GrepData or *LSData. The interface
+// is sealed so an envelope can only carry the documented shapes.
+type Data interface{ isData() }
+
+// Stats is a tool's run statistics: *GlobStats, *GrepStats, *LSStats or
+// *BaseStats. Every implementation carries time_ms.
+type Stats interface{ base() *BaseStats }
+
+// BaseStats is the part of stats every envelope has; error envelopes carry
+// only this.
+type BaseStats struct {
+	TimeMS int64 `json:"time_ms"`
+}
+
+func (b *BaseStats) base() *BaseStats { return b }
+
+// Envelope is one tool response. Build it with Glob, Grep, LS or Fail; the
+// constructors decide Status and render Text, so the fields agree.
+type Envelope struct {
+	Status  Status
+	Data    Data
+	Text    string
+	Stats   Stats
+	Context Context
+	Error   *Error
+}
+
+// MarshalJSON writes exactly the allowed top-level keys. A nil Data is
+// written as {}, a nil Stats as {"time_ms":0}, and error appears only when
+// Status is "error" (an error envelope without an Error gets INTERNAL_ERROR).
+func (e *Envelope) MarshalJSON() ([]byte, error) {
+	out := struct {
+		Status  Status  `json:"status"`
+		Data    any     `json:"data"`
+		Text    string  `json:"text"`
+		Stats   Stats   `json:"stats"`
+		Context Context `json:"context"`
+		Error   *Error  `json:"error,omitempty"`
+	}{Status: e.Status, Data: e.Data, Text: e.Text, Stats: e.Stats, Context: e.Context}
+	if out.Data == nil {
+		out.Data = struct{}{}
+	}
+	if out.Stats == nil {
+		out.Stats = &BaseStats{}
+	}
+	if len(out.Context.ParamsInput) == 0 || !json.Valid(out.Context.ParamsInput) {
+		out.Context.ParamsInput = json.RawMessage("{}")
+	}
+	switch e.Status {
+	case StatusSuccess, StatusPartial:
+	case StatusError:
+		out.Error = e.Error
+		if out.Error == nil {
+			out.Error = &Error{Code: CodeInternal, Message: "unknown error"}
+		}
+	default:
+		return nil, fmt.Errorf("envelope: invalid status %q", e.Status)
+	}
+	return marshal(out)
+}
+
+// marshal is json.Marshal without HTML escaping: envelopes carry code, and
+// "\u003c" for "<" only hurts the people reading --json output.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Raw is the decoded form of an envelope for clients (the CLI over the
+// socket, tests): the payload stays JSON.
+type Raw struct {
+	Status  Status          `json:"status"`
+	Data    json.RawMessage `json:"data"`
+	Text    string          `json:"text"`
+	Stats   json.RawMessage `json:"stats"`
+	Context json.RawMessage `json:"context"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// Fail builds an error envelope. data may be nil.
+func Fail(ctx Context, err *Error, timeMS int64) *Envelope {
+	return &Envelope{
+		Status:  StatusError,
+		Text:    "Error: " + err.Message,
+		Stats:   &BaseStats{TimeMS: timeMS},
+		Context: ctx,
+		Error:   err,
+	}
+}
+
+// outcome is what a run produced, from which its status follows.
+type outcome struct {
+	results   int    // items returned
+	truncated bool   // a further result exists beyond the limit
+	aborted   string // a breaker or timeout fired ("" if not)
+	discount  bool   // served in a way the tool counts as partial (Grep's fallback)
+}
+
+// decide is the one place that turns an outcome into a status (SPEC §3):
+// an abort with nothing found is a TIMEOUT error; truncation, an abort with
+// results or a discount is partial; anything else is success.
+func decide(o outcome) (Status, *Error) {
+	switch {
+	case o.aborted != "" && o.results == 0:
+		return StatusError, &Error{Code: CodeTimeout, Message: abortMessage(o.aborted)}
+	case o.truncated || o.aborted != "" || o.discount:
+		return StatusPartial, nil
+	}
+	return StatusSuccess, nil
+}
+
+// Abort reasons.
+const (
+	AbortCountLimit = "count_limit" // Glob's walk visited too many entries
+	AbortTimeLimit  = "time_limit"  // Glob's time breaker
+	AbortTimeout    = "timeout"     // Grep's timeout
+)
+
+func abortMessage(reason string) string {
+	switch reason {
+	case AbortCountLimit:
+		return "Search aborted: visited more than the entry limit before finding any match. Narrow the pattern or path."
+	default:
+		return "Search timed out before finding any match. Narrow the pattern or path."
+	}
+}

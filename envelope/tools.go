@@ -1,0 +1,362 @@
+package envelope
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fallback describes an answer served by the uncached walk because the index
+// could not be trusted. The zero value means the index (or a deliberate
+// direct walk) served it.
+type Fallback struct {
+	Used   bool   `json:"fallback_used,omitempty"`
+	Reason string `json:"fallback_reason,omitempty"`
+}
+
+// infoLine renders the fallback note for text.
+func (f Fallback) infoLine() string {
+	if !f.Used {
+		return ""
+	}
+	return fmt.Sprintf("[Info: The index could not be trusted (%s); answered by a full walk.]", f.Reason)
+}
+
+// ---- Glob ----
+
+// GlobData is Glob's payload (SPEC §6).
+type GlobData struct {
+	Paths         []string `json:"paths"`
+	Truncated     bool     `json:"truncated"`
+	AbortedReason string   `json:"aborted_reason,omitempty"`
+	Fallback
+}
+
+func (*GlobData) isData() {}
+
+// GlobStats are Glob's statistics.
+type GlobStats struct {
+	BaseStats
+	Matched int `json:"matched"`
+	Visited int `json:"visited"`
+	Ignored int `json:"ignored"`
+}
+
+// GlobRun is everything Glob found, handed to Glob to build the envelope.
+type GlobRun struct {
+	Data  GlobData
+	Stats GlobStats
+	// Limit is the limit that truncated the result, for the note.
+	Limit int
+	// Hints are extra info lines (what ignore rules left out).
+	Hints []string
+}
+
+// Glob builds Glob's envelope: status by decide, text per seed 000 §7.
+func Glob(ctx Context, r GlobRun) *Envelope {
+	d := r.Data
+	if d.Paths == nil {
+		d.Paths = []string{}
+	}
+	st := r.Stats
+	st.Matched = len(d.Paths)
+	status, err := decide(outcome{results: len(d.Paths), truncated: d.Truncated, aborted: d.AbortedReason})
+	pattern, path := ctx.PatternNormalized, displayPath(ctx)
+
+	var b strings.Builder
+	if len(d.Paths) == 0 {
+		fmt.Fprintf(&b, "No files found matching '%s' in '%s'\n", pattern, path)
+	} else {
+		fmt.Fprintf(&b, "Found %d files matching '%s' in '%s'\n", len(d.Paths), pattern, path)
+	}
+	fmt.Fprintf(&b, "(Scanned %d items in %dms)", st.Visited, st.TimeMS)
+	if d.Truncated {
+		fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max 200).]", r.Limit)
+	}
+	switch d.AbortedReason {
+	case AbortTimeLimit:
+		b.WriteString("\n[Partial: Search timed out (>2s). Results are incomplete.]")
+	case AbortCountLimit:
+		b.WriteString("\n[Partial: Scanned too many entries (>20000). Results are incomplete.]")
+	}
+	writeLines(&b, d.Fallback.infoLine())
+	writeLines(&b, r.Hints...)
+	if len(d.Paths) > 0 {
+		b.WriteString("\n\n")
+		b.WriteString(strings.Join(d.Paths, "\n"))
+	}
+	e := &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
+	if err != nil {
+		e.Data = &GlobData{Paths: []string{}, AbortedReason: d.AbortedReason, Fallback: d.Fallback}
+	}
+	return e
+}
+
+// ---- Grep ----
+
+// Grep output modes.
+const (
+	ModeContent = "content"
+	ModeFiles   = "files_with_matches"
+	ModeCount   = "count"
+)
+
+// GrepMatch is one matching line. Before and After hold context lines when
+// they were asked for.
+type GrepMatch struct {
+	File   string   `json:"file"`
+	Line   int      `json:"line"`
+	Text   string   `json:"text"`
+	Before []string `json:"before,omitempty"`
+	After  []string `json:"after,omitempty"`
+}
+
+// FileCount is one file's number of matching lines (output_mode "count").
+type FileCount struct {
+	File  string `json:"file"`
+	Count int    `json:"count"`
+}
+
+// GrepData is Grep's payload (SPEC §7). Which list is written depends on
+// Mode: matches (content), files (files_with_matches) or counts (count).
+type GrepData struct {
+	Mode          string      `json:"-"`
+	Matches       []GrepMatch `json:"-"`
+	Files         []string    `json:"-"`
+	Counts        []FileCount `json:"-"`
+	Truncated     bool        `json:"truncated"`
+	AbortedReason string      `json:"aborted_reason,omitempty"`
+	Fallback
+}
+
+func (*GrepData) isData() {}
+
+// MarshalJSON writes the list of the data's mode, always as an array.
+func (d *GrepData) MarshalJSON() ([]byte, error) {
+	type plain GrepData // drops this method
+	out := struct {
+		Matches *[]GrepMatch `json:"matches,omitempty"`
+		Files   *[]string    `json:"files,omitempty"`
+		Counts  *[]FileCount `json:"counts,omitempty"`
+		*plain
+	}{plain: (*plain)(d)}
+	switch d.Mode {
+	case ModeFiles:
+		l := nonNil(d.Files)
+		out.Files = &l
+	case ModeCount:
+		l := nonNil(d.Counts)
+		out.Counts = &l
+	default:
+		l := nonNil(d.Matches)
+		out.Matches = &l
+	}
+	return marshal(out)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// GrepStats are Grep's statistics. Candidates is set when the index chose
+// the files to read.
+type GrepStats struct {
+	BaseStats
+	MatchedFiles  int  `json:"matched_files"`
+	MatchedLines  int  `json:"matched_lines"`
+	Candidates    *int `json:"candidates,omitempty"`
+	FilesScanned  int  `json:"files_scanned"`
+	BinarySkipped int  `json:"binary_skipped"`
+	Ignored       int  `json:"ignored"`
+}
+
+// GrepRun is everything Grep found, handed to Grep to build the envelope.
+type GrepRun struct {
+	Data  GrepData
+	Stats GrepStats
+	// Limit is the limit that truncated the result, for the note.
+	Limit int
+	// Hints are extra info lines (what ignore rules left out).
+	Hints []string
+}
+
+// Grep builds Grep's envelope: status by decide (the fallback counts as a
+// discount, seed 001 §4.2), text per seed 001 §7.
+func Grep(ctx Context, r GrepRun) *Envelope {
+	d := r.Data
+	st := r.Stats
+	results := len(d.Matches) + len(d.Files) + len(d.Counts)
+	status, err := decide(outcome{results: results, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used})
+	pattern, path := ctx.Pattern, displayPath(ctx)
+
+	var b strings.Builder
+	switch {
+	case results == 0:
+		fmt.Fprintf(&b, "No matches found for '%s' in '%s'\n", pattern, path)
+	case d.Mode == ModeFiles:
+		fmt.Fprintf(&b, "Found %d files with matches for '%s' in '%s'\n", st.MatchedFiles, pattern, path)
+	default:
+		fmt.Fprintf(&b, "Found %d matches in %d files for '%s' in '%s'\n", st.MatchedLines, st.MatchedFiles, pattern, path)
+	}
+	fmt.Fprintf(&b, "(Sorted by mtime desc. Took %dms)", st.TimeMS)
+	if d.Truncated {
+		unit := "matches"
+		if d.Mode == ModeFiles || d.Mode == ModeCount {
+			unit = "files"
+		}
+		fmt.Fprintf(&b, "\n[Truncated: Showing first %d %s. Narrow pattern or path.]", r.Limit, unit)
+	}
+	if d.AbortedReason != "" {
+		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
+	}
+	writeLines(&b, d.Fallback.infoLine())
+	writeLines(&b, r.Hints...)
+	if results > 0 {
+		b.WriteString("\n")
+		switch d.Mode {
+		case ModeFiles:
+			for _, f := range d.Files {
+				b.WriteString("\n" + f)
+			}
+		case ModeCount:
+			for _, c := range d.Counts {
+				fmt.Fprintf(&b, "\n%s:%d", c.File, c.Count)
+			}
+		default:
+			renderMatches(&b, d.Matches)
+		}
+	}
+	e := &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
+	if err != nil {
+		e.Data = &GrepData{Mode: d.Mode, AbortedReason: d.AbortedReason, Fallback: d.Fallback}
+	}
+	return e
+}
+
+// renderMatches writes "file:line: text" lines; context lines are written
+// "file-line- text" (as grep and ripgrep do), each line once, with "--"
+// between groups that are not adjacent.
+func renderMatches(b *strings.Builder, ms []GrepMatch) {
+	lastFile, lastLine := "", 0
+	for _, m := range ms {
+		first := m.Line - len(m.Before)
+		if m.File != lastFile {
+			if lastFile != "" && (len(m.Before) > 0 || len(m.After) > 0) {
+				b.WriteString("\n--")
+			}
+			lastLine = 0
+		} else if (len(m.Before) > 0 || len(m.After) > 0) && first > lastLine+1 {
+			b.WriteString("\n--")
+		}
+		for i, t := range m.Before {
+			if n := first + i; n > lastLine {
+				fmt.Fprintf(b, "\n%s-%d- %s", m.File, n, t)
+			}
+		}
+		if m.Line > lastLine || m.File != lastFile {
+			fmt.Fprintf(b, "\n%s:%d: %s", m.File, m.Line, m.Text)
+		}
+		for i, t := range m.After {
+			fmt.Fprintf(b, "\n%s-%d- %s", m.File, m.Line+1+i, t)
+		}
+		lastFile, lastLine = m.File, m.Line+len(m.After)
+	}
+}
+
+// ---- LS ----
+
+// Entry types.
+const (
+	TypeDir  = "dir"
+	TypeFile = "file"
+	TypeLink = "link"
+)
+
+// Link states, for the text of a symbolic link's entry.
+const (
+	LinkInside  = ""        // target inside the root
+	LinkOutside = "outside" // target outside the root
+	LinkBroken  = "broken"  // dangling
+)
+
+// LSEntry is one directory entry. Path is the name with "/" for a
+// directory, "@" for a link and "@/" for a link to a directory.
+type LSEntry struct {
+	Path string `json:"path"`
+	Type string `json:"type"`
+	// Link is the link's state (LinkOutside, LinkBroken) for the text.
+	Link string `json:"-"`
+}
+
+// LSData is LS's payload (SPEC §8).
+type LSData struct {
+	Entries   []LSEntry `json:"entries"`
+	Truncated bool      `json:"truncated"`
+	Fallback
+}
+
+func (*LSData) isData() {}
+
+// LSStats are LS's statistics over the whole listing (before pagination).
+type LSStats struct {
+	BaseStats
+	Total   int `json:"total"`
+	Dirs    int `json:"dirs"`
+	Files   int `json:"files"`
+	Links   int `json:"links"`
+	Ignored int `json:"ignored"`
+}
+
+// LSRun is everything LS found, handed to LS to build the envelope.
+type LSRun struct {
+	Data  LSData
+	Stats LSStats
+	Hints []string
+}
+
+// LS builds LS's envelope: partial when truncated; text per seed 002.
+func LS(ctx Context, r LSRun) *Envelope {
+	d := r.Data
+	if d.Entries == nil {
+		d.Entries = []LSEntry{}
+	}
+	st := r.Stats
+	status, err := decide(outcome{results: len(d.Entries), truncated: d.Truncated})
+	var b strings.Builder
+	fmt.Fprintf(&b, "Listed %d entries in '%s'", len(d.Entries), displayPath(ctx))
+	if d.Truncated {
+		fmt.Fprintf(&b, " (truncated from %d total). Use 'offset' to paginate.", st.Total)
+	}
+	writeLines(&b, d.Fallback.infoLine())
+	writeLines(&b, r.Hints...)
+	if len(d.Entries) > 0 {
+		b.WriteString("\n")
+		for _, e := range d.Entries {
+			b.WriteString("\n" + e.Path)
+			switch e.Link {
+			case LinkOutside:
+				b.WriteString(" -> <Outside Sandbox>")
+			case LinkBroken:
+				b.WriteString(" -> <Broken Link>")
+			}
+		}
+	}
+	return &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
+}
+
+func displayPath(ctx Context) string {
+	if ctx.PathResolved == "" {
+		return "."
+	}
+	return ctx.PathResolved
+}
+
+func writeLines(b *strings.Builder, lines ...string) {
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString("\n" + l)
+		}
+	}
+}

@@ -1,0 +1,304 @@
+// Package ignore decides which entries of a workspace tree are skipped by
+// ignore rules (SPEC §5): the default-ignored directory names, .ignore
+// files (always), and inside git repositories .gitignore files (nested),
+// .git/info/exclude and the global core.excludesFile.
+//
+// Precedence follows ripgrep, the reference the tests compare against:
+// for one path, .ignore files are consulted first, deepest directory first;
+// then .gitignore files, deepest first, stopping above the nearest
+// directory holding .git; then info/exclude; then the global file. The
+// first file with a matching line decides, and within a file the last
+// matching line wins. Each rule is matched against the path itself, never
+// its parents: a walker that prunes ignored directories never asks about
+// their contents, and a directory named explicitly as the search path is
+// searched even when a rule ignores it.
+//
+// Hidden names are not this package's business beyond IsHidden: whether
+// they are shown depends on the query (include_hidden, names in the
+// pattern), and a whitelisting rule wins over hiddenness (Match reports
+// Whitelist).
+package ignore
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultDirs are the directory names skipped unless include_ignored is
+// set (seed 000 §5.3).
+var DefaultDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, "__pycache__": true,
+	"node_modules": true, "target": true, "build": true, "dist": true,
+	".idea": true, ".vscode": true, ".DS_Store": true, "venv": true,
+	".venv": true, ".mypy_cache": true, ".pytest_cache": true,
+	".ruff_cache": true, ".tox": true, ".cache": true, "site-packages": true,
+}
+
+// IsDefaultDir reports whether a directory named name is skipped by default.
+func IsDefaultDir(name string) bool { return DefaultDirs[name] }
+
+// IsHidden reports whether name is a hidden name (starts with ".").
+func IsHidden(name string) bool { return len(name) > 0 && name[0] == '.' }
+
+// Names of the files this package reads.
+const (
+	GitignoreFile = ".gitignore"
+	IgnoreFile    = ".ignore"
+	GitDir        = ".git"
+)
+
+// Dir is the ignore state in force for the entries of one directory: a
+// chain of levels, one per directory (from the workspace root's ancestors
+// down) that contributed rules or a .git. Directories that add nothing
+// share their parent's Dir, so a walk allocates one per rule file, not per
+// directory. A Dir is immutable and safe for concurrent use.
+type Dir struct {
+	top    *level
+	global *Rules
+}
+
+type level struct {
+	parent *level
+	// prefix is prepended and strip bytes are cut from a root-relative
+	// path to make it relative to this level's directory.
+	prefix    string
+	strip     int
+	ignore    *Rules // .ignore
+	gitignore *Rules // .gitignore
+	exclude   *Rules // .git/info/exclude, on the level holding .git
+	hasGit    bool
+	anyGit    bool // this level or one above holds .git
+}
+
+func (l *level) rel(path string) string {
+	if l.strip > len(path) {
+		return l.prefix
+	}
+	return l.prefix + path[l.strip:]
+}
+
+// Open returns the Dir for a workspace root (an absolute, symlink-free
+// path): the rules of its ancestors (.ignore of every ancestor; .gitignore
+// of ancestors up to the one holding .git) and of the root itself, plus the
+// global excludes file.
+func Open(root string) *Dir {
+	var chain []string // root's ancestors, nearest first
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		chain = append(chain, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	var top *level
+	// Walk from the filesystem root down to root's parent. Which ancestors'
+	// .gitignore count is only known once the nearest .git is found, so
+	// find it first.
+	gitAt := -1
+	if !exists(filepath.Join(root, GitDir)) {
+		for i, d := range chain {
+			if exists(filepath.Join(d, GitDir)) {
+				gitAt = i
+				break
+			}
+		}
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		d := chain[i]
+		rel, err := filepath.Rel(d, root)
+		if err != nil {
+			continue
+		}
+		l := &level{parent: top, prefix: filepath.ToSlash(rel) + "/"}
+		l.ignore = readRules(filepath.Join(d, IgnoreFile))
+		if gitAt >= 0 && i <= gitAt {
+			l.gitignore = readRules(filepath.Join(d, GitignoreFile))
+			if i == gitAt {
+				l.hasGit = true
+				l.exclude = readRules(filepath.Join(d, GitDir, "info", "exclude"))
+			}
+		}
+		l.anyGit = l.hasGit || (top != nil && top.anyGit)
+		if l.ignore != nil || l.gitignore != nil || l.exclude != nil || l.hasGit {
+			top = l
+		}
+	}
+	base := &Dir{top: top, global: readRules(globalExcludesFile())}
+	return base.child(root, "", exists(filepath.Join(root, GitDir)), true, true)
+}
+
+// Child returns the Dir for the subdirectory at rel (root-relative, slash
+// separated) whose absolute path is abs. hasGit, hasGitignore and hasIgnore
+// say which of .git, .gitignore and .ignore the subdirectory holds (the
+// walker knows from its listing), so no file is opened needlessly.
+func (d *Dir) Child(abs, rel string, hasGit, hasGitignore, hasIgnore bool) *Dir {
+	return d.child(abs, rel, hasGit, hasGitignore, hasIgnore)
+}
+
+func (d *Dir) child(abs, rel string, hasGit, hasGitignore, hasIgnore bool) *Dir {
+	anyGit := hasGit || (d.top != nil && d.top.anyGit)
+	l := &level{parent: d.top, hasGit: hasGit, anyGit: anyGit}
+	if rel != "" {
+		l.strip = len(rel) + 1
+	}
+	if hasIgnore {
+		l.ignore = readRules(filepath.Join(abs, IgnoreFile))
+	}
+	if hasGitignore && anyGit {
+		l.gitignore = readRules(filepath.Join(abs, GitignoreFile))
+	}
+	if hasGit {
+		l.exclude = readRules(filepath.Join(abs, GitDir, "info", "exclude"))
+	}
+	if l.ignore == nil && l.gitignore == nil && l.exclude == nil && !hasGit {
+		return d
+	}
+	return &Dir{top: l, global: d.global}
+}
+
+// InRepo reports whether the directory is inside a git repository.
+func (d *Dir) InRepo() bool { return d.top != nil && d.top.anyGit }
+
+// Match returns the verdict of the rules in force on the entry at rel (a
+// root-relative, slash-separated path inside this Dir's directory).
+func (d *Dir) Match(rel string, isDir bool) Result {
+	if d.top == nil && d.global == nil {
+		return None
+	}
+	var mIgnore, mGit, mExclude Result
+	anyGit := d.InRepo()
+	sawGit := false
+	for l := d.top; l != nil; l = l.parent {
+		if l.ignore != nil && mIgnore == None {
+			mIgnore = l.ignore.Match(l.rel(rel), isDir)
+		}
+		if anyGit && !sawGit {
+			if l.gitignore != nil && mGit == None {
+				mGit = l.gitignore.Match(l.rel(rel), isDir)
+			}
+			if l.exclude != nil && mExclude == None {
+				mExclude = l.exclude.Match(l.rel(rel), isDir)
+			}
+		}
+		sawGit = sawGit || l.hasGit
+	}
+	for _, m := range [...]Result{mIgnore, mGit, mExclude} {
+		if m != None {
+			return m
+		}
+	}
+	if anyGit && d.global != nil {
+		return d.global.Match(rel, isDir)
+	}
+	return None
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// readRules reads and compiles one ignore file; a missing, unreadable or
+// empty file yields nil.
+func readRules(p string) *Rules {
+	data, err := os.ReadFile(p)
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	r := Parse(data)
+	if r.Len() == 0 {
+		return nil
+	}
+	return r
+}
+
+// globalExcludesFile returns git's core.excludesFile: from
+// $XDG_CONFIG_HOME/git/config or ~/.gitconfig (the latter wins), else
+// $XDG_CONFIG_HOME/git/ignore (default ~/.config/git/ignore).
+func globalExcludesFile() string {
+	home, _ := os.UserHomeDir()
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	var file string
+	for _, cfg := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")} {
+		if v := gitConfigValue(cfg, "core", "excludesfile"); v != "" {
+			file = v
+		}
+	}
+	if file == "" {
+		if xdg == "" {
+			return ""
+		}
+		return filepath.Join(xdg, "git", "ignore")
+	}
+	if strings.HasPrefix(file, "~/") && home != "" {
+		file = filepath.Join(home, file[2:])
+	}
+	return file
+}
+
+// gitConfigValue reads one key from a git config file: enough of the
+// format for core.excludesFile (section headers, key = value, comments,
+// quotes); includes are not followed.
+func gitConfigValue(path, section, key string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var value, cur string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || s[0] == '#' || s[0] == ';' {
+			continue
+		}
+		if s[0] == '[' {
+			end := strings.IndexByte(s, ']')
+			if end < 0 {
+				continue
+			}
+			cur = strings.ToLower(strings.TrimSpace(strings.Fields(s[1:end] + " ")[0]))
+			s = strings.TrimSpace(s[end+1:])
+			if s == "" {
+				continue
+			}
+		}
+		if cur != section {
+			continue
+		}
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), key) {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.IndexAny(v, "#;"); i >= 0 && !strings.HasPrefix(v, `"`) {
+			v = strings.TrimSpace(v[:i])
+		}
+		value = strings.Trim(v, `"`)
+	}
+	return value
+}
+
+// At returns the Dir in force for the entries of the directory at rel
+// (root-relative, slash separated; "" for root itself), d being the root's
+// Dir: it reads the rule files of each directory on the way down.
+func (d *Dir) At(root, rel string) *Dir {
+	if rel == "" || rel == "." {
+		return d
+	}
+	cur := d
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		r := strings.Join(parts[:i+1], "/")
+		abs := filepath.Join(root, filepath.FromSlash(r))
+		cur = cur.Child(abs, r,
+			exists(filepath.Join(abs, GitDir)),
+			exists(filepath.Join(abs, GitignoreFile)),
+			exists(filepath.Join(abs, IgnoreFile)))
+	}
+	return cur
+}

@@ -1,0 +1,209 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/tree"
+)
+
+// RecentWindow is how new a file must be to come first with sort "recent"
+// (seed 003).
+const RecentWindow = 24 * time.Hour
+
+// GlobResult is what a Searcher found for a Glob: the run for the envelope
+// and the entries ignore rules left out, for the hint.
+type GlobResult struct {
+	Run     envelope.GlobRun
+	Skipped []tree.Skip
+}
+
+func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
+	fail := func(err *envelope.Error) *envelope.Envelope {
+		return envelope.Fail(ectx, err, elapsedMS(start))
+	}
+	p, err := decodeGlob(a)
+	if err != nil {
+		return fail(err)
+	}
+	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Search root")
+	if err != nil {
+		return fail(err)
+	}
+	ectx.PathResolved = dir
+	pat, err := normalizeGlob(p.Pattern, t.WS.Abs(dir))
+	if err != nil {
+		return fail(err)
+	}
+	ectx.PatternNormalized = pat
+	g, err := CompileGlob(pat, !p.CaseSensitive)
+	if err != nil {
+		return fail(err)
+	}
+	q := &GlobQuery{WS: t.WS, Dir: dir, Params: p, Pattern: pat, Glob: g, Start: start}
+	res, runErr := t.Searcher.Glob(ctx, q)
+	if runErr != nil {
+		return fail(internal(runErr))
+	}
+	run := res.Run
+	run.Stats.TimeMS = elapsedMS(start)
+	run.Limit = p.Limit
+	if len(run.Data.Paths) == 0 {
+		run.Hints = skipHints(res.Skipped, func(s tree.Skip) bool {
+			r := relTo(dir, s.Rel)
+			if s.IsDir {
+				return g.Descend(r) || g.Match(r)
+			}
+			return g.Match(r)
+		})
+	}
+	return envelope.Glob(ectx, run)
+}
+
+// Walker is the Searcher that walks the live tree: the reference every
+// other Searcher must agree with, and the fallback when the index cannot be
+// trusted.
+type Walker struct{}
+
+// Glob walks q.Dir, bounded by the visited-entry and time breakers.
+func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
+	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
+	defer cancel()
+	p := q.Params
+	g := q.Glob
+	type hit struct {
+		rel string
+		mod int64
+	}
+	var hits []hit
+	opts := tree.Options{
+		IncludeHidden:  p.IncludeHidden,
+		IncludeIgnored: p.IncludeIgnored,
+		AllowHidden:    g.AllowHidden,
+		Descend:        func(rel string) bool { return g.Descend(relTo(q.Dir, rel)) },
+		Info:           p.Sort == SortRecent,
+		ResolveLinks:   true,
+		MaxVisited:     GlobMaxVisited,
+	}
+	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), opts, func(e tree.Entry) error {
+		if e.Type&fs.ModeSymlink != 0 && !e.LinkToFile {
+			return nil
+		}
+		if g.Match(relTo(q.Dir, e.Rel)) {
+			hits = append(hits, hit{e.Rel, e.ModTime})
+		}
+		return nil
+	})
+	var res GlobResult
+	switch {
+	case err == nil:
+	case errors.Is(err, tree.ErrCountLimit):
+		res.Run.Data.AbortedReason = envelope.AbortCountLimit
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		res.Run.Data.AbortedReason = envelope.AbortTimeLimit
+	default:
+		return nil, err
+	}
+	if p.Sort == SortRecent {
+		cutoff := time.Now().Add(-RecentWindow).UnixNano()
+		slices.SortFunc(hits, func(a, b hit) int {
+			ar, br := a.mod >= cutoff, b.mod >= cutoff
+			switch {
+			case ar && br:
+				return cmp.Or(cmp.Compare(b.mod, a.mod), strings.Compare(a.rel, b.rel))
+			case ar != br:
+				if ar {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.rel, b.rel)
+		})
+	} else {
+		slices.SortFunc(hits, func(a, b hit) int { return strings.Compare(a.rel, b.rel) })
+	}
+	if len(hits) > p.Limit {
+		hits = hits[:p.Limit]
+		res.Run.Data.Truncated = true
+	}
+	res.Run.Data.Paths = make([]string, len(hits))
+	for i, h := range hits {
+		res.Run.Data.Paths[i] = h.rel
+	}
+	res.Run.Stats.Visited = st.Visited
+	res.Run.Stats.Ignored = st.Ignored
+	res.Skipped = st.Skipped
+	return &res, nil
+}
+
+// Sort orders for Glob.
+const (
+	SortPath   = "path"
+	SortRecent = "recent"
+)
+
+// dirRules returns the ignore rules in force for the entries of dir.
+func dirRules(ws *Workspace, dir string) *ignore.Dir {
+	return ignore.Open(ws.Root).At(ws.Root, walkStart(dir))
+}
+
+// walkStart converts a resolved directory ("." for the root) to the walk's
+// form ("" for the root).
+func walkStart(dir string) string {
+	if dir == "." {
+		return ""
+	}
+	return dir
+}
+
+// relTo returns the root-relative path rel relative to dir.
+func relTo(dir, rel string) string {
+	if dir == "." || dir == "" {
+		return rel
+	}
+	return strings.TrimPrefix(rel, dir+"/")
+}
+
+// skipHints renders the info lines naming what ignore rules or hiddenness
+// left out that could have matched (SPEC §5), with the flag that includes
+// it.
+func skipHints(skipped []tree.Skip, couldMatch func(tree.Skip) bool) []string {
+	var ign, hid []string
+	for _, s := range skipped {
+		if !couldMatch(s) {
+			continue
+		}
+		name := s.Rel
+		if s.IsDir {
+			name += "/"
+		}
+		if s.Hidden {
+			hid = append(hid, name)
+		} else {
+			ign = append(ign, name)
+		}
+	}
+	var out []string
+	if len(ign) > 0 {
+		out = append(out, "[Info: Ignored paths were skipped: "+listSome(ign)+". Set include_ignored=true to search them.]")
+	}
+	if len(hid) > 0 {
+		out = append(out, "[Info: Hidden paths were skipped: "+listSome(hid)+". Set include_hidden=true to search them.]")
+	}
+	return out
+}
+
+func listSome(names []string) string {
+	const show = 5
+	if len(names) <= show {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:show], ", ") + ", …"
+}

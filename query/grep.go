@@ -1,0 +1,369 @@
+package query
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tree"
+)
+
+// BinarySniffBytes is how much of a file is checked for a NUL byte to call
+// it binary (as git and ripgrep do).
+const BinarySniffBytes = 8 << 10
+
+// GrepResult is what a Searcher found for a Grep.
+type GrepResult struct {
+	Run     envelope.GrepRun
+	Skipped []tree.Skip
+}
+
+func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
+	fail := func(err *envelope.Error) *envelope.Envelope {
+		return envelope.Fail(ectx, err, elapsedMS(start))
+	}
+	if v, ok := a["pattern"]; ok {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			ectx.Pattern = s
+		}
+	}
+	p, err := decodeGrep(a)
+	if err != nil {
+		return fail(err)
+	}
+	ectx.SortedBy = "mtime_desc"
+	m, err := CompileMatcher(p.Pattern, MatchOptions{CaseSensitive: p.CaseSensitive, FixedStrings: p.FixedStrings, Multiline: p.Multiline})
+	if err != nil {
+		return fail(err)
+	}
+	inc, err := CompileInclude(p.Include)
+	if err != nil {
+		return fail(err)
+	}
+	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Search root")
+	if err != nil {
+		return fail(err)
+	}
+	ectx.PathResolved = dir
+	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start}
+	res, runErr := t.Searcher.Grep(ctx, q)
+	if runErr != nil {
+		return fail(internal(runErr))
+	}
+	run := res.Run
+	run.Stats.TimeMS = elapsedMS(start)
+	run.Limit = p.Limit
+	run.Data.Mode = p.OutputMode
+	if len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts) == 0 {
+		run.Hints = skipHints(res.Skipped, func(s tree.Skip) bool {
+			r := relTo(dir, s.Rel)
+			if s.IsDir {
+				return inc.Descend(r)
+			}
+			return inc.Match(r)
+		})
+	}
+	return envelope.Grep(ectx, run)
+}
+
+// Grep walks q.Dir for the files the query admits, orders them newest
+// first and scans them.
+func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
+	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(q.Params.TimeoutMS)*time.Millisecond))
+	defer cancel()
+	p := q.Params
+	var files []FileRef
+	opts := tree.Options{
+		IncludeHidden:  p.IncludeHidden,
+		IncludeIgnored: p.IncludeIgnored,
+		AllowHidden:    q.Include.AllowHidden,
+		Descend:        func(rel string) bool { return q.Include.Descend(relTo(q.Dir, rel)) },
+		Info:           true,
+	}
+	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), opts, func(e tree.Entry) error {
+		if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
+			files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime})
+		}
+		return nil
+	})
+	timedOut := false
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		timedOut = true
+	default:
+		return nil, err
+	}
+	SortNewestFirst(files)
+	res := &GrepResult{Skipped: st.Skipped}
+	if !timedOut {
+		res.Run = Scan(ctx, q, files)
+	} else {
+		res.Run.Data.AbortedReason = envelope.AbortTimeout
+	}
+	res.Run.Stats.Ignored = st.Ignored
+	return res, nil
+}
+
+// FileRef is a file to scan: its root-relative path and mtime.
+type FileRef struct {
+	Rel     string
+	ModTime int64
+}
+
+// SortNewestFirst puts files in Grep's order: mtime descending, then path.
+func SortNewestFirst(files []FileRef) {
+	slices.SortFunc(files, func(a, b FileRef) int {
+		return cmp.Or(cmp.Compare(b.ModTime, a.ModTime), strings.Compare(a.Rel, b.Rel))
+	})
+}
+
+// fileHit is what scanning one file found.
+type fileHit struct {
+	matches []envelope.GrepMatch // content mode
+	count   int                  // matching lines (or matches in multiline mode)
+	read    bool                 // the file was read
+	binary  bool
+}
+
+// Scan reads files (already in Grep's order) in parallel and returns the
+// first matches in that order: the first limit, and truncated exactly when
+// one more exists. Workers take files in order; results are consumed as a
+// completed prefix, so the answer does not depend on scheduling, and the
+// scan stops as soon as the prefix holds limit+1 results. When ctx ends
+// first, the completed prefix is the (partial) answer.
+func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
+	p := q.Params
+	need := p.Limit + 1 // results (lines, or files) that settle truncation
+	perFile := need     // matches worth collecting from one file
+	switch p.OutputMode {
+	case envelope.ModeFiles:
+		perFile = 1
+	case envelope.ModeCount:
+		perFile = -1 // count them all
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	hits := make([]fileHit, len(files))
+	done := make(chan int, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			var fs fileScanner
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) || ctx.Err() != nil {
+					return
+				}
+				hits[i] = fs.scan(q, files[i].Rel, perFile)
+				done <- i
+			}
+		})
+	}
+
+	finished := make([]bool, len(files))
+	prefix, have := 0, 0
+	aborted := false
+loop:
+	for prefix < len(files) && have < need {
+		select {
+		case i := <-done:
+			finished[i] = true
+			for prefix < len(files) && finished[prefix] && have < need {
+				if p.OutputMode == envelope.ModeContent {
+					have += len(hits[prefix].matches)
+				} else if hits[prefix].count > 0 {
+					have++
+				}
+				prefix++
+			}
+		case <-ctx.Done():
+			aborted = true
+			break loop
+		}
+	}
+	cancel()
+	wg.Wait()
+	return assemble(q, files[:prefix], hits[:prefix], aborted)
+}
+
+// assemble turns the scanned prefix into the run: the first limit results,
+// truncated if there were more.
+func assemble(q *GrepQuery, files []FileRef, hits []fileHit, aborted bool) envelope.GrepRun {
+	p := q.Params
+	var run envelope.GrepRun
+	d, st := &run.Data, &run.Stats
+	if aborted {
+		d.AbortedReason = envelope.AbortTimeout
+	}
+	for i, h := range hits {
+		if h.read {
+			st.FilesScanned++
+		}
+		if h.binary {
+			st.BinarySkipped++
+		}
+		if h.count == 0 {
+			continue
+		}
+		switch p.OutputMode {
+		case envelope.ModeContent:
+			room := p.Limit - len(d.Matches)
+			if room <= 0 {
+				d.Truncated = true
+				continue
+			}
+			ms := h.matches
+			if len(ms) > room {
+				ms, d.Truncated = ms[:room], true
+			}
+			d.Matches = append(d.Matches, ms...)
+			st.MatchedFiles++
+			st.MatchedLines += len(ms)
+		case envelope.ModeFiles:
+			if len(d.Files) == p.Limit {
+				d.Truncated = true
+				continue
+			}
+			d.Files = append(d.Files, files[i].Rel)
+			st.MatchedFiles++
+		case envelope.ModeCount:
+			if len(d.Counts) == p.Limit {
+				d.Truncated = true
+				continue
+			}
+			d.Counts = append(d.Counts, envelope.FileCount{File: files[i].Rel, Count: h.count})
+			st.MatchedFiles++
+			st.MatchedLines += h.count
+		}
+	}
+	return run
+}
+
+// fileScanner holds one worker's reusable buffers.
+type fileScanner struct {
+	buf []byte
+	sc  Scanner
+}
+
+// openFlags open a file for reading without following a symlink swapped
+// in after the walk and without blocking on a FIFO.
+const openFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// read returns the contents of the regular file at abs, or ok=false.
+func (fs *fileScanner) read(abs string) ([]byte, bool) {
+	f, err := os.OpenFile(abs, openFlags, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	size := int(fi.Size())
+	if cap(fs.buf) < size+1 {
+		fs.buf = make([]byte, 0, size+size/8+512)
+	}
+	buf := fs.buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || (n == 0 && err == nil) {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	fs.buf = buf[:0]
+	return buf, true
+}
+
+// scan reads one file and collects up to max matches (all if max < 0;
+// counting continues past max only in count mode).
+func (fs *fileScanner) scan(q *GrepQuery, rel string, max int) fileHit {
+	data, ok := fs.read(q.WS.Abs(rel))
+	if !ok {
+		return fileHit{}
+	}
+	h := fileHit{read: true}
+	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
+		h.binary = true
+		return h
+	}
+	p := q.Params
+	content := p.OutputMode == envelope.ModeContent
+	line, last := 1, 0
+	q.Matcher.Scan(&fs.sc, data, func(s, e int) bool {
+		line += bytes.Count(data[last:s], []byte{'\n'})
+		last = s
+		h.count++
+		if content {
+			m := envelope.GrepMatch{File: rel, Line: line, Text: lineText(data[s:e])}
+			if p.Before > 0 {
+				m.Before = linesBefore(data, s, p.Before)
+			}
+			if p.After > 0 {
+				m.After = linesAfter(data, e, p.After)
+			}
+			h.matches = append(h.matches, m)
+		}
+		return max < 0 || h.count < max
+	})
+	return h
+}
+
+// lineText returns a line for display: without "\r", cut at MaxLineBytes
+// (on a character boundary) and marked.
+func lineText(b []byte) string {
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	if len(b) <= MaxLineBytes {
+		return string(b)
+	}
+	cut := MaxLineBytes
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + LineCutMark
+}
+
+func linesBefore(data []byte, s, n int) []string {
+	var out []string
+	for end := s - 1; end >= 0 && len(out) < n; {
+		st := lineStart(data, end)
+		out = append(out, lineText(data[st:end]))
+		end = st - 1
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func linesAfter(data []byte, e, n int) []string {
+	var out []string
+	for st := e + 1; st < len(data) && len(out) < n; {
+		end := lineEnd(data, st)
+		out = append(out, lineText(data[st:end]))
+		st = end + 1
+	}
+	return out
+}

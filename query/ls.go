@@ -1,0 +1,140 @@
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/tree"
+)
+
+// ls lists one live directory (SPEC §8): directories first, then by name,
+// paginated by offset and limit. Hidden and ignored entries are left out
+// unless asked for, and so are entries matching an "ignore" glob (tried
+// against the name, the path relative to the root and the path relative to
+// the listed directory).
+func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
+	fail := func(err *envelope.Error) *envelope.Envelope {
+		return envelope.Fail(ectx, err, elapsedMS(start))
+	}
+	p, err := decodeLS(a)
+	if err != nil {
+		return fail(err)
+	}
+	for _, g := range p.Ignore {
+		if !doublestar.ValidatePattern(g) {
+			return fail(invalid("Invalid ignore pattern '%s'.", g))
+		}
+	}
+	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Path")
+	if err != nil {
+		return fail(err)
+	}
+	ectx.PathResolved = dir
+	abs := t.WS.Abs(dir)
+	des, readErr := os.ReadDir(abs)
+	if readErr != nil && len(des) == 0 {
+		if os.IsPermission(readErr) {
+			return fail(envelope.Errorf(envelope.CodePermissionDenied, "Path '%s' is not readable.", p.Path))
+		}
+		return fail(internal(readErr))
+	}
+	rules := dirRules(t.WS, dir)
+	var run envelope.LSRun
+	var entries []envelope.LSEntry
+	var skipped []tree.Skip
+	for _, de := range des {
+		name := de.Name()
+		rel := name
+		if dir != "." {
+			rel = dir + "/" + name
+		}
+		isDir := de.IsDir()
+		m := ignore.None
+		if !p.IncludeIgnored {
+			if isDir && ignore.IsDefaultDir(name) {
+				m = ignore.Ignore
+			} else {
+				m = rules.Match(rel, isDir)
+			}
+			if m == ignore.Ignore {
+				run.Stats.Ignored++
+				skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir})
+				continue
+			}
+		}
+		if !p.IncludeHidden && m != ignore.Whitelist && ignore.IsHidden(name) {
+			skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir, Hidden: true})
+			continue
+		}
+		if ignoredByGlobs(p.Ignore, name, rel, isDir) {
+			continue
+		}
+		e := envelope.LSEntry{Path: name, Type: envelope.TypeFile}
+		switch {
+		case isDir:
+			e.Path += "/"
+			e.Type = envelope.TypeDir
+			run.Stats.Dirs++
+		case de.Type()&os.ModeSymlink != 0:
+			e.Type = envelope.TypeLink
+			e.Path += "@"
+			run.Stats.Links++
+			target, err := filepath.EvalSymlinks(filepath.Join(abs, name))
+			switch {
+			case err != nil:
+				e.Link = envelope.LinkBroken
+			case !tree.Within(t.WS.Root, target):
+				e.Link = envelope.LinkOutside
+			default:
+				if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+					e.Path += "/"
+				}
+			}
+		default:
+			run.Stats.Files++
+		}
+		entries = append(entries, e)
+	}
+	// os.ReadDir sorted by name; keep that order within each group.
+	slices.SortStableFunc(entries, func(a, b envelope.LSEntry) int {
+		ad, bd := a.Type == envelope.TypeDir, b.Type == envelope.TypeDir
+		switch {
+		case ad == bd:
+			return 0
+		case ad:
+			return -1
+		}
+		return 1
+	})
+	run.Stats.Total = len(entries)
+	lo := min(p.Offset, len(entries))
+	hi := min(lo+p.Limit, len(entries))
+	run.Data.Entries = entries[lo:hi]
+	run.Data.Truncated = hi < len(entries)
+	if len(entries) == 0 {
+		run.Hints = skipHints(skipped, func(tree.Skip) bool { return true })
+	}
+	run.Stats.TimeMS = elapsedMS(start)
+	return envelope.LS(ectx, run)
+}
+
+// ignoredByGlobs reports whether an LS "ignore" glob matches the entry's
+// name, its root-relative path or (for a directory) either with a trailing
+// slash.
+func ignoredByGlobs(globs []string, name, rel string, isDir bool) bool {
+	for _, g := range globs {
+		for _, c := range []string{name, rel} {
+			if doublestar.MatchUnvalidated(g, c) || (isDir && doublestar.MatchUnvalidated(g, c+"/")) {
+				return true
+			}
+		}
+	}
+	return false
+}

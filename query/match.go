@@ -1,0 +1,503 @@
+package query
+
+import (
+	"bytes"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/indexd/indexd/envelope"
+)
+
+// Matcher finds the lines of a file's contents that Grep reports.
+//
+// Line semantics are ripgrep's: unless multiline is set, a match never spans
+// a line break. The pattern is parsed with ^ and $ matching at line
+// boundaries and rewritten so that no character class, nor ".", matches
+// "\n"; a match found anywhere in the buffer therefore lies within one line,
+// and the whole buffer can be searched in one pass instead of line by line.
+//
+// Before running the regexp, Matcher looks for literals every match must
+// contain (one of a small set, found by walking the parsed pattern) with
+// bytes.Index, which is many times faster than the regexp engine, and runs
+// the regexp only on the lines holding one. Case-insensitive literals are
+// looked for in an ASCII-lowercased copy of the buffer; a letter whose case
+// folding leaves ASCII (k and s fold with the Kelvin sign and the long s)
+// splits a literal rather than being trusted, so the prefilter never drops
+// a line the regexp would match.
+type Matcher struct {
+	re        *regexp.Regexp
+	lits      [][]byte // every match contains one of these; nil: no prefilter
+	fold      bool     // lits are lowercase: search a lowercased copy
+	multiline bool
+}
+
+// MatchOptions say how to read a Grep pattern.
+type MatchOptions struct {
+	CaseSensitive bool
+	FixedStrings  bool
+	Multiline     bool
+}
+
+// Regexp returns the compiled expression the matcher runs (line mode).
+func (m *Matcher) Regexp() *regexp.Regexp { return m.re }
+
+// Literals returns the prefilter literals, and whether they are lowercase.
+func (m *Matcher) Literals() ([]string, bool) {
+	out := make([]string, len(m.lits))
+	for i, l := range m.lits {
+		out[i] = string(l)
+	}
+	return out, m.fold
+}
+
+// Syntax returns the pattern as parsed for o, with the line rewrite
+// applied, so the index can plan from exactly what the matcher runs.
+func (m *Matcher) String() string { return m.re.String() }
+
+// CompileMatcher compiles a Grep pattern. Its errors are INVALID_PARAM
+// envelope errors with the parser's details.
+func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) {
+	expr := pattern
+	if o.FixedStrings {
+		expr = regexp.QuoteMeta(pattern)
+	}
+	flags := syntax.Perl &^ syntax.OneLine
+	if !o.CaseSensitive {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(expr, flags)
+	if err != nil {
+		return nil, envelope.Errorf(envelope.CodeInvalidParam, "Invalid regex pattern: %v", err)
+	}
+	if !o.Multiline {
+		if hasLiteralNewline(tree) {
+			return nil, envelope.Errorf(envelope.CodeInvalidParam, "Invalid regex pattern: it matches a line break; set multiline=true to match across lines")
+		}
+		noNewline(tree)
+	}
+	tree = tree.Simplify()
+	re, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, envelope.Errorf(envelope.CodeInvalidParam, "Invalid regex pattern: %v", err)
+	}
+	m := &Matcher{re: re, multiline: o.Multiline}
+	if !o.Multiline {
+		info := analyze(tree)
+		set := info.exact
+		if set == nil {
+			set = info.req
+		}
+		if usable(set) {
+			m.fold = info.fold
+			for _, s := range set {
+				if m.fold {
+					s = lowerASCII(s)
+				}
+				m.lits = append(m.lits, []byte(s))
+			}
+		}
+	}
+	return m, nil
+}
+
+// hasLiteralNewline reports whether the pattern spells out a "\n".
+func hasLiteralNewline(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpLiteral {
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return true
+			}
+		}
+	}
+	for _, s := range re.Sub {
+		if hasLiteralNewline(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// noNewline rewrites re in place so that nothing in it matches "\n".
+func noNewline(re *syntax.Regexp) {
+	switch re.Op {
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpCharClass:
+		var out []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '\n' && '\n' <= hi {
+				if lo < '\n' {
+					out = append(out, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out = append(out, '\n'+1, hi)
+				}
+				continue
+			}
+			out = append(out, lo, hi)
+		}
+		if len(out) == 0 {
+			re.Op = syntax.OpNoMatch
+		}
+		re.Rune = out
+	}
+	for _, s := range re.Sub {
+		noNewline(s)
+	}
+}
+
+// ---- required-literal analysis ----
+
+// maxSet bounds the literal sets the analysis keeps.
+const maxSet = 16
+
+// litInfo is what the analysis knows of the strings a subexpression
+// matches: exact (every match is one of these; nil if unknown) and req
+// (every match contains one of these; nil if nothing is known). fold says a
+// case-folded literal went in, so the strings are meant case-insensitively
+// and are compared after ASCII lowercasing.
+type litInfo struct {
+	exact []string
+	req   []string
+	fold  bool
+}
+
+func analyze(re *syntax.Regexp) litInfo {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 {
+			return litInfo{exact: []string{string(re.Rune)}}
+		}
+		pieces := foldSafePieces(re.Rune)
+		if len(pieces) == 1 && len(pieces[0]) == len(string(re.Rune)) {
+			return litInfo{exact: pieces, fold: true}
+		}
+		best := ""
+		for _, p := range pieces {
+			if len(p) > len(best) {
+				best = p
+			}
+		}
+		if best == "" {
+			return litInfo{}
+		}
+		return litInfo{req: []string{best}, fold: true}
+	case syntax.OpCharClass:
+		n := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
+			if n > 4 {
+				return litInfo{}
+			}
+		}
+		var set []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				set = append(set, string(r))
+			}
+		}
+		return litInfo{exact: set}
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return litInfo{exact: []string{""}}
+	case syntax.OpCapture:
+		return analyze(re.Sub[0])
+	case syntax.OpPlus:
+		return analyze(re.Sub[0]).asReq()
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return litInfo{}
+		}
+		return analyze(re.Sub[0]).asReq()
+	case syntax.OpConcat:
+		return analyzeConcat(re.Sub)
+	case syntax.OpAlternate:
+		var out litInfo
+		allExact := true
+		for _, s := range re.Sub {
+			in := analyze(s)
+			out.fold = out.fold || in.fold
+			if in.exact == nil {
+				allExact = false
+			}
+			if allExact {
+				out.exact = append(out.exact, in.exact...)
+			}
+			b := in.best()
+			if b == nil {
+				return litInfo{}
+			}
+			out.req = append(out.req, b...)
+		}
+		if !allExact || len(out.exact) > maxSet {
+			out.exact = nil
+		}
+		if len(out.req) > maxSet {
+			out.req = nil
+		}
+		return out
+	}
+	return litInfo{}
+}
+
+func analyzeConcat(subs []*syntax.Regexp) litInfo {
+	var cands [][]string
+	var fold bool
+	cur := []string{""}
+	curFold := false
+	exactAll := true
+	flush := func() {
+		if cur != nil {
+			cands = append(cands, cur)
+			fold = fold || curFold
+		}
+		cur, curFold = nil, false
+	}
+	for _, s := range subs {
+		in := analyze(s)
+		if in.exact != nil && (cur == nil || len(cur)*len(in.exact) <= maxSet) {
+			if cur == nil {
+				cur = []string{""}
+			}
+			next := make([]string, 0, len(cur)*len(in.exact))
+			for _, a := range cur {
+				for _, b := range in.exact {
+					next = append(next, a+b)
+				}
+			}
+			cur, curFold = next, curFold || in.fold
+			continue
+		}
+		exactAll = false
+		flush()
+		if in.exact != nil {
+			cur, curFold = in.exact, in.fold
+		} else if in.req != nil {
+			cands = append(cands, in.req)
+			fold = fold || in.fold
+		}
+	}
+	if exactAll {
+		return litInfo{exact: cur, fold: curFold}
+	}
+	flush()
+	var best []string
+	for _, c := range cands {
+		if score(c) > score(best) {
+			best = c
+		}
+	}
+	// fold is conservative: if any chosen literal was folded, all are
+	// compared lowercased, which loses nothing for the exact ones.
+	return litInfo{req: best, fold: fold}
+}
+
+func (in litInfo) best() []string {
+	if in.exact != nil {
+		return in.exact
+	}
+	return in.req
+}
+
+func (in litInfo) asReq() litInfo { return litInfo{req: in.best(), fold: in.fold} }
+
+// score ranks a literal set as a prefilter: longer shortest member first.
+func score(set []string) int {
+	if len(set) == 0 {
+		return -1
+	}
+	m := len(set[0])
+	for _, s := range set[1:] {
+		m = min(m, len(s))
+	}
+	return m*100 - len(set)
+}
+
+// usable reports whether a literal set is worth searching for.
+func usable(set []string) bool {
+	if len(set) == 0 || len(set) > maxSet {
+		return false
+	}
+	for _, s := range set {
+		if s == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// foldSafePieces splits a case-folded literal at runes whose case folding
+// is not captured by ASCII lowercasing (ASCII letters folding with non-ASCII
+// ones, like k and s; non-ASCII letters with case), keeping the pieces
+// between them.
+func foldSafePieces(rs []rune) []string {
+	var pieces []string
+	var cur strings.Builder
+	for _, r := range rs {
+		if foldSafe(r) {
+			cur.WriteRune(r)
+			continue
+		}
+		if cur.Len() > 0 {
+			pieces = append(pieces, cur.String())
+			cur.Reset()
+		}
+	}
+	if cur.Len() > 0 {
+		pieces = append(pieces, cur.String())
+	}
+	return pieces
+}
+
+func foldSafe(r rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if r >= utf8.RuneSelf || f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- scanning ----
+
+// lowerTable maps each byte to its ASCII lowercase.
+var lowerTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] = byte(i + 'a' - 'A')
+		}
+	}
+	return
+}()
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lowerTable[c]
+	}
+	return string(b)
+}
+
+// Scanner holds one goroutine's reusable buffers for Matcher.Scan.
+type Scanner struct {
+	low  []byte
+	next []int
+}
+
+// Scan calls fn with the byte range [start, end) of each line (without its
+// newline) holding a match, in order; in multiline mode, the range of the
+// lines a match spans. fn returns false to stop.
+func (m *Matcher) Scan(sc *Scanner, buf []byte, fn func(start, end int) bool) {
+	switch {
+	case m.multiline:
+		m.scanMultiline(buf, fn)
+	case m.lits != nil:
+		m.scanLiterals(sc, buf, fn)
+	default:
+		m.scanRegexp(buf, fn)
+	}
+}
+
+func lineStart(buf []byte, i int) int { return bytes.LastIndexByte(buf[:i], '\n') + 1 }
+
+func lineEnd(buf []byte, i int) int {
+	if j := bytes.IndexByte(buf[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(buf)
+}
+
+func (m *Matcher) scanRegexp(buf []byte, fn func(int, int) bool) {
+	for pos := 0; pos <= len(buf); {
+		loc := m.re.FindIndex(buf[pos:])
+		if loc == nil {
+			return
+		}
+		s := pos + loc[0]
+		ls, le := lineStart(buf, s), lineEnd(buf, s)
+		if ls == len(buf) && ls > 0 {
+			return // an empty match after the final newline is not a line
+		}
+		if !fn(ls, le) {
+			return
+		}
+		pos = le + 1
+	}
+}
+
+func (m *Matcher) scanLiterals(sc *Scanner, buf []byte, fn func(int, int) bool) {
+	hay := buf
+	if m.fold {
+		if cap(sc.low) < len(buf) {
+			sc.low = make([]byte, len(buf), len(buf)+len(buf)/4)
+		}
+		hay = sc.low[:len(buf)]
+		for i, c := range buf {
+			hay[i] = lowerTable[c]
+		}
+	}
+	// next[i] is the next known occurrence of lits[i] at or after the
+	// position it was looked for from; -1 once there is none.
+	if cap(sc.next) < len(m.lits) {
+		sc.next = make([]int, len(m.lits))
+	}
+	next := sc.next[:len(m.lits)]
+	for i := range next {
+		next[i] = -2 // not yet looked for
+	}
+	for pos := 0; pos < len(hay); {
+		at := -1
+		for i, lit := range m.lits {
+			if next[i] == -1 {
+				continue
+			}
+			if next[i] < pos {
+				j := bytes.Index(hay[pos:], lit)
+				if j < 0 {
+					next[i] = -1
+					continue
+				}
+				next[i] = pos + j
+			}
+			if at < 0 || next[i] < at {
+				at = next[i]
+			}
+		}
+		if at < 0 {
+			return
+		}
+		ls, le := lineStart(buf, at), lineEnd(buf, at)
+		if m.re.Match(buf[ls:le]) && !fn(ls, le) {
+			return
+		}
+		pos = le + 1
+	}
+}
+
+func (m *Matcher) scanMultiline(buf []byte, fn func(int, int) bool) {
+	for pos := 0; pos <= len(buf); {
+		loc := m.re.FindIndex(buf[pos:])
+		if loc == nil {
+			return
+		}
+		s, e := pos+loc[0], pos+loc[1]
+		ls := lineStart(buf, s)
+		if ls == len(buf) && ls > 0 {
+			return
+		}
+		last := e
+		if e > s && buf[e-1] == '\n' {
+			last = e - 1 // a match ending with the newline ends on that line
+		}
+		le := lineEnd(buf, last)
+		if !fn(ls, le) {
+			return
+		}
+		pos = le + 1
+	}
+}

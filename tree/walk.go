@@ -1,0 +1,378 @@
+// Package tree walks a workspace directory tree: the uncached source of
+// truth that answers queries while the index cannot, and that the index is
+// built from.
+//
+// Walk reads directories in parallel but hands entries to its callback in
+// one deterministic order: depth first, each directory's entries sorted by
+// name. A pool of workers reads ahead (every subdirectory is queued as soon
+// as its parent has been listed, nearest first); the caller's goroutine
+// consumes the listings in order. So the output, the visited count and the
+// point where a breaker fires do not depend on scheduling.
+//
+// Symbolic links are reported, never followed into directories. Entries
+// that are neither directories, regular files nor symlinks (FIFOs, sockets,
+// devices) are counted as visited and never reported, so no caller opens
+// them.
+//
+// Goroutines: Walk starts its workers and waits for all of them before it
+// returns, whether it finished, the callback stopped it, or ctx ended.
+package tree
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/indexd/indexd/ignore"
+)
+
+// Errors a walk ends with.
+var (
+	// ErrStop, returned by the callback, ends the walk without error.
+	ErrStop = errors.New("tree: stop")
+	// ErrCountLimit: the walk visited more than Options.MaxVisited entries.
+	ErrCountLimit = errors.New("tree: visited entry limit reached")
+)
+
+// Options control one walk.
+type Options struct {
+	// IncludeHidden walks and reports names starting with ".".
+	IncludeHidden bool
+	// IncludeIgnored disables every ignore rule (default directories and
+	// ignore files).
+	IncludeIgnored bool
+	// AllowHidden, if set, lets a hidden name through although
+	// IncludeHidden is false (a pattern names it explicitly).
+	AllowHidden func(name string) bool
+	// Descend, if set, says whether the directory at rel (root-relative)
+	// can hold anything of interest; if not it is skipped (not counted as
+	// ignored).
+	Descend func(rel string) bool
+	// Info asks for size and mtime of files (one lstat each).
+	Info bool
+	// ResolveLinks asks, for each symlink, whether it points to a regular
+	// file inside the root (Entry.LinkToFile).
+	ResolveLinks bool
+	// MaxVisited, if > 0, ends the walk with ErrCountLimit once more
+	// entries than this were visited.
+	MaxVisited int
+	// Workers is the number of directory readers; 0 picks a default.
+	Workers int
+}
+
+// Entry is one file or symlink found by the walk.
+type Entry struct {
+	// Rel is the path relative to the root, slash separated.
+	Rel string
+	// Type is the entry's type bits: 0 for a regular file, fs.ModeSymlink
+	// for a link.
+	Type fs.FileMode
+	// Size and ModTime (Unix nanoseconds) are set when Options.Info is.
+	Size    int64
+	ModTime int64
+	// LinkToFile is set, with Options.ResolveLinks, for a symlink whose
+	// target is a regular file inside the root.
+	LinkToFile bool
+}
+
+// Skip is an entry left out by ignore rules or for being hidden.
+type Skip struct {
+	Rel    string
+	IsDir  bool
+	Hidden bool // hidden name (else: an ignore rule)
+}
+
+// Stats describe a finished walk.
+type Stats struct {
+	// Visited counts every entry listed (directories, files, others).
+	Visited int
+	// Ignored counts entries skipped by ignore rules; a pruned directory
+	// counts once.
+	Ignored int
+	// Hidden counts hidden entries skipped.
+	Hidden int
+	// Skipped lists the first MaxSkips skipped entries, in walk order.
+	Skipped []Skip
+	// Errors counts directories that could not be read.
+	Errors int
+}
+
+// MaxSkips bounds Stats.Skipped.
+const MaxSkips = 256
+
+type dirent struct {
+	name string
+	typ  fs.FileMode
+	skip uint8 // 0 keep, skipIgnored, skipHidden, skipPruned
+	size int64
+	mod  int64
+	link bool
+}
+
+const (
+	keep = iota
+	skipIgnored
+	skipHidden
+	skipPruned
+)
+
+// node is one directory queued for reading; done closes once entries is set.
+type node struct {
+	rel, abs string
+	parent   *ignore.Dir // rules of the directory holding this one
+	ign      *ignore.Dir // rules for this directory's entries
+	entries  []dirent
+	err      error
+	done     chan struct{}
+}
+
+// Walk walks the directory start (root-relative, "" for the root) under
+// root (absolute, symlinks resolved), with ign the ignore rules in force
+// for start's entries, calling fn for each file and symlink in order. The
+// start directory itself is never filtered: naming it is explicit.
+func Walk(ctx context.Context, root, start string, ign *ignore.Dir, opts Options, fn func(Entry) error) (Stats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &walker{root: root, opts: opts, ctx: ctx}
+	w.cond = sync.NewCond(&w.mu)
+	n := opts.Workers
+	if n <= 0 {
+		n = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(w.work)
+	}
+	defer func() {
+		cancel()
+		w.mu.Lock()
+		w.closed = true
+		w.cond.Broadcast()
+		w.mu.Unlock()
+		wg.Wait()
+	}()
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.closed = true
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stop()
+
+	first := &node{rel: start, abs: filepath.Join(root, filepath.FromSlash(start)), ign: ign, done: make(chan struct{})}
+	w.push(first)
+	var st Stats
+	err := w.consume(first, &st, fn)
+	if errors.Is(err, ErrStop) {
+		err = nil
+	}
+	return st, err
+}
+
+type walker struct {
+	root string
+	opts Options
+	ctx  context.Context
+
+	mu     sync.Mutex // guards queue and closed
+	cond   *sync.Cond
+	queue  []*node // LIFO: the consumer needs the most recently queued first
+	closed bool
+}
+
+func (w *walker) push(ns ...*node) {
+	w.mu.Lock()
+	for i := len(ns) - 1; i >= 0; i-- {
+		w.queue = append(w.queue, ns[i])
+	}
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+func (w *walker) work() {
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.closed {
+			w.cond.Wait()
+		}
+		if w.closed {
+			w.mu.Unlock()
+			return
+		}
+		nd := w.queue[len(w.queue)-1]
+		w.queue = w.queue[:len(w.queue)-1]
+		w.mu.Unlock()
+		w.read(nd)
+		close(nd.done)
+	}
+}
+
+// consume hands nd's entries to fn in order, descending into subdirectories.
+func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
+	select {
+	case <-nd.done:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	if nd.err != nil {
+		st.Errors++
+		return nil
+	}
+	var subs []*node
+	for _, e := range nd.entries {
+		if e.typ.IsDir() && e.skip == keep {
+			rel := join(nd.rel, e.name)
+			subs = append(subs, &node{rel: rel, abs: filepath.Join(nd.abs, e.name), parent: nd.ign, done: make(chan struct{})})
+		}
+	}
+	w.push(subs...)
+	si := 0
+	for _, e := range nd.entries {
+		st.Visited++
+		if w.opts.MaxVisited > 0 && st.Visited > w.opts.MaxVisited {
+			return ErrCountLimit
+		}
+		rel := join(nd.rel, e.name)
+		switch e.skip {
+		case skipIgnored, skipHidden:
+			if e.skip == skipIgnored {
+				st.Ignored++
+			} else {
+				st.Hidden++
+			}
+			if len(st.Skipped) < MaxSkips {
+				st.Skipped = append(st.Skipped, Skip{Rel: rel, IsDir: e.typ.IsDir(), Hidden: e.skip == skipHidden})
+			}
+			continue
+		case skipPruned:
+			continue
+		}
+		switch {
+		case e.typ.IsDir():
+			sub := subs[si]
+			si++
+			if err := w.consume(sub, st, fn); err != nil {
+				return err
+			}
+		case e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0:
+			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, LinkToFile: e.link}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// read lists nd, works out the ignore rules for its entries and marks
+// which are skipped.
+func (w *walker) read(nd *node) {
+	if w.ctx.Err() != nil {
+		nd.err = w.ctx.Err()
+		return
+	}
+	f, err := os.Open(nd.abs)
+	if err != nil {
+		nd.err = err
+		return
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(des) == 0 {
+		nd.err = err
+		return
+	}
+	ents := make([]dirent, len(des))
+	var hasGit, hasGI, hasIgn bool
+	for i, de := range des {
+		name := de.Name()
+		ents[i] = dirent{name: name, typ: de.Type()}
+		switch name {
+		case ignore.GitDir:
+			hasGit = true
+		case ignore.GitignoreFile:
+			hasGI = true
+		case ignore.IgnoreFile:
+			hasIgn = true
+		}
+	}
+	slices.SortFunc(ents, func(a, b dirent) int { return cmp.Compare(a.name, b.name) })
+	if nd.ign == nil {
+		nd.ign = nd.parent.Child(nd.abs, nd.rel, hasGit, hasGI, hasIgn)
+	}
+	o := &w.opts
+	for i := range ents {
+		e := &ents[i]
+		isDir := e.typ.IsDir()
+		rel := join(nd.rel, e.name)
+		m := ignore.None
+		if !o.IncludeIgnored {
+			if isDir && ignore.IsDefaultDir(e.name) {
+				e.skip = skipIgnored
+				continue
+			}
+			if m = nd.ign.Match(rel, isDir); m == ignore.Ignore {
+				e.skip = skipIgnored
+				continue
+			}
+		}
+		if !o.IncludeHidden && m != ignore.Whitelist && ignore.IsHidden(e.name) && (o.AllowHidden == nil || !o.AllowHidden(e.name)) {
+			e.skip = skipHidden
+			continue
+		}
+		if isDir {
+			if o.Descend != nil && !o.Descend(rel) {
+				e.skip = skipPruned
+			}
+			continue
+		}
+		abs := filepath.Join(nd.abs, e.name)
+		if o.Info && (e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0) {
+			if fi, err := os.Lstat(abs); err == nil {
+				e.typ = fi.Mode().Type()
+				e.size, e.mod = fi.Size(), fi.ModTime().UnixNano()
+			}
+		}
+		if o.ResolveLinks && e.typ&fs.ModeSymlink != 0 {
+			e.link = LinkToFileInside(w.root, abs)
+		}
+	}
+	nd.entries = ents
+}
+
+// LinkToFileInside reports whether the symlink at abs resolves to a regular
+// file inside root (an absolute, symlink-free path).
+func LinkToFileInside(root, abs string) bool {
+	target, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(target)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	return Within(root, target)
+}
+
+// Within reports whether p is root or inside it, comparing whole path
+// components (root /a/b does not contain /a/bc). Both must be clean.
+func Within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	if root == string(filepath.Separator) {
+		return len(p) > 0 && p[0] == filepath.Separator
+	}
+	return len(p) > len(root) && p[:len(root)] == root && p[len(root)] == filepath.Separator
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
