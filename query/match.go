@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -383,6 +384,29 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
+// lowerInto writes src ASCII-lowercased to dst (same length), eight bytes
+// at a time: for each byte below 0x80, adding 0x80-'A' sets its top bit iff
+// it is >= 'A', adding 0x80-'Z'-1 iff it is > 'Z'; the XOR of the two marks
+// exactly 'A'..'Z', and that bit shifted down to 0x20 is the case bit. No
+// carry crosses a byte because the high bits were cleared first.
+func lowerInto(dst, src []byte) {
+	const ones = 0x0101010101010101
+	dst = dst[:len(src)]
+	for len(src) >= 16 {
+		w0 := binary.LittleEndian.Uint64(src)
+		w1 := binary.LittleEndian.Uint64(src[8:])
+		h0, h1 := w0&(0x7f*ones), w1&(0x7f*ones)
+		u0 := ((h0 + (0x80-'A')*ones) ^ (h0 + (0x80-'Z'-1)*ones)) &^ w0 & (0x80 * ones)
+		u1 := ((h1 + (0x80-'A')*ones) ^ (h1 + (0x80-'Z'-1)*ones)) &^ w1 & (0x80 * ones)
+		binary.LittleEndian.PutUint64(dst, w0|u0>>2)
+		binary.LittleEndian.PutUint64(dst[8:], w1|u1>>2)
+		src, dst = src[16:], dst[16:]
+	}
+	for i := range src {
+		dst[i] = lowerTable[src[i]]
+	}
+}
+
 // Scanner holds one goroutine's reusable buffers for Matcher.Scan.
 type Scanner struct {
 	low  []byte
@@ -430,52 +454,72 @@ func (m *Matcher) scanRegexp(buf []byte, fn func(int, int) bool) {
 	}
 }
 
+// foldChunk is how much of a buffer is lowercased at a time for a
+// case-insensitive prefilter: small enough to stay in cache while it is
+// searched, so the copy costs little more than the read.
+const foldChunk = 32 << 10
+
+// scanLiterals finds prefilter literals and verifies their lines with the
+// regexp. Case-sensitive literals are searched for in buf directly. Folded
+// ones are searched for in windows: each window lowercases foldChunk bytes
+// (plus the longest literal's length, so an occurrence starting in the
+// window is seen whole) and looks only for occurrences starting in it.
 func (m *Matcher) scanLiterals(sc *Scanner, buf []byte, fn func(int, int) bool) {
-	hay := buf
-	if m.fold {
-		if cap(sc.low) < len(buf) {
-			sc.low = make([]byte, len(buf), len(buf)+len(buf)/4)
-		}
-		hay = sc.low[:len(buf)]
-		for i, c := range buf {
-			hay[i] = lowerTable[c]
-		}
+	longest := 0
+	for _, l := range m.lits {
+		longest = max(longest, len(l))
 	}
-	// next[i] is the next known occurrence of lits[i] at or after the
-	// position it was looked for from; -1 once there is none.
 	if cap(sc.next) < len(m.lits) {
 		sc.next = make([]int, len(m.lits))
 	}
+	// next[i] is the next occurrence of lits[i] at or after the position
+	// it was looked for from (absolute), -1 if none in the window, -2 if
+	// not looked for yet.
 	next := sc.next[:len(m.lits)]
-	for i := range next {
-		next[i] = -2 // not yet looked for
-	}
-	for pos := 0; pos < len(hay); {
-		at := -1
-		for i, lit := range m.lits {
-			if next[i] == -1 {
-				continue
+	pos := 0
+	for base := 0; base < len(buf) && pos < len(buf); {
+		hay, hayBase, stop := buf, 0, len(buf)
+		if m.fold {
+			stop = min(len(buf), base+foldChunk)
+			end := min(len(buf), stop+longest-1)
+			if cap(sc.low) < foldChunk+longest {
+				sc.low = make([]byte, foldChunk+longest)
 			}
-			if next[i] < pos {
-				j := bytes.Index(hay[pos:], lit)
-				if j < 0 {
-					next[i] = -1
+			hay, hayBase = sc.low[:end-base], base
+			lowerInto(hay, buf[base:end])
+		}
+		for i := range next {
+			next[i] = -2
+		}
+		pos = max(pos, base) // nothing starts in [pos, base): the last window said so
+		for pos < stop {
+			at := -1
+			for i, lit := range m.lits {
+				if next[i] == -1 {
 					continue
 				}
-				next[i] = pos + j
+				if next[i] < pos {
+					j := bytes.Index(hay[pos-hayBase:], lit)
+					if j < 0 {
+						next[i] = -1
+						continue
+					}
+					next[i] = pos + j
+				}
+				if at < 0 || next[i] < at {
+					at = next[i]
+				}
 			}
-			if at < 0 || next[i] < at {
-				at = next[i]
+			if at < 0 || at >= stop {
+				break
 			}
+			ls, le := lineStart(buf, at), lineEnd(buf, at)
+			if m.re.Match(buf[ls:le]) && !fn(ls, le) {
+				return
+			}
+			pos = le + 1
 		}
-		if at < 0 {
-			return
-		}
-		ls, le := lineStart(buf, at), lineEnd(buf, at)
-		if m.re.Match(buf[ls:le]) && !fn(ls, le) {
-			return
-		}
-		pos = le + 1
+		base = max(stop, pos)
 	}
 }
 

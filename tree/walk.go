@@ -28,6 +28,9 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/ignore"
 )
@@ -280,11 +283,15 @@ func (w *walker) read(nd *node) {
 		nd.err = err
 		return
 	}
+	defer f.Close()
 	des, err := f.ReadDir(-1)
-	f.Close()
 	if err != nil && len(des) == 0 {
 		nd.err = err
 		return
+	}
+	dirfd := -1
+	if w.opts.Info {
+		dirfd = int(f.Fd())
 	}
 	ents := make([]dirent, len(des))
 	var hasGit, hasGI, hasIgn bool
@@ -330,18 +337,40 @@ func (w *walker) read(nd *node) {
 			}
 			continue
 		}
-		abs := filepath.Join(nd.abs, e.name)
-		if o.Info && (e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0) {
-			if fi, err := os.Lstat(abs); err == nil {
-				e.typ = fi.Mode().Type()
-				e.size, e.mod = fi.Size(), fi.ModTime().UnixNano()
+		if dirfd >= 0 && (e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0) {
+			// fstatat on the open directory: no path lookup from the root.
+			var st unix.Stat_t
+			if err := unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+				e.typ = statType(st.Mode)
+				e.size, e.mod = st.Size, st.Mtim.Nano()
 			}
 		}
 		if o.ResolveLinks && e.typ&fs.ModeSymlink != 0 {
-			e.link = LinkToFileInside(w.root, abs)
+			e.link = LinkToFileInside(w.root, filepath.Join(nd.abs, e.name))
 		}
 	}
 	nd.entries = ents
+}
+
+// statType converts stat(2) mode bits to fs.FileMode type bits.
+func statType(mode uint32) fs.FileMode {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return 0
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFLNK:
+		return fs.ModeSymlink
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }
 
 // LinkToFileInside reports whether the symlink at abs resolves to a regular
