@@ -11,11 +11,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -258,74 +258,18 @@ func assemble(q *GrepQuery, files []FileRef, hits []fileHit, aborted bool) envel
 
 // fileScanner holds one worker's reusable buffers.
 type fileScanner struct {
-	buf []byte
-	sc  Scanner
-}
-
-// openFlags open a file for reading without following a symlink swapped
-// in after the walk and without blocking on a FIFO.
-const openFlags = syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
-
-// read returns the contents of the file at abs, whose size was sizeHint
-// when it was listed, or ok=false if it cannot be read. It uses raw system
-// calls: open, read, close and nothing else in the common case (os.File
-// would add an fstat, a poller registration and a cleanup per file, which
-// is a third of the cost of scanning a source tree). A regular file's read
-// returns less than asked only at its end, so a read shorter than the
-// buffer proves EOF without another call. A FIFO (opened non-blocking)
-// fails with EAGAIN; a device swapped in after the walk is read only up to
-// maxRead.
-func (fs *fileScanner) read(abs string, sizeHint int64) ([]byte, bool) {
-	fd, err := openRetry(abs)
-	if err != nil {
-		return nil, false
-	}
-	defer syscall.Close(fd)
-	want := int(max(sizeHint, 0)) + 1
-	if cap(fs.buf) < want {
-		fs.buf = make([]byte, 0, want+want/8+512)
-	}
-	buf := fs.buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if len(buf) >= maxRead {
-				return nil, false
-			}
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, false
-		}
-		buf = buf[:len(buf)+n]
-		if n == 0 || len(buf) < cap(buf) {
-			break
-		}
-	}
-	fs.buf = buf[:0]
-	return buf, true
+	rd rawfile.Reader
+	sc Scanner
 }
 
 // maxRead bounds how much of one file Grep reads (1 GiB).
 const maxRead = 1 << 30
 
-func openRetry(abs string) (int, error) {
-	for {
-		fd, err := syscall.Open(abs, openFlags, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
-}
-
 // scan reads one file and collects up to max matches (all if max < 0;
 // counting continues past max only in count mode).
 func (fs *fileScanner) scan(q *GrepQuery, f FileRef, max int) fileHit {
 	rel := f.Rel
-	data, ok := fs.read(q.WS.Root+"/"+rel, f.Size)
+	data, ok := fs.rd.Read(q.WS.Root+"/"+rel, f.Size, maxRead)
 	if !ok {
 		return fileHit{}
 	}

@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -67,6 +68,10 @@ type Options struct {
 	MaxVisited int
 	// Workers is the number of directory readers; 0 picks a default.
 	Workers int
+	// OnSkip, if set, is called (in walk order) for every entry left out
+	// by ignore rules or hiddenness, beyond the first MaxSkips kept in
+	// Stats.
+	OnSkip func(Skip)
 }
 
 // Entry is one file or symlink found by the walk.
@@ -82,6 +87,10 @@ type Entry struct {
 	// LinkToFile is set, with Options.ResolveLinks, for a symlink whose
 	// target is a regular file inside the root.
 	LinkToFile bool
+	// Hidden has bit i set when path component i (0 = the first below the
+	// root) has a hidden name that no ignore rule whitelists: what a walk
+	// without IncludeHidden would skip. Components past 63 share bit 63.
+	Hidden uint64
 }
 
 // Skip is an entry left out by ignore rules or for being hidden.
@@ -113,6 +122,7 @@ type dirent struct {
 	name string
 	typ  fs.FileMode
 	skip uint8 // 0 keep, skipIgnored, skipHidden, skipPruned
+	hid  bool  // hidden name, not whitelisted
 	size int64
 	mod  int64
 	link bool
@@ -133,6 +143,8 @@ type node struct {
 	entries  []dirent
 	err      error
 	done     chan struct{}
+	hidden   uint64 // Entry.Hidden bits of the directory itself
+	depth    int    // components below the root
 }
 
 // Walk walks the directory start (root-relative, "" for the root) under
@@ -168,6 +180,9 @@ func Walk(ctx context.Context, root, start string, ign *ignore.Dir, opts Options
 	defer stop()
 
 	first := &node{rel: start, abs: filepath.Join(root, filepath.FromSlash(start)), ign: ign, done: make(chan struct{})}
+	if start != "" {
+		first.depth = strings.Count(start, "/") + 1
+	}
 	w.push(first)
 	var st Stats
 	err := w.consume(first, &st, fn)
@@ -230,7 +245,8 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 	for _, e := range nd.entries {
 		if e.typ.IsDir() && e.skip == keep {
 			rel := join(nd.rel, e.name)
-			subs = append(subs, &node{rel: rel, abs: filepath.Join(nd.abs, e.name), parent: nd.ign, done: make(chan struct{})})
+			subs = append(subs, &node{rel: rel, abs: filepath.Join(nd.abs, e.name), parent: nd.ign, done: make(chan struct{}),
+				hidden: nd.hidden | hiddenBit(e.hid, nd.depth), depth: nd.depth + 1})
 		}
 	}
 	w.push(subs...)
@@ -248,8 +264,12 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 			} else {
 				st.Hidden++
 			}
+			sk := Skip{Rel: rel, IsDir: e.typ.IsDir(), Hidden: e.skip == skipHidden}
 			if len(st.Skipped) < MaxSkips {
-				st.Skipped = append(st.Skipped, Skip{Rel: rel, IsDir: e.typ.IsDir(), Hidden: e.skip == skipHidden})
+				st.Skipped = append(st.Skipped, sk)
+			}
+			if w.opts.OnSkip != nil {
+				w.opts.OnSkip(sk)
 			}
 			continue
 		case skipPruned:
@@ -263,7 +283,7 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 				return err
 			}
 		case e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0:
-			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, LinkToFile: e.link}); err != nil {
+			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, LinkToFile: e.link, Hidden: nd.hidden | hiddenBit(e.hid, nd.depth)}); err != nil {
 				return err
 			}
 		}
@@ -327,7 +347,8 @@ func (w *walker) read(nd *node) {
 				continue
 			}
 		}
-		if !o.IncludeHidden && m != ignore.Whitelist && ignore.IsHidden(e.name) && (o.AllowHidden == nil || !o.AllowHidden(e.name)) {
+		e.hid = m != ignore.Whitelist && ignore.IsHidden(e.name)
+		if e.hid && !o.IncludeHidden && (o.AllowHidden == nil || !o.AllowHidden(e.name)) {
 			e.skip = skipHidden
 			continue
 		}
@@ -397,6 +418,13 @@ func Within(root, p string) bool {
 		return len(p) > 0 && p[0] == filepath.Separator
 	}
 	return len(p) > len(root) && p[:len(root)] == root && p[len(root)] == filepath.Separator
+}
+
+func hiddenBit(hid bool, depth int) uint64 {
+	if !hid {
+		return 0
+	}
+	return 1 << min(depth, 63)
 }
 
 func join(dir, name string) string {
