@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/indexd/indexd/envelope"
+)
+
+func TestToolArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cmd   *command
+		flags []string
+		stdin string
+		want  string
+	}{
+		{"nothing given", globCmd, nil, "", `{}`},
+		{"positional only", globCmd, []string{"*.go"}, "", `{"pattern":"*.go"}`},
+		{"flags in definition order", grepCmd,
+			[]string{"--include-hidden", "x", "-C", "2", "--include", "*.go", "-F"}, "",
+			`{"pattern":"x","include":"*.go","fixed_strings":true,"context":2,"include_hidden":true}`},
+		{"explicit false and zero are sent", globCmd,
+			[]string{"--case-sensitive=false", "--limit", "0"}, "",
+			`{"limit":0,"case_sensitive":false}`},
+		{"args keep their order, flags override in place", globCmd,
+			[]string{"--args", `{"limit": 3, "pattern": "a", "x": [1, 2]}`, "--limit", "1", "b"}, "",
+			`{"limit":1,"pattern":"b","x":[1, 2]}`},
+		{"a duplicate key keeps its first place and last value", lsCmd,
+			[]string{"--args", `{"path":"a","offset":1,"path":"b"}`}, "",
+			`{"path":"b","offset":1}`},
+		{"args from stdin", lsCmd, []string{"--args", "-", "--ignore", "a,b", "--ignore", "c"},
+			`{"path": "src"}`, `{"path":"src","ignore":["a,b","c"]}`},
+		{"no HTML escaping", grepCmd, []string{"<a href=\"x\">&"}, "",
+			`{"pattern":"<a href=\"x\">&"}`},
+		{"unicode keys and values", grepCmd, []string{"--args", `{"päth":"ü"}`, "ß"}, "",
+			`{"päth":"ü","pattern":"ß"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var g globals
+			var argsValue string
+			fs, global := tc.cmd.flagSets(&g, &argsValue)
+			fs.AddFlagSet(global)
+			if err := fs.Parse(tc.flags); err != nil {
+				t.Fatal(err)
+			}
+			got, err := toolArgs(tc.cmd, fs, argsValue, fs.Args(), strings.NewReader(tc.stdin))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("toolArgs(%q) = %s, want %s", tc.flags, got, tc.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("toolArgs(%q) = %s: not valid JSON", tc.flags, got)
+			}
+		})
+	}
+}
+
+func TestParseObjectErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		``:                 "must be a JSON object",
+		`  `:               "must be a JSON object",
+		`null`:             "must be a JSON object",
+		`[1]`:              "must be a JSON object",
+		`"x"`:              "must be a JSON object",
+		`{`:                "invalid JSON: unexpected end of input",
+		`{"a":1`:           "invalid JSON: unexpected end of input",
+		`{"a":}`:           "invalid JSON: invalid character '}' looking for beginning of value",
+		`{a:1}`:            "invalid JSON: invalid character 'a' looking for beginning of object key string",
+		`{} x`:             "invalid JSON: invalid character 'x' after top-level value",
+		`{}{}`:             "invalid JSON: invalid character '{' after top-level value",
+		`x`:                "invalid JSON: invalid character 'x' looking for beginning of value",
+		`{"a":[1,}`:        "invalid JSON: invalid character '}' looking for beginning of value",
+		"{\"a\":\"\x01\"}": "invalid JSON: invalid character '\\x01' in string literal",
+	} {
+		_, err := parseObject([]byte(in))
+		if err == nil || err.Error() != want {
+			t.Errorf("parseObject(%q) error = %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want int
+	}{
+		{`{"status":"success","data":{"paths":["a"]}}`, exitFound},
+		{`{"status":"partial","data":{"matches":[{"file":"a","line":1,"text":""}],"truncated":true}}`, exitFound},
+		{`{"status":"success","data":{"files":["a"]}}`, exitFound},
+		{`{"status":"success","data":{"counts":[{"file":"a","count":1}]}}`, exitFound},
+		{`{"status":"success","data":{"entries":[{"path":"a/","type":"dir"}]}}`, exitFound},
+		{`{"status":"success","data":{"paths":[]}}`, exitNothing},
+		{`{"status":"partial","data":{"matches":[],"fallback_used":true}}`, exitNothing},
+		{`{"status":"success","data":{"counts":[]}}`, exitNothing},
+		{`{"status":"error","data":{},"error":{"code":"TIMEOUT","message":"m"}}`, exitError},
+		{`{"status":"weird","data":{"paths":["a"]}}`, exitError},
+		{`{"status":"success","data":{"paths":"a"}}`, exitError},
+	} {
+		var env envelope.Raw
+		if err := json.Unmarshal([]byte(tc.env), &env); err != nil {
+			t.Fatal(err)
+		}
+		if got := exitCode(&env); got != tc.want {
+			t.Errorf("exitCode(%s) = %d, want %d", tc.env, got, tc.want)
+		}
+	}
+}

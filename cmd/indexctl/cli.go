@@ -1,0 +1,385 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/envelope"
+)
+
+// Exit codes (SPEC §10).
+const (
+	exitFound   = 0 // the tool answered with results
+	exitNothing = 1 // the tool answered, and found nothing
+	exitError   = 2 // the tool failed, or the command line was wrong
+)
+
+// command is a query subcommand: one tool, its flags and its help.
+type command struct {
+	name    string // subcommand name
+	tool    string // query.ToolGlob, ToolGrep or ToolLS
+	arg     string // the positional argument in usage lines: "PATTERN", "[PATH]"
+	summary string // one line, for the command list
+	about   string // the help's description paragraph
+	// positional is the parameter the first positional argument sets.
+	positional string
+	params     []param
+	examples   []string
+}
+
+// commands are the subcommands, in the order help lists them.
+var commands = []*command{globCmd, grepCmd, lsCmd}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// globals are the flags every command accepts, before or after its name.
+type globals struct {
+	root   string
+	json   bool
+	direct bool
+	help   bool
+}
+
+// define adds the global flags to fs. Their defaults are g's current
+// values, so flags given before the command's name survive the command's
+// own parse.
+func (g *globals) define(fs *pflag.FlagSet) {
+	fs.StringVar(&g.root, "root", g.root, "workspace root `DIR`, the boundary no query leaves (default: the nearest ancestor of the current directory holding .git, else the current directory)")
+	fs.BoolVar(&g.json, "json", g.json, "print the response envelope as one line of JSON instead of its text")
+	fs.BoolVar(&g.direct, "direct", g.direct, "answer in this process, with no daemon (currently the only mode)")
+	fs.BoolVarP(&g.help, "help", "h", g.help, "show help")
+}
+
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by usageError
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	return fs
+}
+
+// cli is one invocation's standard streams.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// run is indexctl's entry point: it runs the command line args (without
+// the program name) and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	var g globals
+	fs := newFlagSet("indexctl")
+	fs.SetInterspersed(false) // global flags, up to the command's name
+	g.define(fs)
+	if err := fs.Parse(args); err != nil {
+		return c.usageError(nil, flagError(err))
+	}
+	if g.help {
+		fmt.Fprint(c.stdout, mainHelp())
+		return exitFound
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fmt.Fprint(c.stderr, "indexctl: no command given\n\n"+mainHelp())
+		return exitError
+	}
+	name, rest := rest[0], rest[1:]
+	if name == "help" {
+		return c.help(rest)
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		fmt.Fprintf(c.stderr, "indexctl: unknown command %q\n\n%s", name, mainHelp())
+		return exitError
+	}
+	return c.query(cmd, &g, rest)
+}
+
+// help runs "indexctl help [COMMAND]".
+func (c *cli) help(args []string) int {
+	switch {
+	case len(args) == 0 || len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprint(c.stdout, mainHelp())
+		return exitFound
+	case len(args) > 1:
+		return c.usageError(nil, fmt.Errorf("help takes one command name, got %d arguments", len(args)))
+	}
+	cmd := lookup(args[0])
+	if cmd == nil {
+		fmt.Fprintf(c.stderr, "indexctl: unknown command %q\n\n%s", args[0], mainHelp())
+		return exitError
+	}
+	fmt.Fprint(c.stdout, cmd.help())
+	return exitFound
+}
+
+// flagSets returns the command's own flags (its tool's parameters and
+// --args) and the global flags.
+func (cmd *command) flagSets(g *globals, argsValue *string) (own, global *pflag.FlagSet) {
+	own = newFlagSet("indexctl " + cmd.name)
+	for _, p := range cmd.params {
+		p.define(own)
+	}
+	own.StringVar(argsValue, "args", "", "the tool's arguments as one `JSON` object, as an agent sends them (\"-\": read it from standard input); flags given too override its keys")
+	global = newFlagSet("indexctl")
+	g.define(global)
+	return own, global
+}
+
+// query runs one query subcommand.
+func (c *cli) query(cmd *command, g *globals, args []string) int {
+	var argsValue string
+	fs, global := cmd.flagSets(g, &argsValue)
+	fs.AddFlagSet(global)
+	if err := fs.Parse(args); err != nil {
+		return c.usageError(cmd, flagError(err))
+	}
+	if g.help {
+		fmt.Fprint(c.stdout, cmd.help())
+		return exitFound
+	}
+	positional := fs.Args()
+	switch {
+	case len(positional) > 1:
+		return c.usageError(cmd, fmt.Errorf("unexpected argument %q (only one %s is taken; quote it if it holds spaces)", positional[1], strings.Trim(cmd.arg, "[]")))
+	case len(positional) == 1 && cmd.positional == "path" && fs.Changed("path"):
+		return c.usageError(cmd, fmt.Errorf("the path is given both as an argument and with --path"))
+	}
+	raw, err := toolArgs(cmd, fs, argsValue, positional, c.stdin)
+	if err != nil {
+		return c.usageError(cmd, err)
+	}
+	where, err := locate(g.root)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	answer, err := newRunner(g).query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: raw})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
+		return exitError
+	}
+	return c.print(answer, g.json)
+}
+
+// print writes the answer (the envelope's text, or with asJSON the envelope
+// itself) to stdout and returns the exit code it calls for. A tool's error
+// is its answer, so it goes to stdout too.
+func (c *cli) print(answer json.RawMessage, asJSON bool) int {
+	var env envelope.Raw
+	if err := json.Unmarshal(answer, &env); err != nil {
+		fmt.Fprintf(c.stderr, "indexctl: malformed response: %v\n", err)
+		return exitError
+	}
+	if asJSON {
+		fmt.Fprintf(c.stdout, "%s\n", answer)
+	} else {
+		fmt.Fprintln(c.stdout, env.Text)
+	}
+	return exitCode(&env)
+}
+
+// exitCode is 2 for an error envelope, 1 for an answer with nothing in it
+// (no paths, matches, files, counts or entries) and 0 otherwise.
+func exitCode(env *envelope.Raw) int {
+	switch env.Status {
+	case envelope.StatusSuccess, envelope.StatusPartial:
+	default:
+		return exitError
+	}
+	var d struct {
+		Paths, Matches, Files, Counts, Entries []json.RawMessage
+	}
+	if err := json.Unmarshal(env.Data, &d); err != nil {
+		return exitError
+	}
+	if len(d.Paths)+len(d.Matches)+len(d.Files)+len(d.Counts)+len(d.Entries) == 0 {
+		return exitNothing
+	}
+	return exitFound
+}
+
+// flagError rewords pflag's report of a flag value that does not parse
+// (which quotes strconv) as what the flag wants.
+func flagError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	want := "a valid value"
+	switch ive.GetFlag().Value.Type() {
+	case "int":
+		want = "an integer"
+	case "bool":
+		want = "true or false"
+	}
+	return fmt.Errorf("invalid value %q for --%s: want %s", ive.GetValue(), ive.GetFlag().Name, want)
+}
+
+// usageError reports a bad command line on stderr. cmd is the subcommand,
+// nil for indexctl itself.
+func (c *cli) usageError(cmd *command, err error) int {
+	if cmd == nil {
+		fmt.Fprintf(c.stderr, "indexctl: %v\nRun 'indexctl -h' for usage.\n", err)
+		return exitError
+	}
+	fmt.Fprintf(c.stderr, "indexctl %s: %v\nUsage: %s\nRun 'indexctl %s -h' for its flags.\n", cmd.name, err, cmd.usageLine(), cmd.name)
+	return exitError
+}
+
+func (cmd *command) usageLine() string {
+	return fmt.Sprintf("indexctl %s [flags] %s", cmd.name, cmd.arg)
+}
+
+// mainHelp is the text of "indexctl -h".
+func mainHelp() string {
+	var g globals
+	global := newFlagSet("indexctl")
+	g.define(global)
+	rows := make([][2]string, 0, len(commands)+1)
+	for _, cmd := range commands {
+		rows = append(rows, [2]string{cmd.name + " " + cmd.arg, cmd.summary})
+	}
+	rows = append(rows, [2]string{"help [COMMAND]", "show help for indexctl or for one command"})
+
+	var b strings.Builder
+	b.WriteString(`indexctl answers the file-search tools of coding agents from the command
+line: Glob (find files by name), Grep (search file contents, newest files
+first) and LS (list a directory), inside one workspace root.
+
+Usage:
+  indexctl [global flags] COMMAND [flags] [ARG]
+
+Commands:
+`)
+	writeTable(&b, rows)
+	b.WriteString("\nGlobal flags (before or after COMMAND):\n")
+	writeTable(&b, flagRows(global))
+	b.WriteString(`
+Query flags are the tool's parameter names in kebab case (include_hidden is
+--include-hidden); only the flags given are sent, so the tool's defaults
+apply to the rest. --args JSON passes the tool's arguments as one JSON
+object, exactly as an agent sends them; flags and the positional argument
+given too override its keys.
+
+Output: the answer's text; with --json the whole response envelope (status,
+data, text, stats, context and, on error, error) as one line of JSON.
+A tool's error is its answer and goes to stdout; command-line errors go to
+stderr.
+
+Exit status: 0 found something, 1 found nothing, 2 error.
+
+Run 'indexctl help COMMAND' for a command's flags.
+`)
+	return b.String()
+}
+
+// help is the text of "indexctl COMMAND -h".
+func (cmd *command) help() string {
+	var (
+		g         globals
+		argsValue string
+	)
+	own, global := cmd.flagSets(&g, &argsValue)
+	ownRows, globalRows := flagRows(own), flagRows(global)
+	width := max(tableWidth(ownRows), tableWidth(globalRows))
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n\nFlags:\n", cmd.usageLine(), cmd.about)
+	writeTableWidth(&b, ownRows, width)
+	b.WriteString("\nGlobal flags:\n")
+	writeTableWidth(&b, globalRows, width)
+	b.WriteString("\nExit status: 0 found something, 1 found nothing, 2 error.\n")
+	if len(cmd.examples) > 0 {
+		b.WriteString("\nExamples:\n")
+		for _, e := range cmd.examples {
+			b.WriteString("  " + e + "\n")
+		}
+	}
+	return b.String()
+}
+
+// flagRows returns a help row (flag names, description) per flag, in
+// definition order.
+func flagRows(fs *pflag.FlagSet) [][2]string {
+	var rows [][2]string
+	fs.VisitAll(func(f *pflag.Flag) {
+		name, usage := pflag.UnquoteUsage(f)
+		left := "    --" + f.Name
+		if f.Shorthand != "" {
+			left = "-" + f.Shorthand + ", --" + f.Name
+		}
+		if name != "" {
+			left += " " + name
+		}
+		rows = append(rows, [2]string{left, usage})
+	})
+	return rows
+}
+
+func tableWidth(rows [][2]string) int {
+	w := 0
+	for _, r := range rows {
+		w = max(w, len(r[0]))
+	}
+	return w
+}
+
+func writeTable(b *strings.Builder, rows [][2]string) {
+	writeTableWidth(b, rows, tableWidth(rows))
+}
+
+// helpColumns is the width help text is wrapped to.
+const helpColumns = 80
+
+// writeTableWidth writes two-column rows, the first column width wide and
+// the second wrapped to helpColumns.
+func writeTableWidth(b *strings.Builder, rows [][2]string, width int) {
+	indent := 2 + width + 2
+	for _, r := range rows {
+		fmt.Fprintf(b, "  %-*s  ", width, r[0])
+		for i, line := range wrap(r[1], max(helpColumns-indent, 30)) {
+			if i > 0 {
+				b.WriteString(strings.Repeat(" ", indent))
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+}
+
+// wrap splits text into lines of at most width bytes, breaking at spaces
+// (a longer word gets a line of its own).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case len(line)+1+len(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	return append(lines, line)
+}

@@ -1,0 +1,31 @@
+package main
+
+import "github.com/indexd/indexd/query"
+
+// globCmd is "indexctl glob": the Glob tool (SPEC §6).
+var globCmd = &command{
+	name:       "glob",
+	tool:       query.ToolGlob,
+	arg:        "PATTERN",
+	summary:    "find files by glob pattern",
+	positional: "pattern",
+	about: `Find the files whose path, relative to --path, matches a glob PATTERN.
+'*' and '?' never cross '/'; '**' matches any number of directories, so
+'**/x' also matches 'x'; {a,b} and [a-z] work. Only files are listed, as
+paths relative to the workspace root, in path order. Names starting with
+'.' and what ignore rules leave out are skipped unless asked for (or named
+in the pattern, as in '.github/**').`,
+	params: []param{
+		pathParam("search `DIR`, relative to the current directory (default: the current directory)"),
+		limitParam("list at most `N` files, 1-200 (default 50)"),
+		includeHiddenParam("match"),
+		includeIgnoredParam("match"),
+		{key: "case_sensitive", kind: kindBool, usage: "match case (default true; --case-sensitive=false ignores case)"},
+		{key: "sort", kind: kindString, usage: "`ORDER` of the files: path (default) or recent (changed in the last 24 hours first, newest first)"},
+	},
+	examples: []string{
+		"indexctl glob '**/*.go'",
+		"indexctl glob '*.{yml,yaml}' --path .github --include-hidden",
+		`indexctl glob --args '{"pattern":"**/*_test.go","limit":10}' --sort recent`,
+	},
+}

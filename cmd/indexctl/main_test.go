@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata (and cmp files of the scripts) with the current output")
+
+func TestMain(m *testing.M) {
+	// Scripts run "indexctl" as a separate process: this test binary,
+	// re-executed under that name, runs the real main.
+	testscript.Main(m, map[string]func(){"indexctl": main})
+}
+
+// TestScripts runs the CLI scripts in testdata/script.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no scripts found in testdata/script")
+	}
+	testscript.Run(t, testscript.Params{
+		Files:               files,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			if os.Getenv("GORACE") == "" {
+				// Under -race, every process otherwise sleeps 1s at exit.
+				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "noparentgit":
+				// No ancestor of the temporary directory holds .git, so a
+				// workspace there has no root but the current directory.
+				tmp := os.Getenv("GOTMPDIR")
+				if tmp == "" {
+					tmp = os.TempDir()
+				}
+				dir, err := filepath.EvalSymlinks(tmp)
+				if err != nil {
+					return false, err
+				}
+				return findRoot(dir) == dir && !exists(filepath.Join(dir, ".git")), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":     cmdExits,
+			"cmpmasked": cmdCmpMasked,
+			"chtime":    cmdChtime,
+		},
+	})
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// cmdExits runs "exits CODE PROGRAM [ARGS...]": it runs the program like
+// exec and checks its exit code.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad exit code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}
+
+// Durations vary from run to run; cmpmasked replaces them.
+var (
+	reDuration = regexp.MustCompile(`\b\d+ms\b`)
+	reTimeMS   = regexp.MustCompile(`"time_ms":\d+`)
+)
+
+func maskTimes(s string) string {
+	s = reDuration.ReplaceAllString(s, "Nms")
+	return reTimeMS.ReplaceAllString(s, `"time_ms":N`)
+}
+
+// cmdCmpMasked runs "cmpmasked FILE WANT": like cmp, after replacing every
+// duration ("12ms" and "time_ms":12) by N in both.
+func cmdCmpMasked(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: cmpmasked FILE WANT")
+	}
+	got, want := maskTimes(ts.ReadFile(args[0])), maskTimes(ts.ReadFile(args[1]))
+	if (got == want) == !neg {
+		return
+	}
+	if neg {
+		ts.Fatalf("%s and %s do not differ", args[0], args[1])
+	}
+	ts.Logf("%s", lineDiff(want, got))
+	ts.Fatalf("%s and %s differ", args[0], args[1])
+}
+
+// cmdChtime runs "chtime TIME FILE...": it sets the files' modification
+// times to TIME (RFC 3339, or "now").
+func cmdChtime(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: chtime TIME FILE...")
+	}
+	when := time.Now()
+	if args[0] != "now" {
+		var err error
+		if when, err = time.Parse(time.RFC3339, args[0]); err != nil {
+			ts.Fatalf("chtime: %v", err)
+		}
+	}
+	for _, f := range args[1:] {
+		ts.Check(os.Chtimes(ts.MkAbs(f), when, when))
+	}
+}
+
+// TestHelpGolden compares the help texts with the golden files in
+// testdata; "go test -update" rewrites them.
+func TestHelpGolden(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"help.golden", []string{"-h"}},
+		{"grep-help.golden", []string{"grep", "-h"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tc.args, strings.NewReader(""), &stdout, &stderr); code != exitFound {
+				t.Fatalf("indexctl %s: exit code %d, stderr:\n%s", strings.Join(tc.args, " "), code, &stderr)
+			}
+			if stderr.Len() > 0 {
+				t.Errorf("indexctl %s wrote to stderr:\n%s", strings.Join(tc.args, " "), &stderr)
+			}
+			path := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.WriteFile(path, stdout.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got := stdout.String(); got != string(want) {
+				t.Errorf("indexctl %s differs from %s (run go test -update to accept):\n%s",
+					strings.Join(tc.args, " "), path, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// lineDiff shows where got departs from want: the lines between their
+// common beginning and their common end.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	j := 0
+	for j < len(w)-i && j < len(g)-i && w[len(w)-1-j] == g[len(g)-1-j] {
+		j++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "first difference at line %d (- want, + got):\n", i+1)
+	for _, l := range w[i : len(w)-j] {
+		b.WriteString("- " + l + "\n")
+	}
+	for _, l := range g[i : len(g)-j] {
+		b.WriteString("+ " + l + "\n")
+	}
+	return b.String()
+}
