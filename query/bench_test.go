@@ -56,3 +56,54 @@ func BenchmarkWalkGrepHandler(b *testing.B) {
 func BenchmarkWalkGlobGo(b *testing.B) {
 	benchTool(b, ToolGlob, `{"pattern":"**/*.go"}`)
 }
+
+var benchIndexed *Tools
+
+func indexedTools(b *testing.B) *Tools {
+	if benchIndexed == nil {
+		_, benchIndexed = buildTools(b, gorootSrc(b).Root)
+	}
+	return benchIndexed
+}
+
+func benchIndexedTool(b *testing.B, tool, args string) {
+	t := indexedTools(b)
+	for b.Loop() {
+		e := t.Run(context.Background(), tool, ".", json.RawMessage(args))
+		if e.Status == envelope.StatusError {
+			b.Fatal(e.Text)
+		}
+	}
+}
+
+func BenchmarkIndexGrepRareLiteral(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"xyzzy_indexd_rare","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGrepRareLiteralFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"xyzzy_indexd_rare"}`)
+}
+
+func BenchmarkIndexGrepFuncMain(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGrepHandler(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGrepNoTrigram(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"\\w+\\d{4}\\w*","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGlobGo(b *testing.B) {
+	benchIndexedTool(b, ToolGlob, `{"pattern":"**/*.go"}`)
+}
+
+func BenchmarkIndexGlobTestdataJSON(b *testing.B) {
+	benchIndexedTool(b, ToolGlob, `{"pattern":"**/testdata/**/*.json"}`)
+}
+
+func BenchmarkIndexGlobInternalGo(b *testing.B) {
+	benchIndexedTool(b, ToolGlob, `{"pattern":"**/internal/**/*.go"}`)
+}

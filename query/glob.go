@@ -78,11 +78,7 @@ func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	defer cancel()
 	p := q.Params
 	g := q.Glob
-	type hit struct {
-		rel string
-		mod int64
-	}
-	var hits []hit
+	var hits []globHit
 	opts := tree.Options{
 		IncludeHidden:  p.IncludeHidden,
 		IncludeIgnored: p.IncludeIgnored,
@@ -97,7 +93,7 @@ func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 			return nil
 		}
 		if g.Match(relTo(q.Dir, e.Rel)) {
-			hits = append(hits, hit{e.Rel, e.ModTime})
+			hits = append(hits, globHit{e.Rel, e.ModTime})
 		}
 		return nil
 	})
@@ -111,9 +107,25 @@ func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	default:
 		return nil, err
 	}
+	res.Run.Data.Paths, res.Run.Data.Truncated = orderGlob(hits, p)
+	res.Run.Stats.Visited = st.Visited
+	res.Run.Stats.Ignored = st.Ignored
+	res.Skipped = st.Skipped
+	return &res, nil
+}
+
+// globHit is one matching file: root-relative path and mtime (with sort
+// "recent").
+type globHit struct {
+	rel string
+	mod int64
+}
+
+// orderGlob sorts hits in Glob's order and keeps the first limit.
+func orderGlob(hits []globHit, p GlobParams) (paths []string, truncated bool) {
 	if p.Sort == SortRecent {
 		cutoff := time.Now().Add(-RecentWindow).UnixNano()
-		slices.SortFunc(hits, func(a, b hit) int {
+		slices.SortFunc(hits, func(a, b globHit) int {
 			ar, br := a.mod >= cutoff, b.mod >= cutoff
 			switch {
 			case ar && br:
@@ -127,20 +139,16 @@ func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 			return strings.Compare(a.rel, b.rel)
 		})
 	} else {
-		slices.SortFunc(hits, func(a, b hit) int { return strings.Compare(a.rel, b.rel) })
+		slices.SortFunc(hits, func(a, b globHit) int { return strings.Compare(a.rel, b.rel) })
 	}
 	if len(hits) > p.Limit {
-		hits = hits[:p.Limit]
-		res.Run.Data.Truncated = true
+		hits, truncated = hits[:p.Limit], true
 	}
-	res.Run.Data.Paths = make([]string, len(hits))
+	paths = make([]string, len(hits))
 	for i, h := range hits {
-		res.Run.Data.Paths[i] = h.rel
+		paths[i] = h.rel
 	}
-	res.Run.Stats.Visited = st.Visited
-	res.Run.Stats.Ignored = st.Ignored
-	res.Skipped = st.Skipped
-	return &res, nil
+	return paths, truncated
 }
 
 // Sort orders for Glob.

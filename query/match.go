@@ -30,6 +30,7 @@ import (
 // a line the regexp would match.
 type Matcher struct {
 	re        *regexp.Regexp
+	syntax    *syntax.Regexp
 	lits      [][]byte // every match contains one of these; nil: no prefilter
 	fold      bool     // lits are lowercase: search a lowercased copy
 	multiline bool
@@ -54,9 +55,9 @@ func (m *Matcher) Literals() ([]string, bool) {
 	return out, m.fold
 }
 
-// Syntax returns the pattern as parsed for o, with the line rewrite
-// applied, so the index can plan from exactly what the matcher runs.
-func (m *Matcher) String() string { return m.re.String() }
+// Syntax returns the parsed pattern, with the line rewrite applied, so the
+// index plans its trigram query from exactly what the matcher runs.
+func (m *Matcher) Syntax() *syntax.Regexp { return m.syntax }
 
 // CompileMatcher compiles a Grep pattern. Its errors are INVALID_PARAM
 // envelope errors with the parser's details.
@@ -84,7 +85,7 @@ func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) 
 	if err != nil {
 		return nil, envelope.Errorf(envelope.CodeInvalidParam, "Invalid regex pattern: %v", err)
 	}
-	m := &Matcher{re: re, multiline: o.Multiline}
+	m := &Matcher{re: re, syntax: tree, multiline: o.Multiline}
 	if !o.Multiline {
 		info := analyze(tree)
 		set := info.exact

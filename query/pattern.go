@@ -22,6 +22,7 @@ type GlobPattern struct {
 	lead     int
 	globstar bool
 	hidden   []string // segments naming hidden entries
+	fast     []segment // compiled segments; nil: doublestar matches
 }
 
 // CompileGlob checks and compiles pattern. fold makes it case-insensitive.
@@ -45,6 +46,7 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 				g.hidden = append(g.hidden, s)
 			}
 		}
+		g.fast = compileSegments(g.segs)
 	}
 	return g, nil
 }
@@ -77,6 +79,9 @@ func (g *GlobPattern) norm(s string) string {
 
 // Match reports whether rel (relative to the pattern's directory) matches.
 func (g *GlobPattern) Match(rel string) bool {
+	if g.fast != nil {
+		return matchSegments(g.fast, g.norm(rel))
+	}
 	return doublestar.MatchUnvalidated(g.pat, g.norm(rel))
 }
 
@@ -98,6 +103,23 @@ func (g *GlobPattern) Descend(rel string) bool {
 		}
 	}
 	return true
+}
+
+// LiteralPrefix returns the leading directories of the pattern that hold
+// no wildcard ("src/" for "src/**/*.go"), which every match starts with;
+// "" when there are none or the pattern is case-insensitive.
+func (g *GlobPattern) LiteralPrefix() string {
+	if g.fold || g.segs == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range g.segs[:len(g.segs)-1] {
+		if strings.ContainsAny(s, `*?[{\`) {
+			break
+		}
+		b.WriteString(s + "/")
+	}
+	return b.String()
 }
 
 // AllowHidden reports whether a segment of the pattern that itself starts

@@ -1,0 +1,483 @@
+// Package index owns one workspace root's path table and trigram postings:
+// what the walk would consider (hidden files included; never the contents
+// of ignored subtrees, whose roots are recorded instead), kept in memory
+// for queries and persisted in bbolt (see store.go for the on-disk format).
+//
+// The postings have two parts. The base is immutable and compact: sorted
+// trigrams, each with a delta-coded list of file ids. Files read since the
+// base was built (changed or new) are in the delta, each with its own
+// sorted trigram set, and their base entries are stale and skipped. A query
+// is answered from both; Compact folds the delta into a new base. So an
+// update costs in proportion to the file changed, not to the index.
+//
+// The index only narrows (SPEC §9): a file whose trigrams are unknown (over
+// MaxFileSize or MaxFileTrigrams, unreadable) is a candidate for every
+// query, and candidates are always read live by the caller.
+//
+// # Caveats
+//
+// The index is as fresh as its last update: keeping it current is the
+// watcher's job. Symlinks are recorded but never read; whether a link
+// points to a file inside the root is checked live by the caller.
+package index
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rawfile"
+	"github.com/indexd/indexd/tree"
+)
+
+// Flags describe a file's content as last read.
+type Flags uint8
+
+// File flags.
+const (
+	// Binary: a NUL byte in the first BinarySniff bytes; never a candidate.
+	Binary Flags = 1 << iota
+	// Unknown: trigrams not known; a candidate for every query.
+	Unknown
+)
+
+// BinarySniff is how much of a file decides that it is binary (as Grep).
+const BinarySniff = 8 << 10
+
+// File is one entry of the path table.
+type File struct {
+	// Path is root-relative and slash separated.
+	Path string
+	// Size and ModTime (Unix nanoseconds) as last seen by lstat.
+	Size    int64
+	ModTime int64
+	// Mode holds the type bits: 0 for a regular file, fs.ModeSymlink.
+	Mode  fs.FileMode
+	Flags Flags
+	// Hidden marks path components with a hidden, non-whitelisted name
+	// (see tree.Entry.Hidden).
+	Hidden uint64
+}
+
+// Progress reports a build's advance.
+type Progress struct {
+	Files, TotalFiles int
+	Bytes, TotalBytes int64
+	Elapsed, ETA      time.Duration
+}
+
+// Index is the path table and postings of one root. Its methods are safe
+// for concurrent use.
+type Index struct {
+	root string
+
+	mu      sync.RWMutex        // guards the fields below
+	files   []File              // by id; a removed file has Path == ""
+	free    []uint32            // ids of removed files, for reuse
+	byPath  map[string]uint32   // live files
+	order   []uint32            // live ids sorted by path
+	base    postings            // immutable between compactions
+	stale   map[uint32]bool     // ids whose base postings are out of date
+	delta   map[uint32][]uint32 // id -> sorted trigrams, files read since base
+	unknown map[uint32]bool     // live ids flagged Unknown
+	ignored []Skipped           // entries pruned by ignore rules, sorted by path
+}
+
+// Root returns the index's root.
+func (ix *Index) Root() string { return ix.root }
+
+// Build walks root (absolute, symlink-free) and indexes it, using all
+// cores, reporting progress (if not nil) about every 100 ms.
+func Build(ctx context.Context, root string, progress func(Progress)) (*Index, error) {
+	ix := newIndex(root)
+	var ents []tree.Entry
+	var total int64
+	var ignored []Skipped
+	_, err := tree.Walk(ctx, root, "", ignore.Open(root), tree.Options{
+		IncludeHidden: true,
+		Info:          true,
+		OnSkip: func(s tree.Skip) {
+			if !s.Hidden {
+				ignored = append(ignored, Skipped{Path: s.Rel, IsDir: s.IsDir})
+			}
+		},
+	}, func(e tree.Entry) error {
+		ents = append(ents, e)
+		if e.Type.IsRegular() {
+			total += e.Size
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	ix.ignored = ignored
+	ix.files = make([]File, len(ents))
+	for i, e := range ents {
+		ix.files[i] = File{Path: e.Rel, Size: e.Size, ModTime: e.ModTime, Mode: e.Type, Hidden: e.Hidden}
+		ix.byPath[e.Rel] = uint32(i)
+	}
+	ix.reorder()
+	if err := ix.buildPostings(ctx, total, progress); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+func newIndex(root string) *Index {
+	return &Index{
+		root:    root,
+		byPath:  make(map[string]uint32),
+		stale:   make(map[uint32]bool),
+		delta:   make(map[uint32][]uint32),
+		unknown: make(map[uint32]bool),
+	}
+}
+
+// reorder rebuilds the path-sorted id list. Caller holds mu (or owns ix).
+func (ix *Index) reorder() {
+	ix.order = ix.order[:0]
+	for id := range ix.files {
+		if ix.files[id].Path != "" {
+			ix.order = append(ix.order, uint32(id))
+		}
+	}
+	slices.SortFunc(ix.order, func(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) })
+}
+
+// buildPostings reads every regular file and builds the base postings.
+// Files are read in parallel in batches; one goroutine merges each batch in
+// id order while the next is read, so memory stays bounded by two batches.
+func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress)) error {
+	const batch = 512
+	type result struct {
+		tris  []uint32
+		flags Flags
+	}
+	b := newBuilder()
+	merged := make(chan []result, 1)
+	mergeDone := make(chan struct{})
+	start := time.Now()
+	var lastReport time.Time
+	var doneFiles int
+	var doneBytes int64
+	go func() { // merger: owned by buildPostings, ends when merged closes
+		defer close(mergeDone)
+		base := 0
+		for rs := range merged {
+			for i, r := range rs {
+				id := uint32(base + i)
+				ix.files[id].Flags = r.flags
+				if r.flags&Unknown != 0 {
+					ix.unknown[id] = true
+				}
+				b.add(id, r.tris)
+			}
+			base += len(rs)
+		}
+	}()
+	workers := runtime.GOMAXPROCS(0)
+	readers := make([]reader, workers)
+	var err error
+	for lo := 0; lo < len(ix.files) && err == nil; lo += batch {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		hi := min(lo+batch, len(ix.files))
+		rs := make([]result, hi-lo)
+		var wg sync.WaitGroup
+		var next = lo
+		var nmu sync.Mutex
+		for w := range workers {
+			wg.Go(func() {
+				rd := &readers[w]
+				for {
+					nmu.Lock()
+					i := next
+					next++
+					nmu.Unlock()
+					if i >= hi {
+						return
+					}
+					f := &ix.files[i]
+					if f.Mode.IsRegular() {
+						tris, flags := rd.index(ix.root, f.Path, f.Size)
+						rs[i-lo] = result{tris: slices.Clone(tris), flags: flags}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		merged <- rs
+		for i := lo; i < hi; i++ {
+			doneBytes += ix.files[i].Size
+		}
+		doneFiles = hi
+		if progress != nil && (time.Since(lastReport) > 100*time.Millisecond || hi == len(ix.files)) {
+			lastReport = time.Now()
+			p := Progress{Files: doneFiles, TotalFiles: len(ix.files), Bytes: doneBytes, TotalBytes: totalBytes, Elapsed: time.Since(start)}
+			if doneBytes > 0 {
+				p.ETA = time.Duration(float64(p.Elapsed) * float64(totalBytes-doneBytes) / float64(doneBytes))
+			}
+			progress(p)
+		}
+	}
+	close(merged)
+	<-mergeDone
+	if err != nil {
+		return err
+	}
+	ix.base = b.finish()
+	return nil
+}
+
+// reader holds one goroutine's buffers for reading and extracting.
+type reader struct {
+	rd  rawfile.Reader
+	set trigramSet
+}
+
+// index reads the file at rel and returns its trigrams and flags. The
+// trigrams are valid until the next call.
+func (r *reader) index(root, rel string, size int64) ([]uint32, Flags) {
+	data, ok := r.rd.Read(root+"/"+rel, size, MaxFileSize)
+	if !ok {
+		return nil, Unknown
+	}
+	if slices.Contains(data[:min(len(data), BinarySniff)], 0) {
+		return nil, Binary
+	}
+	tris, ok := r.set.extract(data)
+	if !ok {
+		return nil, Unknown
+	}
+	return tris, 0
+}
+
+// Len returns the number of files in the table.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.order)
+}
+
+// Files calls fn, in path order, for each file whose path is under dir
+// (root-relative; "" or "." for all) and starts with prefix (relative to
+// dir; "" for any), until fn returns false. fn must not call ix.
+func (ix *Index) Files(dir, prefix string, fn func(*File) bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	lo := dirPrefix(dir) + prefix
+	i, _ := slices.BinarySearchFunc(ix.order, lo, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
+	for ; i < len(ix.order); i++ {
+		f := &ix.files[ix.order[i]]
+		if !strings.HasPrefix(f.Path, lo) {
+			return
+		}
+		if !fn(f) {
+			return
+		}
+	}
+}
+
+func dirPrefix(dir string) string {
+	if dir == "" || dir == "." {
+		return ""
+	}
+	return dir + "/"
+}
+
+// Candidates returns the regular, non-binary files under dir that may hold
+// a match of the regexp whose trigram query is q, unordered. fn filters
+// (by include, hiddenness) before a file is returned.
+func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool) []File {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out []File
+	pre := dirPrefix(dir)
+	add := func(id uint32) {
+		f := &ix.files[id]
+		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !strings.HasPrefix(f.Path, pre) {
+			return
+		}
+		if keep == nil || keep(f) {
+			out = append(out, *f)
+		}
+	}
+	seen := make(map[uint32]bool)
+	ids, all := ix.evalBase(q)
+	if all {
+		for _, id := range ix.order {
+			if ix.delta[id] == nil && !ix.unknown[id] {
+				add(id)
+			}
+		}
+	} else {
+		for _, id := range ids {
+			if !ix.stale[id] && !ix.unknown[id] {
+				add(id)
+			}
+		}
+	}
+	for id, tris := range ix.delta {
+		if !ix.unknown[id] && matchSet(q, tris) {
+			seen[id] = true
+			add(id)
+		}
+	}
+	for id := range ix.unknown {
+		if !seen[id] {
+			add(id)
+		}
+	}
+	return out
+}
+
+// evalBase evaluates q against the base postings: the ids that may match,
+// or all=true when q constrains nothing.
+func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
+	switch q.Op {
+	case csindex.QAll:
+		return nil, true
+	case csindex.QNone:
+		return nil, false
+	case csindex.QAnd:
+		all = true
+		for _, t := range q.Trigram {
+			l := decodeList(ix.base.lookup(queryTrigram(t)), nil)
+			if all {
+				ids, all = l, false
+			} else {
+				ids = intersect(ids, l)
+			}
+			if len(ids) == 0 {
+				return nil, false
+			}
+		}
+		for _, s := range q.Sub {
+			l, sall := ix.evalBase(s)
+			if sall {
+				continue
+			}
+			if all {
+				ids, all = l, false
+			} else {
+				ids = intersect(ids, l)
+			}
+			if len(ids) == 0 {
+				return nil, false
+			}
+		}
+		return ids, all
+	default: // QOr
+		for _, t := range q.Trigram {
+			ids = union(ids, decodeList(ix.base.lookup(queryTrigram(t)), nil))
+		}
+		for _, s := range q.Sub {
+			l, sall := ix.evalBase(s)
+			if sall {
+				return nil, true
+			}
+			ids = union(ids, l)
+		}
+		return ids, false
+	}
+}
+
+func intersect(a, b []uint32) []uint32 {
+	out := a[:0]
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func union(a, b []uint32) []uint32 {
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// Skipped is an entry the ignore rules pruned from the index.
+type Skipped struct {
+	Path  string
+	IsDir bool
+}
+
+// Ignored reports whether rel (root-relative) is, or is inside, a subtree
+// the ignore rules pruned: the index does not hold it.
+func (ix *Index) Ignored(rel string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, p := range ancestorsAndSelf(rel) {
+		if _, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func cmpSkipped(s Skipped, p string) int { return strings.Compare(s.Path, p) }
+
+// IgnoredUnder calls fn for each pruned entry under dir, in path order.
+func (ix *Index) IgnoredUnder(dir string, fn func(Skipped)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	pre := dirPrefix(dir)
+	i, _ := slices.BinarySearchFunc(ix.ignored, pre, cmpSkipped)
+	for ; i < len(ix.ignored) && strings.HasPrefix(ix.ignored[i].Path, pre); i++ {
+		fn(ix.ignored[i])
+	}
+}
+
+func ancestorsAndSelf(rel string) []string {
+	if rel == "" || rel == "." {
+		return nil
+	}
+	var out []string
+	for i := range len(rel) {
+		if rel[i] == '/' {
+			out = append(out, rel[:i])
+		}
+	}
+	return append(out, rel)
+}
+
+// ErrOutside is returned for a path that is not inside the root.
+var ErrOutside = errors.New("index: path outside the root")

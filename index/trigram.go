@@ -1,0 +1,193 @@
+package index
+
+import (
+	"encoding/binary"
+	"slices"
+	"sort"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// Trigrams are three bytes of ASCII-lowercased content packed into the low
+// 24 bits of a uint32 (first byte highest). Lowercasing on both sides makes
+// a case-insensitive query one lookup per trigram; the live regexp then
+// decides. Since lowercasing maps a substring of the content to a substring
+// of the lowercased content, every trigram a match needs is still present:
+// the index only narrows, never loses a match.
+
+// Limits of what is indexed. A file beyond them is "unknown": a candidate
+// for every Grep (SPEC §9).
+const (
+	// MaxFileSize is the largest file whose trigrams are indexed.
+	MaxFileSize = 64 << 20
+	// MaxFileTrigrams is the most distinct trigrams one file may have.
+	MaxFileTrigrams = 1 << 17
+)
+
+var lower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] = byte(i + 'a' - 'A')
+		}
+	}
+	return
+}()
+
+// trigramSet collects one file's distinct trigrams; reused across files.
+type trigramSet struct {
+	seen []uint64 // 1<<24 bits
+	out  []uint32
+}
+
+// extract returns the sorted distinct lowercase trigrams of data, or
+// ok=false when there are more than MaxFileTrigrams. The result is valid
+// until the next call.
+func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
+	if s.seen == nil {
+		s.seen = make([]uint64, 1<<24/64)
+	}
+	out := s.out[:0]
+	ok := true
+	if len(data) >= 3 {
+		t := uint32(lower[data[0]])<<8 | uint32(lower[data[1]])
+		for _, c := range data[2:] {
+			t = (t<<8 | uint32(lower[c])) & 0xFFFFFF
+			w, b := t>>6, uint64(1)<<(t&63)
+			if s.seen[w]&b == 0 {
+				s.seen[w] |= b
+				out = append(out, t)
+				if len(out) > MaxFileTrigrams {
+					ok = false
+					break
+				}
+			}
+		}
+	}
+	for _, t := range out {
+		s.seen[t>>6] = 0
+	}
+	s.out = out
+	if !ok {
+		return nil, false
+	}
+	slices.Sort(out)
+	return out, true
+}
+
+// postings maps trigrams to the ids of the files holding them: tris is
+// sorted; the list of tris[i] is data[offs[i]:offs[i+1]], ids as uvarint
+// deltas (first id + 1, then differences), ascending.
+type postings struct {
+	tris []uint32
+	offs []uint32
+	data []byte
+}
+
+func (p *postings) lookup(t uint32) []byte {
+	i := sort.Search(len(p.tris), func(i int) bool { return p.tris[i] >= t })
+	if i == len(p.tris) || p.tris[i] != t {
+		return nil
+	}
+	return p.data[p.offs[i]:p.offs[i+1]]
+}
+
+// decodeList appends the ids of an encoded list to dst.
+func decodeList(b []byte, dst []uint32) []uint32 {
+	acc := uint32(0)
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			break // corrupt tail: Check reports it; never panic
+		}
+		b = b[n:]
+		acc += uint32(d)
+		dst = append(dst, acc-1)
+	}
+	return dst
+}
+
+// postingBuilder accumulates lists for ids added in ascending order.
+type postingBuilder struct {
+	slot  map[uint32]int32
+	lists [][]byte
+	last  []uint32 // last id + 1 per slot
+}
+
+func newBuilder() *postingBuilder { return &postingBuilder{slot: make(map[uint32]int32)} }
+
+func (b *postingBuilder) add(id uint32, tris []uint32) {
+	for _, t := range tris {
+		s, ok := b.slot[t]
+		if !ok {
+			s = int32(len(b.lists))
+			b.slot[t] = s
+			b.lists = append(b.lists, nil)
+			b.last = append(b.last, 0)
+		}
+		b.lists[s] = binary.AppendUvarint(b.lists[s], uint64(id+1-b.last[s]))
+		b.last[s] = id + 1
+	}
+}
+
+func (b *postingBuilder) finish() postings {
+	tris := make([]uint32, 0, len(b.slot))
+	size := 0
+	for t, s := range b.slot {
+		tris = append(tris, t)
+		size += len(b.lists[s])
+	}
+	slices.Sort(tris)
+	p := postings{tris: tris, offs: make([]uint32, len(tris)+1), data: make([]byte, 0, size)}
+	for i, t := range tris {
+		p.offs[i] = uint32(len(p.data))
+		p.data = append(p.data, b.lists[b.slot[t]]...)
+	}
+	p.offs[len(tris)] = uint32(len(p.data))
+	return p
+}
+
+// queryTrigram converts a codesearch query trigram (a 3-byte string) to
+// ours.
+func queryTrigram(s string) uint32 {
+	return uint32(lower[s[0]])<<16 | uint32(lower[s[1]])<<8 | uint32(lower[s[2]])
+}
+
+// matchSet reports whether a file with the sorted trigram set tris can
+// satisfy q.
+func matchSet(q *csindex.Query, tris []uint32) bool {
+	has := func(s string) bool {
+		_, ok := slices.BinarySearch(tris, queryTrigram(s))
+		return ok
+	}
+	switch q.Op {
+	case csindex.QAll:
+		return true
+	case csindex.QNone:
+		return false
+	case csindex.QAnd:
+		for _, t := range q.Trigram {
+			if !has(t) {
+				return false
+			}
+		}
+		for _, s := range q.Sub {
+			if !matchSet(s, tris) {
+				return false
+			}
+		}
+		return true
+	default: // QOr
+		for _, t := range q.Trigram {
+			if has(t) {
+				return true
+			}
+		}
+		for _, s := range q.Sub {
+			if matchSet(s, tris) {
+				return true
+			}
+		}
+		return false
+	}
+}

@@ -1,0 +1,45 @@
+package query
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// The fast segment matcher must agree with doublestar on every pattern it
+// accepts. Patterns and paths are drawn from small alphabets so that
+// matches are frequent.
+func TestFastGlobAgreesWithDoublestar(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	segPats := []string{"**", "*", "a", "b", "*.go", "a*", "*a", "[ab]", "?", "{a,b}", "a.go", ".x", "*_test.go", "**"}
+	names := []string{"a", "b", "a.go", "ab", "ba", "x_test.go", ".x", "c", "aa.go", "b.go"}
+	checked := 0
+	for range 200000 {
+		n := 1 + r.IntN(4)
+		ps := make([]string, n)
+		for i := range ps {
+			ps[i] = segPats[r.IntN(len(segPats))]
+		}
+		pat := strings.Join(ps, "/")
+		fast := compileSegments(ps)
+		if fast == nil {
+			continue
+		}
+		m := 1 + r.IntN(4)
+		cs := make([]string, m)
+		for i := range cs {
+			cs[i] = names[r.IntN(len(names))]
+		}
+		path := strings.Join(cs, "/")
+		want := doublestar.MatchUnvalidated(pat, path)
+		if got := matchSegments(fast, path); got != want {
+			t.Fatalf("pattern %q path %q: fast %v, doublestar %v", pat, path, got, want)
+		}
+		checked++
+	}
+	if checked < 10000 {
+		t.Fatalf("only %d cases checked", checked)
+	}
+}

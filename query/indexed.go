@@ -1,0 +1,233 @@
+package query
+
+import (
+	"context"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/tree"
+)
+
+// Fallback reasons (data.fallback_reason).
+const (
+	// FallbackIgnoredPaths: the query asks for ignored files, or its path
+	// lies in an ignored subtree, which the index does not hold.
+	FallbackIgnoredPaths = "ignored_paths"
+)
+
+// Indexed is the Searcher that answers from an index: Glob from the path
+// table, Grep from trigram candidates read live. What the index does not
+// hold is answered by Walker, and the result says so. Its answers equal
+// Walker's (the differential tests hold it to that) apart from the work
+// statistics (visited, files_scanned, candidates).
+type Indexed struct {
+	Index *index.Index
+}
+
+// fallbackReason says why q cannot be answered from the index, or "".
+func (s Indexed) fallbackReason(dir string, includeIgnored bool) string {
+	if includeIgnored || s.Index.Ignored(walkStart(dir)) {
+		return FallbackIgnoredPaths
+	}
+	return ""
+}
+
+// Glob answers from the path table, bounded by the time breaker only.
+func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
+	p := q.Params
+	if r := s.fallbackReason(q.Dir, p.IncludeIgnored); r != "" {
+		res, err := Walker{}.Glob(ctx, q)
+		if res != nil {
+			res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: r}
+		}
+		return res, err
+	}
+	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
+	defer cancel()
+	g := q.Glob
+	depth := dirDepth(q.Dir)
+	var hits []globHit
+	var res GlobResult
+	// The table is in path order: with sort "path" the first limit+1 hits
+	// settle the answer.
+	enough := func() bool { return p.Sort == SortPath && len(hits) > p.Limit }
+	visited := 0
+	s.Index.Files(q.Dir, g.LiteralPrefix(), func(f *index.File) bool {
+		visited++
+		if visited%1024 == 0 && ctx.Err() != nil {
+			res.Run.Data.AbortedReason = envelope.AbortTimeLimit
+			return false
+		}
+		rel := relTo(q.Dir, f.Path)
+		if !visible(f.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !g.Match(rel) {
+			return true
+		}
+		// A link is listed when it points to a file inside the root now.
+		if f.Mode&fs.ModeSymlink == 0 || tree.LinkToFileInside(q.WS.Root, q.WS.Abs(f.Path)) {
+			hits = append(hits, globHit{f.Path, f.ModTime})
+		}
+		return !enough()
+	})
+	res.Run.Data.Paths, res.Run.Data.Truncated = orderGlob(hits, p)
+	res.Run.Stats.Visited = visited
+	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, g.Descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0)
+	return &res, nil
+}
+
+// Grep narrows the files to the index's candidates for the pattern's
+// trigram query, then scans them live in Grep's order.
+func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
+	p := q.Params
+	if r := s.fallbackReason(q.Dir, p.IncludeIgnored); r != "" {
+		res, err := Walker{}.Grep(ctx, q)
+		if res != nil {
+			res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: r}
+		}
+		return res, err
+	}
+	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(p.TimeoutMS)*time.Millisecond))
+	defer cancel()
+	depth := dirDepth(q.Dir)
+	tq := csindex.RegexpQuery(q.Matcher.Syntax())
+	cands := s.Index.Candidates(tq, walkStart(q.Dir), func(f *index.File) bool {
+		rel := relTo(q.Dir, f.Path)
+		return q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden)
+	})
+	files := make([]FileRef, len(cands))
+	for i, f := range cands {
+		files[i] = FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size}
+	}
+	SortNewestFirst(files)
+	res := &GrepResult{Run: Scan(ctx, q, files)}
+	n := len(cands)
+	res.Run.Stats.Candidates = &n
+	found := len(res.Run.Data.Matches)+len(res.Run.Data.Files)+len(res.Run.Data.Counts) > 0
+	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, !found)
+	return res, nil
+}
+
+// dirDepth returns the number of components of a resolved directory.
+func dirDepth(dir string) int {
+	if dir == "." || dir == "" {
+		return 0
+	}
+	return strings.Count(dir, "/") + 1
+}
+
+// visible reports whether a walk of the directory at depth would reach the
+// file at rel (relative to it) past hidden names: with includeHidden
+// always; otherwise no component below the directory may be hidden (bits
+// of the file's Hidden mask) unless allow lets its name through.
+func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(string) bool) bool {
+	if includeHidden || mask>>min(depth, 63) == 0 {
+		return true
+	}
+	for i, c := range strings.Split(rel, "/") {
+		if mask&(1<<min(depth+i, 63)) != 0 && !allow(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// skips reproduces what a walk of dir would report as skipped: the ignored
+// entries (from the index's record of them) and, when wantHidden (the
+// hints need them only for an empty result), the hidden ones (from the
+// table's hidden masks) whose parent the walk would enter, in walk order.
+func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool) (int, []tree.Skip) {
+	entered := func(parent string) bool {
+		if parent == walkStart(dir) {
+			return true
+		}
+		rel := relTo(dir, parent)
+		comps := strings.Split(rel, "/")
+		for i, c := range comps {
+			if !descend(strings.Join(comps[:i+1], "/")) {
+				return false
+			}
+			if !includeHidden && ignore.IsHidden(c) && !allow(c) {
+				return false
+			}
+		}
+		return true
+	}
+	var out []tree.Skip
+	ignored := 0
+	s.Index.IgnoredUnder(walkStart(dir), func(sk index.Skipped) {
+		if entered(parentOf(sk.Path)) {
+			ignored++
+			out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
+		}
+	})
+	if wantHidden && !includeHidden {
+		depth := dirDepth(dir)
+		seen := map[string]bool{}
+		s.Index.Files(walkStart(dir), "", func(f *index.File) bool {
+			if f.Hidden>>min(depth, 63) == 0 {
+				return true
+			}
+			comps := strings.Split(relTo(dir, f.Path), "/")
+			for i, c := range comps {
+				if f.Hidden&(1<<min(depth+i, 63)) == 0 || allow(c) {
+					continue
+				}
+				p := strings.Join(comps[:i+1], "/")
+				if d := walkStart(dir); d != "" {
+					p = d + "/" + p
+				}
+				if !seen[p] && entered(parentOf(p)) {
+					seen[p] = true
+					out = append(out, tree.Skip{Rel: p, IsDir: i < len(comps)-1, Hidden: true})
+				}
+				break
+			}
+			return true
+		})
+	}
+	slices.SortFunc(out, func(a, b tree.Skip) int { return walkOrder(a.Rel, b.Rel) })
+	if len(out) > tree.MaxSkips {
+		out = out[:tree.MaxSkips]
+	}
+	return ignored, out
+}
+
+func parentOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// walkOrder compares root-relative paths in the walk's order: depth first,
+// each directory's entries by name (so "a/b" comes before "a.txt").
+func walkOrder(a, b string) int {
+	for {
+		ai, bi := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
+		ac, bc := a, b
+		if ai >= 0 {
+			ac = a[:ai]
+		}
+		if bi >= 0 {
+			bc = b[:bi]
+		}
+		if c := strings.Compare(ac, bc); c != 0 {
+			return c
+		}
+		switch {
+		case ai < 0 && bi < 0:
+			return 0
+		case ai < 0:
+			return -1 // a is b's ancestor
+		case bi < 0:
+			return 1
+		}
+		a, b = a[ai+1:], b[bi+1:]
+	}
+}
