@@ -21,7 +21,7 @@ type GlobPattern struct {
 	// when there is none).
 	lead     int
 	globstar bool
-	hidden   []string // segments naming hidden entries
+	hidden   []string  // segments naming hidden entries
 	fast     []segment // compiled segments; nil: doublestar matches
 }
 
