@@ -293,12 +293,17 @@ func (d *Dir) At(root, rel string) *Dir {
 	cur := d
 	parts := strings.Split(rel, "/")
 	for i := range parts {
-		r := strings.Join(parts[:i+1], "/")
-		abs := filepath.Join(root, filepath.FromSlash(r))
-		cur = cur.Child(abs, r,
-			exists(filepath.Join(abs, GitDir)),
-			exists(filepath.Join(abs, GitignoreFile)),
-			exists(filepath.Join(abs, IgnoreFile)))
+		cur = cur.Step(root, strings.Join(parts[:i+1], "/"))
 	}
 	return cur
+}
+
+// Step returns the Dir for the subdirectory at rel (root-relative), d
+// being its parent's, finding its rule files by looking for them.
+func (d *Dir) Step(root, rel string) *Dir {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	return d.Child(abs, rel,
+		exists(filepath.Join(abs, GitDir)),
+		exists(filepath.Join(abs, GitignoreFile)),
+		exists(filepath.Join(abs, IgnoreFile)))
 }

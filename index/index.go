@@ -32,6 +32,7 @@ import (
 	"time"
 
 	csindex "github.com/google/codesearch/index"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/rawfile"
@@ -89,6 +90,8 @@ type Index struct {
 	delta   map[uint32][]uint32 // id -> sorted trigrams, files read since base
 	unknown map[uint32]bool     // live ids flagged Unknown
 	ignored []Skipped           // entries pruned by ignore rules, sorted by path
+	db      *bolt.DB            // nil until Save or Open
+	touched []uint32            // ids changed in memory, not yet in the DB
 }
 
 // Root returns the index's root.

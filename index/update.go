@@ -1,0 +1,457 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/tree"
+)
+
+// Incremental updates. Each call reads what changed outside the lock,
+// then applies it to memory and to the DB in one transaction, so its cost
+// is proportional to the change, not to the index. A file read anew goes
+// to the delta with its own trigram set and its base postings become
+// stale; Compact folds the delta back into the base.
+
+// change is one file's new state, or its removal.
+type change struct {
+	path   string
+	remove bool
+	f      File
+	tris   []uint32 // owned copy; nil for symlinks, binary and unknown files
+}
+
+// Update brings the file at rel (root-relative) up to date: re-read if it
+// exists and is indexable, removed if it is gone or now ignored. A
+// directory is reconciled as a subtree (see UpdateTree).
+func (ix *Index) Update(rel string) error {
+	return ix.Apply(context.Background(), []string{rel})
+}
+
+// Remove drops the file at rel from the index.
+func (ix *Index) Remove(rel string) error {
+	return ix.commit([]change{{path: rel, remove: true}}, nil, nil)
+}
+
+// RemoveTree drops everything under the directory rel (and rel itself),
+// with the record of ignored entries there.
+func (ix *Index) RemoveTree(rel string) error {
+	return ix.commit([]change{{path: rel, remove: true}}, []string{rel}, nil)
+}
+
+// Apply brings each of paths (root-relative) up to date with the tree, in
+// one transaction: a file is re-read, a directory's subtree reconciled by
+// walking it, a missing or ignored path removed with its subtree.
+func (ix *Index) Apply(ctx context.Context, paths []string) error {
+	var files []File
+	var gone, dirs []string
+	for _, rel := range paths {
+		rel = strings.Trim(filepath.ToSlash(rel), "/")
+		if rel == "" || rel == "." {
+			dirs = append(dirs, "")
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(ix.root, filepath.FromSlash(rel)))
+		if err != nil {
+			gone = append(gone, rel)
+			continue
+		}
+		ignored, hidden := ix.classify(rel, fi.IsDir())
+		switch {
+		case ignored:
+			gone = append(gone, rel)
+		case fi.IsDir():
+			dirs = append(dirs, rel)
+		case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
+			files = append(files, File{Path: rel, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Mode: fi.Mode().Type(), Hidden: hidden})
+		default:
+			gone = append(gone, rel) // FIFOs, sockets, devices are never indexed
+		}
+	}
+	var ignoredAdds []Skipped
+	for _, d := range dirs {
+		fs, ign, err := ix.walkSubtree(ctx, d)
+		if err != nil {
+			return err
+		}
+		files = append(files, ix.changedOnly(fs)...)
+		ignoredAdds = append(ignoredAdds, ign...)
+		gone = append(gone, ix.missingUnder(d, fs)...)
+	}
+	chs := ix.readChanges(files)
+	for _, g := range gone {
+		chs = append(chs, change{path: g, remove: true})
+	}
+	return ix.commit(chs, append(gone, dirs...), ignoredAdds)
+}
+
+// Reconcile walks the whole tree and brings the index up to date: files
+// whose size, mtime, type or hiddenness changed are re-read (unchanged
+// files are trusted on their stat alone), new ones added, vanished ones
+// removed. It returns how many files changed.
+func (ix *Index) Reconcile(ctx context.Context) (int, error) {
+	files, ign, err := ix.walkSubtree(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	chs := ix.readChanges(ix.changedOnly(files))
+	for _, g := range ix.missingUnder("", files) {
+		chs = append(chs, change{path: g, remove: true})
+	}
+	return len(chs), ix.commit(chs, []string{""}, ign)
+}
+
+// walkSubtree lists the files under dir ("" for the root) as a build
+// would, with the entries ignore rules pruned.
+func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped, error) {
+	var files []File
+	var ign []Skipped
+	rules := ignore.Open(ix.root).At(ix.root, dir)
+	_, err := tree.Walk(ctx, ix.root, dir, rules, tree.Options{
+		IncludeHidden: true,
+		Info:          true,
+		OnSkip: func(s tree.Skip) {
+			if !s.Hidden {
+				ign = append(ign, Skipped{Path: s.Rel, IsDir: s.IsDir})
+			}
+		},
+	}, func(e tree.Entry) error {
+		files = append(files, File{Path: e.Rel, Size: e.Size, ModTime: e.ModTime, Mode: e.Type, Hidden: e.Hidden})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if dir != "" {
+		// The walk counts hidden bits from dir; shift them to the root.
+		_, hidden := ix.classify(dir, true)
+		for i := range files {
+			files[i].Hidden |= hidden
+		}
+	}
+	return files, ign, nil
+}
+
+// changedOnly keeps the files that are new or whose stat differs from
+// the table.
+func (ix *Index) changedOnly(files []File) []File {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := files[:0:0]
+	for _, f := range files {
+		id, ok := ix.byPath[f.Path]
+		if ok {
+			old := &ix.files[id]
+			if old.Size == f.Size && old.ModTime == f.ModTime && old.Mode == f.Mode && old.Hidden == f.Hidden && old.Flags&Unknown == 0 {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// missingUnder returns the table's paths under dir absent from files.
+func (ix *Index) missingUnder(dir string, files []File) []string {
+	present := make(map[string]bool, len(files))
+	for _, f := range files {
+		present[f.Path] = true
+	}
+	var out []string
+	ix.Files(dir, "", func(f *File) bool {
+		if !present[f.Path] {
+			out = append(out, f.Path)
+		}
+		return true
+	})
+	return out
+}
+
+// readChanges reads the given files in parallel.
+func (ix *Index) readChanges(files []File) []change {
+	chs := make([]change, len(files))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range min(len(files), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			var rd reader
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(files) {
+					return
+				}
+				f := files[i]
+				var tris []uint32
+				if f.Mode.IsRegular() {
+					var t []uint32
+					t, f.Flags = rd.index(ix.root, f.Path, f.Size)
+					tris = slices.Clone(t)
+				}
+				chs[i] = change{path: f.Path, f: f, tris: tris}
+			}
+		})
+	}
+	wg.Wait()
+	return chs
+}
+
+// classify says whether rel is ignored (by a default directory name or
+// an ignore rule, at any component) and which of its components are hidden
+// and not whitelisted, as the build walk would see it.
+func (ix *Index) classify(rel string, isDir bool) (ignored bool, hidden uint64) {
+	d := ignore.Open(ix.root)
+	comps := strings.Split(rel, "/")
+	for i, c := range comps {
+		p := strings.Join(comps[:i+1], "/")
+		dir := i < len(comps)-1 || isDir
+		if dir && ignore.IsDefaultDir(c) {
+			return true, 0
+		}
+		m := d.Match(p, dir)
+		if m == ignore.Ignore {
+			return true, 0
+		}
+		if m != ignore.Whitelist && ignore.IsHidden(c) {
+			hidden |= 1 << min(i, 63)
+		}
+		if i < len(comps)-1 {
+			d = d.Step(ix.root, p)
+		}
+	}
+	return false, hidden
+}
+
+// commit applies changes to memory and to the DB in one transaction. The
+// record of ignored entries under each of the rescanned scopes ("" for
+// all) is replaced by ignoredAdds.
+func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var puts []uint32
+	var dels []string
+	for _, c := range chs {
+		if c.remove {
+			dels = append(dels, ix.removeLocked(c.path)...)
+			continue
+		}
+		puts = append(puts, ix.putLocked(c))
+	}
+	var ignDels []string
+	for _, scope := range rescanned {
+		pre := dirPrefix(scope)
+		ix.ignored = slices.DeleteFunc(ix.ignored, func(s Skipped) bool {
+			if scope == "" || s.Path == scope || strings.HasPrefix(s.Path, pre) {
+				ignDels = append(ignDels, s.Path)
+				return true
+			}
+			return false
+		})
+	}
+	ix.ignored = append(ix.ignored, ignoredAdds...)
+	slices.SortFunc(ix.ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	ix.ignored = slices.CompactFunc(ix.ignored, func(a, b Skipped) bool { return a.Path == b.Path })
+	if ix.db == nil {
+		return nil
+	}
+	return ix.db.Update(func(tx *bolt.Tx) error {
+		files, delta, stale, ign := tx.Bucket(bFiles), tx.Bucket(bDelta), tx.Bucket(bStale), tx.Bucket(bIgnored)
+		for _, p := range dels {
+			if err := files.Delete([]byte(p)); err != nil {
+				return err
+			}
+		}
+		for _, id := range puts {
+			f := &ix.files[id]
+			if f.Path == "" {
+				continue // put, then removed in the same batch
+			}
+			if err := files.Put([]byte(f.Path), encodeFile(id, f)); err != nil {
+				return err
+			}
+		}
+		for _, id := range ix.touched {
+			key := be32(id)
+			if tris, ok := ix.delta[id]; ok {
+				if err := delta.Put(key, packTrigrams(tris)); err != nil {
+					return err
+				}
+			} else if err := delta.Delete(key); err != nil {
+				return err
+			}
+			if err := stale.Put(key, nil); err != nil {
+				return err
+			}
+		}
+		ix.touched = ix.touched[:0]
+		for _, p := range ignDels {
+			if err := ign.Delete([]byte(p)); err != nil {
+				return err
+			}
+		}
+		for _, s := range ignoredAdds {
+			v := byte(0)
+			if s.IsDir {
+				v = 1
+			}
+			if err := ign.Put([]byte(s.Path), []byte{v}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// pathsUnder returns the table's paths under dir. Caller holds mu.
+func (ix *Index) pathsUnder(dir string) []string {
+	pre := dirPrefix(dir)
+	i, _ := slices.BinarySearchFunc(ix.order, pre, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
+	var out []string
+	for ; i < len(ix.order) && strings.HasPrefix(ix.files[ix.order[i]].Path, pre); i++ {
+		out = append(out, ix.files[ix.order[i]].Path)
+	}
+	return out
+}
+
+// putLocked stores c's file, reusing its id or taking a free one, and
+// returns the id. Caller holds mu.
+func (ix *Index) putLocked(c change) uint32 {
+	id, ok := ix.byPath[c.path]
+	if !ok {
+		if n := len(ix.free); n > 0 {
+			id, ix.free = ix.free[n-1], ix.free[:n-1]
+		} else {
+			id = uint32(len(ix.files))
+			ix.files = append(ix.files, File{})
+		}
+		ix.byPath[c.path] = id
+		i, _ := slices.BinarySearchFunc(ix.order, c.path, func(o uint32, s string) int { return strings.Compare(ix.files[o].Path, s) })
+		ix.files[id].Path = c.path // before insert: the order compares paths
+		ix.order = slices.Insert(ix.order, i, id)
+	}
+	ix.files[id] = c.f
+	ix.stale[id] = true
+	if c.tris != nil {
+		ix.delta[id] = c.tris
+	} else {
+		delete(ix.delta, id)
+	}
+	if c.f.Flags&Unknown != 0 {
+		ix.unknown[id] = true
+	} else {
+		delete(ix.unknown, id)
+	}
+	ix.touched = append(ix.touched, id)
+	return id
+}
+
+// removeLocked drops the file at p, or every file under the directory p,
+// returning the removed paths. Caller holds mu.
+func (ix *Index) removeLocked(p string) []string {
+	paths := ix.pathsUnder(p)
+	if _, ok := ix.byPath[p]; ok {
+		paths = append(paths, p)
+	}
+	for _, q := range paths {
+		id := ix.byPath[q]
+		delete(ix.byPath, q)
+		i, ok := slices.BinarySearchFunc(ix.order, q, func(o uint32, s string) int { return strings.Compare(ix.files[o].Path, s) })
+		if ok {
+			ix.order = slices.Delete(ix.order, i, i+1)
+		}
+		ix.files[id] = File{}
+		delete(ix.delta, id)
+		delete(ix.unknown, id)
+		ix.stale[id] = true
+		ix.free = append(ix.free, id)
+		ix.touched = append(ix.touched, id)
+	}
+	return paths
+}
+
+// NeedsCompact reports whether the delta has grown enough that folding it
+// into the base is worth its cost.
+func (ix *Index) NeedsCompact() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.stale) > max(1024, len(ix.order)/8)
+}
+
+// Compact folds the delta into a new base (dropping stale postings) and
+// rewrites the DB's base, delta and stale buckets in one transaction.
+func (ix *Index) Compact() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	add := make(map[uint32][]uint32) // trigram -> delta ids, ascending
+	ids := make([]uint32, 0, len(ix.delta))
+	for id := range ix.delta {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		for _, t := range ix.delta[id] {
+			add[t] = append(add[t], id)
+		}
+	}
+	tris := make([]uint32, 0, len(ix.base.tris)+len(add))
+	tris = append(tris, ix.base.tris...)
+	for t := range add {
+		if _, ok := slices.BinarySearch(ix.base.tris, t); !ok {
+			tris = append(tris, t)
+		}
+	}
+	slices.Sort(tris)
+	np := postings{tris: tris[:0], offs: make([]uint32, 0, len(tris)+1), data: make([]byte, 0, len(ix.base.data))}
+	var buf []uint32
+	for _, t := range tris {
+		buf = buf[:0]
+		for _, id := range decodeList(ix.base.lookup(t), nil) {
+			if !ix.stale[id] {
+				buf = append(buf, id)
+			}
+		}
+		buf = union(buf, add[t])
+		if len(buf) == 0 {
+			continue
+		}
+		np.tris = append(np.tris, t)
+		np.offs = append(np.offs, uint32(len(np.data)))
+		last := uint32(0)
+		for _, id := range buf {
+			np.data = binary.AppendUvarint(np.data, uint64(id+1-last))
+			last = id + 1
+		}
+	}
+	np.offs = append(np.offs, uint32(len(np.data)))
+	ix.base = np
+	ix.delta = make(map[uint32][]uint32)
+	ix.stale = make(map[uint32]bool)
+	ix.touched = ix.touched[:0]
+	if ix.db == nil {
+		return nil
+	}
+	return ix.db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bDelta, bStale} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return ix.writeBase(tx)
+	})
+}
