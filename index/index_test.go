@@ -1,0 +1,362 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// writeTree creates files (path -> content) under a new temp root.
+func writeTree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range files {
+		writeFile(t, root, p, c)
+	}
+	return root
+}
+
+func writeFile(t testing.TB, root, p, c string) {
+	t.Helper()
+	abs := filepath.Join(root, p)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(abs, []byte(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustBuild(t testing.TB, root string) *Index {
+	t.Helper()
+	ix, err := Build(context.Background(), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	return ix
+}
+
+// checkIndex is the consistency check run after every test's changes.
+func checkIndex(t testing.TB, ix *Index) {
+	t.Helper()
+	if err := ix.Check(); err != nil {
+		t.Fatalf("consistency check: %v", err)
+	}
+}
+
+// candidates returns the sorted paths the index proposes for a regexp.
+func candidates(t testing.TB, ix *Index, pattern string) []string {
+	t.Helper()
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range ix.Candidates(csindex.RegexpQuery(re), "", nil) {
+		out = append(out, f.Path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func paths(ix *Index) []string {
+	var out []string
+	ix.Files("", "", func(f *File) bool { out = append(out, f.Path); return true })
+	return out
+}
+
+func TestBuildTableAndCandidates(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"a.go":                "package a\nfunc Alpha() {}\n",
+		"b/b.go":              "package b\nfunc Beta() { alpha() }\n",
+		"b/.hidden/h.txt":     "alpha hidden\n",
+		"node_modules/x.js":   "alpha\n",
+		"bin.dat":             "alpha\x00\x01",
+		"c/short.txt":         "ab",
+		".gitignore":          "*.log\n",
+		"skip.log":            "alpha\n",
+		"c/deep/er/file.md":   "# Alpha and omega\n",
+		"c/deep/er/other.txt": "nothing\n",
+	})
+	ix := mustBuild(t, root)
+	wantPaths := []string{".gitignore", "a.go", "b/.hidden/h.txt", "b/b.go", "bin.dat", "c/deep/er/file.md", "c/deep/er/other.txt", "c/short.txt", "skip.log"}
+	if got := paths(ix); !slices.Equal(got, wantPaths) {
+		t.Fatalf("paths:\n got %q\nwant %q", got, wantPaths)
+	}
+	if !ix.Ignored("node_modules") || !ix.Ignored("node_modules/x.js") || ix.Ignored("b") {
+		t.Fatal("Ignored: node_modules must be recorded as pruned, b must not")
+	}
+	// Lowercase trigrams: (?i) and case-sensitive queries narrow alike;
+	// the binary file is never a candidate.
+	want := []string{"a.go", "b/.hidden/h.txt", "b/b.go", "c/deep/er/file.md", "skip.log"}
+	if got := candidates(t, ix, `(?i)alpha`); !slices.Equal(got, want) {
+		t.Fatalf("(?i)alpha candidates:\n got %q\nwant %q", got, want)
+	}
+	if got := candidates(t, ix, `Alpha`); !slices.Equal(got, want) {
+		t.Fatalf("Alpha candidates:\n got %q\nwant %q", got, want)
+	}
+	if got := candidates(t, ix, `zzzz`); len(got) != 0 {
+		t.Fatalf("zzzz candidates: %q", got)
+	}
+}
+
+// Files that defeat the trigram step are still candidates (or indexed
+// exactly), never lost.
+func TestDefeatingFilesAreFound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 20 MB file")
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	long := strings.Repeat("x", 100<<10) + "NEEDLE_LONGLINE" + strings.Repeat("y", 10) + "\n"
+	var many strings.Builder
+	for many.Len() < 400<<10 {
+		fmt.Fprintf(&many, "%c%c%c ", 'a'+r.IntN(26), 'A'+r.IntN(26), '0'+r.IntN(10))
+	}
+	many.WriteString("NEEDLE_MANY\n")
+	big := strings.Repeat("lorem ipsum dolor sit amet\n", 20<<20/27) + "NEEDLE_BIG\n"
+	root := writeTree(t, map[string]string{
+		"long.txt":    long,
+		"many.txt":    many.String(),
+		"big.txt":     big,
+		"invalid.txt": "\xff\xfe NEEDLE_UTF8 \xc3\x28\n",
+	})
+	ix := mustBuild(t, root)
+	for pat, file := range map[string]string{"NEEDLE_LONGLINE": "long.txt", "NEEDLE_MANY": "many.txt", "NEEDLE_BIG": "big.txt", "NEEDLE_UTF8": "invalid.txt"} {
+		if got := candidates(t, ix, pat); !slices.Contains(got, file) {
+			t.Errorf("%s: %s not a candidate (got %q)", pat, file, got)
+		}
+	}
+}
+
+// Property: for random contents and random patterns, the candidate set
+// always holds every file the regexp matches.
+func TestCandidatesNeverLoseAMatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 99))
+	alpha := "abcABC xyz\n_("
+	files := map[string]string{}
+	for i := range 60 {
+		var b strings.Builder
+		for range 20 + r.IntN(200) {
+			b.WriteByte(alpha[r.IntN(len(alpha))])
+		}
+		files[fmt.Sprintf("d%d/f%d.txt", i%5, i)] = b.String()
+	}
+	root := writeTree(t, files)
+	ix := mustBuild(t, root)
+	atoms := []string{"a", "b", "c", "A", "x", "yz", "ab", "abc", "bca", "[ab]", ".", "\\s", "(a|B)", "c+", "x?", "_\\("}
+	for range 400 {
+		var p strings.Builder
+		for range 1 + r.IntN(4) {
+			p.WriteString(atoms[r.IntN(len(atoms))])
+		}
+		pat := p.String()
+		if r.IntN(3) == 0 {
+			pat = "(?i)" + pat
+		}
+		re := regexp.MustCompile(pat)
+		got := candidates(t, ix, pat)
+		for name, c := range files {
+			if re.MatchString(c) && !slices.Contains(got, name) {
+				t.Fatalf("pattern %q matches %s but it is not a candidate", pat, name)
+			}
+		}
+	}
+}
+
+func TestSaveOpenRoundTrip(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.go": "package alpha\n", "b/c.txt": "gamma delta\n", ".ignore": "skip/\n", "skip/s.txt": "gamma\n"})
+	ix := mustBuild(t, root)
+	db := filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	checkIndex(t, ix2)
+	if !slices.Equal(paths(ix2), paths(ix)) || !ix2.Ignored("skip") {
+		t.Fatalf("reopened table differs: %q", paths(ix2))
+	}
+	if got := candidates(t, ix2, "gamma"); !slices.Equal(got, []string{"b/c.txt"}) {
+		t.Fatalf("reopened candidates: %q", got)
+	}
+	if _, err := Open(db, root+"x"); err == nil {
+		t.Fatal("Open with another root must fail")
+	}
+}
+
+func TestCorruptOrOldDBIsRebuilt(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.txt": "needle\n"})
+	db := filepath.Join(t.TempDir(), "ix.db")
+	if err := os.WriteFile(db, []byte("not a bbolt file at all"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ix, rebuilt, err := OpenOrBuild(context.Background(), db, root, nil)
+	if err != nil || !rebuilt {
+		t.Fatalf("OpenOrBuild over garbage: rebuilt=%v err=%v", rebuilt, err)
+	}
+	ix.Close()
+	ix, rebuilt, err = OpenOrBuild(context.Background(), db, root, nil)
+	if err != nil || rebuilt {
+		t.Fatalf("second OpenOrBuild: rebuilt=%v err=%v", rebuilt, err)
+	}
+	if got := candidates(t, ix, "needle"); !slices.Equal(got, []string{"a.txt"}) {
+		t.Fatalf("candidates: %q", got)
+	}
+	ix.Close()
+}
+
+// Incremental updates of N files give the same answers as a fresh build,
+// before and after compaction, and after a reopen.
+func TestIncrementalEqualsFreshBuild(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := []string{"alpha", "beta", "gamma", "delta", "Epsilon", "zeta", "eta", "theta"}
+	content := func() string {
+		var b strings.Builder
+		for range 5 + r.IntN(30) {
+			b.WriteString(words[r.IntN(len(words))] + " ")
+		}
+		return b.String() + "\n"
+	}
+	files := map[string]string{}
+	for i := range 80 {
+		files[fmt.Sprintf("p%d/q%d/f%d.txt", i%4, i%7, i)] = content()
+	}
+	root := writeTree(t, files)
+	ix := mustBuild(t, root)
+	db := filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	var changed []string
+	for i := range 40 {
+		p := fmt.Sprintf("p%d/q%d/f%d.txt", i%4, i%7, i*2)
+		switch i % 4 {
+		case 0:
+			os.Remove(filepath.Join(root, p))
+		default:
+			writeFile(t, root, p, content()+fmt.Sprintf("token%d", i))
+		}
+		changed = append(changed, p)
+	}
+	writeFile(t, root, "new/dir/n.txt", "theta token99\n")
+	changed = append(changed, "new")
+	if err := ix.Apply(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	compare := func(stage string, got *Index) {
+		fresh := mustBuild(t, root)
+		if !slices.Equal(paths(got), paths(fresh)) {
+			t.Fatalf("%s: paths differ:\n got %q\nwant %q", stage, paths(got), paths(fresh))
+		}
+		for _, q := range append(words, "token1", "token99", "(?i)EPSILON", "alpha beta", "nothing here") {
+			if g, w := candidates(t, got, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+				t.Fatalf("%s: candidates for %q differ:\n got %q\nwant %q", stage, q, g, w)
+			}
+		}
+	}
+	compare("after Apply", ix)
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	compare("after Compact", ix)
+	if err := ix.RemoveTree("p1"); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(root, "p1"))
+	compare("after RemoveTree", ix)
+	ix.Close()
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix2)
+	compare("after reopen", ix2)
+	ix2.Close()
+}
+
+// Crash safety: a child process writing the DB is killed; the DB opens,
+// is consistent (or is rebuilt) and answers correctly.
+func TestCrashWhileWriting(t *testing.T) {
+	if os.Getenv("INDEX_CRASH_CHILD") != "" {
+		return // the child's work is in TestMain
+	}
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	files := map[string]string{}
+	for i := range 400 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = strings.Repeat(fmt.Sprintf("word%d other%d ", i, i*7), 50) + "\n"
+	}
+	root := writeTree(t, files)
+	db := filepath.Join(t.TempDir(), "ix.db")
+	for round := range 4 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWhileWriting$")
+		cmd.Env = append(os.Environ(), "INDEX_CRASH_CHILD=1", "INDEX_CRASH_ROOT="+root, "INDEX_CRASH_DB="+db)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill it at a different moment each round (the child loops
+		// writing until killed; this wait picks the crash point, it
+		// synchronises nothing).
+		time.Sleep(time.Duration(40+round*90) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		ix, _, err := OpenOrBuild(context.Background(), db, root, nil)
+		if err != nil {
+			t.Fatalf("round %d: reopen: %v", round, err)
+		}
+		checkIndex(t, ix)
+		if got := candidates(t, ix, "word123 "); !slices.Equal(got, []string{"d3/f123.txt"}) {
+			t.Fatalf("round %d: candidates %q", round, got)
+		}
+		ix.Close()
+	}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("INDEX_CRASH_CHILD") != "" {
+		crashChild()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild rewrites the DB in a loop (full saves and incremental
+// updates) until it is killed.
+func crashChild() {
+	root, db := os.Getenv("INDEX_CRASH_ROOT"), os.Getenv("INDEX_CRASH_DB")
+	for i := 0; ; i++ {
+		ix, _, err := OpenOrBuild(context.Background(), db, root, nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		for j := range 20 {
+			ix.Update(fmt.Sprintf("d%d/f%d.txt", j%10, (i*20+j)%400))
+		}
+		ix.Compact()
+		ix.Save(db)
+		ix.Close()
+	}
+}
