@@ -86,6 +86,7 @@ func openDB(path string) (*bolt.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
+	db.AllocSize = 1 << 20 // grow the file by 1 MiB, not bbolt's 16 MiB: the file is the index's size on disk
 	return db, nil
 }
 

@@ -40,9 +40,9 @@ type trigramSet struct {
 	out  []uint32
 }
 
-// extract returns the sorted distinct lowercase trigrams of data, or
-// ok=false when there are more than MaxFileTrigrams. The result is valid
-// until the next call.
+// extract returns the distinct lowercase trigrams of data (in no
+// particular order), or ok=false when there are more than
+// MaxFileTrigrams. The result is valid until the next call.
 func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 	if s.seen == nil {
 		s.seen = make([]uint64, 1<<24/64)
@@ -71,7 +71,6 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 	if !ok {
 		return nil, false
 	}
-	slices.Sort(out)
 	return out, true
 }
 
@@ -107,41 +106,46 @@ func decodeList(b []byte, dst []uint32) []uint32 {
 	return dst
 }
 
-// postingBuilder accumulates lists for ids added in ascending order.
+// postingBuilder accumulates lists for ids added in ascending order. slot
+// is a dense table over all 1<<24 trigrams (slot index + 1, 0 for none):
+// 64 MB of address space, but only the pages of trigrams that occur are
+// ever touched, so it costs little memory and no hashing.
 type postingBuilder struct {
-	slot  map[uint32]int32
+	slot  []uint32
+	tris  []uint32 // trigram per slot
 	lists [][]byte
 	last  []uint32 // last id + 1 per slot
 }
 
-func newBuilder() *postingBuilder { return &postingBuilder{slot: make(map[uint32]int32)} }
+func newBuilder() *postingBuilder { return &postingBuilder{slot: make([]uint32, 1<<24)} }
 
 func (b *postingBuilder) add(id uint32, tris []uint32) {
 	for _, t := range tris {
-		s, ok := b.slot[t]
-		if !ok {
-			s = int32(len(b.lists))
-			b.slot[t] = s
+		s := b.slot[t&0xFFFFFF]
+		if s == 0 {
+			b.tris = append(b.tris, t)
 			b.lists = append(b.lists, nil)
 			b.last = append(b.last, 0)
+			s = uint32(len(b.lists))
+			b.slot[t&0xFFFFFF] = s
 		}
+		s--
 		b.lists[s] = binary.AppendUvarint(b.lists[s], uint64(id+1-b.last[s]))
 		b.last[s] = id + 1
 	}
 }
 
 func (b *postingBuilder) finish() postings {
-	tris := make([]uint32, 0, len(b.slot))
-	size := 0
-	for t, s := range b.slot {
-		tris = append(tris, t)
-		size += len(b.lists[s])
-	}
+	tris := slices.Clone(b.tris)
 	slices.Sort(tris)
+	size := 0
+	for _, l := range b.lists {
+		size += len(l)
+	}
 	p := postings{tris: tris, offs: make([]uint32, len(tris)+1), data: make([]byte, 0, size)}
 	for i, t := range tris {
 		p.offs[i] = uint32(len(p.data))
-		p.data = append(p.data, b.lists[b.slot[t]]...)
+		p.data = append(p.data, b.lists[b.slot[t]-1]...)
 	}
 	p.offs[len(tris)] = uint32(len(p.data))
 	return p

@@ -199,7 +199,7 @@ func (ix *Index) readChanges(files []File) []change {
 				if f.Mode.IsRegular() {
 					var t []uint32
 					t, f.Flags = rd.index(ix.root, f.Path, f.Size)
-					tris = slices.Clone(t)
+					tris = slices.Sorted(slices.Values(t)) // delta sets are searched: keep them sorted
 				}
 				chs[i] = change{path: f.Path, f: f, tris: tris}
 			}

@@ -1,0 +1,105 @@
+package index
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Benchmarks on $(go env GOROOT)/src, or on INDEXD_BENCH_TREE when set
+// (e.g. the tree bench/gentree makes). They report the figures of SPEC
+// §11; compare runs with benchstat, never assert them.
+
+func benchRoot(b *testing.B) string {
+	if r := os.Getenv("INDEXD_BENCH_TREE"); r != "" {
+		return r
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip(err)
+	}
+	r, err := filepath.EvalSymlinks(strings.TrimSpace(string(out)) + "/src")
+	if err != nil {
+		b.Skip(err)
+	}
+	return r
+}
+
+func BenchmarkBuild(b *testing.B) {
+	root := benchRoot(b)
+	var ix *Index
+	for b.Loop() {
+		var err error
+		if ix, err = Build(context.Background(), root, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db := filepath.Join(b.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		b.Fatal(err)
+	}
+	ix.Close()
+	fi, _ := os.Stat(db)
+	var corpus int64
+	ix.Files("", "", func(f *File) bool { corpus += f.Size; return true })
+	b.ReportMetric(float64(fi.Size())/(1<<20), "db-MB")
+	b.ReportMetric(100*float64(fi.Size())/float64(corpus), "db-%corpus")
+	b.ReportMetric(float64(len(ix.base.data))/(1<<20), "postings-MB")
+}
+
+func BenchmarkReopenReconcile(b *testing.B) {
+	root := benchRoot(b)
+	db := filepath.Join(b.TempDir(), "ix.db")
+	ix, err := Build(context.Background(), root, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Save(db); err != nil {
+		b.Fatal(err)
+	}
+	ix.Close()
+	for b.Loop() {
+		ix, rebuilt, err := OpenOrBuild(context.Background(), db, root, nil)
+		if err != nil || rebuilt {
+			b.Fatalf("rebuilt=%v err=%v", rebuilt, err)
+		}
+		ix.Close()
+	}
+}
+
+func BenchmarkUpdateOneFile(b *testing.B) {
+	root := benchRoot(b)
+	tmp := b.TempDir()
+	// A copy of one file's directory would change the corpus; update a
+	// scratch file added to an index of the corpus instead.
+	ix, err := Build(context.Background(), root, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Save(filepath.Join(tmp, "ix.db")); err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	var some string
+	ix.Files("", "", func(f *File) bool {
+		if f.Size > 4096 && f.Size < 16384 {
+			some = f.Path
+			return false
+		}
+		return true
+	})
+	b.ResetTimer()
+	for b.Loop() {
+		// Pretend the file changed: Update re-reads and rewrites it.
+		ix.mu.Lock()
+		ix.files[ix.byPath[some]].ModTime = time.Now().UnixNano()
+		ix.mu.Unlock()
+		if err := ix.Update(some); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
