@@ -123,6 +123,9 @@ func (e *Envelope) MarshalJSON() ([]byte, error) {
 	if out.Stats == nil {
 		out.Stats = &BaseStats{}
 	}
+	if out.Context.Cwd == "" {
+		out.Context.Cwd = "."
+	}
 	if len(out.Context.ParamsInput) == 0 || !json.Valid(out.Context.ParamsInput) {
 		out.Context.ParamsInput = json.RawMessage("{}")
 	}

@@ -72,10 +72,12 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	if d.Truncated {
 		fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max 200).]", r.Limit)
 	}
-	switch d.AbortedReason {
-	case AbortTimeLimit:
+	switch {
+	case err != nil:
+		b.WriteString("\n[Error: " + err.Message + "]")
+	case d.AbortedReason == AbortTimeLimit:
 		b.WriteString("\n[Partial: Search timed out (>2s). Results are incomplete.]")
-	case AbortCountLimit:
+	case d.AbortedReason == AbortCountLimit:
 		b.WriteString("\n[Partial: Scanned too many entries (>20000). Results are incomplete.]")
 	}
 	writeLines(&b, d.Fallback.infoLine())
@@ -208,7 +210,10 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 		}
 		fmt.Fprintf(&b, "\n[Truncated: Showing first %d %s. Narrow pattern or path.]", r.Limit, unit)
 	}
-	if d.AbortedReason != "" {
+	switch {
+	case err != nil:
+		b.WriteString("\n[Error: " + err.Message + "]")
+	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}
 	writeLines(&b, d.Fallback.infoLine())

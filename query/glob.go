@@ -38,7 +38,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(err)
 	}
 	ectx.PathResolved = dir
-	pat, err := normalizeGlob(p.Pattern, t.WS.Abs(dir))
+	pat, err := normalizeGlob(p.Pattern, t.WS.Abs(dir), t.WS.givenAbs(dir))
 	if err != nil {
 		return fail(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/indexd/indexd/envelope"
 )
@@ -114,9 +115,13 @@ func (a args) strings(key string) ([]string, *envelope.Error) {
 	if !ok {
 		return nil, nil
 	}
-	var list []string
-	if json.Unmarshal(v, &list) == nil {
-		return list, nil
+	var list []*string
+	if json.Unmarshal(v, &list) == nil && !slices.Contains(list, nil) {
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = *s
+		}
+		return out, nil
 	}
 	var one string
 	if json.Unmarshal(v, &one) == nil {

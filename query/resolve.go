@@ -109,6 +109,15 @@ func (w *Workspace) Abs(rel string) string {
 	return filepath.Join(w.Root, filepath.FromSlash(rel))
 }
 
+// givenAbs returns the absolute path of a root-relative path under the
+// root's name as it was given (which may run through a symlink).
+func (w *Workspace) givenAbs(rel string) string {
+	if rel == "." || rel == "" {
+		return w.given
+	}
+	return filepath.Join(w.given, filepath.FromSlash(rel))
+}
+
 // resolveDir resolves a search root: it must exist and be a directory.
 // what names it in messages ("Search root" for Glob and Grep).
 func (w *Workspace) resolveDir(cwd, p, what string) (string, *envelope.Error) {

@@ -235,7 +235,11 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 	select {
 	case <-nd.done:
 	case <-w.ctx.Done():
-		return w.ctx.Err()
+	}
+	// Both may be ready; a listing cut short by the deadline must end the
+	// walk as timed out, never pass for an unreadable directory.
+	if err := w.ctx.Err(); err != nil {
+		return err
 	}
 	if nd.err != nil {
 		st.Errors++

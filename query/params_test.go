@@ -1,0 +1,137 @@
+package query
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/indexd/indexd/envelope"
+)
+
+// Parameter decoding: defaults, boundaries, null as absent, JSON number
+// forms. The error messages themselves are in seed_test.go.
+
+func decode[P any](t *testing.T, fn func(args) (P, *envelope.Error), raw string) (P, *envelope.Error) {
+	t.Helper()
+	a, err := decodeArgs(json.RawMessage(raw))
+	if err != nil {
+		var zero P
+		return zero, err
+	}
+	return fn(a)
+}
+
+func TestParamsDefaults(t *testing.T) {
+	g, err := decode(t, decodeGlob, `{"pattern":"*"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "glob", g, GlobParams{Pattern: "*", Path: ".", Limit: 50, CaseSensitive: true, Sort: "path"})
+
+	gr, err := decode(t, decodeGrep, `{"pattern":"x"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "grep", gr, GrepParams{Pattern: "x", Path: ".", Limit: 100, OutputMode: "content", TimeoutMS: 2000})
+
+	ls, err := decode(t, decodeLS, `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "ls", ls, LSParams{Path: ".", Limit: 100})
+
+	// null is "not given".
+	g, err = decode(t, decodeGlob, `{"pattern":"*","path":null,"limit":null,"include_hidden":null,"sort":null}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "glob nulls", g, GlobParams{Pattern: "*", Path: ".", Limit: 50, CaseSensitive: true, Sort: "path"})
+}
+
+func TestParamsValues(t *testing.T) {
+	tests := []struct {
+		name string
+		got  func() (any, *envelope.Error)
+		want any
+	}{
+		{"glob all", func() (any, *envelope.Error) {
+			return decode(t, decodeGlob, `{"pattern":"a/**","path":"src","limit":200,"include_hidden":true,"include_ignored":true,"case_sensitive":false,"sort":"recent"}`)
+		}, GlobParams{Pattern: "a/**", Path: "src", Limit: 200, IncludeHidden: true, IncludeIgnored: true, Sort: "recent"}},
+		{"glob limit 1", func() (any, *envelope.Error) { return decode(t, decodeGlob, `{"pattern":"*","limit":1}`) },
+			GlobParams{Pattern: "*", Path: ".", Limit: 1, CaseSensitive: true, Sort: "path"}},
+		{"glob limit 1e1", func() (any, *envelope.Error) { return decode(t, decodeGlob, `{"pattern":"*","limit":1e1}`) },
+			GlobParams{Pattern: "*", Path: ".", Limit: 10, CaseSensitive: true, Sort: "path"}},
+		{"grep all", func() (any, *envelope.Error) {
+			return decode(t, decodeGrep, `{"pattern":"p","path":"d","include":"*.go","case_sensitive":true,"fixed_strings":true,"limit":1000,
+				"output_mode":"count","context":3,"context_after":20,"multiline":true,"timeout_ms":60000,"include_hidden":true,"include_ignored":true}`)
+		}, GrepParams{Pattern: "p", Path: "d", Include: "*.go", CaseSensitive: true, FixedStrings: true, Limit: 1000,
+			OutputMode: "count", Before: 3, After: 20, Multiline: true, TimeoutMS: 60000, IncludeHidden: true, IncludeIgnored: true}},
+		{"grep context 0", func() (any, *envelope.Error) {
+			return decode(t, decodeGrep, `{"pattern":"p","context":0,"context_before":2}`)
+		},
+			GrepParams{Pattern: "p", Path: ".", Limit: 100, OutputMode: "content", Before: 2, TimeoutMS: 2000}},
+		{"ls all", func() (any, *envelope.Error) {
+			return decode(t, decodeLS, `{"path":"x","offset":7,"limit":200,"include_hidden":true,"include_ignored":true,"ignore":["*.log","tmp/"]}`)
+		}, LSParams{Path: "x", Offset: 7, Limit: 200, IncludeHidden: true, IncludeIgnored: true, Ignore: []string{"*.log", "tmp/"}}},
+		{"ls ignore string", func() (any, *envelope.Error) { return decode(t, decodeLS, `{"ignore":"*.log"}`) },
+			LSParams{Path: ".", Limit: 100, Ignore: []string{"*.log"}}},
+		{"whitespace around", func() (any, *envelope.Error) { return decode(t, decodeLS, " \n\t{\"limit\" : 3 }\n") },
+			LSParams{Path: ".", Limit: 3}},
+		{"empty args", func() (any, *envelope.Error) { return decode(t, decodeLS, ``) },
+			LSParams{Path: ".", Limit: 100}},
+	}
+	for _, tc := range tests {
+		got, err := tc.got()
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		equal(t, tc.name, got, tc.want)
+	}
+}
+
+func TestParamsRejected(t *testing.T) {
+	tests := []struct {
+		fn  func(args) (any, *envelope.Error)
+		raw string
+		msg string
+	}{
+		{globAny, `{"pattern":"*","limit":1e400}`, msgGlobLimit},
+		{globAny, `{"pattern":"*","limit":200.5}`, msgGlobLimit},
+		{globAny, `{"pattern":"*","limit":[5]}`, msgGlobLimit},
+		{globAny, `{"pattern":"*","limit":{}}`, msgGlobLimit},
+		{grepAny, `{"pattern":"x","timeout_ms":60001}`, "timeout_ms must be an integer between 1 and 60000."},
+		{grepAny, `{"pattern":"x","fixed_strings":"true"}`, "fixed_strings must be a boolean."},
+		{grepAny, `{"pattern":"x","include_hidden":[]}`, "include_hidden must be a boolean."},
+		{grepAny, `{"pattern":"x","output_mode":5}`, `output_mode must be one of ["content" "files_with_matches" "count"].`},
+		{lsAny, `{"offset":2147483648}`, "offset must be a non-negative integer."},
+		{lsAny, `{"offset":0.5}`, "offset must be a non-negative integer."},
+		{lsAny, `{"ignore":{"a":1}}`, "ignore must be a list of strings."},
+	}
+	for _, tc := range tests {
+		a, err := decodeArgs(json.RawMessage(tc.raw))
+		if err == nil {
+			_, err = tc.fn(a)
+		}
+		if err == nil || err.Code != envelope.CodeInvalidParam || err.Message != tc.msg {
+			t.Errorf("%s: %v, want INVALID_PARAM %q", tc.raw, err, tc.msg)
+		}
+	}
+}
+
+func globAny(a args) (any, *envelope.Error) { return decodeGlob(a) }
+func grepAny(a args) (any, *envelope.Error) { return decodeGrep(a) }
+func lsAny(a args) (any, *envelope.Error)   { return decodeLS(a) }
+
+func TestParamsDecodeArgs(t *testing.T) {
+	for _, raw := range []string{`[]`, `"x"`, `1`, `true`, `{`, `{"a":1}{}`, `{"a":}`, `{} x`} {
+		if _, err := decodeArgs(json.RawMessage(raw)); err == nil || err.Message != msgNotObject {
+			t.Errorf("decodeArgs(%s) = %v, want %q", raw, err, msgNotObject)
+		}
+	}
+	for _, raw := range []string{``, `null`, ` null `, `{}`, `{"a":null}`} {
+		a, err := decodeArgs(json.RawMessage(raw))
+		if err != nil || len(a) != 0 {
+			t.Errorf("decodeArgs(%s) = %v, %v; want no arguments", raw, a, err)
+		}
+	}
+}
