@@ -185,7 +185,7 @@ func relTo(dir, rel string) string {
 func skipHints(skipped []tree.Skip, couldMatch func(tree.Skip) bool) []string {
 	var ign, hid []string
 	for _, s := range skipped {
-		if !couldMatch(s) {
+		if vcsDirs[s.Rel[strings.LastIndexByte(s.Rel, '/')+1:]] || !couldMatch(s) {
 			continue
 		}
 		name := s.Rel
@@ -207,6 +207,10 @@ func skipHints(skipped []tree.Skip, couldMatch func(tree.Skip) bool) []string {
 	}
 	return out
 }
+
+// vcsDirs are never suggested by a hint: nobody means to search them, and
+// naming them on every empty answer in a repository is noise.
+var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true}
 
 func listSome(names []string) string {
 	const show = 5
