@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"os/exec"
 	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/indexd/indexd/index"
 )
@@ -51,8 +54,8 @@ func diffEngines(t *testing.T, walk, idx *Tools, tool, args string) {
 		ib, _ := json.MarshalIndent(i, "", " ")
 		t.Errorf("%s %s: index differs from walk\nwalk:  %s\nindex: %s", tool, args, trim(wb), trim(ib))
 	}
-	if w["status"] == "error" {
-		t.Logf("%s %s: error: %v", tool, args, w["text"])
+	if testing.Verbose() {
+		t.Logf("%s %s -> %s: %s", tool, args, w["status"], strings.ReplaceAll(w["text"].(string), "\n", " | "))
 	}
 }
 
@@ -122,6 +125,130 @@ func TestIndexEqualsWalkGOROOT(t *testing.T) {
 	for _, g := range []string{`**/*.go`, `**/testdata/**/*.json`, `**/internal/**/*.go`, `net/http/*.go`, `*.go`,
 		`**/*_test.go`, `cmd/**/main.go`, `**/*.{s,h}`, `**/README*`, `go/*/*.go`, `**/.hidden*`, `**/[A-Z]*.go`} {
 		for _, extra := range []string{``, `,"limit":200`, `,"case_sensitive":false`, `,"path":"cmd"`, `,"include_hidden":true`} {
+			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+		}
+	}
+	for _, c := range cases {
+		diffEngines(t, walk, idx, c[0], c[1])
+	}
+}
+
+// Generated queries on GOROOT/src: literals cut from random lines (so of
+// every rarity), turned into regexes in several ways, with and without
+// (?i), include, path, limits and output modes.
+func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an index of GOROOT/src")
+	}
+	root := goroot(t) + "/src"
+	walk, idx := buildTools(t, root)
+	n := 300
+	if raceEnabled {
+		n = 40
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var files []string
+	idx.Searcher.(Indexed).Index.Files("", "", func(f *index.File) bool {
+		if strings.HasSuffix(f.Path, ".go") && f.Size > 200 && f.Size < 50000 {
+			files = append(files, f.Path)
+		}
+		return true
+	})
+	if len(files) < 1000 {
+		t.Fatalf("only %d .go files in %s", len(files), root)
+	}
+	for i := 0; i < n; i++ {
+		file := files[r.IntN(len(files))]
+		data, err := os.ReadFile(root + "/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		line := strings.TrimSpace(lines[r.IntN(len(lines))])
+		if len(line) < 6 {
+			i--
+			continue
+		}
+		a := r.IntN(len(line) - 4)
+		lit := line[a : a+4+r.IntN(min(16, len(line)-a-4)+1)]
+		pat := regexp.QuoteMeta(lit)
+		switch r.IntN(6) {
+		case 1: // a wildcard in the middle
+			m := len(pat) / 2
+			pat = pat[:m] + `.*` + pat[m:]
+		case 2: // alternation with a rare literal
+			pat = "(" + pat + "|xyzzy_rare)"
+		case 3: // anchored
+			pat = "^\\s*" + pat
+		case 4: // a class
+			pat = "[a-zA-Z_]" + pat
+		}
+		args := map[string]any{"pattern": pat, "timeout_ms": 60000}
+		if r.IntN(2) == 0 {
+			args["case_sensitive"] = true
+		}
+		if r.IntN(3) == 0 {
+			args["include"] = []string{"*.go", "*_test.go", "*.{go,s}", "**/internal/**"}[r.IntN(4)]
+		}
+		if r.IntN(3) == 0 {
+			args["path"] = strings.SplitN(file, "/", 2)[0]
+		}
+		args["limit"] = []int{1, 5, 100, 1000}[r.IntN(4)]
+		if r.IntN(5) == 0 {
+			args["output_mode"] = []string{"files_with_matches", "count"}[r.IntN(2)]
+		}
+		b, _ := json.Marshal(args)
+		diffEngines(t, walk, idx, ToolGrep, string(b))
+	}
+}
+
+// A fixture with everything that makes the walk's answer subtle: nested
+// .gitignore with negation, .ignore, hidden files and directories, a
+// whitelisted hidden directory, default-ignored directories, binary files,
+// symlinks inside and outside the root, mtimes in both sort windows.
+func TestIndexEqualsWalkFixture(t *testing.T) {
+	outside := newRoot(t, fsTree{"secret.txt": "needle outside\n"})
+	root := newRoot(t, fsTree{
+		".git/HEAD":               "ref: refs/heads/main\n",
+		".gitignore":              "*.log\nout/\n!keep.log\n/anchored.txt\n",
+		".ignore":                 "!.allowed/\n",
+		".allowed/a.txt":          "needle allowed hidden\n",
+		".github/workflows/c.yml": "name: needle ci\n",
+		".env":                    "NEEDLE=1\n",
+		"src/main.go":             "package main\n\nfunc main() { needle() }\n",
+		"src/util.go":             "package main\n\n// Needle helper\nfunc needle() {}\n",
+		"src/.hidden/h.go":        "package h // needle\n",
+		"src/sub/.gitignore":      "gen_*\n",
+		"src/sub/gen_x.go":        "needle generated\n",
+		"src/sub/real.go":         "needle real\n",
+		"src/app.log":             "needle log\n",
+		"src/keep.log":            "needle kept\n",
+		"anchored.txt":            "needle anchored\n",
+		"src/anchored.txt":        "needle not anchored\n",
+		"out/o.txt":               "needle out\n",
+		"node_modules/m/i.js":     "needle module\n",
+		"build/b.txt":             "needle build\n",
+		"docs/readme.md":          "# Needle docs\nmore needle\n",
+		"docs/bin.dat":            "needle\x00binary",
+		"link_in.txt":             "->src/util.go",
+		"link_out.txt":            "->" + outside + "/secret.txt",
+		"dirlink":                 "->src",
+		"deep/a/b/c/d/e.txt":      "needle deep\n",
+	})
+	setMtime(t, root, "docs/readme.md", time.Now().Add(-time.Hour))
+	setMtime(t, root, "src/util.go", time.Now().Add(-2*time.Hour))
+	walk, idx := buildTools(t, root)
+	var cases [][2]string
+	for _, g := range []string{`needle`, `(?i)NEEDLE`, `^needle`, `needle\b`, `func \w+\(`, `zzz`, `n.e.d.e`, `needle (real|kept|out)`} {
+		for _, extra := range []string{``, `,"case_sensitive":true`, `,"include":"*.go"`, `,"include":"**/.github/**"`,
+			`,"include_hidden":true`, `,"path":"src"`, `,"path":"src/.hidden"`, `,"path":".github"`, `,"limit":2`,
+			`,"output_mode":"count"`, `,"output_mode":"files_with_matches","limit":1`, `,"context":1`, `,"include":".env"`} {
+			cases = append(cases, [2]string{ToolGrep, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+		}
+	}
+	for _, g := range []string{`**/*`, `**/*.go`, `*.txt`, `**/.github/**/*.yml`, `**/.env`, `src/**`, `**/*.log`,
+		`**/e.txt`, `link_*`, `**/{main,real}.go`, `**/[a-m]*.go`, `**/zzz`, `.allowed/*`, `deep/*/b/**/*.txt`} {
+		for _, extra := range []string{``, `,"include_hidden":true`, `,"path":"src"`, `,"limit":3`, `,"sort":"recent"`, `,"case_sensitive":false`} {
 			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}
