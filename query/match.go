@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -174,12 +175,31 @@ func analyze(re *syntax.Regexp) litInfo {
 		if re.Flags&syntax.FoldCase == 0 {
 			return litInfo{exact: []string{string(re.Rune)}}
 		}
-		pieces := foldSafePieces(re.Rune)
-		if len(pieces) == 1 && len(pieces[0]) == len(string(re.Rune)) {
-			return litInfo{exact: pieces, fold: true}
+		// Case-insensitive: each rune stands for its case-folding orbit as
+		// it looks in the ASCII-lowercased buffer ("a" for a/A, "k" and
+		// the Kelvin sign for k, "é" and "É" for é). Small products are
+		// an exact set; otherwise the longest piece of runes that fold
+		// only within ASCII is required.
+		set := []string{""}
+		for _, r := range re.Rune {
+			vs := foldVariants(r)
+			if len(set)*len(vs) > maxSet {
+				set = nil
+				break
+			}
+			next := make([]string, 0, len(set)*len(vs))
+			for _, a := range set {
+				for _, v := range vs {
+					next = append(next, a+v)
+				}
+			}
+			set = next
+		}
+		if set != nil {
+			return litInfo{exact: set, fold: true}
 		}
 		best := ""
-		for _, p := range pieces {
+		for _, p := range foldSafePieces(re.Rune) {
 			if len(p) > len(best) {
 				best = p
 			}
@@ -355,6 +375,18 @@ func foldSafePieces(rs []rune) []string {
 	return pieces
 }
 
+// foldVariants returns the distinct forms of r's case-folding orbit after
+// ASCII lowercasing.
+func foldVariants(r rune) []string {
+	vs := []string{lowerASCII(string(r))}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if v := lowerASCII(string(f)); !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 func foldSafe(r rune) bool {
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 		if r >= utf8.RuneSelf || f >= utf8.RuneSelf {
@@ -445,8 +477,8 @@ func (m *Matcher) scanRegexp(buf []byte, fn func(int, int) bool) {
 		}
 		s := pos + loc[0]
 		ls, le := lineStart(buf, s), lineEnd(buf, s)
-		if ls == len(buf) && ls > 0 {
-			return // an empty match after the final newline is not a line
+		if ls == len(buf) {
+			return // past the final newline (or in an empty file) there is no line
 		}
 		if !fn(ls, le) {
 			return
@@ -532,7 +564,7 @@ func (m *Matcher) scanMultiline(buf []byte, fn func(int, int) bool) {
 		}
 		s, e := pos+loc[0], pos+loc[1]
 		ls := lineStart(buf, s)
-		if ls == len(buf) && ls > 0 {
+		if ls == len(buf) {
 			return
 		}
 		last := e
