@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +80,34 @@ func buildTools(t testing.TB, root string) (walk, idx *Tools) {
 	return NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix}}
 }
 
+// gorootTools returns the walk and index tools of GOROOT/src, built once
+// for all the tests that share them (a build under -race takes seconds).
+func gorootTools(t testing.TB) (walk, idx *Tools) {
+	gorootOnce.Do(func() {
+		ws, err := NewWorkspace(goroot(t) + "/src")
+		if err != nil {
+			gorootOnce.err = err
+			return
+		}
+		ix, err := index.Build(context.Background(), ws.Root, nil)
+		if err != nil {
+			gorootOnce.err = err
+			return
+		}
+		gorootOnce.walk, gorootOnce.idx = NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix}}
+	})
+	if gorootOnce.err != nil {
+		t.Fatal(gorootOnce.err)
+	}
+	return gorootOnce.walk, gorootOnce.idx
+}
+
+var gorootOnce struct {
+	sync.Once
+	walk, idx *Tools
+	err       error
+}
+
 func goroot(t testing.TB) string {
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
@@ -91,7 +120,7 @@ func TestIndexEqualsWalkGOROOT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an index of GOROOT/src")
 	}
-	walk, idx := buildTools(t, goroot(t)+"/src")
+	walk, idx := gorootTools(t)
 	var cases [][2]string
 	greps := []string{
 		`xyzzy_not_there`, `func main`, `func \w+Handler\(`, `(?i)deadbeef`, `^package main$`,
@@ -140,8 +169,8 @@ func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an index of GOROOT/src")
 	}
-	root := goroot(t) + "/src"
-	walk, idx := buildTools(t, root)
+	walk, idx := gorootTools(t)
+	root := walk.WS.Root
 	n := 300
 	if raceEnabled {
 		n = 40
