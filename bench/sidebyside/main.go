@@ -1,0 +1,338 @@
+// Command sidebyside times indexctl against ripgrep, fd and codesearch on
+// one tree, in one run, and prints a markdown table of medians and ratios
+// (SPEC §11).
+//
+//	go run ./bench/sidebyside -tree DIR [-runs 10] [-warmup 2] [-indexctl PATH]
+//
+// Every query runs as a separate process per tool (exec, no shell), its
+// standard output counted and discarded, exit status 1 (nothing found)
+// accepted. The page cache is warmed first by reading the whole tree, and
+// each tool gets -warmup untimed runs per query; the timed runs of the
+// tools are interleaved so that drift on a shared machine hits all alike.
+// A missing tool is skipped and named in the report.
+//
+// Run it from the module root: without -indexctl it builds ./cmd/indexctl
+// into a temporary directory (falling back to indexctl on $PATH).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/indexd/indexd/bench/internal/corpus"
+)
+
+func main() {
+	var (
+		treeFlag   = flag.String("tree", "", "tree to search (required)")
+		runs       = flag.Int("runs", 10, "timed runs per tool and query")
+		warmup     = flag.Int("warmup", 2, "untimed runs per tool and query before the timed ones")
+		indexctl   = flag.String("indexctl", "", "indexctl binary (default: build ./cmd/indexctl, else indexctl on $PATH; \"none\" to skip)")
+		ctlFlags   = flag.String("indexctl-flags", "--direct", "global flags for every indexctl command, space separated")
+		rgFlag     = flag.String("rg", "", "ripgrep binary (default: rg on $PATH; \"none\" to skip)")
+		fdFlag     = flag.String("fd", "", "fd binary (default: fdfind or fd on $PATH; \"none\" to skip)")
+		csFlag     = flag.String("csearch", "", "csearch binary (default: on $PATH or in $GOPATH/bin; \"none\" to skip codesearch)")
+		ciFlag     = flag.String("cindex", "", "cindex binary (default: on $PATH or in $GOPATH/bin)")
+		rare       = flag.String("rare", "", "the rare literal (default: the generator's planted one for a generated tree, else \"xyzzy\", rare in $GOROOT/src)")
+		grepLimit  = flag.Int("grep-limit", 1000, "indexctl grep --limit (1-1000); rg and csearch print every match")
+		globLimit  = flag.Int("glob-limit", 200, "indexctl glob --limit (1-200); fd and rg --files print every match")
+		timeoutMS  = flag.Int("timeout-ms", 60000, "indexctl grep --timeout-ms (1-60000), so a slow scan is measured rather than cut at the 2 s default")
+		cmdTimeout = flag.Duration("cmd-timeout", 5*time.Minute, "kill any single command running longer than this")
+		only       = flag.String("tools", strings.Join(allTools, ","), "tools to run, comma separated")
+	)
+	flag.Parse()
+	if *treeFlag == "" || *runs < 1 || *warmup < 0 || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	tree, err := filepath.Abs(*treeFlag)
+	if err == nil {
+		tree, err = filepath.EvalSymlinks(tree)
+	}
+	if err != nil {
+		fatal(err)
+	}
+	if fi, err := os.Stat(tree); err != nil || !fi.IsDir() {
+		fatal(fmt.Errorf("-tree %s: not a directory", *treeFlag))
+	}
+	want := map[string]bool{}
+	for _, t := range strings.Split(*only, ",") {
+		want[strings.TrimSpace(t)] = true
+	}
+
+	tmp, err := os.MkdirTemp("", "sidebyside-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+
+	r := &report{tree: tree, runs: *runs, warmup: *warmup, started: time.Now(), missing: map[string]string{}, loadStart: loadavg()}
+	r.man, err = corpus.ReadManifest(tree)
+	if err != nil && !os.IsNotExist(err) {
+		progress("%v; treating %s as an ordinary tree", err, tree)
+	}
+	s := &setup{tree: tree, grepLimit: *grepLimit, globLimit: *globLimit, timeoutMS: *timeoutMS, indexctlFlags: strings.Fields(*ctlFlags)}
+
+	// Tools.
+	if want[toolIndexctl] {
+		s.indexctl, r.indexctlFrom = findIndexctl(*indexctl, tmp)
+	}
+	if want[toolRg] || want[toolRgFiles] {
+		s.rg = lookTool(*rgFlag, "rg")
+	}
+	if want[toolFd] {
+		s.fd = lookTool(*fdFlag, "fdfind", "fd")
+	}
+	var cindex string
+	if want[toolCsearch] {
+		s.csearch = lookTool(*csFlag, "csearch")
+		cindex = lookTool(*ciFlag, "cindex")
+	}
+	r.noteTools(s, cindex, want)
+
+	// Warm the page cache, and measure the corpus.
+	progress("reading %s to warm the page cache", tree)
+	r.corpus = readTree(tree)
+
+	// codesearch's index, built once, timed.
+	if s.csearch != "" && cindex != "" {
+		progress("building the codesearch index")
+		r.cindex = buildCindex(cindex, tree, filepath.Join(tmp, "csearchindex"), *cmdTimeout)
+		if r.cindex.err == nil {
+			s.csIndex = r.cindex.file
+		} else {
+			r.missing[toolCsearch] = "cindex failed: " + r.cindex.err.Error()
+		}
+	}
+
+	r.queries = queries(r.man, *rare)
+	for _, q := range r.queries {
+		r.results = append(r.results, measure(s, q, *runs, *warmup, *cmdTimeout))
+	}
+	r.setup = s
+	r.write(os.Stdout)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "sidebyside:", err)
+	os.Exit(1)
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "sidebyside: "+format+"\n", args...)
+}
+
+// findIndexctl returns the indexctl to run and where it came from.
+func findIndexctl(flagValue, tmp string) (string, string) {
+	switch flagValue {
+	case "none":
+		return "", ""
+	case "":
+		bin := filepath.Join(tmp, "indexctl")
+		out, err := exec.Command("go", "build", "-o", bin, "./cmd/indexctl").CombinedOutput()
+		if err == nil {
+			from := "built from ./cmd/indexctl"
+			if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+				from += " at HEAD " + strings.TrimSpace(string(rev)) + " plus any uncommitted changes"
+			}
+			return bin, from
+		}
+		progress("go build ./cmd/indexctl: %v: %s", err, strings.TrimSpace(string(out)))
+		if p := lookTool("", "indexctl"); p != "" {
+			return p, "$PATH"
+		}
+		return "", ""
+	}
+	p := lookTool(flagValue)
+	return p, "-indexctl"
+}
+
+// queries returns the benchmark's queries (SPEC §11). For a generated
+// tree the manifest says how many visible matches each should find.
+func queries(m *corpus.Manifest, rare string) []query {
+	if rare == "" {
+		rare = "xyzzy"
+		if m != nil {
+			rare = corpus.RareLiteral
+		}
+	}
+	qs := []query{
+		{name: "grep rare literal", kind: kindGrep, pattern: rare, caseSensitive: true},
+		{name: "grep -i rare literal", kind: kindGrep, pattern: strings.ToLower(rare)},
+		{name: "grep `func main`", kind: kindGrep, pattern: "func main", caseSensitive: true},
+		{name: "grep Handler decl", kind: kindGrep, pattern: `func \w+Handler\(`, caseSensitive: true},
+		{name: "grep no literal", kind: kindGrep, pattern: `\w+\d{4}\w*`, caseSensitive: true},
+	}
+	for _, g := range corpus.GlobPatterns {
+		qs = append(qs, query{name: "glob " + g, kind: kindGlob, pattern: g})
+	}
+	if m != nil && rare == corpus.RareLiteral {
+		qs[0].expect = fmt.Sprint(m.RareFiles)
+		qs[1].expect = fmt.Sprint(m.RareFiles + m.RareUpperFiles)
+	}
+	if m != nil {
+		qs[2].expect = fmt.Sprint(m.FuncMainFiles)
+		qs[3].expect = fmt.Sprint(m.HandlerLines)
+		for i := range corpus.GlobPatterns {
+			qs[5+i].expect = fmt.Sprint(m.Globs[qs[5+i].pattern])
+		}
+	}
+	return qs
+}
+
+// result is one query's measurements, per tool.
+type result struct {
+	q     query
+	argv  map[string][]string
+	stats map[string]stats
+}
+
+// measure runs q with every tool: warm-up runs, then the timed runs
+// interleaved tool by tool.
+func measure(s *setup, q query, runs, warmup int, timeout time.Duration) result {
+	res := result{q: q, argv: map[string][]string{}, stats: map[string]stats{}}
+	var tools []string
+	for _, t := range allTools {
+		if a := s.argv(t, q); a != nil {
+			res.argv[t] = a
+			tools = append(tools, t)
+		}
+	}
+	progress("%s: %s", q.name, strings.Join(tools, ", "))
+	run := func(t string) (sample, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return runOnce(ctx, s.tree, s.env(t), res.argv[t], t == toolIndexctl)
+	}
+	failed := map[string]error{}
+	for _, t := range tools {
+		for range warmup {
+			if _, err := run(t); err != nil {
+				failed[t] = err
+				break
+			}
+		}
+	}
+	samples := map[string][]sample{}
+	for range runs {
+		for _, t := range tools {
+			if failed[t] != nil {
+				continue
+			}
+			sm, err := run(t)
+			if err != nil {
+				failed[t] = err
+				continue
+			}
+			samples[t] = append(samples[t], sm)
+		}
+	}
+	for _, t := range tools {
+		st := summarize(samples[t])
+		st.err = failed[t]
+		res.stats[t] = st
+	}
+	return res
+}
+
+// corpusStats describe the tree as read to warm the cache.
+type corpusStats struct {
+	files, dirs int
+	bytes       int64
+	nonDotBytes int64 // files cindex walks (no name on the path starts with '.')
+	nonDotFiles int
+	elapsed     time.Duration
+	unreadable  int
+}
+
+// readTree reads every regular file under root once, hidden and ignored
+// ones included, so that every tool then runs on a warm page cache.
+func readTree(root string) corpusStats {
+	var cs corpusStats
+	start := time.Now()
+	buf := make([]byte, 1<<20)
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			cs.unreadable++
+			return nil
+		}
+		if d.IsDir() {
+			if p != root {
+				cs.dirs++
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			cs.unreadable++
+			return nil
+		}
+		var n int64
+		for {
+			k, err := f.Read(buf)
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+		cs.files++
+		cs.bytes += n
+		rel, _ := filepath.Rel(root, p)
+		if !strings.HasPrefix(rel, ".") && !strings.Contains(rel, "/.") {
+			cs.nonDotFiles++
+			cs.nonDotBytes += n
+		}
+		return nil
+	})
+	cs.elapsed = time.Since(start)
+	return cs
+}
+
+// cindexStats describe the codesearch index build.
+type cindexStats struct {
+	argv    []string
+	file    string
+	elapsed time.Duration
+	maxRSS  int64 // KiB
+	size    int64
+	err     error
+}
+
+func buildCindex(cindex, tree, file string, timeout time.Duration) cindexStats {
+	cs := cindexStats{argv: []string{cindex, tree}, file: file}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cindex, tree)
+	cmd.Env = append(os.Environ(), "CSEARCHINDEX="+file)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	cs.err = cmd.Run()
+	cs.elapsed = time.Since(start)
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			cs.maxRSS = ru.Maxrss
+		}
+	}
+	if cs.err == nil {
+		fi, err := os.Stat(file)
+		if err != nil {
+			cs.err = err
+		} else {
+			cs.size = fi.Size()
+		}
+	}
+	return cs
+}
