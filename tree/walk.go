@@ -366,7 +366,7 @@ func (w *walker) read(nd *node) {
 			// fstatat on the open directory: no path lookup from the root.
 			var st unix.Stat_t
 			if err := unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
-				e.typ = statType(st.Mode)
+				e.typ = statType(uint32(st.Mode))
 				e.size, e.mod = st.Size, st.Mtim.Nano()
 			}
 		}

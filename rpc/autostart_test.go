@@ -1,0 +1,148 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// inProcessDaemon is a start function for EnsureDaemon that runs the
+// daemon in this process: Listen, then Serve in a goroutine, as
+// `indexctl daemon` would in its own process.
+type inProcessDaemon struct {
+	path    string
+	ctx     context.Context
+	starts  atomic.Int32 // calls of start
+	running atomic.Int32 // starts that got the socket
+	wg      sync.WaitGroup
+}
+
+func newInProcessDaemon(t *testing.T) *inProcessDaemon {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &inProcessDaemon{path: filepath.Join(t.TempDir(), "indexd.sock"), ctx: ctx}
+	t.Cleanup(func() {
+		cancel()
+		done := make(chan struct{})
+		go func() { d.wg.Wait(); close(done) }()
+		recvSignal(t, done, "the daemons to stop")
+	})
+	return d
+}
+
+func (d *inProcessDaemon) start() error {
+	d.starts.Add(1)
+	ln, unlock, err := Listen(d.path)
+	if err != nil {
+		return err // ErrAlreadyRunning: another start won
+	}
+	d.running.Add(1)
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer unlock()
+		Serve(d.ctx, ln, testMethods())
+	}()
+	return nil
+}
+
+func TestEnsureDaemonStartsOnce(t *testing.T) {
+	d := newInProcessDaemon(t)
+	ctx := context.Background()
+	c, err := EnsureDaemon(ctx, d.path, d.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Error(err)
+	}
+	c.Close()
+	if n, m := d.starts.Load(), d.running.Load(); n != 1 || m != 1 {
+		t.Errorf("first call: %d starts, %d running; want 1 and 1", n, m)
+	}
+	// Now it answers: no start.
+	c, err = EnsureDaemon(ctx, d.path, d.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if n := d.starts.Load(); n != 1 {
+		t.Errorf("second call started again (%d starts)", n)
+	}
+}
+
+func TestEnsureDaemonConcurrent(t *testing.T) {
+	d := newInProcessDaemon(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := EnsureDaemon(ctx, d.path, d.start)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			if err := c.Ping(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("8 concurrent callers: %d starts, %d daemons", d.starts.Load(), d.running.Load())
+	if n := d.running.Load(); n != 1 {
+		t.Errorf("%d daemons running, want 1", n)
+	}
+	if n := d.starts.Load(); n != 1 {
+		t.Errorf("%d starts, want 1", n)
+	}
+}
+
+// A daemon still draining holds the lock: the first start fails with
+// ErrAlreadyRunning, and a later one takes over.
+func TestEnsureDaemonRestarts(t *testing.T) {
+	d := newInProcessDaemon(t)
+	var calls atomic.Int32
+	start := func() error {
+		if calls.Add(1) == 1 {
+			return fmt.Errorf("daemon: %w", ErrAlreadyRunning)
+		}
+		return d.start()
+	}
+	c, err := EnsureDaemon(context.Background(), d.path, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d starts, want 2", n)
+	}
+}
+
+func TestEnsureDaemonFailures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "indexd.sock")
+	boom := errors.New("boom")
+	if _, err := EnsureDaemon(context.Background(), path, func() error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("start error: %v", err)
+	}
+	// A start that starts nothing: EnsureDaemon gives up at ctx's deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := EnsureDaemon(ctx, path, func() error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no daemon answered on "+path) {
+		t.Errorf("nothing started: %v", err)
+	}
+	// A path that cannot be a socket is an error, not a reason to start.
+	started := false
+	_, err = EnsureDaemon(context.Background(), t.TempDir(), func() error { started = true; return nil })
+	if err == nil || started {
+		t.Errorf("dialing a directory: %v (started %v)", err, started)
+	}
+}

@@ -1,0 +1,137 @@
+// Package rpc is the daemon's transport: JSON-RPC 2.0 over a Unix stream
+// socket, one JSON object per line. It provides the server (Serve, with a
+// Handler the daemon implements), the client (Dial, Client.Call), the
+// socket's path, permissions and single-instance lock (DefaultSocketPath,
+// Listen) and auto-start (EnsureDaemon). This comment is the protocol's
+// specification.
+//
+// # Try it
+//
+//	echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | socat - UNIX-CONNECT:$XDG_RUNTIME_DIR/indexd/indexd.sock
+//	{"jsonrpc":"2.0","id":1,"result":"pong"}
+//
+// (socat waits only 0.5 s for answers after its input ends; give a slow
+// query more with socat -t 30.)
+//
+// # Framing
+//
+// Each request is one line: a JSON object followed by "\n" (a final line
+// without a newline is accepted at end of input; blank lines are
+// skipped). Each response is one line too. A request line may be at most
+// 1 MiB, not counting its newline; a longer one is skipped unread (the
+// server never holds more than 1 MiB of it) and answered with an
+// invalid-request error whose id is null, and the connection carries on
+// with the next line. Batches (JSON arrays) are not supported.
+//
+// # Requests and responses
+//
+// A request is {"jsonrpc":"2.0","id":ID,"method":NAME,"params":PARAMS}.
+// ID is a string, a number or null and is echoed in the response; params
+// may be omitted when a method takes none. A request without an id member
+// is a notification: it is carried out, but never answered, not even with
+// an error.
+//
+// Requests on one connection are handled concurrently (up to 64 at a time
+// by default, after which the server stops reading until one finishes),
+// so a client may pipeline them and must match answers by id: a quick
+// answer overtakes a slow one.
+//
+//	{"jsonrpc":"2.0","id":ID,"result":RESULT}
+//	{"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":TEXT,"data":ANY}}
+//
+// # Methods
+//
+//	glob, grep, ls
+//	    params {"root": ABS, "cwd": PATH, "args": {...}}
+//	      root: the workspace root, an absolute path (required);
+//	      cwd:  the caller's working directory, relative to the root or
+//	            absolute inside it (optional, default the root);
+//	      args: the tool's arguments exactly as an agent gives them to
+//	            Glob, Grep or LS (optional, default {}).
+//	    result: the tool's envelope (status, data, text, stats, context
+//	            and, on error, error). A bad argument, a path outside the
+//	            root, a timeout and every other tool fault is an envelope
+//	            with status "error", not a JSON-RPC error.
+//	ping
+//	    params: none. result: "pong". Answered even while roots are
+//	    indexing; clients use it to see that a daemon is there.
+//	status
+//	    params: none, or {"root": ABS} for one root. result: an object
+//	    describing the daemon and its roots (defined by the daemon).
+//	index
+//	    params {"root": ABS, "wait": BOOL}. Adds the root (if new) and
+//	    starts indexing it; with wait, answers once its index is ready.
+//	    result: the root's status object.
+//	forget
+//	    params {"root": ABS}. Stops watching the root and drops its index.
+//	shutdown
+//	    params: none. The daemon answers, stops accepting connections,
+//	    lets requests in flight finish and exits.
+//
+// ToolParams, RootParams, DecodeToolParams and DecodeParams implement the
+// params checks.
+//
+// # Errors
+//
+// Protocol faults are JSON-RPC errors with the standard codes:
+//
+//	-32700 parse error       the line is not valid JSON (id null)
+//	-32600 invalid request   not an object; a batch ("batch requests are not
+//	                         supported"); jsonrpc not "2.0"; method missing or
+//	                         not a string; id not a string, number or null;
+//	                         params not an object or array; a line over
+//	                         1 MiB ("request too large", id null)
+//	-32601 method not found  an unknown method
+//	-32602 invalid params    params missing or ill-typed: no params object,
+//	                         root missing, not a string or not absolute,
+//	                         cwd not a string
+//	-32603 internal error    the daemon failed (a handler panic, an invalid
+//	                         result)
+//
+// The id of an error response is the request's when it could be read,
+// else null.
+//
+// # Connections
+//
+// Only processes of the daemon's own user may connect: the server checks
+// each connection's SO_PEERCRED uid and closes any other without a word
+// (and Dial checks the server the same way). The socket is 0600 in a 0700
+// directory owned by the user.
+//
+// A connection is dropped when it has been quiet (nothing received,
+// nothing answered) for 5 minutes while none of its requests is in
+// flight, or when it sends nothing for that long in the middle of a
+// request line; a client waiting for a slow answer is never dropped. A client that stops reading its answers is
+// dropped once one response has waited a minute to be written.
+//
+// A client may shut down its writing side (as socat does at the end of
+// its input) and still receive the answers to the requests it sent. When
+// it closes the connection entirely, the requests it has in flight are
+// cancelled.
+//
+// # Shutdown
+//
+// When the server stops (Serve's context is cancelled: on SIGTERM, or the
+// shutdown method) it stops accepting connections and stops reading
+// requests; requests already read finish and are answered, for up to 10
+// seconds, after which they are cancelled (and their answers get one
+// more second to be written); then every connection is closed. Requests sent but not yet read when the server stopped are not
+// answered: the client sees the connection close.
+//
+// # Goroutines
+//
+// Serve owns one goroutine per connection and returns only after all of
+// them have ended. A connection's goroutine reads its requests and owns
+// one goroutine per request (the Handler call and the writing of its
+// response, serialised with the other responses by the connection's
+// write mutex); it waits for them before it closes the connection. A
+// Client owns one goroutine, which reads responses and hands each to the
+// call waiting for its id; Close stops it and waits for it.
+//
+// # Caveats
+//
+//   - Cancelling a Client.Call's context abandons the call but does not
+//     cancel it in the daemon; closing the Client does.
+//   - The protocol has no authentication beyond the peer uid: every
+//     process of the user may query every root.
+package rpc

@@ -1,0 +1,184 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+)
+
+// Method names (see the package documentation for their params and
+// results).
+const (
+	MethodGlob     = "glob"
+	MethodGrep     = "grep"
+	MethodLS       = "ls"
+	MethodStatus   = "status"
+	MethodIndex    = "index"
+	MethodForget   = "forget"
+	MethodShutdown = "shutdown"
+	MethodPing     = "ping"
+)
+
+// Pong is the result of ping.
+var Pong = json.RawMessage(`"pong"`)
+
+// ToolForMethod returns the agent tool name ("Glob", "Grep", "LS", the
+// values of query.ToolGlob, ToolGrep and ToolLS) answered by a tool method,
+// and false for any other method.
+func ToolForMethod(method string) (string, bool) {
+	switch method {
+	case MethodGlob:
+		return "Glob", true
+	case MethodGrep:
+		return "Grep", true
+	case MethodLS:
+		return "LS", true
+	}
+	return "", false
+}
+
+// The JSON-RPC 2.0 error codes this package produces. Handlers may use
+// others (the range -32000 to -32099 is for implementation-defined server
+// errors).
+const (
+	CodeParseError     = -32700 // the line is not valid JSON
+	CodeInvalidRequest = -32600 // valid JSON but not a request (batch, missing jsonrpc/method, too large)
+	CodeMethodNotFound = -32601 // no such method
+	CodeInvalidParams  = -32602 // params missing or of the wrong shape
+	CodeInternalError  = -32603 // the handler failed (or panicked)
+)
+
+// Error is a JSON-RPC error object. A handler returns one for a protocol
+// fault; Client.Call returns one (as an error) when the server answered with
+// an error response.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	return "rpc: " + e.Message + " (" + strconv.Itoa(e.Code) + ")"
+}
+
+// Errorf returns an *Error with the given code and formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrMethodNotFound is the error for an unknown method.
+func ErrMethodNotFound(method string) *Error {
+	return Errorf(CodeMethodNotFound, "method not found: %q", method)
+}
+
+// Handler answers requests. Handle is called in its own goroutine for each
+// request and notification, concurrently with other calls; ctx is cancelled
+// when the client disconnects or when the server stops without waiting (see
+// Server.DrainTimeout). A nil *Error means success and result is sent as the
+// response's result (nil is sent as null); it must be valid JSON. A non-nil
+// *Error is sent as the error response. Tool faults are not protocol faults:
+// glob, grep and ls return an error envelope as their result.
+type Handler interface {
+	Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error) {
+	return f(ctx, method, params)
+}
+
+// MethodFunc answers one method.
+type MethodFunc func(ctx context.Context, params json.RawMessage) (json.RawMessage, *Error)
+
+// Methods is a Handler dispatching by method name; an unknown method is
+// answered with CodeMethodNotFound.
+type Methods map[string]MethodFunc
+
+// Handle dispatches to the method's function.
+func (m Methods) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error) {
+	f, ok := m[method]
+	if !ok {
+		return nil, ErrMethodNotFound(method)
+	}
+	return f(ctx, params)
+}
+
+// ToolParams are the params of glob, grep and ls.
+type ToolParams struct {
+	// Root is the workspace root, an absolute path.
+	Root string `json:"root"`
+	// Cwd is the caller's working directory, relative to Root or absolute
+	// inside it; "" means the root.
+	Cwd string `json:"cwd,omitempty"`
+	// Args are the tool's arguments exactly as the agent gave them; the
+	// tool checks them (a bad argument is an error envelope, not a
+	// protocol error). Absent means {}.
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// DecodeToolParams decodes and checks the params of a tool method: an
+// object with root (an absolute path), optionally cwd (a string) and args
+// (passed through unchecked). Anything else is CodeInvalidParams.
+func DecodeToolParams(params json.RawMessage) (*ToolParams, *Error) {
+	var p ToolParams
+	if err := DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Root == "" {
+		return nil, Errorf(CodeInvalidParams, "invalid params: missing root")
+	}
+	if !filepath.IsAbs(p.Root) {
+		return nil, Errorf(CodeInvalidParams, "invalid params: root must be an absolute path, got %q", p.Root)
+	}
+	return &p, nil
+}
+
+// RootParams are the params of index and forget (root required) and status
+// (root optional).
+type RootParams struct {
+	// Root is a workspace root, an absolute path.
+	Root string `json:"root,omitempty"`
+	// Wait asks index to answer only once the root's index is ready.
+	Wait bool `json:"wait,omitempty"`
+}
+
+// DecodeParams decodes params, which must be a JSON object, into v (a
+// pointer to a struct). Missing params, another JSON type or a member of
+// the wrong type is CodeInvalidParams with a message naming the member.
+func DecodeParams(params json.RawMessage, v any) *Error {
+	params = bytes.TrimSpace(params)
+	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
+		return Errorf(CodeInvalidParams, "invalid params: missing params object")
+	}
+	if params[0] != '{' {
+		return Errorf(CodeInvalidParams, "invalid params: params must be an object")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
+			return Errorf(CodeInvalidParams, "invalid params: %s must be a %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return Errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}
+
+// jsonKind names a Go kind the way a JSON user would.
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	}
+	return "number"
+}

@@ -1,0 +1,608 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults for the zero Server fields.
+const (
+	DefaultIdleTimeout    = 5 * time.Minute
+	DefaultWriteTimeout   = time.Minute
+	DefaultDrainTimeout   = 10 * time.Second
+	DefaultMaxRequestSize = 1 << 20
+	DefaultMaxInFlight    = 64
+)
+
+// Server serves the protocol on stream connections. The zero value of
+// each field selects its default; set a timeout to a negative value to
+// disable it.
+type Server struct {
+	// Handler answers requests. Required.
+	Handler Handler
+
+	// IdleTimeout drops a connection that has been quiet (no bytes
+	// received, no answer sent) for this long while none of its requests
+	// is in flight, or that has sent nothing for this long in the middle
+	// of a request line. A client waiting for a slow answer is never
+	// dropped. Default 5 min.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds the writing of one response; a client that
+	// stops reading its answers is dropped after it. Default 1 min.
+	WriteTimeout time.Duration
+	// DrainTimeout is how long Serve, once its context is cancelled, lets
+	// in-flight requests finish before it cancels their contexts. Negative:
+	// cancel them at once. Default 10 s.
+	DrainTimeout time.Duration
+	// MaxRequestSize is the longest request line accepted, in bytes,
+	// without its newline. Default 1 MiB.
+	MaxRequestSize int
+	// MaxInFlight bounds the requests of one connection handled at once;
+	// the connection is not read while the bound is reached. Default 64.
+	MaxInFlight int
+
+	// CheckPeer vets each accepted connection; one it rejects is closed
+	// without a word. Nil means SameUser: only the server's own uid may
+	// connect.
+	CheckPeer func(net.Conn) error
+	// Logf, if set, receives one line per dropped connection, rejected
+	// peer and handler panic.
+	Logf func(format string, args ...any)
+
+	// testHookWatching, if set, is called each time the hang-up watch
+	// (see conn.watchHangup) finds the peer still there.
+	testHookWatching func()
+}
+
+// Serve serves h on ln with the default settings. See Server.Serve.
+func Serve(ctx context.Context, ln net.Listener, h Handler) error {
+	return (&Server{Handler: h}).Serve(ctx, ln)
+}
+
+// Serve accepts connections on ln and answers their requests until ctx is
+// cancelled or Accept fails for good, then closes ln and shuts down
+// gracefully: connections are no longer read (requests not yet read are
+// never answered), in-flight requests may finish and have their responses
+// written until DrainTimeout, after which their contexts are cancelled;
+// Serve returns once every connection is closed and every handler call
+// has returned. It returns nil after ctx was cancelled, else Accept's
+// error.
+//
+// Goroutines: Serve owns one goroutine per connection and waits for all
+// of them; each connection's goroutine owns the goroutines of its
+// requests (one per request) and waits for them before it closes the
+// connection. Handlers must return once their context is cancelled, or
+// Serve cannot return.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.Handler == nil {
+		return errors.New("rpc: Server.Handler is nil")
+	}
+	cfg := s.withDefaults()
+	// hard is every request's ancestor context. It keeps ctx's values but
+	// not its cancellation: cancelling ctx starts a drain, and hard is
+	// cancelled only when the drain times out.
+	hard, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer hardCancel()
+	stopAccept := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stopAccept()
+
+	var (
+		mu       sync.Mutex // guards conns and stopping
+		conns    = make(map[*conn]struct{})
+		stopping bool
+		wg       sync.WaitGroup // connection goroutines
+	)
+	var err error
+	var delay time.Duration // backoff after a resource-exhaustion Accept error
+	for {
+		nc, aerr := ln.Accept()
+		if aerr != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if temporary(aerr) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				cfg.logf("rpc: accept: %v; retrying in %v", aerr, delay)
+				t := time.NewTimer(delay)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+				continue
+			}
+			err = aerr
+			break
+		}
+		delay = 0
+		c := newConn(hard, &cfg, nc)
+		mu.Lock()
+		conns[c] = struct{}{}
+		if stopping {
+			c.stop()
+		}
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.serve()
+			mu.Lock()
+			delete(conns, c)
+			mu.Unlock()
+		}()
+	}
+	ln.Close()
+
+	mu.Lock()
+	stopping = true
+	for c := range conns {
+		c.stop()
+	}
+	mu.Unlock()
+	if cfg.DrainTimeout < 0 {
+		hardCancel()
+	} else {
+		t := time.AfterFunc(cfg.DrainTimeout, hardCancel)
+		defer t.Stop()
+	}
+	wg.Wait()
+	return err
+}
+
+func (s *Server) withDefaults() Server {
+	cfg := *s
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.MaxRequestSize <= 0 {
+		cfg.MaxRequestSize = DefaultMaxRequestSize
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.CheckPeer == nil {
+		cfg.CheckPeer = SameUser
+	}
+	return cfg
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.Logf != nil {
+		s.Logf(format, args...)
+	}
+}
+
+// temporary reports whether an Accept error is a shortage that may pass
+// (out of file descriptors or memory, an aborted handshake).
+func temporary(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.EINTR} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// aLongTimeAgo is a read deadline that interrupts a blocked read at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// conn is one client connection.
+type conn struct {
+	cfg *Server
+	nc  net.Conn
+	// ctx is the context of the connection's requests, cancelled when the
+	// client hangs up, a response cannot be written, or the server's drain
+	// times out (through its parent).
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex    // guards stopping and the read deadline
+	stopping bool          // reading has been stopped for good
+	stopc    chan struct{} // closed when stopping is set
+
+	wmu     sync.Mutex // serialises response writes; guards wfailed
+	wfailed bool       // a write failed: no more responses can be sent
+	dmu     sync.Mutex // serialises setting the write deadline (see setWriteDeadline)
+
+	reqs       sync.WaitGroup // the request goroutines
+	sem        chan struct{}  // one token per request in flight
+	inflight   atomic.Int32   // requests whose response has not been written yet
+	lastActive atomic.Int64   // when bytes were last read or a response written (UnixNano)
+}
+
+// touch records activity on the connection.
+func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
+
+// quiet returns how long the connection has been without activity.
+func (c *conn) quiet() time.Duration {
+	return time.Duration(time.Now().UnixNano() - c.lastActive.Load())
+}
+
+// activityReader records each successful read as activity.
+type activityReader struct{ c *conn }
+
+func (r activityReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.touch()
+	}
+	return n, err
+}
+
+func newConn(parent context.Context, cfg *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(parent)
+	return &conn{
+		cfg:    cfg,
+		nc:     nc,
+		ctx:    ctx,
+		cancel: cancel,
+		stopc:  make(chan struct{}),
+		sem:    make(chan struct{}, cfg.MaxInFlight),
+	}
+}
+
+// serve runs the connection: it reads and dispatches requests until the
+// client hangs up or reading is stopped, then waits for the requests in
+// flight and closes the connection.
+func (c *conn) serve() {
+	defer c.nc.Close()
+	defer c.cancel()
+	// Once the requests are cancelled, a response still being written
+	// gets a short deadline: a client that does not read must not hold up
+	// Serve's return.
+	defer context.AfterFunc(c.ctx, func() {
+		c.dmu.Lock()
+		defer c.dmu.Unlock()
+		c.nc.SetWriteDeadline(time.Now().Add(cancelledWriteTimeout))
+	})()
+	if err := c.cfg.CheckPeer(c.nc); err != nil {
+		c.cfg.logf("rpc: rejected connection: %v", err)
+		return
+	}
+	if c.readLoop() && c.inflight.Load() > 0 {
+		// The client has closed its side for writing. It may only have
+		// half-closed and still be waiting for its answers (like
+		// `echo REQ | socat - UNIX-CONNECT:...`), so keep the requests
+		// running unless it hangs up entirely.
+		c.watchHangup()
+	}
+	c.reqs.Wait()
+}
+
+// stop stops reading the connection for good; a blocked read returns at
+// once. Requests already dispatched carry on.
+func (c *conn) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopping {
+		return
+	}
+	c.stopping = true
+	close(c.stopc)
+	c.nc.SetReadDeadline(aLongTimeAgo)
+}
+
+// arm sets the read deadline for the next read (none if timeout <= 0). It
+// reports false once reading has been stopped, so a stop can never be
+// overwritten by a later deadline.
+func (c *conn) arm(timeout time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopping {
+		return false
+	}
+	var d time.Time
+	if timeout > 0 {
+		d = time.Now().Add(timeout)
+	}
+	c.nc.SetReadDeadline(d)
+	return true
+}
+
+// readLoop reads and dispatches request lines. It returns true if it
+// stopped at end of input, false if it stopped for any other reason
+// (reading stopped, idle timeout, a read error).
+func (c *conn) readLoop() (eof bool) {
+	lr := newLineReader(activityReader{c}, 64<<10, c.cfg.MaxRequestSize)
+	idle := c.cfg.IdleTimeout
+	c.touch()
+	timeout := idle
+	for {
+		if !c.arm(timeout) {
+			return false
+		}
+		timeout = idle
+		line, err := lr.next()
+		switch {
+		case err == nil:
+			if !c.dispatch(line) {
+				return false
+			}
+		case errors.Is(err, errLineTooLong):
+			c.send(appendError(nil, nil, Errorf(CodeInvalidRequest, "request too large (limit %d bytes)", c.cfg.MaxRequestSize)))
+		case errors.Is(err, io.EOF):
+			return true
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if c.isStopping() {
+				return false
+			}
+			quiet := c.quiet()
+			switch {
+			case quiet < idle:
+				timeout = idle - quiet // there was activity since the deadline was set
+			case lr.partial():
+				c.cfg.logf("rpc: dropped a connection stalled mid-request for %v", quiet.Round(time.Millisecond))
+				return false
+			case c.inflight.Load() == 0:
+				c.cfg.logf("rpc: dropped a connection idle for %v", quiet.Round(time.Millisecond))
+				return false
+			}
+			// Otherwise the client is waiting for answers: wait with it.
+		default:
+			if !c.isStopping() && !errors.Is(err, net.ErrClosed) {
+				c.cfg.logf("rpc: read: %v", err)
+			}
+			return false
+		}
+	}
+}
+
+func (c *conn) isStopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopping
+}
+
+// watchHangup waits until the requests in flight are done or the client
+// hangs up entirely, whichever comes first; a hang-up cancels them.
+func (c *conn) watchHangup() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.reqs.Wait()
+		c.stop() // ends the wait below
+	}()
+	defer func() { <-done }()
+	rc, err := syscallConn(c.nc)
+	if err != nil || !hangupDetectable {
+		// Half-close and hang-up cannot be told apart: treat end of
+		// input as a hang-up.
+		c.cancel()
+		return
+	}
+	if !c.arm(-1) {
+		return
+	}
+	gone := rc.Read(func(fd uintptr) bool {
+		if hungUp(fd) {
+			return true
+		}
+		if c.cfg.testHookWatching != nil {
+			c.cfg.testHookWatching()
+		}
+		return false
+	})
+	if gone == nil {
+		c.cancel()
+	}
+}
+
+func syscallConn(nc net.Conn) (syscall.RawConn, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil, fmt.Errorf("rpc: %T has no file descriptor", nc)
+	}
+	return sc.SyscallConn()
+}
+
+// dispatch handles one request line: a protocol fault is answered at
+// once, a request or notification is handed to its own goroutine. It
+// reports false if reading has been stopped meanwhile.
+func (c *conn) dispatch(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return true // blank lines between requests are tolerated
+	}
+	req, rerr := parseRequest(line)
+	if rerr != nil {
+		c.send(appendError(nil, req.id, rerr))
+		return true
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.stopc:
+		return false
+	}
+	c.inflight.Add(1)
+	c.reqs.Add(1)
+	go c.handle(req)
+	return true
+}
+
+func (c *conn) handle(req request) {
+	defer func() {
+		c.inflight.Add(-1)
+		<-c.sem
+		c.reqs.Done()
+	}()
+	result, herr := c.call(req)
+	if req.id == nil {
+		return // a notification: no response, whatever happened
+	}
+	var b []byte
+	if herr != nil {
+		b = appendError(nil, req.id, herr)
+	} else {
+		b = appendResult(nil, req.id, result)
+	}
+	c.send(b)
+}
+
+// call runs the handler, turning a panic into an internal error.
+func (c *conn) call(req request) (result json.RawMessage, herr *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.cfg.logf("rpc: handler panic in %q: %v\n%s", req.method, r, debug.Stack())
+			result, herr = nil, Errorf(CodeInternalError, "internal error: %v", r)
+		}
+	}()
+	return c.cfg.Handler.Handle(c.ctx, req.method, req.params)
+}
+
+// send writes one response line. After a failed write the connection is
+// useless: its requests are cancelled and reading stops.
+func (c *conn) send(b []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wfailed {
+		return
+	}
+	c.setWriteDeadline()
+	if _, err := c.nc.Write(b); err != nil {
+		c.wfailed = true
+		c.cancel()
+		c.stop()
+		return
+	}
+	c.touch()
+}
+
+// cancelledWriteTimeout bounds the writing of a response once the
+// connection's requests have been cancelled.
+const cancelledWriteTimeout = time.Second
+
+// setWriteDeadline sets the deadline for writing one response.
+func (c *conn) setWriteDeadline() {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	timeout := c.cfg.WriteTimeout
+	if c.ctx.Err() != nil && (timeout <= 0 || timeout > cancelledWriteTimeout) {
+		timeout = cancelledWriteTimeout
+	}
+	var d time.Time
+	if timeout > 0 {
+		d = time.Now().Add(timeout)
+	}
+	c.nc.SetWriteDeadline(d)
+}
+
+// request is a parsed request line.
+type request struct {
+	id     json.RawMessage // nil for a notification
+	method string
+	params json.RawMessage
+}
+
+var (
+	jsonrpcVersion = []byte(`"2.0"`)
+	nullID         = json.RawMessage("null")
+)
+
+// parseRequest parses one line. On a fault it returns the error to send
+// and, in req.id, the request's id if it could be read (nil otherwise).
+func parseRequest(line []byte) (request, *Error) {
+	var req request
+	if !json.Valid(line) {
+		return req, Errorf(CodeParseError, "parse error: invalid JSON")
+	}
+	switch line[0] {
+	case '{':
+	case '[':
+		return req, Errorf(CodeInvalidRequest, "invalid request: batch requests are not supported")
+	default:
+		return req, Errorf(CodeInvalidRequest, "invalid request: not a JSON object")
+	}
+	// A map, not a struct: member names are case-sensitive in JSON-RPC.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return req, Errorf(CodeParseError, "parse error: %v", err)
+	}
+	if id, ok := m["id"]; ok {
+		switch id[0] {
+		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			req.id = id
+		default:
+			return req, Errorf(CodeInvalidRequest, "invalid request: id must be a string, a number or null")
+		}
+	}
+	if v, ok := m["jsonrpc"]; !ok || !bytes.Equal(v, jsonrpcVersion) {
+		return req, Errorf(CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
+	}
+	method, ok := m["method"]
+	if !ok {
+		return req, Errorf(CodeInvalidRequest, "invalid request: missing method")
+	}
+	if method[0] != '"' || json.Unmarshal(method, &req.method) != nil {
+		return req, Errorf(CodeInvalidRequest, "invalid request: method must be a string")
+	}
+	if p, ok := m["params"]; ok && p[0] != 'n' {
+		if p[0] != '{' && p[0] != '[' {
+			return req, Errorf(CodeInvalidRequest, "invalid request: params must be an object or an array")
+		}
+		req.params = p
+	}
+	return req, nil
+}
+
+// appendResult appends a success response line. A result that is not
+// valid JSON becomes an internal error; whitespace is removed so the
+// response stays on one line.
+func appendResult(dst []byte, id, result json.RawMessage) []byte {
+	if len(result) == 0 {
+		result = nullID
+	}
+	buf := bytes.NewBuffer(dst)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(id)
+	buf.WriteString(`,"result":`)
+	if err := json.Compact(buf, result); err != nil {
+		return appendError(dst[:0], id, Errorf(CodeInternalError, "internal error: the handler returned invalid JSON"))
+	}
+	buf.WriteString("}\n")
+	return buf.Bytes()
+}
+
+// appendError appends an error response line; a nil id is written as
+// null.
+func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	eb, err := marshalNoEscape(e)
+	if err != nil { // only an invalid Data can fail
+		eb, _ = marshalNoEscape(&Error{Code: e.Code, Message: e.Message})
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"error":`...)
+	dst = append(dst, eb...)
+	return append(dst, "}\n"...)
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -1,0 +1,186 @@
+package rpc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Listen errors.
+var (
+	// ErrAlreadyRunning: another daemon holds the socket's lock (or, with
+	// the lock free, something already answers on the socket).
+	ErrAlreadyRunning = errors.New("rpc: a daemon is already running")
+	// ErrInsecureDir: the socket's directory is not owned by the current
+	// user or is writable by others, so another user could replace the
+	// socket.
+	ErrInsecureDir = errors.New("rpc: insecure socket directory")
+)
+
+// DefaultSocketPath returns where the daemon listens: $INDEXD_SOCKET if
+// set, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else
+// indexd/indexd.sock in the user's cache directory ($XDG_CACHE_HOME or
+// ~/.cache). The result is absolute.
+func DefaultSocketPath() string {
+	if p := os.Getenv("INDEXD_SOCKET"); p != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+		return p
+	}
+	// The XDG spec says to ignore a relative XDG_RUNTIME_DIR.
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Join(d, "indexd", "indexd.sock")
+	}
+	if d, err := os.UserCacheDir(); err == nil && filepath.IsAbs(d) {
+		return filepath.Join(d, "indexd", "indexd.sock")
+	}
+	return filepath.Join(os.TempDir(), "indexd-"+strconv.Itoa(os.Getuid()), "indexd.sock")
+}
+
+// LockPath returns the lock file guarding the socket at path: the socket's
+// name with ".sock" replaced by ".lock" (indexd.sock → indexd.lock), in the
+// same directory.
+func LockPath(path string) string {
+	return strings.TrimSuffix(path, ".sock") + ".lock"
+}
+
+// maxSocketPath is the longest socket path bind accepts (sun_path less
+// its terminating NUL).
+const maxSocketPath = 107
+
+// Listen makes path the daemon's socket and returns its listener and a
+// function releasing the instance lock:
+//
+//   - the directory is created 0700 if missing; an existing directory must
+//     be owned by the current user and not group- or world-writable
+//     (ErrInsecureDir);
+//   - the lock file (LockPath) is locked exclusively without waiting; if
+//     another process holds it, Listen returns ErrAlreadyRunning;
+//   - holding the lock, a socket file left by a daemon that died is
+//     removed (connecting to it is refused); one that answers means
+//     another server is running (ErrAlreadyRunning); anything but a socket
+//     at path is left alone and reported;
+//   - the socket is created and made 0600.
+//
+// Closing the listener (Serve does on return) removes the socket file;
+// call unlock after that, when the process no longer needs to be the only
+// instance. The lock also goes when the process exits, however it exits.
+func Listen(path string) (ln net.Listener, unlock func(), err error) {
+	if len(path) > maxSocketPath {
+		return nil, nil, fmt.Errorf("rpc: socket path %s is too long (%d bytes, at most %d); set INDEXD_SOCKET to a shorter one", path, len(path), maxSocketPath)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("rpc: socket directory: %w", err)
+	}
+	if err := checkDir(dir); err != nil {
+		return nil, nil, err
+	}
+	lockf, err := lockFile(LockPath(path))
+	if err != nil {
+		return nil, nil, err
+	}
+	var once sync.Once
+	unlock = func() { once.Do(func() { lockf.Close() }) }
+	if err := removeStale(path); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("rpc: %w", err)
+	}
+	// The directory is 0700, so nobody else could connect before this.
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		unlock()
+		return nil, nil, fmt.Errorf("rpc: %w", err)
+	}
+	return l, unlock, nil
+}
+
+// checkDir refuses a socket directory another user could tamper with.
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("rpc: socket directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("rpc: socket directory %s is not a directory", dir)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("rpc: socket directory %s: cannot read its owner", dir)
+	}
+	if me := os.Getuid(); st.Uid != uint32(me) {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by the current user (uid %d)", ErrInsecureDir, dir, st.Uid, me)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by its group or others (mode %04o); fix it with: chmod 700 %s", ErrInsecureDir, dir, perm, dir)
+	}
+	return nil
+}
+
+// lockFile opens and exclusively locks path without waiting, and writes
+// this process's id into it (for people and `indexctl status`). The lock
+// lives as long as the returned file is open.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("rpc: lock file: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			holder := ""
+			if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+				holder = " by pid " + strings.TrimSpace(string(b))
+			}
+			return nil, fmt.Errorf("%w (%s is held%s)", ErrAlreadyRunning, path, holder)
+		}
+		return nil, fmt.Errorf("rpc: locking %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+// removeStale removes a socket file whose server is gone. The caller holds
+// the lock, so no other daemon is about to create one.
+func removeStale(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("rpc: %w", err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("rpc: %s exists and is not a socket; remove it or choose another socket path", path)
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	switch {
+	case err == nil:
+		c.Close()
+		return fmt.Errorf("%w (%s answers though its lock was free)", ErrAlreadyRunning, path)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("rpc: removing stale socket: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("rpc: probing %s: %w", path, err)
+}
