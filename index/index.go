@@ -23,7 +23,6 @@ package index
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"runtime"
 	"slices"
@@ -316,7 +315,6 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 			out = append(out, *f)
 		}
 	}
-	seen := make(map[uint32]bool)
 	ids, all := ix.evalBase(q)
 	if all {
 		for _, id := range ix.order {
@@ -333,14 +331,11 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	}
 	for id, tris := range ix.delta {
 		if !ix.unknown[id] && matchSet(q, tris) {
-			seen[id] = true
 			add(id)
 		}
 	}
-	for id := range ix.unknown {
-		if !seen[id] {
-			add(id)
-		}
+	for id := range ix.unknown { // trigrams unknown: always a candidate
+		add(id)
 	}
 	return out
 }
@@ -481,6 +476,3 @@ func ancestorsAndSelf(rel string) []string {
 	}
 	return append(out, rel)
 }
-
-// ErrOutside is returned for a path that is not inside the root.
-var ErrOutside = errors.New("index: path outside the root")
