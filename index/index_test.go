@@ -360,3 +360,32 @@ func crashChild() {
 		ix.Close()
 	}
 }
+
+// Apply on a path that is now ignored records it as a build would, and a
+// path that changed type (file <-> directory) ends up as the tree has it.
+func TestApplyIgnoredAndTypeChanges(t *testing.T) {
+	root := writeTree(t, map[string]string{".ignore": "*.tmp\n", "a": "file a\n", "d/x.txt": "x\n", "keep.txt": "k\n"})
+	ix := mustBuild(t, root)
+	writeFile(t, root, "new.tmp", "ignored\n")
+	os.Remove(filepath.Join(root, "a"))
+	writeFile(t, root, "a/inner.txt", "now a directory\n")
+	os.RemoveAll(filepath.Join(root, "d"))
+	writeFile(t, root, "d", "now a file\n")
+	if err := ix.Apply(context.Background(), []string{"new.tmp", "a", "d"}); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	fresh := mustBuild(t, root)
+	if !slices.Equal(paths(ix), paths(fresh)) {
+		t.Fatalf("paths:\n got %q\nwant %q", paths(ix), paths(fresh))
+	}
+	if !ix.Ignored("new.tmp") {
+		t.Fatal("new.tmp is ignored but not recorded as such")
+	}
+	var got, want []Skipped
+	ix.IgnoredUnder("", func(s Skipped) { got = append(got, s) })
+	fresh.IgnoredUnder("", func(s Skipped) { want = append(want, s) })
+	if !slices.Equal(got, want) {
+		t.Fatalf("ignored records:\n got %v\nwant %v", got, want)
+	}
+}

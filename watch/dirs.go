@@ -1,0 +1,324 @@
+package watch
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/indexd/indexd/ignore"
+)
+
+// dirTree is the set of watched directories (root-relative, "" for the
+// root) with each one's watched subdirectories, so a subtree can be
+// dropped without scanning the whole set. Every member's parent is a
+// member. Owned by the processor.
+type dirTree struct {
+	kids map[string]map[string]bool // watched dir -> names of its watched subdirectories
+}
+
+func newDirTree() *dirTree { return &dirTree{kids: make(map[string]map[string]bool)} }
+
+func (t *dirTree) len() int            { return len(t.kids) }
+func (t *dirTree) has(rel string) bool { _, ok := t.kids[rel]; return ok }
+
+// add records rel as watched; its parent must be (unless rel is the root).
+func (t *dirTree) add(rel string) {
+	if t.has(rel) {
+		return
+	}
+	t.kids[rel] = make(map[string]bool)
+	if rel != "" {
+		dir, name := split(rel)
+		if k := t.kids[dir]; k != nil {
+			k[name] = true
+		}
+	}
+}
+
+// walk calls fn for rel and every watched directory below it, parents
+// before children.
+func (t *dirTree) walk(rel string, fn func(string)) {
+	k, ok := t.kids[rel]
+	if !ok {
+		return
+	}
+	fn(rel)
+	for name := range k {
+		t.walk(join(rel, name), fn)
+	}
+}
+
+// remove drops rel and everything below it, calling fn for each, children
+// before parents.
+func (t *dirTree) remove(rel string, fn func(string)) {
+	k, ok := t.kids[rel]
+	if !ok {
+		return
+	}
+	for name := range k {
+		t.remove(join(rel, name), fn)
+	}
+	delete(t.kids, rel)
+	if rel != "" {
+		dir, name := split(rel)
+		if p := t.kids[dir]; p != nil {
+			delete(p, name)
+		}
+	}
+	fn(rel)
+}
+
+// rulesCache computes, for one batch, the ignore rules in force in each
+// directory, reading each rule file once.
+type rulesCache struct {
+	root string
+	at   map[string]*ignore.Dir // rules for the entries of a directory
+}
+
+func newRulesCache(root string) *rulesCache {
+	return &rulesCache{root: root, at: map[string]*ignore.Dir{"": ignore.Open(root)}}
+}
+
+// dir returns the rules for the entries of the directory rel.
+func (c *rulesCache) dir(rel string) *ignore.Dir {
+	if d, ok := c.at[rel]; ok {
+		return d
+	}
+	parent, _ := split(rel)
+	d := c.dir(parent).Step(c.root, rel)
+	c.at[rel] = d
+	return d
+}
+
+// classify says whether rel is ignored as index.Build would see it (a
+// default-ignored directory name or an ignore rule, at any component), and
+// whether it is rel's own name that is (rather than an ancestor's).
+func (c *rulesCache) classify(rel string, isDir bool) (ignored, self bool) {
+	if rel == "" {
+		return false, false // the root is never ignored
+	}
+	comps := strings.Split(rel, "/")
+	for i, name := range comps {
+		p := strings.Join(comps[:i+1], "/")
+		dir := i < len(comps)-1 || isDir
+		parent, _ := split(p)
+		if dir && ignore.IsDefaultDir(name) || c.dir(parent).Match(p, dir) == ignore.Ignore {
+			return true, i == len(comps)-1
+		}
+	}
+	return false, false
+}
+
+// addWatch watches the directory at abs, through the AddWatch seam.
+func (w *Watcher) addWatch(abs string) error {
+	if w.opts.AddWatch != nil {
+		return w.opts.AddWatch(abs, w.fsw.Add)
+	}
+	return w.fsw.Add(abs)
+}
+
+// watchTree watches the directory rel (whose entries ign governs) and every
+// directory below it that the index would hold, each before listing it,
+// then drops the watches and unwatched records below rel that the walk did
+// not reach (now ignored, gone). It reports whether the watch limit was
+// hit. Processor only (or Start before the processor runs).
+func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
+	type item struct {
+		rel    string
+		parent *ignore.Dir // rules of the directory holding rel
+		ign    *ignore.Dir // rules for rel's entries, if known
+	}
+	visited := make(map[string]bool)
+	stack := []item{{rel: rel, ign: ign}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		abs := w.abs(it.rel)
+		visited[it.rel] = true
+		if err := w.addWatch(abs); err != nil {
+			if w.dirs.has(it.rel) {
+				w.unwatch(it.rel) // its watch is gone with the directory it watched
+			}
+			switch {
+			case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EACCES):
+				// Gone, replaced, or unreadable (so unindexable too): an
+				// event on the parent will bring it back here.
+			default:
+				if errors.Is(err, syscall.ENOSPC) {
+					limited = true
+				} else {
+					w.log.Warn("watch: cannot watch directory", "dir", abs, "err", err)
+				}
+				if !w.unwatched[it.rel] {
+					w.unwatched[it.rel] = true
+					if limited {
+						w.log.Warn("watch: inotify watch limit reached; subtree not watched (queries there use the walk); raise fs.inotify.max_user_watches",
+							"dir", abs, "watched", w.dirs.len(), "max_user_watches", w.maxWatches)
+					}
+				}
+			}
+			continue
+		}
+		delete(w.unwatched, it.rel)
+		w.dirs.add(it.rel)
+		w.checkLimit()
+		ents, err := os.ReadDir(abs)
+		if err != nil {
+			continue
+		}
+		d := it.ign
+		if d == nil {
+			var hasGit, hasGI, hasIgn bool
+			for _, e := range ents {
+				switch e.Name() {
+				case ignore.GitDir:
+					hasGit = true
+				case ignore.GitignoreFile:
+					hasGI = true
+				case ignore.IgnoreFile:
+					hasIgn = true
+				}
+			}
+			d = it.parent.Child(abs, it.rel, hasGit, hasGI, hasIgn)
+		}
+		// Push in reverse so that directories are visited in name order:
+		// the order (and so which subtrees a watch limit leaves out) does
+		// not depend on scheduling.
+		for i := len(ents) - 1; i >= 0; i-- {
+			e := ents[i]
+			if !e.IsDir() {
+				continue
+			}
+			sub := join(it.rel, e.Name())
+			if ignore.IsDefaultDir(e.Name()) || d.Match(sub, true) == ignore.Ignore {
+				continue
+			}
+			stack = append(stack, item{rel: sub, parent: d})
+		}
+	}
+	var stale []string
+	w.dirs.walk(rel, func(p string) {
+		if !visited[p] {
+			stale = append(stale, p)
+		}
+	})
+	for _, p := range stale {
+		w.unwatch(p)
+	}
+	for u := range w.unwatched {
+		if within(u, rel) && !visited[u] {
+			delete(w.unwatched, u)
+		}
+	}
+	return limited
+}
+
+// unwatch removes the watches on rel and every directory below it, and
+// forgets unwatched subtrees there. Removing a watch inotify already
+// dropped (the directory was deleted) is harmless.
+func (w *Watcher) unwatch(rel string) {
+	if !w.dirs.has(rel) && !w.unwatched[rel] {
+		// Nothing at or below rel: an unwatched root's parent is watched,
+		// and so are all its ancestors.
+		return
+	}
+	w.dirs.remove(rel, func(p string) {
+		_ = w.fsw.Remove(w.abs(p)) // ErrNonExistentWatch when inotify dropped it first
+		w.removed++
+	})
+	for u := range w.unwatched {
+		if within(u, rel) {
+			delete(w.unwatched, u)
+		}
+	}
+	w.checkLimit()
+}
+
+// checkLimit warns once when the watch count passes 80% of the limit, and
+// re-arms when it falls back under 70%.
+func (w *Watcher) checkLimit() {
+	if w.maxWatches <= 0 {
+		return
+	}
+	n := w.dirs.len()
+	switch {
+	case !w.warned && n*10 > w.maxWatches*8:
+		w.warned = true
+		w.log.Warn("watch: nearing the inotify watch limit; raise fs.inotify.max_user_watches",
+			"root", w.root, "watched", n, "max_user_watches", w.maxWatches)
+	case w.warned && n*10 < w.maxWatches*7:
+		w.warned = false
+	}
+}
+
+// chooseCookieDir picks where Sync makes cookies: <root>/.git when it is a
+// directory that can be watched, else the root if it is watched.
+func (w *Watcher) chooseCookieDir() {
+	git := filepath.Join(w.root, ignore.GitDir)
+	dir := ""
+	if fi, err := os.Lstat(git); err == nil && fi.IsDir() && w.addWatch(git) == nil {
+		dir, w.gitWatched = git, true
+	} else {
+		if w.gitWatched {
+			_ = w.fsw.Remove(git)
+			w.gitWatched = false
+		}
+		if w.dirs.has("") {
+			dir = w.root
+		}
+	}
+	w.syncMu.Lock()
+	w.cookieDir = dir
+	w.cookieFallback = ""
+	if w.dirs.has("") {
+		w.cookieFallback = w.root
+	}
+	w.syncMu.Unlock()
+}
+
+// removeLeftoverCookies removes cookie files left in dir by a process that
+// died between creating and removing one.
+func removeLeftoverCookies(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), CookiePrefix) && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(dir, e.Name())) // another process may have removed it first
+		}
+	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// within reports whether p is dir or below it ("" is the root).
+func within(p, dir string) bool {
+	return dir == "" || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// split cuts rel into its parent ("" at the top) and its last name.
+func split(rel string) (dir, name string) {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i], rel[i+1:]
+	}
+	return "", rel
+}

@@ -1,0 +1,481 @@
+package watch
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/index"
+)
+
+// drain moves events from fsnotify into the dirty set. It blocks only on
+// fsnotify's channels, so inotify's queue is emptied as fast as it fills.
+func (w *Watcher) drain() {
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			w.event(ev)
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			w.fault(err)
+		}
+	}
+}
+
+// event marks an event's path dirty (or notes a cookie, a rule change, the
+// root's end) and wakes the processor.
+func (w *Watcher) event(ev fsnotify.Event) {
+	if w.opts.onEvent != nil && !w.opts.onEvent(ev) {
+		return
+	}
+	rel, ok := w.relOf(ev.Name)
+	if !ok {
+		return
+	}
+	dir, name := split(rel)
+	if strings.HasPrefix(name, CookiePrefix) {
+		if ev.Has(fsnotify.Create) && (dir == "" || dir == ignore.GitDir) {
+			w.cookieSeen(name)
+		}
+		return // never indexed
+	}
+	if dir == ignore.GitDir {
+		return // the cookie directory's other traffic
+	}
+	w.mu.Lock()
+	w.st.Events++
+	switch {
+	case rel == "":
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			w.rootGone = true
+		} else {
+			w.dirty[rel] |= ev.Op
+		}
+	default:
+		w.dirty[rel] |= ev.Op
+		structural := ev.Op&(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) != 0
+		switch name {
+		case ignore.GitignoreFile, ignore.IgnoreFile:
+			if ev.Op != fsnotify.Chmod {
+				w.rules[dir] = true
+			}
+		case ignore.GitDir:
+			if structural {
+				w.rules[dir] = true // .gitignore files above apply only inside a repository
+			}
+		}
+	}
+	w.mu.Unlock()
+	w.signal()
+}
+
+// fault handles an error from fsnotify. An overflow means events were
+// lost: the root is suspect until a whole-tree reconcile ends.
+func (w *Watcher) fault(err error) {
+	if !errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.log.Warn("watch: fsnotify error", "root", w.root, "err", err)
+		return
+	}
+	w.log.Warn("watch: event queue overflow; reconciling the whole tree", "root", w.root)
+	w.mu.Lock()
+	w.st.Overflows++
+	w.resyncs++
+	w.st.Suspect = true
+	w.mu.Unlock()
+	w.signal()
+}
+
+// batch is what the processor takes from the dirty set at once.
+type batch struct {
+	paths    map[string]fsnotify.Op
+	rules    map[string]bool
+	cookies  []*cookie
+	resync   bool   // a whole-tree reconcile is wanted
+	resyncAt uint64 // the resyncs count it answers
+	rootGone bool
+}
+
+// take empties the dirty set into a batch; ok is false when there is
+// nothing to do.
+func (w *Watcher) take() (b batch, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b = batch{
+		paths:    w.dirty,
+		rules:    w.rules,
+		cookies:  w.seen,
+		resync:   w.resyncs != w.taken,
+		resyncAt: w.resyncs,
+		rootGone: w.rootGone,
+	}
+	if len(b.paths) == 0 && len(b.rules) == 0 && len(b.cookies) == 0 && !b.resync && !b.rootGone {
+		return b, false
+	}
+	w.taken = w.resyncs
+	w.dirty = make(map[string]fsnotify.Op)
+	w.rules = make(map[string]bool)
+	w.seen = nil
+	w.inBatch = len(b.paths)
+	return b, true
+}
+
+// process applies batches until the watcher stops.
+func (w *Watcher) process() {
+	defer w.shutdown(ErrClosed)
+	w.resync(nil, nil)
+	if w.ctx.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	w.st.Ready = true
+	w.mu.Unlock()
+	close(w.ready)
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.wake:
+		}
+		for {
+			b, ok := w.take()
+			if !ok {
+				break
+			}
+			if b.rootGone {
+				w.stopRootGone()
+				return
+			}
+			w.handle(b)
+			if w.ctx.Err() != nil {
+				return
+			}
+		}
+		if w.ix.NeedsCompact() {
+			if err := w.ix.Compact(); err != nil {
+				w.failed(err)
+			}
+		}
+	}
+}
+
+// stopRootGone stops the watcher for good: the index describes nothing
+// that exists any more.
+func (w *Watcher) stopRootGone() {
+	w.log.Warn("watch: root moved or deleted; watcher stopped", "root", w.root)
+	w.mu.Lock()
+	w.rootGone = true
+	w.mu.Unlock()
+	w.shutdown(ErrRootGone)
+	w.cancel()
+	_ = w.fsw.Close() // ends the drain; Close will find it closed
+}
+
+// handle applies one batch.
+func (w *Watcher) handle(b batch) {
+	w.removed = 0
+	if b.resync || b.rules[""] {
+		w.resync(&b, b.cookies)
+		return
+	}
+	rc := newRulesCache(w.root)
+	var apply []string          // paths for Index.Apply
+	isDir := map[string]bool{}  // which of them are directories now
+	isFile := map[string]bool{} // which are files (or links, or others) now
+	var prune []index.Skipped   // paths ignored at their own name
+	var rewatch []string        // directories to (re)watch, after all removals
+	for _, d := range sortedKeys(b.rules) {
+		if fi, err := os.Lstat(w.abs(d)); err == nil && fi.IsDir() && w.dirs.has(d) {
+			rewatch = append(rewatch, d)
+			apply = append(apply, d)
+			isDir[d] = true
+		}
+	}
+	for _, p := range sortedKeys(b.paths) {
+		op := b.paths[p]
+		fi, err := os.Lstat(w.abs(p))
+		switch {
+		case err != nil: // gone: the index drops it and everything under it
+			w.unwatch(p)
+			apply = append(apply, p)
+		case fi.IsDir():
+			ignored, self := rc.classify(p, true)
+			// Created, moved in, replaced, or not watched yet: any watch
+			// at p is stale and goes before any is added.
+			fresh := ignored || op&(fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 || !w.dirs.has(p)
+			if fresh {
+				w.unwatch(p)
+				if !ignored {
+					rewatch = append(rewatch, p)
+				}
+			}
+			if ignored && self {
+				prune = append(prune, index.Skipped{Path: p, IsDir: true})
+			} else {
+				w.dropReplaced(p, true)
+				apply = append(apply, p)
+				isDir[p] = true
+			}
+		default:
+			w.unwatch(p) // a directory replaced by a file
+			if ignored, self := rc.classify(p, false); ignored && self {
+				prune = append(prune, index.Skipped{Path: p})
+			} else {
+				w.dropReplaced(p, false)
+				apply = append(apply, p)
+				isFile[p] = true
+			}
+		}
+	}
+	for _, d := range outermost(rewatch) {
+		parent, _ := split(d)
+		if d != "" && !w.dirs.has(parent) {
+			continue // its parent is not watched (gone, unwatched): nor is it
+		}
+		w.watchTree(d, rc.dir(d))
+	}
+	w.applyPaths(minimal(apply, isDir, isFile))
+	if len(prune) > 0 {
+		if err := w.ix.Prune(prune); err != nil {
+			w.failed(err)
+		}
+	}
+	if w.removed > 0 && len(w.unwatched) > 0 {
+		w.retryUnwatched(rc)
+	}
+	w.dropCookieEntries()
+	w.finishBatch(b.cookies, false)
+}
+
+// resync rewatches and reconciles the whole tree: the initial reconcile
+// (b == nil), after an overflow or a failed update, or when the root's
+// ignore rules changed. The cookies in release, and those every caller of
+// which had already called Sync when it began, are released when it ends.
+func (w *Watcher) resync(b *batch, release []*cookie) {
+	release = append(release, w.seal()...)
+	if b != nil && w.opts.beforeResync != nil {
+		w.opts.beforeResync()
+	}
+	rc := newRulesCache(w.root)
+	if b != nil { // the initial one follows Start's watching
+		w.watchTree("", rc.dir(""))
+		w.chooseCookieDir()
+	}
+	_, err := w.ix.Reconcile(w.ctx)
+	if err == nil && b != nil {
+		// Files named by events are re-read even if their stat looks
+		// unchanged (a rewrite within one mtime tick). Ignored ones are
+		// left to the reconcile, which recorded them.
+		var files []string
+		for _, p := range sortedKeys(b.paths) {
+			if fi, e := os.Lstat(w.abs(p)); e == nil && !fi.IsDir() {
+				if ignored, _ := rc.classify(p, false); !ignored {
+					files = append(files, p)
+				}
+			}
+		}
+		if len(files) > 0 {
+			err = w.ix.Apply(w.ctx, files)
+		}
+	}
+	w.dropCookieEntries()
+	if w.ctx.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	w.st.Reconciles++
+	if err != nil {
+		w.st.Err = err
+		w.st.Suspect = true // the index may be behind until a reconcile succeeds
+	} else {
+		w.st.Err = nil
+		if b != nil && b.resyncAt == w.resyncs {
+			w.st.Suspect = false
+		}
+	}
+	w.mu.Unlock()
+	if err != nil {
+		w.log.Warn("watch: reconcile failed; the index stays suspect", "root", w.root, "err", err)
+	}
+	w.finishBatch(release, true)
+}
+
+// applyPaths brings paths up to date in the index.
+func (w *Watcher) applyPaths(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	err := w.ix.Apply(w.ctx, paths)
+	w.mu.Lock()
+	w.st.Applies++
+	w.mu.Unlock()
+	if err != nil && w.ctx.Err() == nil {
+		w.failed(err)
+	}
+}
+
+// failed records an update failure: the index may have missed a change,
+// so it is suspect until a whole-tree reconcile succeeds. A failing
+// reconcile does not ask for another (no loop); the next failure or
+// overflow will.
+func (w *Watcher) failed(err error) {
+	w.log.Warn("watch: index update failed; reconciling the whole tree", "root", w.root, "err", err)
+	w.mu.Lock()
+	w.st.Err = err
+	w.st.Suspect = true
+	w.resyncs++
+	w.mu.Unlock()
+	w.signal()
+}
+
+// retryUnwatched tries again to watch the subtrees the watch limit left
+// out, now that watches were freed; each one watched is reconciled, since
+// the index there may have gone stale. It stops at the first that still
+// fails.
+func (w *Watcher) retryUnwatched(rc *rulesCache) {
+	var now []string
+	for _, u := range sortedKeys(w.unwatched) {
+		parent, _ := split(u)
+		if u != "" && !w.dirs.has(parent) {
+			continue
+		}
+		if w.watchTree(u, rc.dir(u)) {
+			break
+		}
+		if w.dirs.has(u) {
+			now = append(now, u)
+		}
+	}
+	w.applyPaths(now)
+}
+
+// dropReplaced removes what the index holds at p of the other kind: a
+// file where p is now a directory, or files under p where p is now a
+// file. Index.Apply reconciles a directory's contents and a file's own
+// entry but not a change of kind at the path itself.
+func (w *Watcher) dropReplaced(p string, nowDir bool) {
+	stale := false
+	if nowDir {
+		stale = holds(w.ix, p)
+	} else {
+		w.ix.Files(p, "", func(*index.File) bool { stale = true; return false })
+	}
+	if !stale {
+		return
+	}
+	var err error
+	if nowDir {
+		err = w.ix.Remove(p)
+	} else {
+		err = w.ix.RemoveTree(p)
+	}
+	if err != nil {
+		w.failed(err)
+	}
+}
+
+// holds reports whether the index has an entry at exactly rel.
+func holds(ix *index.Index, rel string) bool {
+	dir, name := split(rel)
+	found := false
+	ix.Files(dir, name, func(f *index.File) bool {
+		found = f.Path == rel // rel itself sorts first among paths it prefixes
+		return false
+	})
+	return found
+}
+
+// dropCookieEntries removes cookie files that a walk listed in the instant
+// they existed (cookies in the root only).
+func (w *Watcher) dropCookieEntries() {
+	var leaked []string
+	w.ix.Files("", CookiePrefix, func(f *index.File) bool {
+		if !strings.Contains(f.Path, "/") {
+			leaked = append(leaked, f.Path)
+		}
+		return true
+	})
+	for _, p := range leaked {
+		if err := w.ix.Remove(p); err != nil {
+			w.failed(err)
+		}
+	}
+}
+
+// finishBatch publishes the state after a batch and releases its cookies.
+func (w *Watcher) finishBatch(cookies []*cookie, resync bool) {
+	w.publish()
+	w.mu.Lock()
+	w.inBatch = 0
+	if !resync {
+		w.st.Batches++
+	}
+	w.mu.Unlock()
+	for _, c := range cookies {
+		w.finish(c, nil)
+	}
+}
+
+// publish copies the processor's watch table figures into the state.
+func (w *Watcher) publish() {
+	un := sortedKeys(w.unwatched)
+	for i, u := range un {
+		if u == "" {
+			un[i] = "."
+		}
+	}
+	slices.Sort(un)
+	w.mu.Lock()
+	w.st.Dirs = w.dirs.len()
+	w.st.Unwatched = un
+	w.mu.Unlock()
+}
+
+// outermost drops the directories that lie below another in dirs.
+func outermost(dirs []string) []string {
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	var out []string
+	for _, d := range dirs {
+		if len(out) > 0 && within(d, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// minimal drops from paths what an Apply of a directory among them
+// already covers (paths below it that are directories or gone), keeping
+// the files events named: a directory's walk trusts unchanged stats, an
+// explicit path is always re-read.
+func minimal(paths []string, isDir, isFile map[string]bool) []string {
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	covered := func(p string) bool {
+		for d := p; d != ""; {
+			d, _ = split(d)
+			if isDir[d] {
+				return true
+			}
+		}
+		return false
+	}
+	out := paths[:0]
+	for _, p := range paths {
+		if isFile[p] || !covered(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

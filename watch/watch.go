@@ -1,0 +1,409 @@
+// Package watch keeps one workspace root's index current: a recursive
+// watcher on fsnotify (inotify) that watches every directory the index
+// holds and turns events into index updates, and Sync, the read-your-writes
+// barrier a query passes before it trusts the index (SPEC §9).
+//
+// # Goroutines
+//
+// Start starts two goroutines; Close cancels their context and waits for
+// both (one WaitGroup). Nothing else is started, so nothing outlives Close.
+//
+//   - drain reads fsnotify's Events and Errors channels and never blocks
+//     on anything but them: it records each event's path in the dirty set
+//     (under mu), notes overflows and cookie arrivals, and wakes the
+//     processor through a one-slot channel (a send that never waits).
+//   - process is the only goroutine that changes the index and the only
+//     owner of the watch table (which directories are watched, which could
+//     not be). It takes the whole dirty set at once, so bursts coalesce
+//     into one Index.Apply per batch; it adds and removes watches; then it
+//     releases the Sync callers whose cookies arrived with the batch. When
+//     idle it compacts the index if Index.NeedsCompact says so.
+//
+// fsnotify's own reader goroutine is ended by fsnotify's Close, which
+// Close calls and which waits for it. Sync callers wait on their cookie,
+// their ctx or the watcher's end; they start nothing. When the root
+// vanishes the processor cancels the context itself and the watcher stops;
+// Close must still be called to release the inotify descriptor.
+//
+// # Invariants
+//
+//   - Events are hints, the file system is the truth: every path is
+//     re-examined with lstat (Index.Apply does, and so does the processor
+//     before it touches watches).
+//   - A directory is watched before it is scanned: a new directory gets its
+//     watch, then its listing, then Index.Apply walks it. A file created
+//     before the watch is in the listing; one created after makes an event.
+//   - The watched directories are exactly those the index would hold (the
+//     same ignore rules as index.Build: hidden directories included,
+//     default-ignored and ignore-file-ignored ones never watched), except
+//     for unwatched subtrees: a directory whose watch failed for lack of
+//     inotify watches (ENOSPC) is recorded as an unwatched subtree root and
+//     nothing below it is watched. Every watched directory's parent is
+//     watched.
+//   - Within a batch, stale watches are removed before any is added:
+//     fsnotify keys watches by path, so after "mv a b" the watches under a
+//     must go before those under b are added, or events under b would keep
+//     the old names. fsnotify itself drops the watch at a moved directory's
+//     old path when it reads the move, which may be after a new directory
+//     was watched there; it then reports a Rename of that path, and a
+//     Rename of an existing directory makes the processor watch it again.
+//   - A Sync caller is released only when every event received before its
+//     cookie's has been applied, or when a whole-tree reconcile that began
+//     after the caller joined its cookie has ended.
+//   - Cookie files never reach the index: the drain drops their events and
+//     the processor removes any that a walk happened to see.
+//
+// # Sync cookies
+//
+// Sync creates a uniquely named empty file (CookiePrefix, then the process
+// id and a counter), removes it at once, and waits for the watcher to see
+// its creation: inotify delivers one instance's events in order, so every
+// change made before Sync was called has been received by then; the
+// caller is released after the batch holding those changes is applied.
+// Callers arriving while a cookie is in flight share the next one, so at
+// most two cookies exist at a time however many queries wait.
+//
+// Cookies go in <root>/.git when it is a directory (watched on its own,
+// non-recursively, just for them; the rest of its traffic is dropped), as
+// watchman puts them in the VCS directory: other tools watching the
+// workspace (editors, bundlers, git status) never see them, and walks of
+// the tree skip .git. Without .git they go in the root itself, where a
+// walk could list one for the instant it exists; the index drops such
+// entries, and the walk fallback should skip names with CookiePrefix too.
+// Leftover cookies (a crash between create and remove) are removed by
+// Start.
+//
+// # Caveats
+//
+//   - Linux only (inotify; ENOSPC and /proc/sys/fs/inotify).
+//   - Rule files outside the tree are not watched: the root's ancestors'
+//     .gitignore and .ignore, .git/info/exclude and the global excludes
+//     file. A change to them reaches paths that change afterwards, and the
+//     whole tree at the next whole-tree reconcile.
+//   - A whole-tree reconcile (after an overflow) trusts size and mtime, so
+//     a file rewritten with the same size within one mtime tick of being
+//     indexed, whose event was lost, keeps its old trigrams until its next
+//     change (git's "racy clean" problem): Grep could miss a match in it.
+//   - The watch limit is per user, shared with other programs. Subtrees it
+//     left out are tried again when this watcher frees watches and at every
+//     whole-tree reconcile, not when another program frees some.
+//   - fsnotify follows a symlink given to Add; a directory replaced by a
+//     symlink between its listing and its watch makes a watch on the link's
+//     target, whose events name paths that lstat then shows as a link.
+//   - The root moved by renaming one of its ancestors makes no event; Sync
+//     notices (it compares the root's device and inode on every call).
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/indexd/indexd/index"
+)
+
+// Errors of Sync and Start.
+var (
+	// ErrRootGone: the root was deleted or moved away; the watcher has
+	// stopped and the index no longer describes anything.
+	ErrRootGone = errors.New("watch: root moved or deleted")
+	// ErrSyncTimeout: the caller's context ended before the barrier was
+	// reached. The index may be behind; answer from the walk.
+	ErrSyncTimeout = errors.New("watch: sync timed out")
+	// ErrSyncUnavailable: no cookie can be created in a watched directory
+	// (read-only root, or the root itself could not be watched).
+	ErrSyncUnavailable = errors.New("watch: no watched directory for sync cookies")
+	// ErrClosed: the watcher was closed.
+	ErrClosed = errors.New("watch: watcher closed")
+)
+
+// Options configure a Watcher. The zero value is ready to use.
+type Options struct {
+	// Logger receives warnings (watch limit near or reached, overflows,
+	// failed updates). Nil means slog.Default().
+	Logger *slog.Logger
+	// AddWatch, if set, is called to watch each directory instead of add,
+	// the watcher's own fsnotify Add; it may call add or fail on its own
+	// (tests return ENOSPC to play the inotify watch limit).
+	AddWatch func(path string, add func(string) error) error
+	// MaxWatches is the watch limit the warning compares against; 0 reads
+	// /proc/sys/fs/inotify/max_user_watches.
+	MaxWatches int
+
+	// Test hooks (set by this package's tests only).
+	// onEvent is called by the drain for each event before anything else;
+	// returning false drops the event (a lost event). It may block.
+	onEvent func(fsnotify.Event) bool
+	// beforeResync is called by the processor as a whole-tree reconcile
+	// begins, after Suspect is published.
+	beforeResync func()
+}
+
+// State is a snapshot of a watcher's health, for status output and for the
+// query layer's choice between index and walk.
+type State struct {
+	// Ready: the initial watch and reconcile are done.
+	Ready bool
+	// Suspect: events were lost (an overflow, or an update failed) and the
+	// whole-tree reconcile that repairs the index has not finished.
+	Suspect bool
+	// RootGone: the root was deleted or moved; the watcher has stopped.
+	RootGone bool
+	// Unwatched lists the root-relative roots of subtrees that could not be
+	// watched (watch limit), sorted; "." is the root itself. Nothing under
+	// them is watched and the index there may be stale.
+	Unwatched []string
+	// Dirs is the number of directories watched (the cookie directory not
+	// counted).
+	Dirs int
+	// Pending is the number of paths marked dirty and not yet applied.
+	Pending int
+	// Counters since Start.
+	Events     uint64 // fsnotify events received
+	Batches    uint64 // batches processed
+	Applies    uint64 // Index.Apply calls
+	Reconciles uint64 // whole-tree reconciles
+	Overflows  uint64 // event queue overflows
+	Cookies    uint64 // sync cookies created
+	// Err is the last error updating the index, nil once a whole-tree
+	// reconcile succeeded after it.
+	Err error
+}
+
+// Watcher keeps one index current with one root's file system.
+type Watcher struct {
+	root   string
+	prefix string // root + "/", for cutting event names
+	ix     *index.Index
+	opts   Options
+	log    *slog.Logger
+	fsw    *fsnotify.Watcher
+	dev    uint64 // the root's identity at Start
+	ino    uint64
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	wake   chan struct{} // one slot: the processor has work
+	done   chan struct{} // closed once the watcher has stopped
+	ready  chan struct{} // closed once the initial reconcile is done
+
+	closeOnce sync.Once
+	closeErr  error
+
+	mu       sync.Mutex             // guards the fields below: the dirty set and the published state
+	dirty    map[string]fsnotify.Op // root-relative path -> ops seen since the last take
+	rules    map[string]bool        // directories whose ignore files or .git changed
+	seen     []*cookie              // cookies whose create event arrived, in order
+	resyncs  uint64                 // whole-tree reconciles asked for (overflows, failures)
+	taken    uint64                 // resyncs value at the last reconcile taken
+	rootGone bool
+	inBatch  int   // paths in the batch being processed
+	st       State // published counters and flags
+
+	syncMu         sync.Mutex // guards the cookie pipeline below
+	cookieDir      string     // where cookies are made; "" when nowhere is watched
+	cookieFallback string     // the root when it is watched, else ""
+	inflight       *cookie    // created, its event awaited
+	next           *cookie    // joined while inflight was out; created when it is done
+	pending        map[string]*cookie
+	stopErr        error // why the watcher stopped, once it has
+
+	// Owned by the processor goroutine (by Start before it starts it).
+	dirs       *dirTree
+	unwatched  map[string]bool // roots of subtrees that could not be watched
+	gitWatched bool            // <root>/.git is watched for cookies
+	maxWatches int
+	warned     bool // the near-limit warning was given
+	removed    int  // watches removed in the current batch
+}
+
+// eventBuffer is the capacity of fsnotify's Events channel: slack for the
+// drain, which only takes a mutex per event.
+const eventBuffer = 4096
+
+// Start watches root (absolute, clean, symlink-free; the root of ix) and
+// keeps ix current until Close. It returns once every directory is watched
+// and leftover cookies are removed; the initial reconcile (which catches
+// changes made between the index's build and the watches) then runs in the
+// background, and State().Ready (or Ready()) says when it is done. ctx
+// bounds the watcher's life like Close, which must be called anyway.
+func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Watcher, error) {
+	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
+		return nil, fmt.Errorf("watch: root %q is not a clean absolute path", root)
+	}
+	if ix.Root() != root {
+		return nil, fmt.Errorf("watch: index of %q given for root %q", ix.Root(), root)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(root, &st); err != nil {
+		return nil, fmt.Errorf("watch: root %s: %w", root, err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return nil, fmt.Errorf("watch: root %s is not a directory", root)
+	}
+	fsw, err := fsnotify.NewBufferedWatcher(eventBuffer)
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	w := &Watcher{
+		root:      root,
+		prefix:    strings.TrimSuffix(root, "/") + "/",
+		ix:        ix,
+		opts:      opts,
+		log:       opts.Logger,
+		fsw:       fsw,
+		dev:       uint64(st.Dev),
+		ino:       st.Ino,
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		ready:     make(chan struct{}),
+		dirty:     make(map[string]fsnotify.Op),
+		rules:     make(map[string]bool),
+		pending:   make(map[string]*cookie),
+		dirs:      newDirTree(),
+		unwatched: make(map[string]bool),
+	}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
+	w.maxWatches = opts.MaxWatches
+	if w.maxWatches <= 0 {
+		w.maxWatches = readMaxWatches()
+	}
+	w.ctx, w.cancel = context.WithCancel(ctx)
+	removeLeftoverCookies(root)
+	removeLeftoverCookies(filepath.Join(root, ".git"))
+	w.wg.Go(w.drain)
+	rc := newRulesCache(root)
+	w.watchTree("", rc.dir(""))
+	w.chooseCookieDir()
+	w.publish()
+	w.wg.Go(w.process)
+	return w, nil
+}
+
+// Close stops the watcher's goroutines, waits for them and closes the
+// inotify descriptor. Waiting Sync callers get ErrClosed. Close is
+// idempotent.
+func (w *Watcher) Close() error {
+	w.closeOnce.Do(func() {
+		w.cancel()
+		w.closeErr = w.fsw.Close()
+		w.wg.Wait()
+		w.shutdown(ErrClosed)
+	})
+	return w.closeErr
+}
+
+// Done is closed once the watcher has stopped: closed, its context ended,
+// or its root gone (see State().RootGone).
+func (w *Watcher) Done() <-chan struct{} { return w.done }
+
+// Ready is closed once the initial watch and reconcile are done; never if
+// the watcher stops first (wait on Done too).
+func (w *Watcher) Ready() <-chan struct{} { return w.ready }
+
+// Root returns the watched root.
+func (w *Watcher) Root() string { return w.root }
+
+// State returns a snapshot of the watcher's state.
+func (w *Watcher) State() State {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.st
+	s.Unwatched = slices.Clone(w.st.Unwatched)
+	s.Pending = len(w.dirty) + w.inBatch
+	s.RootGone = w.rootGone
+	return s
+}
+
+// Stale says whether a query of the directory dir (root-relative, "." or
+// "" for the root) can trust the index, and if not why: "index_building"
+// before the initial reconcile, "index_stale" while events are known lost
+// or once the root is gone, "watch_limit" when dir is inside an unwatched
+// subtree or holds one. It returns "" when the index may be used.
+func (s State) Stale(dir string) string {
+	switch {
+	case !s.Ready:
+		return "index_building"
+	case s.Suspect || s.RootGone:
+		return "index_stale"
+	}
+	dir = strings.Trim(dir, "/")
+	for _, u := range s.Unwatched {
+		if u == "." || dir == "" || dir == "." || dir == u || strings.HasPrefix(dir, u+"/") || strings.HasPrefix(u, dir+"/") {
+			return "watch_limit"
+		}
+	}
+	return ""
+}
+
+// shutdown marks the watcher stopped for err (the first cause wins), fails
+// every waiting Sync with it and closes Done.
+func (w *Watcher) shutdown(err error) {
+	w.syncMu.Lock()
+	if w.stopErr == nil {
+		w.stopErr = err
+	}
+	err = w.stopErr
+	cs := []*cookie{w.inflight, w.next}
+	w.syncMu.Unlock()
+	for _, c := range cs {
+		if c != nil {
+			w.finish(c, err)
+		}
+	}
+	w.mu.Lock()
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+	w.mu.Unlock()
+}
+
+// signal wakes the processor without waiting.
+func (w *Watcher) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// abs returns the absolute path of the root-relative rel.
+func (w *Watcher) abs(rel string) string {
+	if rel == "" {
+		return w.root
+	}
+	return w.prefix + rel
+}
+
+// relOf returns the root-relative path of an event's name.
+func (w *Watcher) relOf(name string) (string, bool) {
+	if name == w.root {
+		return "", true
+	}
+	rel, ok := strings.CutPrefix(name, w.prefix)
+	return rel, ok && rel != ""
+}
+
+// readMaxWatches reads the per-user inotify watch limit, 0 if unknown.
+func readMaxWatches() int {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n
+}
