@@ -72,6 +72,21 @@ func (s *segment) match(name string) bool {
 	return doublestar.MatchUnvalidated(s.pat, name)
 }
 
+// literalNeeds returns strings every path matching segs contains: the
+// literal segments and the literal suffix of the last one. Checking them
+// first rejects most of a path table without the segment matcher.
+func literalNeeds(segs []segment) (contains []string, suffix string) {
+	for _, s := range segs {
+		if s.kind == segLiteral {
+			contains = append(contains, s.lit)
+		}
+	}
+	if last := segs[len(segs)-1]; last.kind == segSuffix || last.kind == segLiteral {
+		suffix = last.lit
+	}
+	return contains, suffix
+}
+
 // matchSegments reports whether path (slash separated, no leading or
 // trailing slash) matches the compiled segments.
 func matchSegments(segs []segment, path string) bool {

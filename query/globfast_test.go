@@ -37,6 +37,13 @@ func TestFastGlobAgreesWithDoublestar(t *testing.T) {
 		if got := matchSegments(fast, path); got != want {
 			t.Fatalf("pattern %q path %q: fast %v, doublestar %v", pat, path, got, want)
 		}
+		g, err := CompileGlob(pat, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Match(path); got != want { // with the literal prefilter
+			t.Fatalf("pattern %q path %q: Match %v, doublestar %v", pat, path, got, want)
+		}
 		checked++
 	}
 	if checked < 10000 {

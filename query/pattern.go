@@ -23,6 +23,8 @@ type GlobPattern struct {
 	globstar bool
 	hidden   []string  // segments naming hidden entries
 	fast     []segment // compiled segments; nil: doublestar matches
+	needs    []string  // with fast: substrings every match contains
+	suffix   string    // with fast: the suffix every match has
 }
 
 // CompileGlob checks and compiles pattern. fold makes it case-insensitive.
@@ -47,6 +49,9 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 			}
 		}
 		g.fast = compileSegments(g.segs)
+		if g.fast != nil {
+			g.needs, g.suffix = literalNeeds(g.fast)
+		}
 	}
 	return g, nil
 }
@@ -80,7 +85,16 @@ func (g *GlobPattern) norm(s string) string {
 // Match reports whether rel (relative to the pattern's directory) matches.
 func (g *GlobPattern) Match(rel string) bool {
 	if g.fast != nil {
-		return matchSegments(g.fast, g.norm(rel))
+		rel = g.norm(rel)
+		if !strings.HasSuffix(rel, g.suffix) {
+			return false
+		}
+		for _, n := range g.needs {
+			if !strings.Contains(rel, n) {
+				return false
+			}
+		}
+		return matchSegments(g.fast, rel)
 	}
 	return doublestar.MatchUnvalidated(g.pat, g.norm(rel))
 }
