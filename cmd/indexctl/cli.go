@@ -22,10 +22,11 @@ const (
 	exitError   = 2 // the tool failed, or the command line was wrong
 )
 
-// command is a query subcommand: one tool, its flags and its help.
+// command is a subcommand: a query (one tool, its parameters as flags)
+// or, with define set, one of the commands that manage the daemon.
 type command struct {
 	name    string // subcommand name
-	tool    string // query.ToolGlob, ToolGrep or ToolLS
+	tool    string // query.ToolGlob, ToolGrep or ToolLS; "" for the others
 	arg     string // the positional argument in usage lines: "PATTERN", "[PATH]"
 	summary string // one line, for the command list
 	about   string // the help's description paragraph
@@ -33,10 +34,22 @@ type command struct {
 	positional string
 	params     []param
 	examples   []string
+
+	// define, for a command that is not a query, adds the command's own
+	// flags to fs and returns the function that runs it with their
+	// values and the positional arguments.
+	define func(fs *pflag.FlagSet) runFunc
+	// exit is the help's exit-status paragraph ("" for a query's).
+	exit string
 }
 
+// runFunc runs a command that is not a query and returns its exit code;
+// an error is a usage error (a bad command line), reported with the
+// command's usage.
+type runFunc func(c *cli, g *globals, args []string) (int, error)
+
 // commands are the subcommands, in the order help lists them.
-var commands = []*command{globCmd, grepCmd, lsCmd}
+var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, daemonCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -52,6 +65,7 @@ type globals struct {
 	root   string
 	json   bool
 	direct bool
+	socket string
 	help   bool
 }
 
@@ -60,8 +74,9 @@ type globals struct {
 // own parse.
 func (g *globals) define(fs *pflag.FlagSet) {
 	fs.StringVar(&g.root, "root", g.root, "workspace root `DIR`, the boundary no query leaves (default: the nearest ancestor of the current directory holding .git, else the current directory)")
-	fs.BoolVar(&g.json, "json", g.json, "print the response envelope as one line of JSON instead of its text")
-	fs.BoolVar(&g.direct, "direct", g.direct, "answer in this process, with no daemon (currently the only mode)")
+	fs.BoolVar(&g.json, "json", g.json, "print the answer as one line of JSON instead of text: for a query, the whole response envelope")
+	fs.BoolVar(&g.direct, "direct", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
+	fs.StringVar(&g.socket, "socket", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
 	fs.BoolVarP(&g.help, "help", "h", g.help, "show help")
 }
 
@@ -108,6 +123,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(c.stderr, "indexctl: unknown command %q\n\n%s", name, mainHelp())
 		return exitError
 	}
+	if cmd.define != nil {
+		return c.manage(cmd, &g, rest)
+	}
 	return c.query(cmd, &g, rest)
 }
 
@@ -129,16 +147,20 @@ func (c *cli) help(args []string) int {
 	return exitFound
 }
 
-// flagSets returns the command's own flags (its tool's parameters and
-// --args) and the global flags.
+// flagSets returns the command's own flags (a query's are its tool's
+// parameters and --args) and the global flags.
 func (cmd *command) flagSets(g *globals, argsValue *string) (own, global *pflag.FlagSet) {
 	own = newFlagSet("indexctl " + cmd.name)
+	global = newFlagSet("indexctl")
+	g.define(global)
+	if cmd.define != nil {
+		cmd.define(own)
+		return own, global
+	}
 	for _, p := range cmd.params {
 		p.define(own)
 	}
 	own.StringVar(argsValue, "args", "", "the tool's arguments as one `JSON` object, as an agent sends them (\"-\": read it from standard input); flags given too override its keys")
-	global = newFlagSet("indexctl")
-	g.define(global)
 	return own, global
 }
 
@@ -172,12 +194,33 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	answer, err := newRunner(g).query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: raw})
+	answer, err := c.runner(g).query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: raw})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
 		return exitError
 	}
 	return c.print(answer, g.json)
+}
+
+// manage runs a command that is not a query.
+func (c *cli) manage(cmd *command, g *globals, args []string) int {
+	fs := newFlagSet("indexctl " + cmd.name)
+	runCmd := cmd.define(fs)
+	global := newFlagSet("indexctl")
+	g.define(global)
+	fs.AddFlagSet(global)
+	if err := fs.Parse(args); err != nil {
+		return c.usageError(cmd, flagError(err))
+	}
+	if g.help {
+		fmt.Fprint(c.stdout, cmd.help())
+		return exitFound
+	}
+	code, err := runCmd(c, g, fs.Args())
+	if err != nil {
+		return c.usageError(cmd, err)
+	}
+	return code
 }
 
 // print writes the answer (the envelope's text, or with asJSON the envelope
@@ -246,7 +289,7 @@ func (c *cli) usageError(cmd *command, err error) int {
 }
 
 func (cmd *command) usageLine() string {
-	return fmt.Sprintf("indexctl %s [flags] %s", cmd.name, cmd.arg)
+	return strings.TrimSuffix(fmt.Sprintf("indexctl %s [flags] %s", cmd.name, cmd.arg), " ")
 }
 
 // mainHelp is the text of "indexctl -h".
@@ -256,7 +299,7 @@ func mainHelp() string {
 	g.define(global)
 	rows := make([][2]string, 0, len(commands)+1)
 	for _, cmd := range commands {
-		rows = append(rows, [2]string{cmd.name + " " + cmd.arg, cmd.summary})
+		rows = append(rows, [2]string{strings.TrimSpace(cmd.name + " " + cmd.arg), cmd.summary})
 	}
 	rows = append(rows, [2]string{"help [COMMAND]", "show help for indexctl or for one command"})
 
@@ -264,6 +307,12 @@ func mainHelp() string {
 	b.WriteString(`indexctl answers the file-search tools of coding agents from the command
 line: Glob (find files by name), Grep (search file contents, newest files
 first) and LS (list a directory), inside one workspace root.
+
+Queries go to the indexd daemon, which the first query starts (indexctl
+runs itself as 'indexctl daemon', detached) and which keeps an index of
+each root it is asked about. Until a root's index is ready, and with
+--direct, the tree is walked instead. If no daemon can be reached or
+started, indexctl warns and walks the tree itself.
 
 Usage:
   indexctl [global flags] COMMAND [flags] [ARG]
@@ -286,6 +335,7 @@ A tool's error is its answer and goes to stdout; command-line errors go to
 stderr.
 
 Exit status: 0 found something, 1 found nothing, 2 error.
+(For index, status, forget and stop, see their help.)
 
 Run 'indexctl help COMMAND' for a command's flags.
 `)
@@ -303,11 +353,19 @@ func (cmd *command) help() string {
 	width := max(tableWidth(ownRows), tableWidth(globalRows))
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: %s\n\n%s\n\nFlags:\n", cmd.usageLine(), cmd.about)
-	writeTableWidth(&b, ownRows, width)
-	b.WriteString("\nGlobal flags:\n")
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n\n", cmd.usageLine(), cmd.about)
+	if len(ownRows) > 0 {
+		b.WriteString("Flags:\n")
+		writeTableWidth(&b, ownRows, width)
+		b.WriteString("\n")
+	}
+	b.WriteString("Global flags:\n")
 	writeTableWidth(&b, globalRows, width)
-	b.WriteString("\nExit status: 0 found something, 1 found nothing, 2 error.\n")
+	if cmd.exit != "" {
+		b.WriteString("\n" + cmd.exit + "\n")
+	} else {
+		b.WriteString("\nExit status: 0 found something, 1 found nothing, 2 error.\n")
+	}
 	if len(cmd.examples) > 0 {
 		b.WriteString("\nExamples:\n")
 		for _, e := range cmd.examples {

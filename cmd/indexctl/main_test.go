@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,7 +45,7 @@ func TestScripts(t *testing.T) {
 				// Under -race, every process otherwise sleeps 1s at exit.
 				env.Setenv("GORACE", "atexit_sleep_ms=0")
 			}
-			return nil
+			return setupDaemonEnv(env)
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -69,6 +70,35 @@ func TestScripts(t *testing.T) {
 			"chtime":    cmdChtime,
 		},
 	})
+}
+
+// setupDaemonEnv gives each script a daemon of its own, never the
+// user's: a socket in a new private directory (outside $WORK, so queries
+// of $WORK do not see it, and short enough for bind) and a state
+// directory beside it. A daemon the script leaves running is stopped at
+// its end.
+//
+// Queries walk in-process (INDEXCTL_DIRECT=1): the query scripts pin the
+// walk's output, whose work statistics differ from the index's. Scripts
+// about the daemon unset it.
+func setupDaemonEnv(env *testscript.Env) error {
+	dir, err := os.MkdirTemp("", "indexctl-")
+	if err != nil {
+		return err
+	}
+	socket := filepath.Join(dir, "indexd.sock")
+	env.Setenv("INDEXD_SOCKET", socket)
+	env.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	env.Setenv("INDEXCTL_DIRECT", "1")
+	env.Defer(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		if _, err := stopDaemon(ctx, socket); err != nil {
+			env.T().Log("stopping the script's daemon: ", err)
+		}
+		os.RemoveAll(dir)
+	})
+	return nil
 }
 
 func exists(p string) bool {
@@ -154,6 +184,7 @@ func TestHelpGolden(t *testing.T) {
 	}{
 		{"help.golden", []string{"-h"}},
 		{"grep-help.golden", []string{"grep", "-h"}},
+		{"index-help.golden", []string{"index", "-h"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -5,21 +5,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tree"
 )
 
 // request is one tool call. Root, Cwd and Args are the params of the
 // daemon protocol's glob/grep/ls methods (SPEC §10); Tool picks the method.
 type request struct {
-	Tool string          `json:"-"`    // query.ToolGlob, ToolGrep or ToolLS
-	Root string          `json:"root"` // absolute workspace root
-	Cwd  string          `json:"cwd"`  // working directory relative to Root, "." at the root
-	Args json.RawMessage `json:"args"` // the tool's arguments
+	Tool string          // query.ToolGlob, ToolGrep or ToolLS
+	Root string          // absolute workspace root
+	Cwd  string          // working directory relative to Root, "." at the root
+	Args json.RawMessage // the tool's arguments
 }
 
 // runner answers tool calls. It returns the response envelope as JSON, so
@@ -30,21 +40,152 @@ type runner interface {
 	query(ctx context.Context, req request) (json.RawMessage, error)
 }
 
-// newRunner picks how queries are answered. Answering in this process is
-// the only mode for now; when the daemon exists, its client is returned
-// here unless --direct was given.
-func newRunner(*globals) runner { return inProcess{} }
+// runner picks how queries are answered: by the daemon, unless --direct
+// (or INDEXCTL_DIRECT=1) asks for the walk in this process.
+func (c *cli) runner(g *globals) runner {
+	if g.direct || envDirect() {
+		return inProcess{}
+	}
+	return &viaDaemon{socket: g.socketPath(), stderr: c.stderr}
+}
+
+// envDirect reports whether INDEXCTL_DIRECT asks for --direct.
+func envDirect() bool {
+	v, err := strconv.ParseBool(os.Getenv("INDEXCTL_DIRECT"))
+	return err == nil && v
+}
+
+// socketPath is the daemon's socket: --socket, else the default.
+func (g *globals) socketPath() string {
+	if g.socket == "" {
+		return rpc.DefaultSocketPath()
+	}
+	if abs, err := filepath.Abs(g.socket); err == nil {
+		return abs
+	}
+	return g.socket
+}
 
 // inProcess answers a query in this process from the live tree, with no
-// daemon and no index (--direct).
-type inProcess struct{}
+// daemon and no index. With a reason, the answer is marked as a fallback
+// for it (the daemon could not be reached); --direct has none: walking is
+// then the user's choice.
+type inProcess struct {
+	reason string
+}
 
-func (inProcess) query(ctx context.Context, req request) (json.RawMessage, error) {
+func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, error) {
 	ws, err := query.NewWorkspace(req.Root)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(query.NewDirect(ws).Run(ctx, req.Tool, req.Cwd, req.Args))
+	tools := query.NewDirect(ws)
+	if r.reason != "" {
+		tools.Searcher = daemon.FallbackWalk{Reason: r.reason}
+	}
+	return json.Marshal(tools.Run(ctx, req.Tool, req.Cwd, req.Args))
+}
+
+// viaDaemon answers queries through the daemon, starting it if none
+// answers. When it cannot be reached or started, or the connection breaks,
+// it warns on stderr and answers in this process.
+type viaDaemon struct {
+	socket string
+	stderr io.Writer
+}
+
+func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, error) {
+	cl, err := connect(ctx, r.socket)
+	if err != nil && ctx.Err() != nil {
+		return nil, err // the user gave up
+	}
+	if err == nil {
+		defer cl.Close()
+		var res json.RawMessage
+		err = cl.Call(ctx, methodForTool(req.Tool), rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args}, &res)
+		var rerr *rpc.Error
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.As(err, &rerr), ctx.Err() != nil:
+			// The daemon refused the request, or the user gave up.
+			return nil, err
+		}
+	}
+	fmt.Fprintf(r.stderr, "indexctl: warning: answering without the daemon: %v\n", err)
+	return inProcess{reason: daemon.ReasonDaemonUnavailable}.query(ctx, req)
+}
+
+// methodForTool returns the protocol method of a tool.
+func methodForTool(tool string) string {
+	switch tool {
+	case query.ToolGlob:
+		return rpc.MethodGlob
+	case query.ToolGrep:
+		return rpc.MethodGrep
+	}
+	return rpc.MethodLS
+}
+
+// connect connects to the daemon on socket, starting it if nothing
+// answers there.
+func connect(ctx context.Context, socket string) (*rpc.Client, error) {
+	return rpc.EnsureDaemon(ctx, socket, daemonStarter(socket))
+}
+
+// daemonStarter returns the start function for rpc.EnsureDaemon: it runs
+// this executable again as "indexctl daemon --socket SOCKET", detached (a
+// session of its own, the root directory as its working directory,
+// standard input and output on /dev/null, standard error appended to the
+// daemon's log), and returns without waiting for it.
+//
+// The child is reaped by a goroutine rather than released, so a daemon
+// that fails at once (an unusable socket directory, say) is reported by
+// the next call of the start function instead of after EnsureDaemon's
+// whole timeout. A daemon that finds another one serving exits with 0 and
+// is not an error.
+//
+// Under "go run", the executable lives in a temporary directory that go
+// run may remove once indexctl exits; the daemon keeps running, since it
+// holds its executable open.
+func daemonStarter(socket string) func() error {
+	var (
+		mu     sync.Mutex
+		failed error // the last child that exited with an error
+	)
+	return func() error {
+		mu.Lock()
+		err := failed
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		stateDir := daemon.DefaultStateDir()
+		logf, err := daemon.OpenLog(stateDir)
+		if err != nil {
+			return err
+		}
+		defer logf.Close()
+		cmd := exec.Command(self, "daemon", "--socket", socket)
+		cmd.Dir = "/"
+		cmd.Stderr = logf // stdin and stdout: /dev/null
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		go func() {
+			if err := cmd.Wait(); err != nil {
+				mu.Lock()
+				failed = fmt.Errorf("the daemon exited: %v (its log: %s)", err, filepath.Join(stateDir, daemon.LogName))
+				mu.Unlock()
+			}
+		}()
+		return nil
+	}
 }
 
 // place is where a query runs.
@@ -108,5 +249,64 @@ func findRoot(dir string) string {
 			return dir
 		}
 		d = parent
+	}
+}
+
+// dialRunning connects to the daemon on socket without starting one; ok
+// is false when none is running there.
+func dialRunning(ctx context.Context, socket string) (cl *rpc.Client, ok bool, err error) {
+	cl, err = rpc.Dial(ctx, socket)
+	switch {
+	case err == nil:
+		return cl, true, nil
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED):
+		return nil, false, nil
+	}
+	return nil, false, err
+}
+
+// stopDaemon asks the daemon on socket to shut down and waits until it
+// has exited (released its instance lock). stopped is false when none was
+// running.
+func stopDaemon(ctx context.Context, socket string) (stopped bool, err error) {
+	cl, ok, err := dialRunning(ctx, socket)
+	if !ok {
+		return false, err
+	}
+	defer cl.Close()
+	if err := cl.Call(ctx, rpc.MethodShutdown, nil, nil); err != nil {
+		return false, err
+	}
+	return true, waitGone(ctx, socket)
+}
+
+// waitGone waits until no daemon holds the instance lock of socket.
+func waitGone(ctx context.Context, socket string) error {
+	f, err := os.Open(rpc.LockPath(socket))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// Polling another process's exit: a shared lock is granted once the
+	// daemon's exclusive one is gone.
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		if err == nil {
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return fmt.Errorf("waiting for the daemon to exit: %w", err)
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the daemon to exit: %w", ctx.Err())
+		}
 	}
 }

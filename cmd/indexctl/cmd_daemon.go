@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/rpc"
+)
+
+// daemonCmd is "indexctl daemon": the daemon itself, in the foreground.
+var daemonCmd = &command{
+	name:    "daemon",
+	summary: "run the daemon in the foreground (queries start it on their own)",
+	about: `Run indexd, the daemon that answers queries from an index of each root it
+is asked about, until SIGINT or SIGTERM, 'indexctl stop' or --idle-exit.
+Queries start it on their own, detached, when none answers on the socket;
+this command runs it in the foreground instead. Its log is indexd.log in
+the state directory. If a daemon already serves the socket, it says so and
+exits.`,
+	exit: "Exit status: 0 after a clean stop (or when a daemon already runs), 2 error.",
+	examples: []string{
+		"indexctl daemon",
+		"indexctl daemon --socket /tmp/indexd-test.sock --state-dir /tmp/indexd-state --idle-exit 30m",
+	},
+	define: func(fs *pflag.FlagSet) runFunc {
+		stateDir := fs.String("state-dir", "", "keep the indexes and the log in `DIR` (default: $XDG_STATE_HOME/indexd, else ~/.local/state/indexd)")
+		idle := fs.Duration("idle-exit", 0, "stop after `DURATION` without requests, such as 30m (default 0: never)")
+		return func(c *cli, g *globals, args []string) (int, error) {
+			if len(args) > 0 {
+				return 0, fmt.Errorf("unexpected argument %q", args[0])
+			}
+			socket := g.socketPath()
+			if running(socket) {
+				fmt.Fprintf(c.stderr, "indexctl daemon: a daemon already serves %s\n", socket)
+				return exitFound, nil
+			}
+			err := daemon.Foreground(daemon.Config{
+				SocketPath: socket,
+				StateDir:   *stateDir,
+				IdleExit:   *idle,
+				Version:    daemon.BinaryVersion(),
+			})
+			if err != nil {
+				fmt.Fprintf(c.stderr, "indexctl daemon: %v\n", err)
+				return exitError, nil
+			}
+			return exitFound, nil
+		}
+	},
+}
+
+// running reports whether a daemon answers on socket.
+func running(socket string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl, err := rpc.Dial(ctx, socket)
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	return cl.Ping(ctx) == nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/rpc"
+)
+
+// forgetCmd is "indexctl forget": drop a root's index.
+var forgetCmd = &command{
+	name:    "forget",
+	arg:     "[ROOT]",
+	summary: "drop a root's index",
+	about: `Drop the index of ROOT (default: --root, else the workspace root of the
+current directory): the daemon stops serving it from an index and deletes
+its file. A later query in the root indexes it again. A root that no longer
+exists can be forgotten by the path it had. Without a daemon, the saved
+index file is deleted directly.`,
+	exit: "Exit status: 0 forgotten, 1 the root had no index, 2 error.",
+	define: func(fs *pflag.FlagSet) runFunc {
+		return func(c *cli, g *globals, args []string) (int, error) {
+			name, err := rootName(g, args)
+			if err != nil {
+				return 0, err
+			}
+			// The root need not exist any more: only the default is looked for.
+			var root string
+			if name == "" {
+				where, err := locate("")
+				if err != nil {
+					fmt.Fprintf(c.stderr, "indexctl forget: %v\n", err)
+					return exitError, nil
+				}
+				root = where.root
+			} else if root, err = filepath.Abs(name); err != nil {
+				fmt.Fprintf(c.stderr, "indexctl forget: %v\n", err)
+				return exitError, nil
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			forgotten, err := forget(ctx, g.socketPath(), root)
+			switch {
+			case err != nil:
+				fmt.Fprintf(c.stderr, "indexctl forget: %v\n", err)
+				return exitError, nil
+			case !forgotten:
+				fmt.Fprintf(c.stdout, "%s has no index\n", root)
+				return exitNothing, nil
+			}
+			fmt.Fprintf(c.stdout, "forgot %s\n", root)
+			return exitFound, nil
+		}
+	},
+}
+
+// forget drops root's index: through the daemon if one runs, else by
+// deleting the saved DB.
+func forget(ctx context.Context, socket, root string) (bool, error) {
+	cl, ok, err := dialRunning(ctx, socket)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			root = real
+		}
+		err := os.Remove(filepath.Join(daemon.DefaultStateDir(), daemon.DBName(root)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	defer cl.Close()
+	var res json.RawMessage
+	if err := cl.Call(ctx, rpc.MethodForget, rpc.RootParams{Root: root}, &res); err != nil {
+		return false, err
+	}
+	var fr daemon.ForgetResult
+	if err := json.Unmarshal(res, &fr); err != nil {
+		return false, fmt.Errorf("malformed answer: %v", err)
+	}
+	return fr.Forgotten, nil
+}
+
+// rootName returns the root a command names: its one positional
+// argument, else --root ("" if neither is given). An error is a usage
+// error.
+func rootName(g *globals, args []string) (string, error) {
+	switch {
+	case len(args) > 1:
+		return "", fmt.Errorf("unexpected argument %q (only one ROOT is taken)", args[1])
+	case len(args) == 1 && g.root != "":
+		return "", fmt.Errorf("the root is given both as an argument and with --root")
+	case len(args) == 1:
+		return args[0], nil
+	}
+	return g.root, nil
+}

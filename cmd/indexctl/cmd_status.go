@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/rpc"
+)
+
+// statusCmd is "indexctl status": what the daemon is doing.
+var statusCmd = &command{
+	name:    "status",
+	summary: "show the daemon and the roots it indexes",
+	about: `Show whether the daemon runs, and if so its process id, uptime, the
+queries it has answered and, for each root it indexes, its state (building,
+ready or error), files, index size on disk and queries. With --json, the
+daemon's status object as one line of JSON. Status never starts a daemon.`,
+	exit: "Exit status: 0 the daemon runs, 1 it does not, 2 error.",
+	define: func(fs *pflag.FlagSet) runFunc {
+		return func(c *cli, g *globals, args []string) (int, error) {
+			if len(args) > 0 {
+				return 0, fmt.Errorf("unexpected argument %q", args[0])
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			socket := g.socketPath()
+			cl, ok, err := dialRunning(ctx, socket)
+			switch {
+			case err != nil:
+				fmt.Fprintf(c.stderr, "indexctl status: %v\n", err)
+				return exitError, nil
+			case !ok:
+				out := c.stdout
+				if g.json {
+					out = c.stderr
+				}
+				fmt.Fprintf(out, "indexd is not running (%s)\n", socket)
+				return exitNothing, nil
+			}
+			defer cl.Close()
+			var res json.RawMessage
+			if err := cl.Call(ctx, rpc.MethodStatus, nil, &res); err != nil {
+				fmt.Fprintf(c.stderr, "indexctl status: %v\n", err)
+				return exitError, nil
+			}
+			if g.json {
+				fmt.Fprintf(c.stdout, "%s\n", res)
+				return exitFound, nil
+			}
+			var st daemon.Status
+			if err := json.Unmarshal(res, &st); err != nil {
+				fmt.Fprintf(c.stderr, "indexctl status: malformed status: %v\n", err)
+				return exitError, nil
+			}
+			fmt.Fprint(c.stdout, formatStatus(&st))
+			return exitFound, nil
+		}
+	},
+}
+
+// formatStatus renders the daemon's status for people.
+func formatStatus(st *daemon.Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "indexd is running: pid %d, up %s, %d queries answered, version %s\n",
+		st.PID, (time.Duration(st.UptimeMS) * time.Millisecond).Round(time.Second), st.Queries, st.Version)
+	fmt.Fprintf(&b, "socket %s\nstate  %s\n\n", st.Socket, st.StateDir)
+	if len(st.Roots) == 0 {
+		b.WriteString("No roots indexed yet: the first query in a root, or 'indexctl index', adds it.\n")
+		return b.String()
+	}
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE\tFILES\tINDEX\tQUERIES\tROOT")
+	for _, r := range st.Roots {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", r.State, r.Files, formatBytes(r.IndexBytes), r.Queries, r.Root)
+	}
+	tw.Flush()
+	for _, r := range st.Roots {
+		switch {
+		case r.State == daemon.StateBuilding:
+			fmt.Fprintf(&b, "%s: %s\n", r.Root, progressText(&r))
+		case r.LastError != "":
+			fmt.Fprintf(&b, "%s: %s\n", r.Root, r.LastError)
+		}
+	}
+	return b.String()
+}
+
+// progressText describes a build's advance.
+func progressText(r *daemon.RootStatus) string {
+	p := r.Progress
+	switch r.Phase {
+	case daemon.PhaseReopen:
+		return "reopening the saved index"
+	case daemon.PhaseSave:
+		return "saving"
+	case daemon.PhaseCatchUp:
+		return "catching up with changes"
+	case daemon.PhaseBuild:
+		if p == nil || p.TotalFiles == 0 {
+			return "listing files"
+		}
+		s := fmt.Sprintf("%d%%, %d/%d files, %s/%s", percent(p), p.Files, p.TotalFiles, formatBytes(p.Bytes), formatBytes(p.TotalBytes))
+		if p.ETAMS > 0 {
+			s += ", eta " + (time.Duration(p.ETAMS) * time.Millisecond).Round(time.Second).String()
+		}
+		return s
+	}
+	return "starting"
+}
+
+// percent is a build's advance, by bytes read (files when all are empty).
+func percent(p *daemon.BuildProgress) int {
+	switch {
+	case p.TotalBytes > 0:
+		return int(100 * p.Bytes / p.TotalBytes)
+	case p.TotalFiles > 0:
+		return 100 * p.Files / p.TotalFiles
+	}
+	return 0
+}
+
+// formatBytes writes a size in B, KB, MB or GB (powers of 1024).
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n)/unit, "KB"
+	for _, s := range []string{"MB", "GB", "TB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix)
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// stopCmd is "indexctl stop": stop the daemon.
+var stopCmd = &command{
+	name:    "stop",
+	summary: "stop the daemon",
+	about: `Stop the daemon: it finishes the requests in flight (for up to 10 seconds),
+saves and closes its indexes and removes its socket; stop returns once it
+has exited. The next query starts a new one. Stopping when no daemon runs
+is not an error.`,
+	exit: "Exit status: 0 stopped, or none was running; 2 error.",
+	define: func(fs *pflag.FlagSet) runFunc {
+		return func(c *cli, g *globals, args []string) (int, error) {
+			if len(args) > 0 {
+				return 0, fmt.Errorf("unexpected argument %q", args[0])
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			ctx, cancel := context.WithTimeout(ctx, stopTimeout)
+			defer cancel()
+			socket := g.socketPath()
+			stopped, err := stopDaemon(ctx, socket)
+			switch {
+			case err != nil:
+				fmt.Fprintf(c.stderr, "indexctl stop: %v\n", err)
+				return exitError, nil
+			case stopped:
+				fmt.Fprintf(c.stdout, "indexd stopped (%s)\n", socket)
+			default:
+				fmt.Fprintf(c.stdout, "indexd is not running (%s)\n", socket)
+			}
+			return exitFound, nil
+		}
+	},
+}
+
+// stopTimeout bounds stop: the daemon's drain (10 s) and its cleanup.
+const stopTimeout = 30 * time.Second

@@ -1,0 +1,449 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/rpc"
+)
+
+// DefaultMaxRoots is Config.MaxRoots's default.
+const DefaultMaxRoots = 64
+
+// LogName is the daemon's log file in the state directory.
+const LogName = "indexd.log"
+
+// maxLogSize: OpenLog starts a new log once the old one is this big,
+// keeping one previous log (indexd.log.1).
+const maxLogSize = 8 << 20
+
+// Config configures Run. The zero value of each field selects its
+// default.
+type Config struct {
+	// SocketPath is where the daemon listens. Default:
+	// rpc.DefaultSocketPath().
+	SocketPath string
+	// StateDir holds one index DB per root (DBName) and the log. Default:
+	// DefaultStateDir().
+	StateDir string
+	// IdleExit stops the daemon once it has had no request for this long
+	// and no root is building. 0: never.
+	IdleExit time.Duration
+	// MaxRoots bounds the roots served at once; a query for one more is
+	// an error until a root is forgotten. Default DefaultMaxRoots.
+	MaxRoots int
+	// Logger receives the daemon's log. Default: text lines appended to
+	// LogName in StateDir.
+	Logger *slog.Logger
+	// Version is reported by status.
+	Version string
+	// NewFreshener keeps each ready index current. Default NoFreshener.
+	NewFreshener FreshenerFunc
+
+	hooks *testHooks // set by this package's tests only
+}
+
+// testHooks are seams for this package's tests.
+type testHooks struct {
+	// beforeOpen is called by the workspace goroutine at the start of
+	// each build attempt; an error fails the attempt.
+	beforeOpen func(ctx context.Context, root string) error
+	// progress is called after each build progress report.
+	progress func(ctx context.Context, p index.Progress)
+}
+
+// DefaultStateDir returns $XDG_STATE_HOME/indexd, else
+// ~/.local/state/indexd.
+func DefaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "indexd")
+	}
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "state", "indexd")
+	}
+	return filepath.Join(os.TempDir(), "indexd-"+strconv.Itoa(os.Getuid()), "state")
+}
+
+// BinaryVersion describes the running binary for status: its module
+// version and, when the build recorded it, its VCS revision.
+func BinaryVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(len(s.Value), 12)]
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		v += " " + rev
+		if dirty {
+			v += "+dirty"
+		}
+	}
+	return v
+}
+
+// DBName returns the name of root's index DB in the state directory: the
+// first 16 hex digits of the SHA-256 of the real root path, then ".db".
+func DBName(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return hex.EncodeToString(sum[:])[:16] + ".db"
+}
+
+// OpenLog opens the log in stateDir for appending, creating the directory
+// (0700) and the file (0600) as needed; a log over 8 MiB is first renamed
+// to indexd.log.1. The daemon writes its log there, and the command that
+// starts a daemon sends the daemon's standard error there too.
+func OpenLog(stateDir string) (*os.File, error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("daemon: state directory: %w", err)
+	}
+	path := filepath.Join(stateDir, LogName)
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
+		os.Rename(path, path+".1")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: log: %w", err)
+	}
+	return f, nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.SocketPath == "" {
+		c.SocketPath = rpc.DefaultSocketPath()
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir()
+	}
+	if c.MaxRoots <= 0 {
+		c.MaxRoots = DefaultMaxRoots
+	}
+	if c.NewFreshener == nil {
+		c.NewFreshener = NoFreshener
+	}
+	return c
+}
+
+// Foreground runs the daemon until SIGINT or SIGTERM (which stop it like
+// the shutdown method) or until it stops on its own: what `indexd` and
+// `indexctl daemon` do.
+func Foreground(cfg Config) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, cfg)
+}
+
+// Run is the daemon: it takes the socket (returning nil at once if
+// another daemon holds it), serves the protocol until ctx is cancelled,
+// the shutdown method is called or the idle timeout passes, then drains
+// the requests in flight, stops every root's goroutine, closes the index
+// DBs and removes the socket. It returns once everything it started has
+// ended.
+func Run(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("daemon: state directory: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		f, err := OpenLog(cfg.StateDir)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		log = slog.New(slog.NewTextHandler(f, nil))
+	}
+	ln, unlock, err := rpc.Listen(cfg.SocketPath)
+	if errors.Is(err, rpc.ErrAlreadyRunning) {
+		log.Info("not starting: another daemon serves the socket", "socket", cfg.SocketPath, "err", err)
+		return nil
+	}
+	if err != nil {
+		log.Error("cannot listen", "socket", cfg.SocketPath, "err", err)
+		return err
+	}
+	defer unlock() // last: the next daemon may start once this one is gone
+
+	d := newDaemon(ctx, cfg, log)
+	srv := &rpc.Server{
+		Handler: d,
+		Logf:    func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+	}
+	var wg sync.WaitGroup
+	if cfg.IdleExit > 0 {
+		wg.Go(d.idleExit)
+	}
+	log.Info("serving", "socket", cfg.SocketPath, "pid", os.Getpid(), "version", cfg.Version, "state_dir", cfg.StateDir)
+	err = srv.Serve(d.ctx, ln) // closes ln, which removes the socket
+	d.stop()
+	wg.Wait()
+	d.closeAll()
+	if err != nil {
+		log.Error("stopped", "err", err)
+	} else {
+		log.Info("stopped", "queries", d.queries.Load())
+	}
+	return err
+}
+
+// daemon is one running daemon's state.
+type daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	methods rpc.Methods
+	started time.Time
+
+	// ctx ends when the daemon starts stopping; every workspace's context
+	// is its child.
+	ctx  context.Context
+	stop context.CancelFunc
+
+	queries    atomic.Int64 // tool queries answered
+	inflight   atomic.Int64 // requests being handled
+	lastActive atomic.Int64 // when a request last began or ended (UnixNano)
+
+	mu         sync.Mutex               // guards the fields below
+	roots      map[string]*workspace    // by real root
+	forgetting map[string]chan struct{} // roots being forgotten: closed when done
+	closed     bool                     // stopping: no new roots
+}
+
+func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
+	d := &daemon{
+		cfg:        cfg,
+		log:        log,
+		started:    time.Now(),
+		roots:      make(map[string]*workspace),
+		forgetting: make(map[string]chan struct{}),
+	}
+	d.ctx, d.stop = context.WithCancel(ctx)
+	d.touch()
+	d.methods = rpc.Methods{
+		rpc.MethodPing:     d.ping,
+		rpc.MethodGlob:     d.tool(rpc.MethodGlob),
+		rpc.MethodGrep:     d.tool(rpc.MethodGrep),
+		rpc.MethodLS:       d.tool(rpc.MethodLS),
+		rpc.MethodStatus:   d.status,
+		rpc.MethodIndex:    d.index,
+		rpc.MethodForget:   d.forget,
+		rpc.MethodShutdown: d.shutdown,
+	}
+	return d
+}
+
+// Handle answers one request, recording activity for the idle exit.
+func (d *daemon) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	d.inflight.Add(1)
+	d.touch()
+	defer func() {
+		d.touch()
+		d.inflight.Add(-1)
+	}()
+	return d.methods.Handle(ctx, method, params)
+}
+
+func (d *daemon) touch() { d.lastActive.Store(time.Now().UnixNano()) }
+
+func (d *daemon) dbPath(root string) string { return filepath.Join(d.cfg.StateDir, DBName(root)) }
+
+// Registry errors.
+var (
+	errTooManyRoots = errors.New("daemon: too many roots")
+	errStopping     = errors.New("daemon: stopping")
+)
+
+// get returns the workspace of the real root, adding it (and starting its
+// build) if it is new.
+func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		if d.closed {
+			return nil, errStopping
+		}
+		if w := d.roots[root]; w != nil {
+			return w, nil
+		}
+		done := d.forgetting[root]
+		if done == nil {
+			break
+		}
+		// Being forgotten: its DB is about to go. Add it afresh after.
+		d.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		d.mu.Lock()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.roots) >= d.cfg.MaxRoots {
+		return nil, errTooManyRoots
+	}
+	w := newWorkspace(d, root)
+	d.roots[root] = w
+	w.mu.Lock()
+	w.startLocked()
+	w.mu.Unlock()
+	d.log.Info("root added", "root", root, "db", w.db)
+	return w, nil
+}
+
+// lookup returns the workspace of root if it is served.
+func (d *daemon) lookup(root string) *workspace {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.roots[root]
+}
+
+// drop forgets root: its goroutine is stopped (closing its index) and its
+// DB deleted. It reports whether there was anything to forget.
+func (d *daemon) drop(root string) (bool, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return false, errStopping
+	}
+	for d.forgetting[root] != nil {
+		done := d.forgetting[root]
+		d.mu.Unlock()
+		<-done
+		d.mu.Lock()
+	}
+	w := d.roots[root]
+	delete(d.roots, root)
+	done := make(chan struct{})
+	d.forgetting[root] = done
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.forgetting, root)
+		close(done)
+		d.mu.Unlock()
+	}()
+
+	if w != nil {
+		w.close()
+	}
+	err := os.Remove(d.dbPath(root))
+	switch {
+	case err == nil:
+		d.log.Info("root forgotten", "root", root)
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		if w != nil {
+			d.log.Info("root forgotten", "root", root)
+		}
+		return w != nil, nil
+	}
+	return w != nil, fmt.Errorf("daemon: removing the index of %s: %w", root, err)
+}
+
+// closeAll stops every workspace and waits for them, after the server has
+// stopped (no query uses them any more).
+func (d *daemon) closeAll() {
+	d.mu.Lock()
+	d.closed = true
+	ws := make([]*workspace, 0, len(d.roots))
+	for _, w := range d.roots {
+		ws = append(ws, w)
+	}
+	d.mu.Unlock()
+	for _, w := range ws {
+		w.stop()
+	}
+	for _, w := range ws {
+		w.wg.Wait()
+	}
+}
+
+// building reports whether a root is building.
+func (d *daemon) building() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.roots {
+		w.mu.Lock()
+		b := w.state == StateBuilding
+		w.mu.Unlock()
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// idleExit stops the daemon once it has been idle for cfg.IdleExit: no
+// request in flight or begun since, and no root building.
+func (d *daemon) idleExit() {
+	limit := d.cfg.IdleExit
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-t.C:
+		}
+		idle := time.Duration(time.Now().UnixNano() - d.lastActive.Load())
+		if idle >= limit && d.inflight.Load() == 0 && !d.building() {
+			d.log.Info("idle: stopping", "idle", idle.Round(time.Second))
+			d.stop()
+			return
+		}
+		t.Reset(max(limit-idle, limit/10, time.Millisecond))
+	}
+}
+
+// snapshot reports the daemon and its roots (only the root only, if it
+// is not "").
+func (d *daemon) snapshot(only string) Status {
+	d.mu.Lock()
+	ws := make([]*workspace, 0, len(d.roots))
+	for root, w := range d.roots {
+		if only == "" || root == only {
+			ws = append(ws, w)
+		}
+	}
+	d.mu.Unlock()
+	st := Status{
+		PID:      os.Getpid(),
+		UptimeMS: time.Since(d.started).Milliseconds(),
+		Version:  d.cfg.Version,
+		Socket:   d.cfg.SocketPath,
+		StateDir: d.cfg.StateDir,
+		Queries:  d.queries.Load(),
+		Roots:    make([]RootStatus, 0, len(ws)),
+	}
+	for _, w := range ws {
+		st.Roots = append(st.Roots, w.status())
+	}
+	slices.SortFunc(st.Roots, func(a, b RootStatus) int { return strings.Compare(a.Root, b.Root) })
+	return st
+}

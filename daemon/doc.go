@@ -1,0 +1,97 @@
+// Package daemon is indexd's long-running server (SPEC §10): one per user,
+// serving the rpc protocol on a Unix socket, with one index per workspace
+// root, added on first use and kept in a bbolt DB under the state
+// directory so that a restart reopens it (checking the tree by stat)
+// instead of rebuilding it.
+//
+// Run is the whole daemon; `indexd` and `indexctl daemon` call it through
+// Foreground, which turns SIGINT and SIGTERM into a graceful stop.
+//
+// # Roots
+//
+// A root is identified by its real path (symlinks resolved). The first
+// query or `index` for it adds it and starts its workspace goroutine,
+// which reopens the saved index (DBName in the state directory) or builds
+// one, then starts the root's Freshener. A root is in one of three states:
+//
+//	building  the index is being reopened or built (status shows the phase
+//	          and, while files are read, progress with an ETA)
+//	ready     the index answers
+//	error     the build failed; status shows last_error, and `index` for the
+//	          root starts a new attempt
+//
+// Glob and Grep are answered by a query.Searcher that looks at the root's
+// state at the moment of each query: a ready index is used after the
+// Freshener's sync barrier (Freshener.Sync) and only if the Freshener
+// vouches for the query's directory; otherwise the walk answers and the
+// envelope says so in data.fallback_used and data.fallback_reason (which
+// makes Grep partial). The reasons: index_building, index_error,
+// index_stale (the sync barrier failed), daemon_stopping, whatever the
+// Freshener's Stale returns, and the index's own ignored_paths. LS always
+// reads the live directory.
+//
+// Until the watcher is wired in, the Freshener is NoFreshener: the index
+// is as fresh as its last build or reopen.
+//
+// At most Config.MaxRoots roots are served; a query for one more is an
+// INVALID_PARAM envelope (an index call, a CodeTooManyRoots error) until
+// `forget` drops one. A bad root is a NOT_FOUND, INVALID_PARAM or
+// PERMISSION_DENIED envelope for glob, grep and ls, and an invalid-params
+// error for index and status.
+//
+// # Results of the daemon's methods
+//
+//	status   {"root"?: ABS} → Status: {"pid","uptime_ms","version","socket",
+//	         "state_dir","queries","roots":[RootStatus...]}; with root, only
+//	         that root (an empty list if it is not served).
+//	index    {"root": ABS, "wait"?: BOOL} → RootStatus: {"root","state",
+//	         "phase"?,"files","index_bytes","db","progress"?:{"files",
+//	         "total_files","bytes","total_bytes","eta_ms","elapsed_ms"},
+//	         "reopened","ready_ms"?,"queries","last_error"?}. Without wait
+//	         it answers at once (clients poll status for progress); with
+//	         wait, once the build attempt has ended, ready or failed
+//	         (CodeStopped if the root is forgotten or the daemon stops
+//	         meanwhile).
+//	forget   {"root": ABS} → {"root","forgotten"}: the root's goroutine
+//	         is stopped, its index closed and its DB deleted. A root that
+//	         no longer exists can be forgotten by its old path.
+//	shutdown → {"stopping":true}, then the daemon stops.
+//
+// # Goroutines
+//
+// Run owns everything and returns only when all of it has ended:
+//
+//   - rpc.Server.Serve, called by Run, owns the connection and request
+//     goroutines (see package rpc). It returns once the daemon's context
+//     is cancelled (Run's ctx, the shutdown method, or the idle exit) and
+//     the requests in flight have been answered.
+//   - The idle-exit goroutine (only with Config.IdleExit) is started by
+//     Run and ends when the daemon's context is cancelled (it cancels it
+//     itself when idle); Run waits for it.
+//   - Each root's workspace goroutine is started when the root is added
+//     (or its failed build is retried, one attempt at a time). It builds
+//     the index, starts the Freshener, then loops compacting the index
+//     when a query found that it needs it (so two compactions never run
+//     at once), until the workspace's context (a child of the daemon's)
+//     is cancelled by forget or by the daemon's stop. It owns the index
+//     and the Freshener and closes both on its way out. forget waits for
+//     it before deleting the DB; Run waits for all of them after Serve
+//     returns, before it removes the instance lock.
+//
+// Queries never wait for a workspace goroutine: they read the root's
+// state under its mutex and use the index or walk. A query still in
+// flight when its root is forgotten finishes on the index in memory
+// (closing an index closes its DB, not its tables).
+//
+// # Caveats
+//
+//   - Roots are not remembered across restarts until they are used: the
+//     saved DBs stay in the state directory and are reopened on the
+//     root's first query, which the walk answers (index_building) while
+//     the reopen checks the tree.
+//   - A daemon keeps running the binary it was started from; after an
+//     upgrade, `indexctl stop` makes the next query start the new one.
+//   - Until a watcher is the Freshener, files added or renamed after a
+//     root's build are not found through the index, and a changed file's
+//     new contents only if its old contents made it a candidate too.
+package daemon

@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/indexd/indexd/index"
+)
+
+// Freshener keeps one root's index current with its tree after the build
+// and tells queries when the index may be trusted (SPEC §9). The watcher
+// (package watch) is meant to implement it: watch.Watcher has Sync, Ready,
+// Done and Close, and Stale is its State().Stale.
+type Freshener interface {
+	// Sync returns once every change made to the tree before the call is
+	// in the index: the read-your-writes barrier each query passes before
+	// it uses the index. An error sends the query to the walk.
+	Sync(ctx context.Context) error
+	// Stale says why the index cannot be trusted for a query of dir
+	// (root-relative, "." for the root), as a fallback reason such as
+	// "index_stale"; "" when it can.
+	Stale(dir string) string
+	// Ready is closed once the Freshener trusts the index (its initial
+	// catch-up is done). The root is reported ready only then.
+	Ready() <-chan struct{}
+	// Done is closed if the Freshener stops on its own (the root vanished);
+	// nil if it never does.
+	Done() <-chan struct{}
+	// Close stops it and waits for its goroutines.
+	Close() error
+}
+
+// FreshenerFunc starts a Freshener for the index ix of root, right after
+// the index is built or reopened. It must return promptly (the catch-up
+// runs in the background until Ready); ctx ends when the root is
+// forgotten or the daemon stops, and Close is called then too.
+type FreshenerFunc func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error)
+
+// NoFreshener is the Freshener used until the watcher is wired in: the
+// index is as fresh as its last reconcile (at build or reopen), so a file
+// changed since is only found if it was already a candidate. Grep reads
+// candidates live, so contents are current; new files and renames are not
+// seen by Glob or Grep until the root is indexed again.
+//
+// TODO(watch): replace with an adapter over watch.Start once package watch
+// lands: Config.NewFreshener = func(ctx, root, ix, log) { w, err :=
+// watch.Start(ctx, root, ix, watch.Options{Logger: log}); ... }, with
+// Stale = w.State().Stale.
+func NoFreshener(context.Context, string, *index.Index, *slog.Logger) (Freshener, error) {
+	return noFreshener{}, nil
+}
+
+type noFreshener struct{}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (noFreshener) Sync(context.Context) error { return nil }
+func (noFreshener) Stale(string) string        { return "" }
+func (noFreshener) Ready() <-chan struct{}     { return closedChan }
+func (noFreshener) Done() <-chan struct{}      { return nil }
+func (noFreshener) Close() error               { return nil }

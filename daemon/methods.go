@@ -1,0 +1,253 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/rpc"
+)
+
+// JSON-RPC error codes of the daemon's own faults (the range -32000 to
+// -32099 is the implementation's).
+const (
+	// CodeTooManyRoots: index was asked for a new root while MaxRoots
+	// roots are served.
+	CodeTooManyRoots = -32001
+	// CodeStopped: index was waiting when the root was forgotten or the
+	// daemon began to stop.
+	CodeStopped = -32002
+	// CodeFailed: forget could not delete the root's index.
+	CodeFailed = -32003
+)
+
+// Status is the result of status.
+type Status struct {
+	PID      int          `json:"pid"`
+	UptimeMS int64        `json:"uptime_ms"`
+	Version  string       `json:"version"`
+	Socket   string       `json:"socket"`
+	StateDir string       `json:"state_dir"`
+	Queries  int64        `json:"queries"` // tool queries answered since the start
+	Roots    []RootStatus `json:"roots"`   // by root
+}
+
+// RootStatus is one root's part of status, and the result of index.
+type RootStatus struct {
+	Root  string `json:"root"`            // the real root path
+	State string `json:"state"`           // StateBuilding, StateReady or StateError
+	Phase string `json:"phase,omitempty"` // while building: PhaseReopen, PhaseBuild, PhaseSave or PhaseCatchUp
+	// Files is the number of files in the index (while building: read so
+	// far).
+	Files      int    `json:"files"`
+	IndexBytes int64  `json:"index_bytes"` // size of the DB file, 0 before it is written
+	DB         string `json:"db"`          // the DB file
+	// Progress is set while building.
+	Progress *BuildProgress `json:"progress,omitempty"`
+	// Reopened: the saved index was reopened and reconciled by stat, not
+	// rebuilt (set once ready).
+	Reopened bool  `json:"reopened"`
+	ReadyMS  int64 `json:"ready_ms,omitempty"` // how long the root took to become ready
+	Queries  int64 `json:"queries"`            // tool queries answered for this root
+	// LastError says why the build failed (state error), or a later fault
+	// (a failed compaction).
+	LastError string `json:"last_error,omitempty"`
+}
+
+// BuildProgress is a build's advance. The totals are known once the tree
+// has been listed (before that, and while reopening, they are 0).
+type BuildProgress struct {
+	Files      int   `json:"files"`
+	TotalFiles int   `json:"total_files"`
+	Bytes      int64 `json:"bytes"`
+	TotalBytes int64 `json:"total_bytes"`
+	ETAMS      int64 `json:"eta_ms"`
+	ElapsedMS  int64 `json:"elapsed_ms"`
+}
+
+// ForgetResult is the result of forget.
+type ForgetResult struct {
+	Root string `json:"root"`
+	// Forgotten: the root was served or had a saved index; false means
+	// there was nothing to forget.
+	Forgotten bool `json:"forgotten"`
+}
+
+// ShutdownResult is the result of shutdown.
+type ShutdownResult struct {
+	Stopping bool `json:"stopping"`
+}
+
+func (d *daemon) ping(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
+	return rpc.Pong, nil
+}
+
+// tool answers glob, grep or ls: always with an envelope, whatever goes
+// wrong with the root.
+func (d *daemon) tool(method string) rpc.MethodFunc {
+	name, _ := rpc.ToolForMethod(method)
+	return func(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+		p, perr := rpc.DecodeToolParams(params)
+		if perr != nil {
+			return nil, perr
+		}
+		d.queries.Add(1)
+		js, err := d.runTool(ctx, name, p).MarshalJSON()
+		if err != nil {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: %v", err)
+		}
+		return js, nil
+	}
+}
+
+func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *envelope.Envelope {
+	start := time.Now()
+	fail := func(err *envelope.Error) *envelope.Envelope {
+		return envelope.Fail(envelope.Context{Cwd: ".", ParamsInput: p.Args}, err, time.Since(start).Milliseconds())
+	}
+	ws, err := query.NewWorkspace(p.Root)
+	if err != nil {
+		return fail(rootEnvelopeError(p.Root, err))
+	}
+	var s searcher
+	switch w, err := d.get(ctx, ws.Root); {
+	case errors.Is(err, errTooManyRoots):
+		return fail(envelope.Errorf(envelope.CodeInvalidParam, "Too many workspace roots (%d are indexed); forget one with 'indexctl forget ROOT'.", d.cfg.MaxRoots))
+	case err != nil: // stopping: walk
+	default:
+		w.queries.Add(1)
+		s.w = w
+	}
+	return (&query.Tools{WS: ws, Searcher: s}).Run(ctx, tool, p.Cwd, p.Args)
+}
+
+// rootEnvelopeError is the envelope error for a root query.NewWorkspace
+// refused.
+func rootEnvelopeError(root string, err error) *envelope.Error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return envelope.Errorf(envelope.CodeNotFound, "Workspace root '%s' does not exist.", root)
+	case errors.Is(err, query.ErrNotDir):
+		return envelope.Errorf(envelope.CodeInvalidParam, "Workspace root '%s' is not a directory.", root)
+	case errors.Is(err, fs.ErrPermission):
+		return envelope.Errorf(envelope.CodePermissionDenied, "Permission denied: workspace root '%s'.", root)
+	}
+	return envelope.Errorf(envelope.CodeInvalidParam, "Workspace root '%s': %v", root, err)
+}
+
+// rootParams decodes the params of index, forget and status. With
+// required, root must be given; absent params are allowed only without.
+func rootParams(params json.RawMessage, required bool) (*rpc.RootParams, *rpc.Error) {
+	var p rpc.RootParams
+	trimmed := bytes.TrimSpace(params)
+	if !required && (len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null"))) {
+		return &p, nil
+	}
+	if err := rpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Root == "" && required:
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: missing root")
+	case p.Root != "" && !filepath.IsAbs(p.Root):
+		return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: root must be an absolute path, got %q", p.Root)
+	}
+	return &p, nil
+}
+
+// realRoot resolves a root for index and status.
+func realRoot(root string) (string, *rpc.Error) {
+	ws, err := query.NewWorkspace(root)
+	if err != nil {
+		return "", rpc.Errorf(rpc.CodeInvalidParams, "invalid params: %s", rootEnvelopeError(root, err).Message)
+	}
+	return ws.Root, nil
+}
+
+func (d *daemon) status(_ context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	p, perr := rootParams(params, false)
+	if perr != nil {
+		return nil, perr
+	}
+	only := ""
+	if p.Root != "" {
+		if only, perr = realRoot(p.Root); perr != nil {
+			return nil, perr
+		}
+	}
+	return marshalResult(d.snapshot(only))
+}
+
+// index adds a root and, with wait, answers once its build attempt has
+// ended (ready or failed). A root whose build failed is built again.
+func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	p, perr := rootParams(params, true)
+	if perr != nil {
+		return nil, perr
+	}
+	root, perr := realRoot(p.Root)
+	if perr != nil {
+		return nil, perr
+	}
+	w, err := d.get(ctx, root)
+	switch {
+	case errors.Is(err, errTooManyRoots):
+		return nil, rpc.Errorf(CodeTooManyRoots, "too many roots (%d are indexed); forget one with 'indexctl forget ROOT'", d.cfg.MaxRoots)
+	case errors.Is(err, errStopping):
+		return nil, rpc.Errorf(CodeStopped, "the daemon is stopping")
+	case err != nil:
+		return nil, rpc.Errorf(CodeStopped, "%v", err)
+	}
+	if w.retry() {
+		d.log.Info("retrying a failed build", "root", root)
+	}
+	if p.Wait {
+		if err := w.wait(ctx); err != nil {
+			return nil, rpc.Errorf(CodeStopped, "indexing %s stopped: %v", root, err)
+		}
+	}
+	return marshalResult(w.status())
+}
+
+// forget drops a root. A root that no longer exists on disk can be
+// forgotten by the path it was indexed under.
+func (d *daemon) forget(_ context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	p, perr := rootParams(params, true)
+	if perr != nil {
+		return nil, perr
+	}
+	root := filepath.Clean(p.Root)
+	if ws, err := query.NewWorkspace(root); err == nil {
+		root = ws.Root
+	}
+	forgotten, err := d.drop(root)
+	switch {
+	case errors.Is(err, errStopping):
+		return nil, rpc.Errorf(CodeStopped, "the daemon is stopping")
+	case err != nil:
+		return nil, rpc.Errorf(CodeFailed, "%v", err)
+	}
+	return marshalResult(ForgetResult{Root: root, Forgotten: forgotten})
+}
+
+// shutdown answers, then stops the daemon: the server drains the requests
+// in flight (this one's answer included) and Run cleans up.
+func (d *daemon) shutdown(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
+	d.log.Info("shutdown requested")
+	d.stop()
+	return marshalResult(ShutdownResult{Stopping: true})
+}
+
+func marshalResult(v any) (json.RawMessage, *rpc.Error) {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: %v", err)
+	}
+	return js, nil
+}

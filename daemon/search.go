@@ -1,0 +1,88 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/query"
+)
+
+// Fallback reasons (data.fallback_reason) of answers the walk gave in the
+// index's place. The index itself adds query.FallbackIgnoredPaths, and a
+// Freshener may add its own (the watcher: "index_stale", "watch_limit").
+const (
+	// ReasonBuilding: the root's index is being built or reopened.
+	ReasonBuilding = "index_building"
+	// ReasonError: the root's index could not be built (status says why).
+	ReasonError = "index_error"
+	// ReasonStale: the Freshener's sync barrier failed, so the index may
+	// be behind the tree.
+	ReasonStale = "index_stale"
+	// ReasonStopping: the daemon is shutting down and takes no new roots.
+	ReasonStopping = "daemon_stopping"
+	// ReasonDaemonUnavailable: the client could not reach a daemon and
+	// answered in its own process (used by indexctl, not by the daemon).
+	ReasonDaemonUnavailable = "daemon_unavailable"
+)
+
+// FallbackWalk is the Searcher that answers from the live tree, like
+// query.Walker, and marks each answer as a fallback for Reason: Glob and
+// Grep carry data.fallback_used and data.fallback_reason, and Grep's status
+// becomes partial (the envelope's status rule). LS never goes through a
+// Searcher and is not marked.
+type FallbackWalk struct {
+	Reason string
+}
+
+// Glob walks for q and marks the result.
+func (f FallbackWalk) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
+	res, err := query.Walker{}.Glob(ctx, q)
+	if res != nil {
+		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: f.Reason}
+	}
+	return res, err
+}
+
+// Grep walks for q and marks the result.
+func (f FallbackWalk) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
+	res, err := query.Walker{}.Grep(ctx, q)
+	if res != nil {
+		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: f.Reason}
+	}
+	return res, err
+}
+
+// searcher answers Glob and Grep for one workspace from whatever it can
+// trust at the moment of the query: the index once it is ready and the
+// Freshener vouches for it, else the walk with the reason.
+type searcher struct {
+	w *workspace // nil while the daemon stops
+}
+
+// pick returns the index to query for dir, or nil and the fallback
+// reason.
+func (s searcher) pick(ctx context.Context, dir string) (*index.Index, string) {
+	if s.w == nil {
+		return nil, ReasonStopping
+	}
+	return s.w.trusted(ctx, dir)
+}
+
+func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
+	ix, reason := s.pick(ctx, q.Dir)
+	if ix == nil {
+		return FallbackWalk{Reason: reason}.Glob(ctx, q)
+	}
+	defer s.w.queried(ix)
+	return query.Indexed{Index: ix}.Glob(ctx, q)
+}
+
+func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
+	ix, reason := s.pick(ctx, q.Dir)
+	if ix == nil {
+		return FallbackWalk{Reason: reason}.Grep(ctx, q)
+	}
+	defer s.w.queried(ix)
+	return query.Indexed{Index: ix}.Grep(ctx, q)
+}

@@ -1,0 +1,121 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/rpc"
+)
+
+// 16 clients × 100 mixed queries (and status/index calls) while files
+// churn: every answer is a valid envelope, none an error; once Run has
+// returned, the goroutines and descriptors are back to where they were.
+func TestConcurrentClients(t *testing.T) {
+	const clients, perClient = 16, 100
+	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
+
+	files := map[string]string{"churn/keep.txt": "keep\n"}
+	for k, v := range sample {
+		files[k] = v
+	}
+	for i := range 300 {
+		files[fmt.Sprintf("pkg%d/file%d.go", i%12, i)] = fmt.Sprintf("package pkg%d\n\nfunc F%d() int { return %d }\n", i%12, i, i)
+	}
+	root := writeTree(t, files)
+
+	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- Run(ctx, cfg) }()
+	conns := make([]*rpc.Client, clients)
+	for i := range conns {
+		conns[i] = dialDaemon(t, cfg.SocketPath)
+	}
+
+	// The churner rewrites and removes a bounded set of files until the
+	// clients are done.
+	stop, churned := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(churned)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p := filepath.Join(root, "churn", fmt.Sprintf("c%d.go", i%20))
+			if i%3 == 2 {
+				os.Remove(p)
+			} else {
+				os.WriteFile(p, []byte(fmt.Sprintf("package churn\n// round %d\nfunc C() {}\n", i)), 0o644)
+			}
+		}
+	}()
+
+	mixed := []struct{ method, args string }{
+		{rpc.MethodGlob, `{"pattern":"**/*.go"}`},
+		{rpc.MethodGrep, `{"pattern":"func F1\\d+","limit":5}`},
+		{rpc.MethodGrep, `{"pattern":"round","path":"churn"}`},
+		{rpc.MethodLS, `{"path":"churn"}`},
+		{rpc.MethodGlob, `{"pattern":"*.go","path":"churn","sort":"recent"}`},
+		{rpc.MethodGrep, `{"pattern":"return 7","output_mode":"count"}`},
+		{rpc.MethodLS, `{}`},
+		{rpc.MethodStatus, ``},
+		{rpc.MethodIndex, ``},
+	}
+	var wg sync.WaitGroup
+	for c, cl := range conns {
+		wg.Go(func() {
+			defer cl.Close()
+			for i := range perClient {
+				q := mixed[(c+i)%len(mixed)]
+				var params any = rpc.ToolParams{Root: root, Args: json.RawMessage(q.args)}
+				switch q.method {
+				case rpc.MethodStatus:
+					params = nil
+				case rpc.MethodIndex:
+					params = rpc.RootParams{Root: root}
+				}
+				var res json.RawMessage
+				if err := cl.Call(ctx, q.method, params, &res); err != nil {
+					t.Errorf("client %d, %s %s: %v", c, q.method, q.args, err)
+					return
+				}
+				if _, ok := rpc.ToolForMethod(q.method); !ok {
+					continue
+				}
+				for _, p := range envelopetest.Problems(res) {
+					t.Errorf("client %d, %s %s: %s\n%s", c, q.method, q.args, p, res)
+				}
+				var env envelope.Raw
+				if err := json.Unmarshal(res, &env); err != nil || env.Status == envelope.StatusError {
+					t.Errorf("client %d, %s %s: %v %s", c, q.method, q.args, err, res)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-churned
+
+	cancel()
+	if err := recv(t, errc, "Run to return"); err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if !settle(func() bool { return runtime.NumGoroutine() <= goroutines }) {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after Run, %d before:\n%s", runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])
+	}
+	if !settle(func() bool { return openFDs(t) <= fds }) {
+		t.Errorf("%d descriptors open after Run, %d before", openFDs(t), fds)
+	}
+}

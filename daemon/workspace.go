@@ -1,0 +1,348 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/indexd/indexd/index"
+)
+
+// States of a root (RootStatus.State).
+const (
+	StateBuilding = "building" // its index is being built or reopened; queries walk
+	StateReady    = "ready"    // queries use the index
+	StateError    = "error"    // the build failed (last_error); queries walk, `index` retries
+)
+
+// Phases of a root while it is building (RootStatus.Phase).
+const (
+	PhaseReopen  = "reopening"   // loading the saved index and checking the tree by stat
+	PhaseBuild   = "building"    // reading every file (progress is reported)
+	PhaseSave    = "saving"      // writing the new index to its DB
+	PhaseCatchUp = "catching_up" // waiting for the Freshener to trust the index
+)
+
+// workspace is one root: its index and the goroutine that builds and
+// keeps it. Queries read its state under mu and never wait for it.
+type workspace struct {
+	d    *daemon
+	root string // the real root (absolute, symlinks resolved): the registry key
+	db   string // its DB file
+
+	// ctx is the workspace's life, a child of the daemon's: forget and
+	// the daemon's stop cancel it, which stops the build and the loop of
+	// the workspace goroutine.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the workspace goroutine (one build attempt at a time)
+	nudge  chan struct{}  // one slot: a query saw that the index needs compacting
+
+	queries atomic.Int64 // tool queries answered for this root
+
+	mu       sync.Mutex // guards the fields below
+	state    string
+	phase    string
+	attempt  chan struct{} // closed when the current build attempt ends (ready or error)
+	ix       *index.Index  // set once ready; owned by the workspace goroutine
+	fresh    Freshener     // set once ready; owned by the workspace goroutine
+	progress index.Progress
+	started  time.Time     // when the current attempt began
+	readyIn  time.Duration // how long it took to become ready
+	reopened bool          // the saved index was reopened, not rebuilt
+	lastErr  string        // why the last attempt failed, or a later fault
+}
+
+func newWorkspace(d *daemon, root string) *workspace {
+	ctx, cancel := context.WithCancel(d.ctx)
+	return &workspace{
+		d:      d,
+		root:   root,
+		db:     d.dbPath(root),
+		ctx:    ctx,
+		cancel: cancel,
+		nudge:  make(chan struct{}, 1),
+	}
+}
+
+// startLocked begins a build attempt: from new, or again after a
+// failure. The caller holds w.mu, and no attempt is running.
+func (w *workspace) startLocked() {
+	w.state, w.phase, w.lastErr = StateBuilding, "", ""
+	w.progress, w.reopened = index.Progress{}, false
+	w.started = time.Now()
+	w.attempt = make(chan struct{})
+	w.wg.Go(w.run)
+}
+
+// retry starts a new build attempt if the last one failed. It reports
+// whether it did.
+func (w *workspace) retry() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != StateError || w.ctx.Err() != nil {
+		return false
+	}
+	w.wg.Wait() // the failed attempt's goroutine is returning, if not gone
+	w.startLocked()
+	return true
+}
+
+// stop cancels the workspace's context. Under mu, so that retry, which
+// checks the context under mu, never starts an attempt after it.
+func (w *workspace) stop() {
+	w.mu.Lock()
+	w.cancel()
+	w.mu.Unlock()
+}
+
+// close stops the workspace goroutine and waits for it; the goroutine
+// closes the index and the Freshener on its way out.
+func (w *workspace) close() {
+	w.stop()
+	w.wg.Wait()
+}
+
+// run is the workspace goroutine: it opens (or builds) the index, starts
+// its Freshener, publishes both, then compacts the index when queries ask
+// for it, until the workspace's context ends. It owns the index and the
+// Freshener and closes them when it returns.
+func (w *workspace) run() {
+	ix, fresh, err := w.open()
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	defer func() {
+		if err := fresh.Close(); err != nil {
+			w.d.log.Warn("closing the freshener", "root", w.root, "err", err)
+		}
+		if err := ix.Close(); err != nil {
+			w.d.log.Warn("closing the index", "root", w.root, "err", err)
+		}
+	}()
+	w.mu.Lock()
+	w.state, w.phase = StateReady, ""
+	w.ix, w.fresh = ix, fresh
+	w.readyIn = time.Since(w.started)
+	close(w.attempt)
+	w.mu.Unlock()
+	w.d.log.Info("root ready", "root", w.root, "files", ix.Len(), "reopened", w.reopened, "took", w.readyIn.Round(time.Millisecond))
+	// A build's scratch memory (some 170 MB for $GOROOT/src, against a
+	// 16 MB index) is garbage now: hand it back to the system rather than
+	// keep it as the daemon's resident size.
+	debug.FreeOSMemory()
+
+	freshDone := fresh.Done()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.nudge:
+			if ix.NeedsCompact() {
+				t0 := time.Now()
+				if err := ix.Compact(); err != nil {
+					w.d.log.Error("compacting the index", "root", w.root, "err", err)
+					w.setErr(fmt.Errorf("compacting the index: %w", err))
+				} else {
+					w.d.log.Info("compacted the index", "root", w.root, "took", time.Since(t0).Round(time.Millisecond))
+				}
+			}
+		case <-freshDone:
+			freshDone = nil
+			w.d.log.Warn("the index is no longer kept current", "root", w.root)
+			w.setErr(errors.New("the index is no longer kept current (root moved or deleted?)"))
+		}
+	}
+}
+
+// open opens or builds the index and starts its Freshener, returning once
+// the Freshener is ready.
+func (w *workspace) open() (*index.Index, Freshener, error) {
+	if h := w.d.cfg.hooks; h != nil && h.beforeOpen != nil {
+		if err := h.beforeOpen(w.ctx, w.root); err != nil {
+			return nil, nil, err
+		}
+	}
+	ix, reopened, err := w.openOrBuild()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.mu.Lock()
+	w.reopened = reopened
+	w.mu.Unlock()
+	w.setPhase(PhaseCatchUp)
+	fresh, err := w.d.cfg.NewFreshener(w.ctx, w.root, ix, w.d.log.With("root", w.root))
+	if err != nil {
+		ix.Close()
+		return nil, nil, fmt.Errorf("keeping the index current: %w", err)
+	}
+	select {
+	case <-fresh.Ready():
+		return ix, fresh, nil
+	case <-fresh.Done():
+		err = errors.New("keeping the index current: stopped before it was ready")
+	case <-w.ctx.Done():
+		err = w.ctx.Err()
+	}
+	fresh.Close()
+	ix.Close()
+	return nil, nil, err
+}
+
+// openOrBuild is index.OpenOrBuild, except that a reopen interrupted by
+// the workspace's end keeps the saved index (OpenOrBuild discards a DB
+// whenever its reconcile fails, cancellation included, so a shutdown
+// during a reopen would cost a full rebuild at the next start).
+func (w *workspace) openOrBuild() (*index.Index, bool, error) {
+	ctx := w.ctx
+	w.setPhase(PhaseReopen)
+	ix, err := index.Open(w.db, w.root)
+	if err == nil {
+		if _, err = ix.Reconcile(ctx); err == nil {
+			return ix, true, nil
+		}
+		ix.Close()
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		w.d.log.Warn("discarding the saved index", "root", w.root, "db", w.db, "err", err)
+		if err := os.Remove(w.db); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, fmt.Errorf("discarding the saved index: %w", err)
+		}
+	}
+	w.setPhase(PhaseBuild)
+	ix, err = index.Build(ctx, w.root, w.setProgress)
+	if err != nil {
+		return nil, false, err
+	}
+	w.setPhase(PhaseSave)
+	if err := ix.Save(w.db); err != nil {
+		ix.Close()
+		return nil, false, err
+	}
+	return ix, false, nil
+}
+
+// fail ends a build attempt. A build stopped because the workspace ended
+// is not a failure: the root stays "building" and waiters see the
+// workspace's end.
+func (w *workspace) fail(err error) {
+	if w.ctx.Err() != nil {
+		return
+	}
+	w.d.log.Error("indexing failed", "root", w.root, "err", err)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state, w.phase, w.lastErr = StateError, "", err.Error()
+	close(w.attempt)
+}
+
+func (w *workspace) setErr(err error) {
+	w.mu.Lock()
+	w.lastErr = err.Error()
+	w.mu.Unlock()
+}
+
+func (w *workspace) setPhase(p string) {
+	w.mu.Lock()
+	w.phase = p
+	w.mu.Unlock()
+}
+
+func (w *workspace) setProgress(p index.Progress) {
+	w.mu.Lock()
+	w.progress = p
+	w.mu.Unlock()
+	if h := w.d.cfg.hooks; h != nil && h.progress != nil {
+		h.progress(w.ctx, p)
+	}
+}
+
+// trusted returns the index a query of dir may use, or nil and the reason
+// it must walk instead. A ready index is trusted once the Freshener's sync
+// barrier has passed and it vouches for dir.
+func (w *workspace) trusted(ctx context.Context, dir string) (*index.Index, string) {
+	w.mu.Lock()
+	state, ix, fresh := w.state, w.ix, w.fresh
+	w.mu.Unlock()
+	switch state {
+	case StateBuilding:
+		return nil, ReasonBuilding
+	case StateError:
+		return nil, ReasonError
+	}
+	if err := fresh.Sync(ctx); err != nil {
+		return nil, ReasonStale
+	}
+	if r := fresh.Stale(dir); r != "" {
+		return nil, r
+	}
+	return ix, ""
+}
+
+// queried is called after each query the index answered: if the index
+// needs compacting, it nudges the workspace goroutine (never waiting; one
+// compaction at a time, since only that goroutine compacts).
+func (w *workspace) queried(ix *index.Index) {
+	if ix.NeedsCompact() {
+		select {
+		case w.nudge <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wait blocks until the current build attempt ends, ctx is done or the
+// workspace ends.
+func (w *workspace) wait(ctx context.Context) error {
+	w.mu.Lock()
+	attempt := w.attempt
+	w.mu.Unlock()
+	select {
+	case <-attempt:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.ctx.Done():
+		return errWorkspaceEnded
+	}
+}
+
+var errWorkspaceEnded = errors.New("daemon: the root was forgotten or the daemon is stopping")
+
+// status reports the root's state.
+func (w *workspace) status() RootStatus {
+	w.mu.Lock()
+	st := RootStatus{
+		Root:      w.root,
+		State:     w.state,
+		Phase:     w.phase,
+		DB:        w.db,
+		Reopened:  w.reopened,
+		Queries:   w.queries.Load(),
+		LastError: w.lastErr,
+	}
+	switch w.state {
+	case StateReady:
+		st.Files = w.ix.Len()
+		st.ReadyMS = w.readyIn.Milliseconds()
+	case StateBuilding:
+		p := w.progress
+		st.Files = p.Files
+		st.Progress = &BuildProgress{Files: p.Files, TotalFiles: p.TotalFiles, Bytes: p.Bytes, TotalBytes: p.TotalBytes, ETAMS: p.ETA.Milliseconds(), ElapsedMS: time.Since(w.started).Milliseconds()}
+	}
+	w.mu.Unlock()
+	if fi, err := os.Stat(w.db); err == nil {
+		st.IndexBytes = fi.Size()
+	}
+	return st
+}
