@@ -54,7 +54,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by status.
 	Version string
-	// NewFreshener keeps each ready index current. Default NoFreshener.
+	// NewFreshener keeps each ready index current. Default WatchFreshener.
 	NewFreshener FreshenerFunc
 
 	hooks *testHooks // set by this package's tests only
@@ -144,7 +144,7 @@ func (c Config) withDefaults() Config {
 		c.MaxRoots = DefaultMaxRoots
 	}
 	if c.NewFreshener == nil {
-		c.NewFreshener = NoFreshener
+		c.NewFreshener = WatchFreshener
 	}
 	return c
 }

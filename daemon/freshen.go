@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/watch"
 )
 
 // Freshener keeps one root's index current with its tree after the build
@@ -36,16 +37,27 @@ type Freshener interface {
 // forgotten or the daemon stops, and Close is called then too.
 type FreshenerFunc func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error)
 
-// NoFreshener is the Freshener used until the watcher is wired in: the
-// index is as fresh as its last reconcile (at build or reopen), so a file
-// changed since is only found if it was already a candidate. Grep reads
-// candidates live, so contents are current; new files and renames are not
-// seen by Glob or Grep until the root is indexed again.
-//
-// TODO(watch): replace with an adapter over watch.Start once package watch
-// lands: Config.NewFreshener = func(ctx, root, ix, log) { w, err :=
-// watch.Start(ctx, root, ix, watch.Options{Logger: log}); ... }, with
-// Stale = w.State().Stale.
+// WatchFreshener is the default Freshener: a watch.Watcher on the root
+// (recursive fsnotify watches, the cookie sync barrier, overflow
+// reconcile, per-subtree watch-limit degradation), whose State decides
+// Stale.
+func WatchFreshener(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
+	w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return watched{w}, nil
+}
+
+type watched struct{ *watch.Watcher }
+
+func (w watched) Stale(dir string) string { return w.State().Stale(dir) }
+
+// NoFreshener keeps nothing current: the index is as fresh as its last
+// reconcile (at build or reopen). Grep reads candidates live, so contents
+// are current, but new files and renames are not seen by Glob or Grep
+// until the root is indexed again. For tests, and for file systems where
+// watching is impossible.
 func NoFreshener(context.Context, string, *index.Index, *slog.Logger) (Freshener, error) {
 	return noFreshener{}, nil
 }

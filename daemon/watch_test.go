@@ -1,0 +1,53 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Read-your-writes through the daemon with the real watcher: a file
+// written (or renamed, or deleted) just before a query is always seen by
+// it, and the answer is the index's (no fallback).
+func TestReadYourWritesWithWatcher(t *testing.T) {
+	td := startDaemon(t, Config{}) // default Freshener: the watcher
+	root := writeTree(t, map[string]string{"a/seed.txt": "seed\n"})
+	if rs := td.index(root, true); rs.State != StateReady {
+		t.Fatalf("index --wait: %+v", rs)
+	}
+	for i := range 200 {
+		tok := fmt.Sprintf("tok%dx", i)
+		rel := fmt.Sprintf("d%d/f%d.txt", i%7, i)
+		switch i % 3 {
+		case 0:
+			writeFile(t, root, rel, "x "+tok+"\n")
+		case 1:
+			writeFile(t, root, rel+".tmp", "x "+tok+"\n")
+			if err := os.Rename(filepath.Join(root, rel+".tmp"), filepath.Join(root, rel)); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			writeFile(t, root, rel, "x "+tok+"\n")
+		}
+		g := td.query("grep", root, fmt.Sprintf(`{"pattern":%q}`, tok))
+		if g.data.Used || len(g.data.Matches) != 1 {
+			t.Fatalf("round %d: grep %s right after the write: %s", i, tok, g.js)
+		}
+		p := td.query("glob", root, fmt.Sprintf(`{"pattern":%q}`, rel))
+		if p.data.Used || len(p.data.Paths) != 1 || p.data.Paths[0] != rel {
+			t.Fatalf("round %d: glob %s right after the write: %s", i, rel, p.js)
+		}
+		if i%3 == 2 {
+			if err := os.Remove(filepath.Join(root, rel)); err != nil {
+				t.Fatal(err)
+			}
+			if g := td.query("grep", root, fmt.Sprintf(`{"pattern":%q}`, tok)); len(g.data.Matches) != 0 {
+				t.Fatalf("round %d: grep %s right after the delete: %s", i, tok, g.js)
+			}
+			if p := td.query("glob", root, fmt.Sprintf(`{"pattern":%q}`, rel)); len(p.data.Paths) != 0 {
+				t.Fatalf("round %d: glob %s right after the delete: %s", i, rel, p.js)
+			}
+		}
+	}
+}
