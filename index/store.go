@@ -385,6 +385,9 @@ func OpenOrBuild(ctx context.Context, path, root string, progress func(Progress)
 		}
 		ix.Close()
 	}
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err() // cancelled, not untrusted: keep the DB
+	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		os.Remove(path) // untrusted: discard
 	}
