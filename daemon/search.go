@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"time"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
@@ -62,15 +63,18 @@ type searcher struct {
 
 // pick returns the index to query for dir, or nil and the fallback
 // reason.
-func (s searcher) pick(ctx context.Context, dir string) (*index.Index, string) {
+func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, string) {
 	if s.w == nil {
 		return nil, ReasonStopping
 	}
-	return s.w.trusted(ctx, dir)
+	return s.w.trusted(ctx, dir, sync)
 }
 
 func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
-	ix, reason := s.pick(ctx, q.Dir)
+	ix, reason := s.pick(ctx, q.Dir, q.Params.Sync)
+	if reason == ReasonStale {
+		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
+	}
 	if ix == nil {
 		return FallbackWalk{Reason: reason}.Glob(ctx, q)
 	}
@@ -79,7 +83,10 @@ func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResu
 }
 
 func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
-	ix, reason := s.pick(ctx, q.Dir)
+	ix, reason := s.pick(ctx, q.Dir, q.Params.Sync)
+	if reason == ReasonStale {
+		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
+	}
 	if ix == nil {
 		return FallbackWalk{Reason: reason}.Grep(ctx, q)
 	}

@@ -1,10 +1,16 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/rpc"
 )
 
 // Read-your-writes through the daemon with the real watcher: a file
@@ -51,3 +57,38 @@ func TestReadYourWritesWithWatcher(t *testing.T) {
 		}
 	}
 }
+
+// A barrier that times out sends the query to the walk and says so; sync
+// false skips the barrier and answers from the index as it stands.
+func TestSyncTimeoutAndSyncFalse(t *testing.T) {
+	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
+		return stuckFreshener{}, nil
+	}
+	td := startDaemon(t, Config{NewFreshener: newFresh})
+	root := writeTree(t, map[string]string{"a.txt": "needle\n"})
+	td.index(root, true)
+	a := td.query(rpc.MethodGrep, root, `{"pattern":"needle"}`)
+	if !a.data.Used || a.data.Reason != ReasonStale || a.Status != envelope.StatusPartial || len(a.data.Matches) != 1 {
+		t.Errorf("barrier timed out: want the walk with index_stale: %s", a.js)
+	}
+	a = td.query(rpc.MethodGrep, root, `{"pattern":"needle","sync":false}`)
+	if a.data.Used || a.Status != envelope.StatusSuccess || len(a.data.Matches) != 1 {
+		t.Errorf("sync false: want the index's answer: %s", a.js)
+	}
+	a = td.query(rpc.MethodGlob, root, `{"pattern":"*.txt","sync":false}`)
+	if a.data.Used || len(a.data.Paths) != 1 {
+		t.Errorf("glob sync false: %s", a.js)
+	}
+}
+
+// stuckFreshener's barrier never passes (until the query's timeout).
+type stuckFreshener struct{}
+
+func (stuckFreshener) Sync(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (stuckFreshener) Stale(string) string    { return "" }
+func (stuckFreshener) Ready() <-chan struct{} { return closedChan }
+func (stuckFreshener) Done() <-chan struct{}  { return nil }
+func (stuckFreshener) Close() error           { return nil }

@@ -267,10 +267,15 @@ func (w *workspace) setProgress(p index.Progress) {
 	}
 }
 
+// SyncTimeout bounds the read-your-writes barrier of one query; past it
+// the query walks and says so (fallback "index_stale").
+const SyncTimeout = 2 * time.Second
+
 // trusted returns the index a query of dir may use, or nil and the reason
 // it must walk instead. A ready index is trusted once the Freshener's sync
-// barrier has passed and it vouches for dir.
-func (w *workspace) trusted(ctx context.Context, dir string) (*index.Index, string) {
+// barrier has passed (unless the query asked for sync=false) and it
+// vouches for dir.
+func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.Index, string) {
 	w.mu.Lock()
 	state, ix, fresh := w.state, w.ix, w.fresh
 	w.mu.Unlock()
@@ -280,8 +285,13 @@ func (w *workspace) trusted(ctx context.Context, dir string) (*index.Index, stri
 	case StateError:
 		return nil, ReasonError
 	}
-	if err := fresh.Sync(ctx); err != nil {
-		return nil, ReasonStale
+	if sync {
+		sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
+		err := fresh.Sync(sctx)
+		cancel()
+		if err != nil {
+			return nil, ReasonStale
+		}
 	}
 	if r := fresh.Stale(dir); r != "" {
 		return nil, r

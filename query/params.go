@@ -160,6 +160,9 @@ type GlobParams struct {
 	IncludeIgnored bool
 	CaseSensitive  bool
 	Sort           string // "path" or "recent"
+	// Sync (default true) asks an index-backed answer to wait for the
+	// read-your-writes barrier first; false trades freshness for latency.
+	Sync bool
 }
 
 func decodeGlob(a args) (p GlobParams, err *envelope.Error) {
@@ -181,6 +184,9 @@ func decodeGlob(a args) (p GlobParams, err *envelope.Error) {
 	if p.CaseSensitive, err = a.boolean("case_sensitive", true); err != nil {
 		return
 	}
+	if p.Sync, err = a.boolean("sync", true); err != nil {
+		return
+	}
 	p.Sort, err = a.oneOf("sort", "path", "path", "recent")
 	return
 }
@@ -199,6 +205,7 @@ type GrepParams struct {
 	TimeoutMS      int
 	IncludeHidden  bool
 	IncludeIgnored bool
+	Sync           bool // as GlobParams.Sync
 }
 
 func decodeGrep(a args) (p GrepParams, err *envelope.Error) {
@@ -241,6 +248,9 @@ func decodeGrep(a args) (p GrepParams, err *envelope.Error) {
 		return
 	}
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
+		return
+	}
+	if p.Sync, err = a.boolean("sync", true); err != nil {
 		return
 	}
 	p.IncludeIgnored, err = a.boolean("include_ignored", false)
