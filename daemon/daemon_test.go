@@ -434,6 +434,7 @@ func (f *syncFreshener) Stale(dir string) string {
 	}
 	return ""
 }
+func (f *syncFreshener) Live() []string         { return nil }
 func (f *syncFreshener) Ready() <-chan struct{} { return closedChan }
 func (f *syncFreshener) Done() <-chan struct{}  { return nil }
 func (f *syncFreshener) Close() error           { return nil }

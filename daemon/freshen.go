@@ -19,8 +19,12 @@ type Freshener interface {
 	Sync(ctx context.Context) error
 	// Stale says why the index cannot be trusted for a query of dir
 	// (root-relative, "." for the root), as a fallback reason such as
-	// "index_stale"; "" when it can.
+	// "index_stale"; "" when it can. "watch_limit" is not a reason to walk
+	// everything: the subtrees Live lists are walked and merged instead.
 	Stale(dir string) string
+	// Live lists the subtrees (root-relative) it cannot keep current,
+	// such as directories past the inotify watch limit.
+	Live() []string
 	// Ready is closed once the Freshener trusts the index (its initial
 	// catch-up is done). The root is reported ready only then.
 	Ready() <-chan struct{}
@@ -52,6 +56,7 @@ func WatchFreshener(ctx context.Context, root string, ix *index.Index, log *slog
 type watched struct{ *watch.Watcher }
 
 func (w watched) Stale(dir string) string { return w.State().Stale(dir) }
+func (w watched) Live() []string          { return w.State().Unwatched }
 
 // NoFreshener keeps nothing current: the index is as fresh as its last
 // reconcile (at build or reopen). Grep reads candidates live, so contents
@@ -68,6 +73,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 func (noFreshener) Sync(context.Context) error { return nil }
 func (noFreshener) Stale(string) string        { return "" }
+func (noFreshener) Live() []string             { return nil }
 func (noFreshener) Ready() <-chan struct{}     { return closedChan }
 func (noFreshener) Done() <-chan struct{}      { return nil }
 func (noFreshener) Close() error               { return nil }

@@ -63,15 +63,15 @@ type searcher struct {
 
 // pick returns the index to query for dir, or nil and the fallback
 // reason.
-func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, string) {
+func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, string) {
 	if s.w == nil {
-		return nil, ReasonStopping
+		return nil, nil, ReasonStopping
 	}
 	return s.w.trusted(ctx, dir, sync)
 }
 
 func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
-	ix, reason := s.pick(ctx, q.Dir, q.Params.Sync)
+	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
 	if reason == ReasonStale {
 		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
 	}
@@ -79,11 +79,11 @@ func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResu
 		return FallbackWalk{Reason: reason}.Glob(ctx, q)
 	}
 	defer s.w.queried(ix)
-	return query.Indexed{Index: ix}.Glob(ctx, q)
+	return query.Indexed{Index: ix, Live: live}.Glob(ctx, q)
 }
 
 func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
-	ix, reason := s.pick(ctx, q.Dir, q.Params.Sync)
+	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
 	if reason == ReasonStale {
 		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
 	}
@@ -91,5 +91,5 @@ func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResu
 		return FallbackWalk{Reason: reason}.Grep(ctx, q)
 	}
 	defer s.w.queried(ix)
-	return query.Indexed{Index: ix}.Grep(ctx, q)
+	return query.Indexed{Index: ix, Live: live}.Grep(ctx, q)
 }

@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/watch"
 )
 
 // Read-your-writes through the daemon with the real watcher: a file
@@ -89,6 +92,47 @@ func (stuckFreshener) Sync(ctx context.Context) error {
 	return ctx.Err()
 }
 func (stuckFreshener) Stale(string) string    { return "" }
+func (stuckFreshener) Live() []string         { return nil }
 func (stuckFreshener) Ready() <-chan struct{} { return closedChan }
 func (stuckFreshener) Done() <-chan struct{}  { return nil }
 func (stuckFreshener) Close() error           { return nil }
+
+// At the inotify watch limit only the unwatched subtree is degraded: it is
+// walked and merged (fallback watch_limit), the rest keeps the index and
+// reads its writes.
+func TestWatchLimitDegradesOneSubtree(t *testing.T) {
+	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
+		w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log, AddWatch: func(p string, add func(string) error) error {
+			if filepath.Base(p) == "cold" {
+				return syscall.ENOSPC
+			}
+			return add(p)
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return watched{w}, nil
+	}
+	td := startDaemon(t, Config{NewFreshener: newFresh})
+	root := writeTree(t, map[string]string{"warm/a.txt": "seed\n", "cold/b.txt": "seed\n"})
+	if rs := td.index(root, true); rs.State != StateReady {
+		t.Fatalf("index --wait: %+v", rs)
+	}
+	for i := range 20 {
+		tok := fmt.Sprintf("lim%dx", i)
+		writeFile(t, root, fmt.Sprintf("warm/w%d.txt", i), tok+" warm\n")
+		writeFile(t, root, fmt.Sprintf("cold/c%d.txt", i), tok+" cold\n")
+		a := td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q}`, tok))
+		if !a.data.Used || a.data.Reason != query.FallbackWatchLimit || len(a.data.Matches) != 2 {
+			t.Fatalf("round %d: root grep: %s", i, a.js)
+		}
+		a = td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q,"path":"warm"}`, tok))
+		if a.data.Used || len(a.data.Matches) != 1 {
+			t.Fatalf("round %d: warm grep must use the index alone: %s", i, a.js)
+		}
+		a = td.query(rpc.MethodGlob, root, fmt.Sprintf(`{"pattern":"cold/c%d.txt"}`, i))
+		if a.data.Reason != query.FallbackWatchLimit || len(a.data.Paths) != 1 {
+			t.Fatalf("round %d: cold glob: %s", i, a.js)
+		}
+	}
+}

@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/query"
 )
 
 // States of a root (RootStatus.State).
@@ -275,28 +277,32 @@ const SyncTimeout = 2 * time.Second
 // it must walk instead. A ready index is trusted once the Freshener's sync
 // barrier has passed (unless the query asked for sync=false) and it
 // vouches for dir.
-func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.Index, string) {
+func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.Index, []string, string) {
 	w.mu.Lock()
 	state, ix, fresh := w.state, w.ix, w.fresh
 	w.mu.Unlock()
 	switch state {
 	case StateBuilding:
-		return nil, ReasonBuilding
+		return nil, nil, ReasonBuilding
 	case StateError:
-		return nil, ReasonError
+		return nil, nil, ReasonError
 	}
 	if sync {
 		sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
 		err := fresh.Sync(sctx)
 		cancel()
 		if err != nil {
-			return nil, ReasonStale
+			return nil, nil, ReasonStale
 		}
 	}
-	if r := fresh.Stale(dir); r != "" {
-		return nil, r
+	live := fresh.Live()
+	if slices.Contains(live, ".") {
+		return nil, nil, query.FallbackWatchLimit // the root itself is not watched
 	}
-	return ix, ""
+	if r := fresh.Stale(dir); r != "" && r != query.FallbackWatchLimit {
+		return nil, nil, r
+	}
+	return ix, live, "" // unwatched subtrees are walked and merged by query.Indexed
 }
 
 // queried is called after each query the index answered: if the index

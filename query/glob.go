@@ -79,16 +79,7 @@ func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	p := q.Params
 	g := q.Glob
 	var hits []globHit
-	opts := tree.Options{
-		IncludeHidden:  p.IncludeHidden,
-		IncludeIgnored: p.IncludeIgnored,
-		AllowHidden:    g.AllowHidden,
-		Descend:        func(rel string) bool { return g.Descend(relTo(q.Dir, rel)) },
-		Info:           p.Sort == SortRecent,
-		ResolveLinks:   true,
-		MaxVisited:     GlobMaxVisited,
-	}
-	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), opts, func(e tree.Entry) error {
+	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), globWalkOptions(q), func(e tree.Entry) error {
 		if e.Type&fs.ModeSymlink != 0 && !e.LinkToFile {
 			return nil
 		}
@@ -112,6 +103,20 @@ func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	res.Run.Stats.Ignored = st.Ignored
 	res.Skipped = st.Skipped
 	return &res, nil
+}
+
+// globWalkOptions are the walk's options for a Glob query.
+func globWalkOptions(q *GlobQuery) tree.Options {
+	p, g := q.Params, q.Glob
+	return tree.Options{
+		IncludeHidden:  p.IncludeHidden,
+		IncludeIgnored: p.IncludeIgnored,
+		AllowHidden:    g.AllowHidden,
+		Descend:        func(rel string) bool { return g.Descend(relTo(q.Dir, rel)) },
+		Info:           p.Sort == SortRecent,
+		ResolveLinks:   true,
+		MaxVisited:     GlobMaxVisited,
+	}
 }
 
 // globHit is one matching file: root-relative path and mtime (with sort

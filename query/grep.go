@@ -83,16 +83,8 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(q.Params.TimeoutMS)*time.Millisecond))
 	defer cancel()
-	p := q.Params
 	var files []FileRef
-	opts := tree.Options{
-		IncludeHidden:  p.IncludeHidden,
-		IncludeIgnored: p.IncludeIgnored,
-		AllowHidden:    q.Include.AllowHidden,
-		Descend:        func(rel string) bool { return q.Include.Descend(relTo(q.Dir, rel)) },
-		Info:           true,
-	}
-	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), opts, func(e tree.Entry) error {
+	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), grepWalkOptions(q), func(e tree.Entry) error {
 		if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
 			files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
 		}
@@ -115,6 +107,17 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	}
 	res.Run.Stats.Ignored = st.Ignored
 	return res, nil
+}
+
+// grepWalkOptions are the walk's options for a Grep query.
+func grepWalkOptions(q *GrepQuery) tree.Options {
+	return tree.Options{
+		IncludeHidden:  q.Params.IncludeHidden,
+		IncludeIgnored: q.Params.IncludeIgnored,
+		AllowHidden:    q.Include.AllowHidden,
+		Descend:        func(rel string) bool { return q.Include.Descend(relTo(q.Dir, rel)) },
+		Info:           true,
+	}
 }
 
 // FileRef is a file to scan: its root-relative path, and its mtime and

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"slices"
 	"strings"
@@ -29,6 +30,57 @@ const (
 // statistics (visited, files_scanned, candidates).
 type Indexed struct {
 	Index *index.Index
+	// Live lists subtrees (root-relative directories) the index is not
+	// kept current for, such as directories that could not be watched:
+	// each query walks the ones it reaches and merges them with the
+	// index's answer, which then says fallback_reason "watch_limit". A
+	// query inside one of them is answered by the walk alone.
+	Live []string
+}
+
+// FallbackWatchLimit: part of the answer came from walking subtrees the
+// index is not kept current for (Indexed.Live).
+const FallbackWatchLimit = "watch_limit"
+
+// liveSplit returns the Live subtrees strictly below dir, or inside=true
+// when dir is itself in one.
+func (s Indexed) liveSplit(dir string) (below []string, inside bool) {
+	d := walkStart(dir)
+	for _, l := range s.Live {
+		switch {
+		case d == l || strings.HasPrefix(d, l+"/"):
+			return nil, true
+		case d == "" || strings.HasPrefix(l, d+"/"):
+			below = append(below, l)
+		}
+	}
+	return below, false
+}
+
+// underAny reports whether the root-relative path p lies in one of dirs.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// reachable reports whether a walk of dir would enter the subtree sub
+// (root-relative, below dir): every directory on the way, sub included,
+// must pass descend and not be a hidden name the query leaves out.
+func reachable(dir, sub string, descend, allow func(string) bool, includeHidden bool) bool {
+	comps := strings.Split(relTo(dir, sub), "/")
+	for i, c := range comps {
+		if !descend(strings.Join(comps[:i+1], "/")) {
+			return false
+		}
+		if !includeHidden && ignore.IsHidden(c) && !allow(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // fallbackReason says why q cannot be answered from the index, or "".
@@ -42,7 +94,12 @@ func (s Indexed) fallbackReason(dir string, includeIgnored bool) string {
 // Glob answers from the path table, bounded by the time breaker only.
 func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	p := q.Params
-	if r := s.fallbackReason(q.Dir, p.IncludeIgnored); r != "" {
+	live, inside := s.liveSplit(q.Dir)
+	r := s.fallbackReason(q.Dir, p.IncludeIgnored)
+	if r == "" && inside {
+		r = FallbackWatchLimit
+	}
+	if r != "" {
 		res, err := Walker{}.Glob(ctx, q)
 		if res != nil {
 			res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: r}
@@ -56,8 +113,8 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	var hits []globHit
 	var res GlobResult
 	// The table is in path order: with sort "path" the first limit+1 hits
-	// settle the answer.
-	enough := func() bool { return p.Sort == SortPath && len(hits) > p.Limit }
+	// settle the answer (unless walked subtrees add theirs).
+	enough := func() bool { return p.Sort == SortPath && len(live) == 0 && len(hits) > p.Limit }
 	visited := 0
 	s.Index.Files(q.Dir, g.LiteralPrefix(), func(f *index.File) bool {
 		visited++
@@ -66,7 +123,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 			return false
 		}
 		rel := relTo(q.Dir, f.Path)
-		if !visible(f.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !g.Match(rel) {
+		if !visible(f.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !g.Match(rel) || underAny(f.Path, live) {
 			return true
 		}
 		// A link is listed when it points to a file inside the root now.
@@ -75,9 +132,31 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		}
 		return !enough()
 	})
+	walkedIgnored := 0
+	for _, sub := range live {
+		if res.Run.Data.AbortedReason != "" || !reachable(q.Dir, sub, g.Descend, g.AllowHidden, p.IncludeHidden) {
+			continue
+		}
+		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: FallbackWatchLimit}
+		st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), globWalkOptions(q), func(e tree.Entry) error {
+			if (e.Type&fs.ModeSymlink == 0 || e.LinkToFile) && g.Match(relTo(q.Dir, e.Rel)) {
+				hits = append(hits, globHit{e.Rel, e.ModTime})
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+			res.Run.Data.AbortedReason = envelope.AbortTimeLimit
+		case err != nil:
+			return nil, err
+		}
+		visited += st.Visited
+		walkedIgnored += st.Ignored
+	}
 	res.Run.Data.Paths, res.Run.Data.Truncated = orderGlob(hits, p)
 	res.Run.Stats.Visited = visited
-	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, g.Descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, g.Descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0, live)
+	res.Run.Stats.Ignored += walkedIgnored
 	return &res, nil
 }
 
@@ -85,7 +164,12 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 // trigram query, then scans them live in Grep's order.
 func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	p := q.Params
-	if r := s.fallbackReason(q.Dir, p.IncludeIgnored); r != "" {
+	live, inside := s.liveSplit(q.Dir)
+	r := s.fallbackReason(q.Dir, p.IncludeIgnored)
+	if r == "" && inside {
+		r = FallbackWatchLimit
+	}
+	if r != "" {
 		res, err := Walker{}.Grep(ctx, q)
 		if res != nil {
 			res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: r}
@@ -98,18 +182,38 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())
 	cands := s.Index.Candidates(tq, walkStart(q.Dir), func(f *index.File) bool {
 		rel := relTo(q.Dir, f.Path)
-		return q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden)
+		return q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live)
 	})
 	files := make([]FileRef, len(cands))
 	for i, f := range cands {
 		files[i] = FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size}
 	}
+	var fb envelope.Fallback
+	walkedIgnored := 0
+	for _, sub := range live {
+		if !reachable(q.Dir, sub, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden) {
+			continue
+		}
+		fb = envelope.Fallback{Used: true, Reason: FallbackWatchLimit}
+		st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), grepWalkOptions(q), func(e tree.Entry) error {
+			if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
+				files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
+			}
+			return nil
+		})
+		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil) {
+			return nil, err
+		}
+		walkedIgnored += st.Ignored
+	}
 	SortNewestFirst(files)
 	res := &GrepResult{Run: Scan(ctx, q, files)}
+	res.Run.Data.Fallback = fb
 	n := len(cands)
 	res.Run.Stats.Candidates = &n
 	found := len(res.Run.Data.Matches)+len(res.Run.Data.Files)+len(res.Run.Data.Counts) > 0
-	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, !found)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, !found, live)
+	res.Run.Stats.Ignored += walkedIgnored
 	return res, nil
 }
 
@@ -141,7 +245,7 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 // entries (from the index's record of them) and, when wantHidden (the
 // hints need them only for an empty result), the hidden ones (from the
 // table's hidden masks) whose parent the walk would enter, in walk order.
-func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool) (int, []tree.Skip) {
+func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool, live []string) (int, []tree.Skip) {
 	entered := func(parent string) bool {
 		if parent == walkStart(dir) {
 			return true
@@ -161,7 +265,7 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 	var out []tree.Skip
 	ignored := 0
 	s.Index.IgnoredUnder(walkStart(dir), func(sk index.Skipped) {
-		if entered(parentOf(sk.Path)) {
+		if !underAny(sk.Path, live) && entered(parentOf(sk.Path)) {
 			ignored++
 			out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
 		}
@@ -170,7 +274,7 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 		depth := dirDepth(dir)
 		seen := map[string]bool{}
 		s.Index.Files(walkStart(dir), "", func(f *index.File) bool {
-			if f.Hidden>>min(depth, 63) == 0 {
+			if f.Hidden>>min(depth, 63) == 0 || underAny(f.Path, live) {
 				return true
 			}
 			comps := strings.Split(relTo(dir, f.Path), "/")

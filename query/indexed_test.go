@@ -285,3 +285,44 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 		diffEngines(t, walk, idx, c[0], c[1])
 	}
 }
+
+// Subtrees the index is not kept current for (Live) are walked and merged:
+// after changes under them that the index never saw, answers still equal
+// the walk's, and say fallback watch_limit when a live subtree was walked.
+func TestIndexedLiveSubtrees(t *testing.T) {
+	root := newRoot(t, fsTree{
+		"warm/a.go":   "package warm // needle\n",
+		"cold/b.go":   "package cold // needle\n",
+		"cold/x/c.go": "package x\n",
+		".git/HEAD":   "x\n",
+	})
+	walk, idx := buildTools(t, root)
+	// Changes the index does not see.
+	mkTree(t, root, fsTree{"cold/new.go": "package cold // needle new\n", "cold/x/c.go": "package x // needle too\n"})
+	if err := os.Remove(root + "/cold/b.go"); err != nil {
+		t.Fatal(err)
+	}
+	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Live: []string{"cold"}}
+	for _, c := range [][2]string{
+		{ToolGrep, `{"pattern":"needle"}`}, {ToolGrep, `{"pattern":"needle","path":"cold"}`},
+		{ToolGrep, `{"pattern":"needle","path":"warm"}`}, {ToolGrep, `{"pattern":"needle","include":"c.go"}`},
+		{ToolGlob, `{"pattern":"**/*.go"}`}, {ToolGlob, `{"pattern":"cold/*.go"}`}, {ToolGlob, `{"pattern":"warm/*.go"}`},
+		{ToolGlob, `{"pattern":"*.go","path":"cold/x"}`},
+	} {
+		w := comparableEnvelope(t, walk, c[0], c[1])
+		i := comparableEnvelope(t, idx, c[0], c[1])
+		wd, id := w["data"].(map[string]any), i["data"].(map[string]any)
+		reaches := strings.Contains(c[1], "cold") || !strings.Contains(c[1], "warm")
+		if reaches && (id["fallback_used"] != true || id["fallback_reason"] != FallbackWatchLimit) {
+			t.Errorf("%s %s: reaches cold/ but says no watch_limit fallback: %v", c[0], c[1], id)
+		}
+		if !reaches && id["fallback_used"] != nil {
+			t.Errorf("%s %s: stays out of cold/ but says fallback: %v", c[0], c[1], id)
+		}
+		delete(id, "fallback_used")
+		delete(id, "fallback_reason")
+		if !reflect.DeepEqual(wd, id) {
+			t.Errorf("%s %s:\nwalk:  %v\nindex: %v", c[0], c[1], wd, id)
+		}
+	}
+}
