@@ -92,12 +92,18 @@ func writeToVisible(b *testing.B, db bool) {
 // and to be Ready (the initial reconcile, a stat walk). The index is built
 // once, outside the timing. Nothing is written under GOROOT: Start removes
 // leftover cookies only, and no Sync is made.
+// INDEXD_BENCH_TREE replaces $(go env GOROOT)/src with another tree (the
+// one bench/gentree makes, say).
 func BenchmarkStartGOROOT(b *testing.B) {
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		b.Skip(err)
 	}
-	root, err := filepath.EvalSymlinks(filepath.Join(strings.TrimSpace(string(out)), "src"))
+	tree := filepath.Join(strings.TrimSpace(string(out)), "src")
+	if t := os.Getenv("INDEXD_BENCH_TREE"); t != "" {
+		tree = t
+	}
+	root, err := filepath.EvalSymlinks(tree)
 	if err != nil {
 		b.Skip(err)
 	}
