@@ -15,11 +15,11 @@ import (
 	"github.com/indexd/indexd/rpc"
 )
 
-// 16 clients × 100 mixed queries (and status/index calls) while files
+// 16 clients × 500 mixed queries (and status/index calls) while files
 // churn: every answer is a valid envelope, none an error; once Run has
 // returned, the goroutines and descriptors are back to where they were.
 func TestConcurrentClients(t *testing.T) {
-	const clients, perClient = 16, 100
+	const clients, perClient = 16, 500
 	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
 
 	files := map[string]string{"churn/keep.txt": "keep\n"}
