@@ -25,13 +25,13 @@ func TestParamsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "glob", g, GlobParams{Pattern: "*", Path: ".", Limit: 50, CaseSensitive: true, Sort: "path"})
+	equal(t, "glob", g, GlobParams{Sync: true, Pattern: "*", Path: ".", Limit: 50, CaseSensitive: true, Sort: "path"})
 
 	gr, err := decode(t, decodeGrep, `{"pattern":"x"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "grep", gr, GrepParams{Pattern: "x", Path: ".", Limit: 100, OutputMode: "content", TimeoutMS: 2000})
+	equal(t, "grep", gr, GrepParams{Sync: true, Pattern: "x", Path: ".", Limit: 100, OutputMode: "content", TimeoutMS: 2000})
 
 	ls, err := decode(t, decodeLS, `{}`)
 	if err != nil {
@@ -44,7 +44,7 @@ func TestParamsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "glob nulls", g, GlobParams{Pattern: "*", Path: ".", Limit: 50, CaseSensitive: true, Sort: "path"})
+	equal(t, "glob nulls", g, GlobParams{Sync: true, Pattern: "*", Path: ".", Limit: 50, CaseSensitive: true, Sort: "path"})
 }
 
 func TestParamsValues(t *testing.T) {
@@ -55,20 +55,20 @@ func TestParamsValues(t *testing.T) {
 	}{
 		{"glob all", func() (any, *envelope.Error) {
 			return decode(t, decodeGlob, `{"pattern":"a/**","path":"src","limit":200,"include_hidden":true,"include_ignored":true,"case_sensitive":false,"sort":"recent"}`)
-		}, GlobParams{Pattern: "a/**", Path: "src", Limit: 200, IncludeHidden: true, IncludeIgnored: true, Sort: "recent"}},
+		}, GlobParams{Sync: true, Pattern: "a/**", Path: "src", Limit: 200, IncludeHidden: true, IncludeIgnored: true, Sort: "recent"}},
 		{"glob limit 1", func() (any, *envelope.Error) { return decode(t, decodeGlob, `{"pattern":"*","limit":1}`) },
-			GlobParams{Pattern: "*", Path: ".", Limit: 1, CaseSensitive: true, Sort: "path"}},
+			GlobParams{Sync: true, Pattern: "*", Path: ".", Limit: 1, CaseSensitive: true, Sort: "path"}},
 		{"glob limit 1e1", func() (any, *envelope.Error) { return decode(t, decodeGlob, `{"pattern":"*","limit":1e1}`) },
-			GlobParams{Pattern: "*", Path: ".", Limit: 10, CaseSensitive: true, Sort: "path"}},
+			GlobParams{Sync: true, Pattern: "*", Path: ".", Limit: 10, CaseSensitive: true, Sort: "path"}},
 		{"grep all", func() (any, *envelope.Error) {
 			return decode(t, decodeGrep, `{"pattern":"p","path":"d","include":"*.go","case_sensitive":true,"fixed_strings":true,"limit":1000,
 				"output_mode":"count","context":3,"context_after":20,"multiline":true,"timeout_ms":60000,"include_hidden":true,"include_ignored":true}`)
-		}, GrepParams{Pattern: "p", Path: "d", Include: "*.go", CaseSensitive: true, FixedStrings: true, Limit: 1000,
+		}, GrepParams{Sync: true, Pattern: "p", Path: "d", Include: "*.go", CaseSensitive: true, FixedStrings: true, Limit: 1000,
 			OutputMode: "count", Before: 3, After: 20, Multiline: true, TimeoutMS: 60000, IncludeHidden: true, IncludeIgnored: true}},
 		{"grep context 0", func() (any, *envelope.Error) {
 			return decode(t, decodeGrep, `{"pattern":"p","context":0,"context_before":2}`)
 		},
-			GrepParams{Pattern: "p", Path: ".", Limit: 100, OutputMode: "content", Before: 2, TimeoutMS: 2000}},
+			GrepParams{Sync: true, Pattern: "p", Path: ".", Limit: 100, OutputMode: "content", Before: 2, TimeoutMS: 2000}},
 		{"ls all", func() (any, *envelope.Error) {
 			return decode(t, decodeLS, `{"path":"x","offset":7,"limit":200,"include_hidden":true,"include_ignored":true,"ignore":["*.log","tmp/"]}`)
 		}, LSParams{Path: "x", Offset: 7, Limit: 200, IncludeHidden: true, IncludeIgnored: true, Ignore: []string{"*.log", "tmp/"}}},
