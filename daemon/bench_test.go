@@ -37,7 +37,8 @@ func BenchmarkClients(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, q := range []struct{ name, method, args string }{
-		{"grep-rare", rpc.MethodGrep, `{"pattern":"lowerhex"}`},
+		{"grep-rare", rpc.MethodGrep, `{"pattern":"xyzzy_indexd_rare"}`},
+		{"grep-few", rpc.MethodGrep, `{"pattern":"lowerhex"}`},
 		{"grep-common", rpc.MethodGrep, `{"pattern":"func main","limit":100}`},
 		{"glob-all-go", rpc.MethodGlob, `{"pattern":"**/*.go"}`},
 		{"ls", rpc.MethodLS, `{"path":"net/http"}`},

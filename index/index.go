@@ -315,7 +315,8 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 			out = append(out, *f)
 		}
 	}
-	ids, all := ix.evalBase(q)
+	q = normalizeQuery(q)
+	ids, all := ix.evalBase(q, map[uint32][]uint32{})
 	if all {
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
@@ -340,9 +341,39 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	return out
 }
 
+// normalizeQuery rewrites q for the lowercase index: trigrams lowercased
+// and deduplicated. A case-insensitive pattern makes codesearch list every
+// case variant of each trigram (up to eight), which all name the same
+// posting list here.
+func normalizeQuery(q *csindex.Query) *csindex.Query {
+	out := &csindex.Query{Op: q.Op}
+	for _, t := range q.Trigram {
+		l := string([]byte{lower[t[0]], lower[t[1]], lower[t[2]]})
+		if !slices.Contains(out.Trigram, l) {
+			out.Trigram = append(out.Trigram, l)
+		}
+	}
+	for _, s := range q.Sub {
+		out.Sub = append(out.Sub, normalizeQuery(s))
+	}
+	return out
+}
+
+// list returns the decoded base posting list of t, decoding each list
+// once per query.
+func (ix *Index) list(t uint32, memo map[uint32][]uint32) []uint32 {
+	if l, ok := memo[t]; ok {
+		return l
+	}
+	l := decodeList(ix.base.lookup(t), nil)
+	memo[t] = l
+	return l
+}
+
 // evalBase evaluates q against the base postings: the ids that may match,
-// or all=true when q constrains nothing.
-func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
+// or all=true when q constrains nothing. Lists from memo are shared: the
+// result may alias them and must not be modified by the caller.
+func (ix *Index) evalBase(q *csindex.Query, memo map[uint32][]uint32) (ids []uint32, all bool) {
 	switch q.Op {
 	case csindex.QAll:
 		return nil, true
@@ -351,9 +382,9 @@ func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
 	case csindex.QAnd:
 		all = true
 		for _, t := range q.Trigram {
-			l := decodeList(ix.base.lookup(queryTrigram(t)), nil)
+			l := ix.list(queryTrigram(t), memo)
 			if all {
-				ids, all = l, false
+				ids, all = slices.Clone(l), false
 			} else {
 				ids = intersect(ids, l)
 			}
@@ -362,12 +393,12 @@ func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
 			}
 		}
 		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s)
+			l, sall := ix.evalBase(s, memo)
 			if sall {
 				continue
 			}
 			if all {
-				ids, all = l, false
+				ids, all = slices.Clone(l), false
 			} else {
 				ids = intersect(ids, l)
 			}
@@ -378,10 +409,10 @@ func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
 		return ids, all
 	default: // QOr
 		for _, t := range q.Trigram {
-			ids = union(ids, decodeList(ix.base.lookup(queryTrigram(t)), nil))
+			ids = union(ids, ix.list(queryTrigram(t), memo))
 		}
 		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s)
+			l, sall := ix.evalBase(s, memo)
 			if sall {
 				return nil, true
 			}
