@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -26,6 +27,9 @@ import (
 
 // DefaultMaxRoots is Config.MaxRoots's default.
 const DefaultMaxRoots = 64
+
+// DefaultMaxMemory is Config.MaxMemory's default: 4 GiB.
+const DefaultMaxMemory = 4 << 30
 
 // LogName is the daemon's log file in the state directory.
 const LogName = "indexd.log"
@@ -49,6 +53,11 @@ type Config struct {
 	// MaxRoots bounds the roots served at once; a query for one more is
 	// an error until a root is forgotten. Default DefaultMaxRoots.
 	MaxRoots int
+	// MaxMemory bounds the daemon's heap, in bytes: no new root is added
+	// while more than this is in use (the query or index call says so,
+	// and what to do). Foreground also makes it the garbage collector's
+	// soft limit. Default DefaultMaxMemory.
+	MaxMemory int64
 	// Logger receives the daemon's log. Default: text lines appended to
 	// LogName in StateDir.
 	Logger *slog.Logger
@@ -143,6 +152,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxRoots <= 0 {
 		c.MaxRoots = DefaultMaxRoots
 	}
+	if c.MaxMemory <= 0 {
+		c.MaxMemory = DefaultMaxMemory
+	}
 	if c.NewFreshener == nil {
 		c.NewFreshener = WatchFreshener
 	}
@@ -155,6 +167,7 @@ func (c Config) withDefaults() Config {
 func Foreground(cfg Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	debug.SetMemoryLimit(cfg.withDefaults().MaxMemory) // the whole process is the daemon
 	return Run(ctx, cfg)
 }
 
@@ -274,6 +287,7 @@ func (d *daemon) dbPath(root string) string { return filepath.Join(d.cfg.StateDi
 // Registry errors.
 var (
 	errTooManyRoots = errors.New("daemon: too many roots")
+	errMemoryLimit  = errors.New("daemon: memory limit reached")
 	errStopping     = errors.New("daemon: stopping")
 )
 
@@ -307,6 +321,9 @@ func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 	if len(d.roots) >= d.cfg.MaxRoots {
 		return nil, errTooManyRoots
 	}
+	if heapInUse() > d.cfg.MaxMemory {
+		return nil, errMemoryLimit
+	}
 	w := newWorkspace(d, root)
 	d.roots[root] = w
 	w.mu.Lock()
@@ -314,6 +331,20 @@ func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 	w.mu.Unlock()
 	d.log.Info("root added", "root", root, "db", w.db)
 	return w, nil
+}
+
+// heapInUse returns the bytes of heap the daemon holds.
+func heapInUse() int64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
+}
+
+// memoryLimitMessage says that the memory limit stops a new root and what
+// to do about it.
+func (d *daemon) memoryLimitMessage() string {
+	return fmt.Sprintf("The daemon's memory limit is reached (%d MB in use, limit %d MB): no new root can be indexed. Forget one with 'indexctl forget ROOT', or restart the daemon with a larger --max-memory.",
+		heapInUse()>>20, d.cfg.MaxMemory>>20)
 }
 
 // lookup returns the workspace of root if it is served.

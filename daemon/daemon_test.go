@@ -478,3 +478,18 @@ func TestFreshenerAndCompaction(t *testing.T) {
 		t.Errorf("after compaction:\n got %s\nwant %s", a.Data, want.Data)
 	}
 }
+
+// Past the memory limit no new root is added, and both the query and the
+// index call say why and what to do.
+func TestMemoryLimit(t *testing.T) {
+	td := startDaemon(t, Config{MaxMemory: 1})
+	root := writeTree(t, sample)
+	a := td.query(rpc.MethodGrep, root, `{"pattern":"x"}`)
+	if a.Status != envelope.StatusError || a.Error == nil || a.Error.Code != envelope.CodeExecution ||
+		!strings.Contains(a.Error.Message, "memory limit") || !strings.Contains(a.Error.Message, "indexctl forget") {
+		t.Errorf("query past the memory limit: %s", a.js)
+	}
+	if _, err := td.callErr("index", rpc.RootParams{Root: root}); rpcCode(err) != CodeMemoryLimit {
+		t.Errorf("index past the memory limit: %v", err)
+	}
+}

@@ -30,12 +30,15 @@
 // Freshener's Stale returns, and the index's own ignored_paths. LS always
 // reads the live directory.
 //
-// Until the watcher is wired in, the Freshener is NoFreshener: the index
-// is as fresh as its last build or reopen.
+// The Freshener is the watcher (WatchFreshener): each indexed query first
+// passes its read-your-writes barrier (SyncTimeout; sync=false skips it),
+// and subtrees it could not watch are walked and merged with the index's
+// answer (query.Indexed.Live, fallback watch_limit).
 //
 // At most Config.MaxRoots roots are served; a query for one more is an
 // INVALID_PARAM envelope (an index call, a CodeTooManyRoots error) until
-// `forget` drops one. A bad root is a NOT_FOUND, INVALID_PARAM or
+// `forget` drops one. No root is added either while the heap is over
+// Config.MaxMemory (an EXECUTION_ERROR envelope, or CodeMemoryLimit). A bad root is a NOT_FOUND, INVALID_PARAM or
 // PERMISSION_DENIED envelope for glob, grep and ls, and an invalid-params
 // error for index and status.
 //

@@ -20,6 +20,9 @@ const (
 	// CodeTooManyRoots: index was asked for a new root while MaxRoots
 	// roots are served.
 	CodeTooManyRoots = -32001
+	// CodeMemoryLimit: index was asked for a new root while the heap is
+	// over MaxMemory.
+	CodeMemoryLimit = -32003
 	// CodeStopped: index was waiting when the root was forgotten or the
 	// daemon began to stop.
 	CodeStopped = -32002
@@ -119,6 +122,8 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 	switch w, err := d.get(ctx, ws.Root); {
 	case errors.Is(err, errTooManyRoots):
 		return fail(envelope.Errorf(envelope.CodeInvalidParam, "Too many workspace roots (%d are indexed); forget one with 'indexctl forget ROOT'.", d.cfg.MaxRoots))
+	case errors.Is(err, errMemoryLimit):
+		return fail(envelope.Errorf(envelope.CodeExecution, "%s", d.memoryLimitMessage()))
 	case err != nil: // stopping: walk
 	default:
 		w.queries.Add(1)
@@ -199,6 +204,8 @@ func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMes
 	switch {
 	case errors.Is(err, errTooManyRoots):
 		return nil, rpc.Errorf(CodeTooManyRoots, "too many roots (%d are indexed); forget one with 'indexctl forget ROOT'", d.cfg.MaxRoots)
+	case errors.Is(err, errMemoryLimit):
+		return nil, rpc.Errorf(CodeMemoryLimit, "%s", d.memoryLimitMessage())
 	case errors.Is(err, errStopping):
 		return nil, rpc.Errorf(CodeStopped, "the daemon is stopping")
 	case err != nil:

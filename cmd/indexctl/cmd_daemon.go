@@ -29,6 +29,7 @@ exits.`,
 	define: func(fs *pflag.FlagSet) runFunc {
 		stateDir := fs.String("state-dir", "", "keep the indexes and the log in `DIR` (default: $XDG_STATE_HOME/indexd, else ~/.local/state/indexd)")
 		idle := fs.Duration("idle-exit", 0, "stop after `DURATION` without requests, such as 30m (default 0: never)")
+		maxMB := fs.Int64("max-memory", daemon.DefaultMaxMemory>>20, "index no new root while the heap holds more than `MB` megabytes")
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
@@ -42,6 +43,7 @@ exits.`,
 				SocketPath: socket,
 				StateDir:   *stateDir,
 				IdleExit:   *idle,
+				MaxMemory:  *maxMB << 20,
 				Version:    daemon.BinaryVersion(),
 			})
 			if err != nil {

@@ -22,6 +22,7 @@ func main() {
 	fs.StringVar(&cfg.SocketPath, "socket", "", "listen on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "keep the indexes and the log in `DIR` (default: $XDG_STATE_HOME/indexd, else ~/.local/state/indexd)")
 	fs.DurationVar(&cfg.IdleExit, "idle-exit", 0, "stop after `DURATION` without requests, such as 30m (default 0: never)")
+	maxMB := fs.Int64("max-memory", daemon.DefaultMaxMemory>>20, "index no new root while the heap holds more than `MB` megabytes")
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -37,6 +38,7 @@ func main() {
 		os.Exit(2)
 	}
 	cfg.Version = daemon.BinaryVersion()
+	cfg.MaxMemory = *maxMB << 20
 	if err := daemon.Foreground(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "indexd: %v\n", err)
 		os.Exit(2)
