@@ -211,6 +211,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.IdleExit > 0 {
 		wg.Go(d.idleExit)
 	}
+	d.reopenRoots()
 	log.Info("serving", "socket", cfg.SocketPath, "pid", os.Getpid(), "version", cfg.Version, "state_dir", cfg.StateDir)
 	err = srv.Serve(d.ctx, ln) // closes ln, which removes the socket
 	d.stop()
@@ -326,11 +327,61 @@ func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 	}
 	w := newWorkspace(d, root)
 	d.roots[root] = w
+	d.saveRootsLocked()
 	w.mu.Lock()
 	w.startLocked()
 	w.mu.Unlock()
 	d.log.Info("root added", "root", root, "db", w.db)
 	return w, nil
+}
+
+// RootsName is the file in the state directory that lists the roots
+// served, so that a restarted daemon reopens (and re-validates by stat)
+// each one in the background without waiting for its first query.
+const RootsName = "roots.json"
+
+// saveRootsLocked writes the list of roots, atomically (temp file and
+// rename). Caller holds d.mu. A failure is logged: the list is a
+// convenience, each root is re-added on its next query anyway.
+func (d *daemon) saveRootsLocked() {
+	roots := make([]string, 0, len(d.roots))
+	for r := range d.roots {
+		roots = append(roots, r)
+	}
+	slices.Sort(roots)
+	data, _ := json.Marshal(roots)
+	path := filepath.Join(d.cfg.StateDir, RootsName)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		d.log.Warn("cannot save the list of roots", "err", err)
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		d.log.Warn("cannot save the list of roots", "err", err)
+	}
+}
+
+// reopenRoots re-adds the roots a previous daemon served that still exist;
+// each reopens its index in the background.
+func (d *daemon) reopenRoots() {
+	data, err := os.ReadFile(filepath.Join(d.cfg.StateDir, RootsName))
+	if err != nil {
+		return
+	}
+	var roots []string
+	if err := json.Unmarshal(data, &roots); err != nil {
+		d.log.Warn("ignoring a corrupt list of roots", "err", err)
+		return
+	}
+	for _, r := range roots {
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			d.log.Info("not reopening a root that is gone", "root", r)
+			continue
+		}
+		if _, err := d.get(d.ctx, r); err != nil {
+			d.log.Warn("cannot reopen a root", "root", r, "err", err)
+		}
+	}
 }
 
 // heapInUse returns the bytes of heap the daemon holds.
@@ -370,6 +421,7 @@ func (d *daemon) drop(root string) (bool, error) {
 	}
 	w := d.roots[root]
 	delete(d.roots, root)
+	d.saveRootsLocked()
 	done := make(chan struct{})
 	d.forgetting[root] = done
 	d.mu.Unlock()

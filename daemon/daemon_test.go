@@ -331,6 +331,10 @@ func TestRestartReopens(t *testing.T) {
 	os.Remove(filepath.Join(root, "main.go"))
 
 	td = startDaemon(t, Config{StateDir: state})
+	// The restarted daemon reopens the root on its own, before any query.
+	if st := td.status(""); len(st.Roots) != 1 || st.Roots[0].Root != root {
+		t.Fatalf("after restart, before any query: status %+v", st)
+	}
 	rs = td.index(root, true)
 	if rs.State != StateReady || !rs.Reopened || rs.Files != sampleFiles {
 		t.Fatalf("after restart: %+v", rs)

@@ -35,6 +35,10 @@
 // and subtrees it could not watch are walked and merged with the index's
 // answer (query.Indexed.Live, fallback watch_limit).
 //
+// The roots served are listed in RootsName in the state directory; a
+// restarted daemon reopens each that still exists in the background (its
+// index re-validated by stat), without waiting for a query.
+//
 // At most Config.MaxRoots roots are served; a query for one more is an
 // INVALID_PARAM envelope (an index call, a CodeTooManyRoots error) until
 // `forget` drops one. No root is added either while the heap is over
