@@ -83,22 +83,24 @@ func reachable(dir, sub string, descend, allow func(string) bool, includeHidden 
 	return true
 }
 
-// fallbackReason says why q cannot be answered from the index, or "".
-func (s Indexed) fallbackReason(dir string, includeIgnored bool) string {
+// plan says how to answer a query of dir: the Live subtrees below it to
+// walk and merge, or a reason to leave it all to the walk ("" if the index
+// can answer).
+func (s Indexed) plan(dir string, includeIgnored bool) (live []string, reason string) {
 	if includeIgnored || s.Index.Ignored(walkStart(dir)) {
-		return FallbackIgnoredPaths
+		return nil, FallbackIgnoredPaths
 	}
-	return ""
+	live, inside := s.liveSplit(dir)
+	if inside {
+		return nil, FallbackWatchLimit
+	}
+	return live, ""
 }
 
 // Glob answers from the path table, bounded by the time breaker only.
 func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	p := q.Params
-	live, inside := s.liveSplit(q.Dir)
-	r := s.fallbackReason(q.Dir, p.IncludeIgnored)
-	if r == "" && inside {
-		r = FallbackWatchLimit
-	}
+	live, r := s.plan(q.Dir, p.IncludeIgnored)
 	if r != "" {
 		res, err := Walker{}.Glob(ctx, q)
 		if res != nil {
@@ -164,11 +166,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 // trigram query, then scans them live in Grep's order.
 func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	p := q.Params
-	live, inside := s.liveSplit(q.Dir)
-	r := s.fallbackReason(q.Dir, p.IncludeIgnored)
-	if r == "" && inside {
-		r = FallbackWatchLimit
-	}
+	live, r := s.plan(q.Dir, p.IncludeIgnored)
 	if r != "" {
 		res, err := Walker{}.Grep(ctx, q)
 		if res != nil {
