@@ -16,11 +16,14 @@ import (
 	"github.com/indexd/indexd/tree"
 )
 
-// Fallback reasons (data.fallback_reason).
+// Fallback reasons (data.fallback_reason) the index itself gives.
 const (
 	// FallbackIgnoredPaths: the query asks for ignored files, or its path
 	// lies in an ignored subtree, which the index does not hold.
 	FallbackIgnoredPaths = "ignored_paths"
+	// FallbackWatchLimit: part of the answer came from walking subtrees
+	// the index is not kept current for (Indexed.Live).
+	FallbackWatchLimit = "watch_limit"
 )
 
 // Indexed is the Searcher that answers from an index: Glob from the path
@@ -37,10 +40,6 @@ type Indexed struct {
 	// query inside one of them is answered by the walk alone.
 	Live []string
 }
-
-// FallbackWatchLimit: part of the answer came from walking subtrees the
-// index is not kept current for (Indexed.Live).
-const FallbackWatchLimit = "watch_limit"
 
 // liveSplit returns the Live subtrees strictly below dir, or inside=true
 // when dir is itself in one.
