@@ -398,13 +398,6 @@ func (d *daemon) memoryLimitMessage() string {
 		heapInUse()>>20, d.cfg.MaxMemory>>20)
 }
 
-// lookup returns the workspace of root if it is served.
-func (d *daemon) lookup(root string) *workspace {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.roots[root]
-}
-
 // drop forgets root: its goroutine is stopped (closing its index) and its
 // DB deleted. It reports whether there was anything to forget.
 func (d *daemon) drop(root string) (bool, error) {

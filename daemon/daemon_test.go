@@ -424,8 +424,7 @@ func TestDefaultLog(t *testing.T) {
 // syncFreshener is a Freshener for tests: its sync barrier reconciles the
 // whole tree, so every query sees the writes made before it.
 type syncFreshener struct {
-	ix    *index.Index
-	syncs chan struct{} // receives a value per Sync, if not nil
+	ix *index.Index
 }
 
 func (f *syncFreshener) Sync(ctx context.Context) error {

@@ -3,9 +3,6 @@ package query
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
-	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
@@ -16,11 +13,7 @@ import (
 
 func gorootSrc(b *testing.B) *Workspace {
 	b.Helper()
-	root := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		root = strings.TrimSpace(string(out))
-	}
-	ws, err := NewWorkspace(root + "/src")
+	ws, err := NewWorkspace(goroot(b) + "/src")
 	if err != nil {
 		b.Skip(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -550,11 +549,11 @@ func TestDiffRgEmptyFile(t *testing.T) {
 // diffGoroot returns $(go env GOROOT)/src, skipping when it is missing.
 func diffGoroot(t *testing.T) string {
 	t.Helper()
-	root := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		root = strings.TrimSpace(string(out))
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
 	}
-	src, err := filepath.EvalSymlinks(filepath.Join(root, "src"))
+	src, err := filepath.EvalSymlinks(filepath.Join(strings.TrimSpace(string(out)), "src"))
 	if err != nil {
 		t.Skipf("GOROOT/src: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"reflect"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -111,7 +110,7 @@ var gorootOnce struct {
 func goroot(t testing.TB) string {
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
-		return runtime.GOROOT()
+		t.Skip("go env GOROOT:", err)
 	}
 	return strings.TrimSpace(string(out))
 }
