@@ -49,7 +49,7 @@ type command struct {
 type runFunc func(c *cli, g *globals, args []string) (int, error)
 
 // commands are the subcommands, in the order help lists them.
-var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, daemonCmd}
+var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, mcpCmd, daemonCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {

@@ -83,7 +83,7 @@ func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, err
 	if r.reason != "" {
 		tools.Searcher = daemon.FallbackWalk{Reason: r.reason}
 	}
-	return json.Marshal(tools.Run(ctx, req.Tool, req.Cwd, req.Args))
+	return tools.Run(ctx, req.Tool, req.Cwd, req.Args).MarshalJSON() // json.Marshal would re-escape "<" as \u003c
 }
 
 // viaDaemon answers queries through the daemon, starting it if none

@@ -1,0 +1,41 @@
+// Package mcp is indexd's Model Context Protocol front-end (SPEC §10,
+// `indexctl mcp`): an MCP server, built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk), that offers the agent tools
+// Glob, Grep and LS, and optionally the compatibility tools
+// find_files_by_name and search_in_files of seed 004.
+//
+// The server does not search by itself: every call goes to Config.Query,
+// which indexctl wires to the same runner its queries use (the shared
+// daemon, started when none answers, or the walk in process with --direct
+// or when no daemon can be reached).
+//
+// # Results
+//
+// Glob, Grep and LS return the tool's envelope (SPEC §3) unchanged:
+// one TextContent with the envelope's text, structuredContent the envelope
+// itself, and isError exactly when its status is "error". The arguments
+// reach the tool exactly as the client sent them, so the envelope's
+// context.params_input shows them; the input schemas document the
+// parameters, they are not enforced before the tool's own checks (whose
+// messages are the ones an agent should read).
+//
+// The compatibility tools keep seed 004's shapes: find_files_by_name
+// answers {"files": [...], "total_found": N} and search_in_files
+// {"matches": [{"file_path", "line_number", "line_content"}],
+// "total_matches": N, "files_searched": M, "timed_out": B}, as
+// structuredContent and, as JSON, as the text. Their errors are isError
+// results whose text is the error message.
+//
+// # The workspace root
+//
+// Each session searches one root: Config.Root (indexctl's --root) if set;
+// else the client's first file:// root that is a directory, when the
+// client offers roots (asked once per session, again after
+// notifications/roots/list_changed); else Config.DefaultRoot (the current
+// directory, or its nearest ancestor holding .git). Clients on protocol
+// 2026-07-28 and later, where a server may not send requests of its own,
+// are asked for their roots through the call's input requests (SEP-2322),
+// which the SDK's client answers on its own. Paths in arguments are
+// relative to the root (or absolute inside it); the tools deny any path
+// outside it.
+package mcp
