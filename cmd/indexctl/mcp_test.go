@@ -591,6 +591,9 @@ func TestMCPBadClients(t *testing.T) {
 		{"garbage after initialize", append([]string{initialize, initialized, slowCall(1), "}}}{{{", `{"jsonrpc":"2.0","id":2,"method":"nope"}`}, requests[2:5]...), -1},
 		{"input closed with calls in flight", append([]string{initialize, initialized}, requests...), -1},
 		{"killed with calls in flight", append([]string{initialize, initialized}, requests...), 2},
+		{"huge request", []string{initialize, initialized,
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Grep","arguments":{"pattern":"` + strings.Repeat("a", 10<<20) + `"}}}`,
+			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"LS","arguments":{}}}`}, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := e.command("mcp", "--root", root)
