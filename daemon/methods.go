@@ -192,6 +192,7 @@ func (d *daemon) status(_ context.Context, params json.RawMessage) (json.RawMess
 // index adds a root and, with wait, answers once its build attempt has
 // ended (ready or failed). A root whose build failed is built again.
 func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	begun := time.Now()
 	p, perr := rootParams(params, true)
 	if perr != nil {
 		return nil, perr
@@ -211,7 +212,7 @@ func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMes
 	case err != nil:
 		return nil, rpc.Errorf(CodeStopped, "%v", err)
 	}
-	if w.retry() {
+	if w.retry(begun) {
 		d.log.Info("retrying a failed build", "root", root)
 	}
 	if p.Wait {

@@ -83,12 +83,13 @@ func (w *workspace) startLocked() {
 	w.wg.Go(w.run)
 }
 
-// retry starts a new build attempt if the last one failed. It reports
-// whether it did.
-func (w *workspace) retry() bool {
+// retry starts a new build attempt if the last one failed and had begun
+// before since (an attempt the asking request started itself is not
+// retried: its failure is the answer). It reports whether it did.
+func (w *workspace) retry(since time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state != StateError || w.ctx.Err() != nil {
+	if w.state != StateError || w.ctx.Err() != nil || !w.started.Before(since) {
 		return false
 	}
 	w.wg.Wait() // the failed attempt's goroutine is returning, if not gone
