@@ -15,6 +15,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 )
@@ -34,30 +35,11 @@ func socketPath(t testing.TB) string {
 	return filepath.Join(dir, "indexd.sock")
 }
 
-// writeTree creates files (path → contents) under a new root and returns
-// the root's real path.
-func writeTree(t testing.TB, files map[string]string) string {
-	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, c := range files {
-		writeFile(t, root, p, c)
-	}
-	return root
-}
-
-func writeFile(t testing.TB, root, rel, contents string) {
-	t.Helper()
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(contents), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// The fixture writers every test here uses.
+var (
+	writeTree = testtree.Write
+	writeFile = testtree.File
+)
 
 // testDaemon is Run in a goroutine of the test, with a client.
 type testDaemon struct {

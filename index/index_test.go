@@ -15,31 +15,15 @@ import (
 	"time"
 
 	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
-// writeTree creates files (path -> content) under a new temp root.
-func writeTree(t testing.TB, files map[string]string) string {
-	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, c := range files {
-		writeFile(t, root, p, c)
-	}
-	return root
-}
-
-func writeFile(t testing.TB, root, p, c string) {
-	t.Helper()
-	abs := filepath.Join(root, p)
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(abs, []byte(c), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// The fixture writers every test here uses.
+var (
+	writeTree = testtree.Write
+	writeFile = testtree.File
+)
 
 func mustBuild(t testing.TB, root string) *Index {
 	t.Helper()
