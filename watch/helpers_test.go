@@ -17,30 +17,19 @@ import (
 	csindex "github.com/google/codesearch/index"
 
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // deadline bounds every wait in these tests; nothing waits on a timer.
 const deadline = 20 * time.Second
 
+// tempRoot returns a new empty root (its real path).
 func tempRoot(t testing.TB) string {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return testtree.Write(t, nil)
 }
 
-func writeFile(t testing.TB, root, rel, content string) {
-	t.Helper()
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(abs, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeFile = testtree.File
 
 func mkdirs(t testing.TB, root string, rels ...string) {
 	t.Helper()
