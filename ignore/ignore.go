@@ -126,33 +126,46 @@ func Open(root string) *Dir {
 		}
 	}
 	base := &Dir{top: top, global: readRules(globalExcludesFile())}
-	return base.child(root, "", exists(filepath.Join(root, GitDir)), true, true)
+	return base.Child(root, "", RuleFiles{Git: exists(filepath.Join(root, GitDir)), Gitignore: true, Ignore: true})
+}
+
+// RuleFiles says which of .git, .gitignore and .ignore a directory holds.
+// A walker fills it from the directory's listing (See each name), so no
+// rule file is opened needlessly.
+type RuleFiles struct {
+	Git, Gitignore, Ignore bool
+}
+
+// See records name, one entry of the directory's listing.
+func (f *RuleFiles) See(name string) {
+	switch name {
+	case GitDir:
+		f.Git = true
+	case GitignoreFile:
+		f.Gitignore = true
+	case IgnoreFile:
+		f.Ignore = true
+	}
 }
 
 // Child returns the Dir for the subdirectory at rel (root-relative, slash
-// separated) whose absolute path is abs. hasGit, hasGitignore and hasIgnore
-// say which of .git, .gitignore and .ignore the subdirectory holds (the
-// walker knows from its listing), so no file is opened needlessly.
-func (d *Dir) Child(abs, rel string, hasGit, hasGitignore, hasIgnore bool) *Dir {
-	return d.child(abs, rel, hasGit, hasGitignore, hasIgnore)
-}
-
-func (d *Dir) child(abs, rel string, hasGit, hasGitignore, hasIgnore bool) *Dir {
-	anyGit := hasGit || (d.top != nil && d.top.anyGit)
-	l := &level{parent: d.top, hasGit: hasGit, anyGit: anyGit}
+// separated) whose absolute path is abs and which holds the rule files f.
+func (d *Dir) Child(abs, rel string, f RuleFiles) *Dir {
+	anyGit := f.Git || (d.top != nil && d.top.anyGit)
+	l := &level{parent: d.top, hasGit: f.Git, anyGit: anyGit}
 	if rel != "" {
 		l.strip = len(rel) + 1
 	}
-	if hasIgnore {
+	if f.Ignore {
 		l.ignore = readRules(filepath.Join(abs, IgnoreFile))
 	}
-	if hasGitignore && anyGit {
+	if f.Gitignore && anyGit {
 		l.gitignore = readRules(filepath.Join(abs, GitignoreFile))
 	}
-	if hasGit {
+	if f.Git {
 		l.exclude = readRules(filepath.Join(abs, GitDir, "info", "exclude"))
 	}
-	if l.ignore == nil && l.gitignore == nil && l.exclude == nil && !hasGit {
+	if l.ignore == nil && l.gitignore == nil && l.exclude == nil && !f.Git {
 		return d
 	}
 	return &Dir{top: l, global: d.global}
@@ -302,8 +315,9 @@ func (d *Dir) At(root, rel string) *Dir {
 // being its parent's, finding its rule files by looking for them.
 func (d *Dir) Step(root, rel string) *Dir {
 	abs := filepath.Join(root, filepath.FromSlash(rel))
-	return d.Child(abs, rel,
-		exists(filepath.Join(abs, GitDir)),
-		exists(filepath.Join(abs, GitignoreFile)),
-		exists(filepath.Join(abs, IgnoreFile)))
+	return d.Child(abs, rel, RuleFiles{
+		Git:       exists(filepath.Join(abs, GitDir)),
+		Gitignore: exists(filepath.Join(abs, GitignoreFile)),
+		Ignore:    exists(filepath.Join(abs, IgnoreFile)),
+	})
 }

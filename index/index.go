@@ -381,14 +381,15 @@ func (ix *Index) evalBase(q *csindex.Query, memo map[uint32][]uint32) (ids []uin
 		return nil, false
 	case csindex.QAnd:
 		all = true
-		for _, t := range q.Trigram {
-			l := ix.list(queryTrigram(t), memo)
+		and := func(l []uint32) {
 			if all {
 				ids, all = slices.Clone(l), false
 			} else {
 				ids = intersect(ids, l)
 			}
-			if len(ids) == 0 {
+		}
+		for _, t := range q.Trigram {
+			if and(ix.list(queryTrigram(t), memo)); len(ids) == 0 {
 				return nil, false
 			}
 		}
@@ -397,12 +398,7 @@ func (ix *Index) evalBase(q *csindex.Query, memo map[uint32][]uint32) (ids []uin
 			if sall {
 				continue
 			}
-			if all {
-				ids, all = slices.Clone(l), false
-			} else {
-				ids = intersect(ids, l)
-			}
-			if len(ids) == 0 {
+			if and(l); len(ids) == 0 {
 				return nil, false
 			}
 		}

@@ -154,15 +154,20 @@ func (ix *Index) writeAll(tx *bolt.Tx) error {
 	}
 	ign := tx.Bucket(bIgnored)
 	for _, s := range ix.ignored {
-		v := byte(0)
-		if s.IsDir {
-			v = 1
-		}
-		if err := ign.Put([]byte(s.Path), []byte{v}); err != nil {
+		if err := putIgnored(ign, s); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// putIgnored writes one "ignored" record (see the format comment).
+func putIgnored(b *bolt.Bucket, s Skipped) error {
+	v := byte(0)
+	if s.IsDir {
+		v = 1
+	}
+	return b.Put([]byte(s.Path), []byte{v})
 }
 
 func (ix *Index) writeBase(tx *bolt.Tx) error {

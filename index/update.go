@@ -360,11 +360,7 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 			}
 		}
 		for _, s := range ignoredAdds {
-			v := byte(0)
-			if s.IsDir {
-				v = 1
-			}
-			if err := ign.Put([]byte(s.Path), []byte{v}); err != nil {
+			if err := putIgnored(ign, s); err != nil {
 				return err
 			}
 		}

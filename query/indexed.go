@@ -244,20 +244,7 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 // table's hidden masks) whose parent the walk would enter, in walk order.
 func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool, live []string) (int, []tree.Skip) {
 	entered := func(parent string) bool {
-		if parent == walkStart(dir) {
-			return true
-		}
-		rel := relTo(dir, parent)
-		comps := strings.Split(rel, "/")
-		for i, c := range comps {
-			if !descend(strings.Join(comps[:i+1], "/")) {
-				return false
-			}
-			if !includeHidden && ignore.IsHidden(c) && !allow(c) {
-				return false
-			}
-		}
-		return true
+		return parent == walkStart(dir) || reachable(dir, parent, descend, allow, includeHidden)
 	}
 	var out []tree.Skip
 	ignored := 0

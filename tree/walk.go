@@ -318,22 +318,15 @@ func (w *walker) read(nd *node) {
 		dirfd = int(f.Fd())
 	}
 	ents := make([]dirent, len(des))
-	var hasGit, hasGI, hasIgn bool
+	var rf ignore.RuleFiles
 	for i, de := range des {
 		name := de.Name()
 		ents[i] = dirent{name: name, typ: de.Type()}
-		switch name {
-		case ignore.GitDir:
-			hasGit = true
-		case ignore.GitignoreFile:
-			hasGI = true
-		case ignore.IgnoreFile:
-			hasIgn = true
-		}
+		rf.See(name)
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return cmp.Compare(a.name, b.name) })
 	if nd.ign == nil {
-		nd.ign = nd.parent.Child(nd.abs, nd.rel, hasGit, hasGI, hasIgn)
+		nd.ign = nd.parent.Child(nd.abs, nd.rel, rf)
 	}
 	o := &w.opts
 	for i := range ents {

@@ -171,18 +171,11 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 		}
 		d := it.ign
 		if d == nil {
-			var hasGit, hasGI, hasIgn bool
+			var rf ignore.RuleFiles
 			for _, e := range ents {
-				switch e.Name() {
-				case ignore.GitDir:
-					hasGit = true
-				case ignore.GitignoreFile:
-					hasGI = true
-				case ignore.IgnoreFile:
-					hasIgn = true
-				}
+				rf.See(e.Name())
 			}
-			d = it.parent.Child(abs, it.rel, hasGit, hasGI, hasIgn)
+			d = it.parent.Child(abs, it.rel, rf)
 		}
 		// Push in reverse so that directories are visited in name order:
 		// the order (and so which subtrees a watch limit leaves out) does
