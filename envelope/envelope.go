@@ -189,6 +189,8 @@ type outcome struct {
 // results or a discount is partial; anything else is success.
 func decide(o outcome) (Status, *Error) {
 	switch {
+	case o.aborted == AbortReadError && o.results == 0:
+		return StatusError, &Error{Code: CodeExecution, Message: abortMessage(o.aborted)}
 	case o.aborted != "" && o.results == 0:
 		return StatusError, &Error{Code: CodeTimeout, Message: abortMessage(o.aborted)}
 	case o.truncated || o.aborted != "" || o.discount:
@@ -202,12 +204,15 @@ const (
 	AbortCountLimit = "count_limit" // Glob's walk visited too many entries
 	AbortTimeLimit  = "time_limit"  // Glob's time breaker
 	AbortTimeout    = "timeout"     // Grep's timeout
+	AbortReadError  = "read_error"  // Grep: a file or directory could not be read (out of descriptors, I/O error)
 )
 
 func abortMessage(reason string) string {
 	switch reason {
 	case AbortCountLimit:
 		return "Search aborted: visited more than the entry limit before finding any match. Narrow the pattern or path."
+	case AbortReadError:
+		return "Search failed: some files could not be read (out of file descriptors or an I/O error), so matches may be missing. Retry."
 	default:
 		return "Search timed out before finding any match. Narrow the pattern or path."
 	}

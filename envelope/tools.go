@@ -213,6 +213,8 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	switch {
 	case err != nil:
 		b.WriteString("\n[Error: " + err.Message + "]")
+	case d.AbortedReason == AbortReadError:
+		b.WriteString("\n[Partial: some files could not be read (out of file descriptors or an I/O error). Results may be incomplete.]")
 	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}

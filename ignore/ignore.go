@@ -25,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // DefaultDirs are the directory names skipped unless include_ignored is
@@ -126,7 +128,12 @@ func Open(root string) *Dir {
 		}
 	}
 	base := &Dir{top: top, global: readRules(globalExcludesFile())}
-	return base.Child(root, "", RuleFiles{Git: exists(filepath.Join(root, GitDir)), Gitignore: true, Ignore: true})
+	r, err := rooted.Open(root)
+	if err != nil {
+		return base
+	}
+	defer r.Close()
+	return base.Step(r, "")
 }
 
 // RuleFiles says which of .git, .gitignore and .ignore a directory holds.
@@ -149,21 +156,22 @@ func (f *RuleFiles) See(name string) {
 }
 
 // Child returns the Dir for the subdirectory at rel (root-relative, slash
-// separated) whose absolute path is abs and which holds the rule files f.
-func (d *Dir) Child(abs, rel string, f RuleFiles) *Dir {
+// separated; "" for the root) open as dir, which holds the rule files f.
+// Rule files are read through dir, never following a symlink.
+func (d *Dir) Child(dir *os.File, rel string, f RuleFiles) *Dir {
 	anyGit := f.Git || (d.top != nil && d.top.anyGit)
 	l := &level{parent: d.top, hasGit: f.Git, anyGit: anyGit}
 	if rel != "" {
 		l.strip = len(rel) + 1
 	}
 	if f.Ignore {
-		l.ignore = readRules(filepath.Join(abs, IgnoreFile))
+		l.ignore = readRulesAt(dir, IgnoreFile)
 	}
 	if f.Gitignore && anyGit {
-		l.gitignore = readRules(filepath.Join(abs, GitignoreFile))
+		l.gitignore = readRulesAt(dir, GitignoreFile)
 	}
 	if f.Git {
-		l.exclude = readRules(filepath.Join(abs, GitDir, "info", "exclude"))
+		l.exclude = readRulesAt(dir, GitDir+"/info/exclude")
 	}
 	if l.ignore == nil && l.gitignore == nil && l.exclude == nil && !f.Git {
 		return d
@@ -213,11 +221,32 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// readRules reads and compiles one ignore file; a missing, unreadable or
-// empty file yields nil.
+// readRules reads and compiles one ignore file outside the workspace (an
+// ancestor's, the global one); a missing, unreadable or empty file yields
+// nil.
 func readRules(p string) *Rules {
 	data, err := os.ReadFile(p)
-	if err != nil || len(data) == 0 {
+	if err != nil {
+		return nil
+	}
+	return parseRules(data)
+}
+
+// maxRuleFile bounds the size of an ignore file read from the workspace.
+const maxRuleFile = 64 << 20
+
+// readRulesAt reads and compiles the ignore file at rel beneath the open
+// directory dir, following no symlink.
+func readRulesAt(dir *os.File, rel string) *Rules {
+	data, err := rooted.ReadFile(dir, rel, maxRuleFile)
+	if err != nil {
+		return nil
+	}
+	return parseRules(data)
+}
+
+func parseRules(data []byte) *Rules {
+	if len(data) == 0 {
 		return nil
 	}
 	r := Parse(data)
@@ -299,7 +328,7 @@ func gitConfigValue(path, section, key string) string {
 // At returns the Dir in force for the entries of the directory at rel
 // (root-relative, slash separated; "" for root itself), d being the root's
 // Dir: it reads the rule files of each directory on the way down.
-func (d *Dir) At(root, rel string) *Dir {
+func (d *Dir) At(root *rooted.Root, rel string) *Dir {
 	if rel == "" || rel == "." {
 		return d
 	}
@@ -311,13 +340,19 @@ func (d *Dir) At(root, rel string) *Dir {
 	return cur
 }
 
-// Step returns the Dir for the subdirectory at rel (root-relative), d
-// being its parent's, finding its rule files by looking for them.
-func (d *Dir) Step(root, rel string) *Dir {
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	return d.Child(abs, rel, RuleFiles{
-		Git:       exists(filepath.Join(abs, GitDir)),
-		Gitignore: exists(filepath.Join(abs, GitignoreFile)),
-		Ignore:    exists(filepath.Join(abs, IgnoreFile)),
+// Step returns the Dir for the subdirectory at rel (root-relative, "" for
+// the root), d being its parent's, finding its rule files by looking for
+// them. A directory that cannot be opened beneath the root (gone, or a
+// symlink now) adds no rules.
+func (d *Dir) Step(root *rooted.Root, rel string) *Dir {
+	dir, err := root.OpenDir(rel)
+	if err != nil {
+		return d
+	}
+	defer dir.Close()
+	return d.Child(dir, rel, RuleFiles{
+		Git:       rooted.Exists(dir, GitDir),
+		Gitignore: rooted.Exists(dir, GitignoreFile),
+		Ignore:    rooted.Exists(dir, IgnoreFile),
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // layout creates files under root: keys are slash paths, a key ending in
@@ -60,12 +61,17 @@ type verdict struct {
 
 func checkVerdicts(t *testing.T, root string, d *ignore.Dir, vs []verdict) {
 	t.Helper()
+	r, err := rooted.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	for _, v := range vs {
 		dir := ""
 		if i := strings.LastIndexByte(v.rel, '/'); i >= 0 {
 			dir = v.rel[:i]
 		}
-		if got := d.At(root, dir).Match(v.rel, v.isDir); got != v.want {
+		if got := d.At(r, dir).Match(v.rel, v.isDir); got != v.want {
 			t.Errorf("Match(%q, dir=%v) = %v, want %v", v.rel, v.isDir, name(got), name(v.want))
 		}
 	}

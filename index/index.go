@@ -35,6 +35,7 @@ import (
 
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/rawfile"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -189,7 +190,13 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	}()
 	workers := runtime.GOMAXPROCS(0)
 	readers := make([]reader, workers)
-	var err error
+	root, err := rooted.Open(ix.root)
+	if err != nil {
+		close(merged)
+		<-mergeDone
+		return err
+	}
+	defer root.Close()
 	for lo := 0; lo < len(ix.files) && err == nil; lo += batch {
 		if err = ctx.Err(); err != nil {
 			break
@@ -212,7 +219,10 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 					}
 					f := &ix.files[i]
 					if f.Mode.IsRegular() {
-						tris, flags := rd.index(ix.root, f.Path, f.Size)
+						tris, flags, _ := rd.index(root, f.Path, f.Size)
+						// A file gone since the walk stays Unknown (a
+						// candidate for every query, read live, so never
+						// wrong) until the watcher's event removes it.
 						rs[i-lo] = result{tris: slices.Clone(tris), flags: flags}
 					}
 				}
@@ -248,21 +258,24 @@ type reader struct {
 	set trigramSet
 }
 
-// index reads the file at rel and returns its trigrams and flags. The
-// trigrams are valid until the next call.
-func (r *reader) index(root, rel string, size int64) ([]uint32, Flags) {
-	data, ok := r.rd.Read(root+"/"+rel, size, MaxFileSize)
-	if !ok {
-		return nil, Unknown
+// index reads the file at rel beneath root and returns its trigrams and
+// flags; gone reports a file no longer there as listed (deleted, or a
+// component of its path now a link: see rooted), which is flagged Unknown
+// like any file that cannot be read. The trigrams are valid until the
+// next call.
+func (r *reader) index(root *rooted.Root, rel string, size int64) (tris []uint32, flags Flags, gone bool) {
+	data, err := r.rd.Read(root, rel, size, MaxFileSize)
+	if err != nil {
+		return nil, Unknown, rooted.Gone(err)
 	}
 	if slices.Contains(data[:min(len(data), BinarySniff)], 0) {
-		return nil, Binary
+		return nil, Binary, false
 	}
 	tris, ok := r.set.extract(data)
 	if !ok {
-		return nil, Unknown
+		return nil, Unknown, false
 	}
-	return tris, 0
+	return tris, 0, false
 }
 
 // Len returns the number of files in the table.

@@ -3,8 +3,8 @@ package index
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -52,39 +53,59 @@ func (ix *Index) RemoveTree(rel string) error {
 // Apply brings each of paths (root-relative) up to date with the tree, in
 // one transaction: a file is re-read, a directory's subtree reconciled by
 // walking it, a missing or ignored path removed with its subtree.
+//
+// Every path is looked up beneath the root through real directories only
+// (see rooted): a path with a symlink among its parents is gone, whatever
+// the link points at, and a directory now a symlink loses its subtree. So
+// a directory swapped for a link to /elsewhere disappears from the index
+// in the batch that sees either event, in whichever order they come.
 func (ix *Index) Apply(ctx context.Context, paths []string) error {
+	root, err := rooted.Open(ix.root)
+	if err != nil {
+		return fmt.Errorf("index: apply: %w", err)
+	}
+	defer root.Close()
 	var files []File
 	var gone, dirs []string
 	var ignoredAdds []Skipped
-	rules := newRuleCache(ix.root)
+	rules := newRuleCache(ix.root, root)
 	for _, rel := range paths {
 		rel = strings.Trim(filepath.ToSlash(rel), "/")
 		if rel == "" || rel == "." {
 			dirs = append(dirs, "")
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(ix.root, filepath.FromSlash(rel)))
-		if err != nil {
+		if ignore.UnderPrivate(ix.root, rel) {
 			gone = append(gone, rel)
 			continue
 		}
-		ignored, self, hidden := rules.classify(rel, fi.IsDir())
+		st, err := root.Lstat(rel)
+		if err != nil {
+			if !rooted.Gone(err) {
+				return fmt.Errorf("index: apply: %w", err)
+			}
+			gone = append(gone, rel)
+			continue
+		}
+		typ := tree.StatType(st.Mode)
+		isDir := typ.IsDir()
+		ignored, self, hidden := rules.classify(rel, isDir)
 		switch {
 		case ignored:
 			gone = append(gone, rel)
 			if self { // recorded as a build records it; an ignored ancestor already is
-				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: fi.IsDir()})
+				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: isDir})
 			}
-		case fi.IsDir():
+		case isDir:
 			if ix.holds(rel) { // a file replaced by a directory
 				gone = append(gone, rel)
 			}
 			dirs = append(dirs, rel)
-		case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
-			if ix.holdsUnder(rel) { // a directory replaced by a file
+		case typ.IsRegular() || typ&fs.ModeSymlink != 0:
+			if ix.holdsUnder(rel) { // a directory replaced by a file or a link
 				gone = append(gone, rel)
 			}
-			files = append(files, File{Path: rel, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Mode: fi.Mode().Type(), Hidden: hidden})
+			files = append(files, File{Path: rel, Size: st.Size, ModTime: st.Mtim.Nano(), Mode: typ, Hidden: hidden})
 		default:
 			gone = append(gone, rel) // FIFOs, sockets, devices are never indexed
 		}
@@ -98,13 +119,14 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		ignoredAdds = append(ignoredAdds, ign...)
 		gone = append(gone, ix.missingUnder(d, fs)...)
 	}
+	read, vanished := ix.readChanges(root, files)
 	// Removals first: a path removed and re-added in one batch (a type
 	// change) must end up added.
-	chs := make([]change, 0, len(gone)+len(files))
-	for _, g := range gone {
+	chs := make([]change, 0, len(gone)+len(vanished)+len(read))
+	for _, g := range append(gone, vanished...) {
 		chs = append(chs, change{path: g, remove: true})
 	}
-	chs = append(chs, ix.readChanges(files)...)
+	chs = append(chs, read...)
 	return ix.commit(chs, append(gone, dirs...), ignoredAdds)
 }
 
@@ -134,10 +156,17 @@ func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	chs := ix.readChanges(ix.changedOnly(files))
-	for _, g := range ix.missingUnder("", files) {
+	root, err := rooted.Open(ix.root)
+	if err != nil {
+		return 0, fmt.Errorf("index: reconcile: %w", err)
+	}
+	defer root.Close()
+	read, vanished := ix.readChanges(root, ix.changedOnly(files))
+	var chs []change
+	for _, g := range append(ix.missingUnder("", files), vanished...) {
 		chs = append(chs, change{path: g, remove: true})
 	}
+	chs = append(chs, read...)
 	return len(chs), ix.commit(chs, []string{""}, ign)
 }
 
@@ -146,8 +175,13 @@ func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped, error) {
 	var files []File
 	var ign []Skipped
-	rules := ignore.Open(ix.root).At(ix.root, dir)
-	_, err := tree.Walk(ctx, ix.root, dir, rules, tree.Options{
+	root, err := rooted.Open(ix.root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("index: %w", err)
+	}
+	defer root.Close()
+	rules := ignore.Open(ix.root).At(root, dir)
+	_, err = tree.Walk(ctx, ix.root, dir, rules, tree.Options{
 		IncludeHidden: true,
 		Info:          true,
 		OnSkip: func(s tree.Skip) {
@@ -164,7 +198,7 @@ func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped
 	}
 	if dir != "" {
 		// The walk counts hidden bits from dir; shift them to the root.
-		_, _, hidden := newRuleCache(ix.root).classify(dir, true)
+		_, _, hidden := newRuleCache(ix.root, root).classify(dir, true)
 		for i := range files {
 			files[i].Hidden |= hidden
 		}
@@ -211,9 +245,11 @@ func (ix *Index) missingUnder(dir string, files []File) []string {
 // allocating one per Apply was a quarter of a small update's cost.
 var readers = sync.Pool{New: func() any { return new(reader) }}
 
-// readChanges reads the given files in parallel.
-func (ix *Index) readChanges(files []File) []change {
-	chs := make([]change, len(files))
+// readChanges reads the given files in parallel beneath root; a file no
+// longer there as listed (see rooted.Gone) is returned in gone instead.
+func (ix *Index) readChanges(root *rooted.Root, files []File) (chs []change, gone []string) {
+	chs = make([]change, len(files))
+	isGone := make([]bool, len(files))
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -233,7 +269,7 @@ func (ix *Index) readChanges(files []File) []change {
 				var tris []uint32
 				if f.Mode.IsRegular() {
 					var t []uint32
-					t, f.Flags = rd.index(ix.root, f.Path, f.Size)
+					t, f.Flags, isGone[i] = rd.index(root, f.Path, f.Size)
 					tris = slices.Sorted(slices.Values(t)) // delta sets are searched: keep them sorted
 				}
 				chs[i] = change{path: f.Path, f: f, tris: tris}
@@ -241,19 +277,27 @@ func (ix *Index) readChanges(files []File) []change {
 		})
 	}
 	wg.Wait()
-	return chs
+	kept := chs[:0]
+	for i, c := range chs {
+		if isGone[i] {
+			gone = append(gone, c.path)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	return kept, gone
 }
 
 // ruleCache holds the ignore rules of the directories one Apply looks at,
 // so a batch opens the root's rules (global config, ancestors' files)
 // once, not once per path.
 type ruleCache struct {
-	root string
+	root *rooted.Root
 	dirs map[string]*ignore.Dir // by root-relative directory, "" for the root
 }
 
-func newRuleCache(root string) *ruleCache {
-	return &ruleCache{root: root, dirs: map[string]*ignore.Dir{"": ignore.Open(root)}}
+func newRuleCache(path string, root *rooted.Root) *ruleCache {
+	return &ruleCache{root: root, dirs: map[string]*ignore.Dir{"": ignore.Open(path)}}
 }
 
 func (c *ruleCache) at(dir string) *ignore.Dir {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -164,7 +165,13 @@ const (
 
 // dirRules returns the ignore rules in force for the entries of dir.
 func dirRules(ws *Workspace, dir string) *ignore.Dir {
-	return ignore.Open(ws.Root).At(ws.Root, walkStart(dir))
+	d := ignore.Open(ws.Root)
+	r, err := rooted.Open(ws.Root)
+	if err != nil {
+		return d // the walk that follows fails on the same open
+	}
+	defer r.Close()
+	return d.At(r, walkStart(dir))
 }
 
 // walkStart converts a resolved directory ("." for the root) to the walk's

@@ -16,6 +16,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/rawfile"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -141,6 +142,7 @@ type fileHit struct {
 	count   int                  // matching lines (or matches in multiline mode)
 	read    bool                 // the file was read
 	binary  bool
+	fault   bool // the file could not be read, and not because it is gone
 }
 
 // Scan reads files (already in Grep's order) in parallel and returns the
@@ -161,6 +163,11 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	root, err := rooted.Open(q.WS.Root)
+	if err != nil {
+		return envelope.GrepRun{Data: envelope.GrepData{AbortedReason: envelope.AbortReadError}}
+	}
+	defer root.Close()
 
 	hits := make([]fileHit, len(files))
 	done := make(chan int, len(files))
@@ -168,7 +175,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	var wg sync.WaitGroup
 	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
-			var fs fileScanner
+			fs := fileScanner{root: root}
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(files) || ctx.Err() != nil {
@@ -216,6 +223,9 @@ func assemble(q *GrepQuery, files []FileRef, hits []fileHit, aborted bool) envel
 		d.AbortedReason = envelope.AbortTimeout
 	}
 	for i, h := range hits {
+		if h.fault && d.AbortedReason == "" {
+			d.AbortedReason = envelope.AbortReadError
+		}
 		if h.read {
 			st.FilesScanned++
 		}
@@ -261,8 +271,9 @@ func assemble(q *GrepQuery, files []FileRef, hits []fileHit, aborted bool) envel
 
 // fileScanner holds one worker's reusable buffers.
 type fileScanner struct {
-	rd rawfile.Reader
-	sc Scanner
+	root *rooted.Root
+	rd   rawfile.Reader
+	sc   Scanner
 }
 
 // maxRead bounds how much of one file Grep reads (1 GiB).
@@ -272,9 +283,11 @@ const maxRead = 1 << 30
 // counting continues past max only in count mode).
 func (fs *fileScanner) scan(q *GrepQuery, f FileRef, max int) fileHit {
 	rel := f.Rel
-	data, ok := fs.rd.Read(q.WS.Root+"/"+rel, f.Size, maxRead)
-	if !ok {
-		return fileHit{}
+	data, err := fs.rd.Read(fs.root, rel, f.Size, maxRead)
+	if err != nil {
+		// Gone or replaced since it was listed: nothing to find. Over
+		// maxRead: skipped by design. Anything else may hide a match.
+		return fileHit{fault: !rooted.Gone(err) && !errors.Is(err, rawfile.ErrTooLarge)}
 	}
 	h := fileHit{read: true}
 	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {

@@ -2,15 +2,19 @@ package query
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -38,10 +42,14 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 	}
 	ectx.PathResolved = dir
 	abs := t.WS.Abs(dir)
-	des, readErr := os.ReadDir(abs)
-	if readErr != nil && len(des) == 0 {
-		if os.IsPermission(readErr) {
+	des, readErr := readDirBeneath(t.WS.Root, dir)
+	if readErr != nil {
+		switch {
+		case errors.Is(readErr, fs.ErrPermission):
 			return fail(envelope.Errorf(envelope.CodePermissionDenied, "Path '%s' is not readable.", p.Path))
+		case rooted.Gone(readErr):
+			// Replaced by a link or removed since it was resolved.
+			return fail(envelope.Errorf(envelope.CodeNotFound, "Path '%s' does not exist.", p.Path))
 		}
 		return fail(internal(readErr))
 	}
@@ -56,6 +64,9 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 			rel = dir + "/" + name
 		}
 		isDir := de.IsDir()
+		if isDir && ignore.IsPrivate(t.WS.Root, rel) {
+			continue
+		}
 		m := ignore.None
 		if !p.IncludeIgnored {
 			if isDir && ignore.IsDefaultDir(name) {
@@ -102,7 +113,7 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 		}
 		entries = append(entries, e)
 	}
-	// os.ReadDir sorted by name; keep that order within each group.
+	// readDirBeneath sorted by name; keep that order within each group.
 	slices.SortStableFunc(entries, func(a, b envelope.LSEntry) int {
 		ad, bd := a.Type == envelope.TypeDir, b.Type == envelope.TypeDir
 		switch {
@@ -123,6 +134,27 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 	}
 	run.Stats.TimeMS = elapsedMS(start)
 	return envelope.LS(ectx, run)
+}
+
+// readDirBeneath lists the directory rel ("." for the root) of root,
+// opened beneath it through real directories only, sorted by name.
+func readDirBeneath(root, rel string) ([]fs.DirEntry, error) {
+	r, err := rooted.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.OpenDir(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return des, nil
 }
 
 // ignoredByGlobs reports whether an LS "ignore" glob matches the entry's

@@ -9,7 +9,10 @@
 // consumes the listings in order. So the output, the visited count and the
 // point where a breaker fires do not depend on scheduling.
 //
-// Symbolic links are reported, never followed into directories. Entries
+// Every directory is opened through a rooted.Root: by its root-relative
+// name, refusing any symlink on the way, so a directory swapped for a link
+// mid-walk is not entered (SPEC §4). Symbolic links are reported, never
+// followed into directories. Entries
 // that are neither directories, regular files nor symlinks (FIFOs, sockets,
 // devices) are counted as visited and never reported, so no caller opens
 // them.
@@ -22,6 +25,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +38,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // Errors a walk ends with.
@@ -42,6 +47,11 @@ var (
 	ErrStop = errors.New("tree: stop")
 	// ErrCountLimit: the walk visited more than Options.MaxVisited entries.
 	ErrCountLimit = errors.New("tree: visited entry limit reached")
+	// ErrUnreadable: a directory could not be read for a reason other than
+	// its being gone, replaced or not permitted (out of descriptors, an
+	// I/O error): the walk would miss entries, so it ends with this error
+	// (wrapping the cause) rather than answer short.
+	ErrUnreadable = errors.New("tree: directory could not be read")
 )
 
 // Options control one walk.
@@ -111,7 +121,9 @@ type Stats struct {
 	Hidden int
 	// Skipped lists the first MaxSkips skipped entries, in walk order.
 	Skipped []Skip
-	// Errors counts directories that could not be read.
+	// Errors counts directories that could not be read because they were
+	// gone, replaced by something else, or not permitted by the time they
+	// were opened; any other failure ends the walk with ErrUnreadable.
 	Errors int
 }
 
@@ -133,18 +145,19 @@ const (
 	skipIgnored
 	skipHidden
 	skipPruned
+	skipPrivate // the daemon's own directories: not even visited
 )
 
 // node is one directory queued for reading; done closes once entries is set.
 type node struct {
-	rel, abs string
-	parent   *ignore.Dir // rules of the directory holding this one
-	ign      *ignore.Dir // rules for this directory's entries
-	entries  []dirent
-	err      error
-	done     chan struct{}
-	hidden   uint64 // Entry.Hidden bits of the directory itself
-	depth    int    // components below the root
+	rel     string
+	parent  *ignore.Dir // rules of the directory holding this one
+	ign     *ignore.Dir // rules for this directory's entries
+	entries []dirent
+	err     error
+	done    chan struct{}
+	hidden  uint64 // Entry.Hidden bits of the directory itself
+	depth   int    // components below the root
 }
 
 // Walk walks the directory start (root-relative, "" for the root) under
@@ -152,8 +165,13 @@ type node struct {
 // for start's entries, calling fn for each file and symlink in order. The
 // start directory itself is never filtered: naming it is explicit.
 func Walk(ctx context.Context, root, start string, ign *ignore.Dir, opts Options, fn func(Entry) error) (Stats, error) {
+	r, err := rooted.Open(root)
+	if err != nil {
+		return Stats{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	defer r.Close()
 	ctx, cancel := context.WithCancel(ctx)
-	w := &walker{root: root, opts: opts, ctx: ctx}
+	w := &walker{root: root, r: r, opts: opts, ctx: ctx}
 	w.cond = sync.NewCond(&w.mu)
 	n := opts.Workers
 	if n <= 0 {
@@ -179,13 +197,13 @@ func Walk(ctx context.Context, root, start string, ign *ignore.Dir, opts Options
 	})
 	defer stop()
 
-	first := &node{rel: start, abs: filepath.Join(root, filepath.FromSlash(start)), ign: ign, done: make(chan struct{})}
+	first := &node{rel: start, ign: ign, done: make(chan struct{})}
 	if start != "" {
 		first.depth = strings.Count(start, "/") + 1
 	}
 	w.push(first)
 	var st Stats
-	err := w.consume(first, &st, fn)
+	err = w.consume(first, &st, fn)
 	if errors.Is(err, ErrStop) {
 		err = nil
 	}
@@ -194,6 +212,7 @@ func Walk(ctx context.Context, root, start string, ign *ignore.Dir, opts Options
 
 type walker struct {
 	root string
+	r    *rooted.Root
 	opts Options
 	ctx  context.Context
 
@@ -242,6 +261,9 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 		return err
 	}
 	if nd.err != nil {
+		if !rooted.Gone(nd.err) {
+			return fmt.Errorf("%w: %w", ErrUnreadable, nd.err)
+		}
 		st.Errors++
 		return nil
 	}
@@ -249,13 +271,16 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 	for _, e := range nd.entries {
 		if e.typ.IsDir() && e.skip == keep {
 			rel := join(nd.rel, e.name)
-			subs = append(subs, &node{rel: rel, abs: filepath.Join(nd.abs, e.name), parent: nd.ign, done: make(chan struct{}),
+			subs = append(subs, &node{rel: rel, parent: nd.ign, done: make(chan struct{}),
 				hidden: nd.hidden | hiddenBit(e.hid, nd.depth), depth: nd.depth + 1})
 		}
 	}
 	w.push(subs...)
 	si := 0
 	for _, e := range nd.entries {
+		if e.skip == skipPrivate {
+			continue
+		}
 		st.Visited++
 		if w.opts.MaxVisited > 0 && st.Visited > w.opts.MaxVisited {
 			return ErrCountLimit
@@ -302,15 +327,15 @@ func (w *walker) read(nd *node) {
 		nd.err = w.ctx.Err()
 		return
 	}
-	f, err := os.Open(nd.abs)
+	f, err := w.r.OpenDir(nd.rel)
 	if err != nil {
 		nd.err = err
 		return
 	}
 	defer f.Close()
 	des, err := f.ReadDir(-1)
-	if err != nil && len(des) == 0 {
-		nd.err = err
+	if err != nil {
+		nd.err = err // a listing cut short is a fault, not a smaller directory
 		return
 	}
 	dirfd := -1
@@ -326,13 +351,17 @@ func (w *walker) read(nd *node) {
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return cmp.Compare(a.name, b.name) })
 	if nd.ign == nil {
-		nd.ign = nd.parent.Child(nd.abs, nd.rel, rf)
+		nd.ign = nd.parent.Child(f, nd.rel, rf)
 	}
 	o := &w.opts
 	for i := range ents {
 		e := &ents[i]
 		isDir := e.typ.IsDir()
 		rel := join(nd.rel, e.name)
+		if isDir && ignore.IsPrivate(w.root, rel) {
+			e.skip = skipPrivate
+			continue
+		}
 		m := ignore.None
 		if !o.IncludeIgnored {
 			if isDir && ignore.IsDefaultDir(e.name) {
@@ -359,19 +388,19 @@ func (w *walker) read(nd *node) {
 			// fstatat on the open directory: no path lookup from the root.
 			var st unix.Stat_t
 			if err := unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
-				e.typ = statType(uint32(st.Mode))
+				e.typ = StatType(uint32(st.Mode))
 				e.size, e.mod = st.Size, st.Mtim.Nano()
 			}
 		}
 		if o.ResolveLinks && e.typ&fs.ModeSymlink != 0 {
-			e.link = LinkToFileInside(w.root, filepath.Join(nd.abs, e.name))
+			e.link = LinkToFileInside(w.root, filepath.Join(w.root, filepath.FromSlash(rel)))
 		}
 	}
 	nd.entries = ents
 }
 
-// statType converts stat(2) mode bits to fs.FileMode type bits.
-func statType(mode uint32) fs.FileMode {
+// StatType converts stat(2) mode bits to fs.FileMode type bits.
+func StatType(mode uint32) fs.FileMode {
 	switch mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
 		return 0

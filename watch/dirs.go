@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // dirTree is the set of watched directories (root-relative, "" for the
@@ -74,12 +75,12 @@ func (t *dirTree) remove(rel string, fn func(string)) {
 // rulesCache computes, for one batch, the ignore rules in force in each
 // directory, reading each rule file once.
 type rulesCache struct {
-	root string
+	root *rooted.Root
 	at   map[string]*ignore.Dir // rules for the entries of a directory
 }
 
-func newRulesCache(root string) *rulesCache {
-	return &rulesCache{root: root, at: map[string]*ignore.Dir{"": ignore.Open(root)}}
+func newRulesCache(root *rooted.Root) *rulesCache {
+	return &rulesCache{root: root, at: map[string]*ignore.Dir{"": ignore.Open(root.Path())}}
 }
 
 // dir returns the rules for the entries of the directory rel.
@@ -112,12 +113,14 @@ func (c *rulesCache) classify(rel string, isDir bool) (ignored, self bool) {
 	return false, false
 }
 
-// addWatch watches the directory at abs, through the AddWatch seam.
-func (w *Watcher) addWatch(abs string) error {
+// addWatch watches dir, open beneath the root, under the name abs,
+// through the AddWatch seam.
+func (w *Watcher) addWatch(dir *os.File, abs string) error {
+	add := func(string) error { return w.fsw.Add(dir, abs) }
 	if w.opts.AddWatch != nil {
-		return w.opts.AddWatch(abs, w.fsw.Add)
+		return w.opts.AddWatch(abs, add)
 	}
-	return w.fsw.Add(abs)
+	return add(abs)
 }
 
 // watchTree watches the directory rel (whose entries ign governs) and every
@@ -138,14 +141,28 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 		stack = stack[:len(stack)-1]
 		abs := w.abs(it.rel)
 		visited[it.rel] = true
-		if err := w.addWatch(abs); err != nil {
+		if it.rel != "" && ignore.IsPrivate(w.root, it.rel) {
+			continue // the daemon's own directories are never watched
+		}
+		// Open it beneath the root (no symlink anywhere on the way), then
+		// watch and list what was opened: a directory swapped for a link
+		// is neither watched nor listed through the link.
+		dir, err := w.r.OpenDir(it.rel)
+		if err == nil {
+			err = w.addWatch(dir, abs)
+			if err != nil {
+				dir.Close()
+			}
+		}
+		if err != nil {
 			if w.dirs.has(it.rel) {
 				w.unwatch(it.rel) // its watch is gone with the directory it watched
 			}
 			switch {
-			case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EACCES):
-				// Gone, replaced, or unreadable (so unindexable too): an
-				// event on the parent will bring it back here.
+			case rooted.Gone(err):
+				// Gone, replaced (by a file or a link), or unreadable (so
+				// unindexable too): an event on the parent will bring it
+				// back here.
 			default:
 				if errors.Is(err, syscall.ENOSPC) {
 					limited = true
@@ -165,18 +182,21 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 		delete(w.unwatched, it.rel)
 		w.dirs.add(it.rel)
 		w.checkLimit()
-		ents, err := os.ReadDir(abs)
+		ents, err := dir.ReadDir(-1)
 		if err != nil {
+			dir.Close()
 			continue
 		}
+		slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		d := it.ign
 		if d == nil {
 			var rf ignore.RuleFiles
 			for _, e := range ents {
 				rf.See(e.Name())
 			}
-			d = it.parent.Child(abs, it.rel, rf)
+			d = it.parent.Child(dir, it.rel, rf)
 		}
+		dir.Close()
 		// Push in reverse so that directories are visited in name order:
 		// the order (and so which subtrees a watch limit leaves out) does
 		// not depend on scheduling.
@@ -219,7 +239,7 @@ func (w *Watcher) unwatch(rel string) {
 		return
 	}
 	w.dirs.remove(rel, func(p string) {
-		_ = w.fsw.Remove(w.abs(p)) // ErrNonExistentWatch when inotify dropped it first
+		w.fsw.Remove(w.abs(p))
 		w.removed++
 	})
 	for u := range w.unwatched {
@@ -252,11 +272,15 @@ func (w *Watcher) checkLimit() {
 func (w *Watcher) chooseCookieDir() {
 	git := filepath.Join(w.root, ignore.GitDir)
 	dir := ""
-	if fi, err := os.Lstat(git); err == nil && fi.IsDir() && w.addWatch(git) == nil {
+	if f, err := w.r.OpenDir(ignore.GitDir); err == nil && w.addWatch(f, git) == nil {
+		f.Close()
 		dir, w.gitWatched = git, true
 	} else {
+		if err == nil {
+			f.Close()
+		}
 		if w.gitWatched {
-			_ = w.fsw.Remove(git)
+			w.fsw.Remove(git)
 			w.gitWatched = false
 		}
 		if w.dirs.has("") {
@@ -272,16 +296,21 @@ func (w *Watcher) chooseCookieDir() {
 	w.syncMu.Unlock()
 }
 
-// removeLeftoverCookies removes cookie files left in dir by a process that
-// died between creating and removing one.
-func removeLeftoverCookies(dir string) {
-	ents, err := os.ReadDir(dir)
+// removeLeftoverCookies removes cookie files left in the directory rel
+// (beneath r) by a process that died between creating and removing one.
+func removeLeftoverCookies(r *rooted.Root, rel string) {
+	f, err := r.OpenDir(rel)
+	if err != nil {
+		return
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), CookiePrefix) && e.Type().IsRegular() {
-			_ = os.Remove(filepath.Join(dir, e.Name())) // another process may have removed it first
+			_ = r.Remove(join(rel, e.Name())) // another process may have removed it first
 		}
 	}
 }

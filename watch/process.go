@@ -2,14 +2,15 @@ package watch
 
 import (
 	"errors"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // drain moves events from fsnotify into the dirty set. It blocks only on
@@ -133,7 +134,7 @@ func (w *Watcher) take() (b batch, ok bool) {
 // process applies batches until the watcher stops.
 func (w *Watcher) process() {
 	defer w.shutdown(ErrClosed)
-	w.resync(nil, nil)
+	w.withRoot(func() { w.resync(nil, nil) })
 	if w.ctx.Err() != nil {
 		return
 	}
@@ -152,11 +153,10 @@ func (w *Watcher) process() {
 			if !ok {
 				break
 			}
-			if b.rootGone {
+			if b.rootGone || !w.withRoot(func() { w.handle(b) }) {
 				w.stopRootGone()
 				return
 			}
-			w.handle(b)
 			if w.ctx.Err() != nil {
 				return
 			}
@@ -167,6 +167,24 @@ func (w *Watcher) process() {
 			}
 		}
 	}
+}
+
+// withRoot runs fn with w.r open on the root, and reports false, without
+// running it, when the root cannot be opened as the directory it was
+// (deleted, or replaced by a link or another directory).
+func (w *Watcher) withRoot(fn func()) bool {
+	r, err := rooted.Open(w.root)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	if st, err := r.Lstat(""); err != nil || uint64(st.Dev) != w.dev || st.Ino != w.ino {
+		return false
+	}
+	w.r = r
+	defer func() { w.r = nil }()
+	fn()
+	return true
 }
 
 // stopRootGone stops the watcher for good: the index describes nothing
@@ -188,14 +206,14 @@ func (w *Watcher) handle(b batch) {
 		w.resync(&b, b.cookies)
 		return
 	}
-	rc := newRulesCache(w.root)
+	rc := newRulesCache(w.r)
 	var apply []string          // paths for Index.Apply
 	isDir := map[string]bool{}  // which of them are directories now
 	isFile := map[string]bool{} // which are files (or links, or others) now
 	var prune []index.Skipped   // paths ignored at their own name
 	var rewatch []string        // directories to (re)watch, after all removals
 	for _, d := range sortedKeys(b.rules) {
-		if fi, err := os.Lstat(w.abs(d)); err == nil && fi.IsDir() && w.dirs.has(d) {
+		if st, err := w.r.Lstat(d); err == nil && isDirStat(st) && w.dirs.has(d) {
 			rewatch = append(rewatch, d)
 			apply = append(apply, d)
 			isDir[d] = true
@@ -203,12 +221,12 @@ func (w *Watcher) handle(b batch) {
 	}
 	for _, p := range sortedKeys(b.paths) {
 		op := b.paths[p]
-		fi, err := os.Lstat(w.abs(p))
+		st, err := w.r.Lstat(p)
 		switch {
-		case err != nil: // gone: the index drops it and everything under it
+		case err != nil: // gone (or under a link now): the index drops it and everything under it
 			w.unwatch(p)
 			apply = append(apply, p)
-		case fi.IsDir():
+		case isDirStat(st):
 			ignored, self := rc.classify(p, true)
 			// Created, moved in, replaced, or not watched yet: any watch
 			// at p is stale and goes before any is added.
@@ -266,7 +284,7 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 	if b != nil && w.opts.beforeResync != nil {
 		w.opts.beforeResync()
 	}
-	rc := newRulesCache(w.root)
+	rc := newRulesCache(w.r)
 	if b != nil { // the initial one follows Start's watching
 		w.watchTree("", rc.dir(""))
 		w.chooseCookieDir()
@@ -278,7 +296,7 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 		// left to the reconcile, which recorded them.
 		var files []string
 		for _, p := range sortedKeys(b.paths) {
-			if fi, e := os.Lstat(w.abs(p)); e == nil && !fi.IsDir() {
+			if st, e := w.r.Lstat(p); e == nil && !isDirStat(st) {
 				if ignored, _ := rc.classify(p, false); !ignored {
 					files = append(files, p)
 				}
@@ -309,6 +327,8 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 	}
 	w.finishBatch(release, true)
 }
+
+func isDirStat(st unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
 
 // applyPaths brings paths up to date in the index.
 func (w *Watcher) applyPaths(paths []string) {

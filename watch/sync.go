@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // CookiePrefix starts the name of every sync cookie file. Names with it
@@ -126,10 +128,10 @@ func (w *Watcher) launch(c *cookie) {
 	w.syncMu.Lock()
 	dir, fallback := w.cookieDir, w.cookieFallback
 	w.syncMu.Unlock()
-	err := makeCookie(dir, c.name)
+	err := w.makeCookie(dir, c.name)
 	if err != nil && fallback != "" && fallback != dir {
 		// .git went away (the processor will notice): use the root.
-		err = makeCookie(fallback, c.name)
+		err = w.makeCookie(fallback, c.name)
 	}
 	if err != nil {
 		w.finish(c, fmt.Errorf("%w: %w", ErrSyncUnavailable, err))
@@ -140,17 +142,22 @@ func (w *Watcher) launch(c *cookie) {
 	w.mu.Unlock()
 }
 
-func makeCookie(dir, name string) error {
+// makeCookie creates and removes the cookie name in dir (the root or its
+// .git), beneath the root: never through a .git swapped for a link.
+func (w *Watcher) makeCookie(dir, name string) error {
 	if dir == "" {
 		return errors.New("no cookie directory")
 	}
-	p := filepath.Join(dir, name)
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	r, err := rooted.Open(w.root)
 	if err != nil {
 		return err
 	}
-	f.Close()
-	_ = os.Remove(p) // the create event is what counts; a sweep by another Start may remove it first
+	defer r.Close()
+	rel, _ := w.relOf(filepath.Join(dir, name))
+	if err := r.CreateExclusive(rel); err != nil {
+		return err
+	}
+	_ = r.Remove(rel) // the create event is what counts; a sweep by another Start may remove it first
 	return nil
 }
 

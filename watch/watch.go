@@ -1,5 +1,5 @@
 // Package watch keeps one workspace root's index current: a recursive
-// watcher on fsnotify (inotify) that watches every directory the index
+// watcher on inotify (see notifier) that watches every directory the index
 // holds and turns events into index updates, and Sync, the read-your-writes
 // barrier a query passes before it trusts the index (SPEC §9).
 //
@@ -8,7 +8,7 @@
 // Start starts two goroutines; Close cancels their context and waits for
 // both (one WaitGroup). Nothing else is started, so nothing outlives Close.
 //
-//   - drain reads fsnotify's Events and Errors channels and never blocks
+//   - drain reads the notifier's Events and Errors channels and never blocks
 //     on anything but them: it records each event's path in the dirty set
 //     (under mu), notes overflows and cookie arrivals, and wakes the
 //     processor through a one-slot channel (a send that never waits).
@@ -19,7 +19,7 @@
 //     releases the Sync callers whose cookies arrived with the batch. When
 //     idle it compacts the index if Index.NeedsCompact says so.
 //
-// fsnotify's own reader goroutine is ended by fsnotify's Close, which
+// The notifier's reader goroutine is ended by the notifier's Close, which
 // Close calls and which waits for it. Sync callers wait on their cookie,
 // their ctx or the watcher's end; they start nothing. When the root
 // vanishes the processor cancels the context itself and the watcher stops;
@@ -28,8 +28,12 @@
 // # Invariants
 //
 //   - Events are hints, the file system is the truth: every path is
-//     re-examined with lstat (Index.Apply does, and so does the processor
-//     before it touches watches).
+//     re-examined with lstat beneath the root (rooted.Root.Lstat: a path
+//     with a symlink among its parents is gone), as Index.Apply does, and
+//     so does the processor before it touches watches.
+//   - A directory is watched and listed through one descriptor opened
+//     beneath the root: never through a symlink, whatever the path names
+//     by the time the watch is added.
 //   - A directory is watched before it is scanned: a new directory gets its
 //     watch, then its listing, then Index.Apply walks it. A file created
 //     before the watch is in the listing; one created after makes an event.
@@ -40,13 +44,10 @@
 //     inotify watches (ENOSPC) is recorded as an unwatched subtree root and
 //     nothing below it is watched. Every watched directory's parent is
 //     watched.
-//   - Within a batch, stale watches are removed before any is added:
-//     fsnotify keys watches by path, so after "mv a b" the watches under a
-//     must go before those under b are added, or events under b would keep
-//     the old names. fsnotify itself drops the watch at a moved directory's
-//     old path when it reads the move, which may be after a new directory
-//     was watched there; it then reports a Rename of that path, and a
-//     Rename of an existing directory makes the processor watch it again.
+//   - Within a batch, stale watches are removed before any is added: after
+//     "mv a b" the watches under a go before those under b are added (the
+//     kernel keeps one watch per directory, so b's add renames a's entry in
+//     the notifier's table if a's removal came later).
 //   - A Sync caller is released only when every event received before its
 //     cookie's has been applied, or when a whole-tree reconcile that began
 //     after the caller joined its cookie has ended.
@@ -87,9 +88,6 @@
 //   - The watch limit is per user, shared with other programs. Subtrees it
 //     left out are tried again when this watcher frees watches and at every
 //     whole-tree reconcile, not when another program frees some.
-//   - fsnotify follows a symlink given to Add; a directory replaced by a
-//     symlink between its listing and its watch makes a watch on the link's
-//     target, whose events name paths that lstat then shows as a link.
 //   - The root moved by renaming one of its ancestors makes no event; Sync
 //     notices (it compares the root's device and inode on every call).
 package watch
@@ -109,7 +107,9 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // Errors of Sync and Start.
@@ -187,7 +187,7 @@ type Watcher struct {
 	ix     *index.Index
 	opts   Options
 	log    *slog.Logger
-	fsw    *fsnotify.Watcher
+	fsw    *notifier
 	dev    uint64 // the root's identity at Start
 	ino    uint64
 
@@ -220,6 +220,12 @@ type Watcher struct {
 	stopErr        error // why the watcher stopped, once it has
 
 	// Owned by the processor goroutine (by Start before it starts it).
+	// r is the root's handle for the batch being processed: every open
+	// under the root goes through it. It is opened per batch, not held,
+	// because an open descriptor on the root would keep inotify from
+	// reporting the root's deletion (IN_DELETE_SELF waits for the last
+	// reference).
+	r          *rooted.Root
 	dirs       *dirTree
 	unwatched  map[string]bool // roots of subtrees that could not be watched
 	gitWatched bool            // <root>/.git is watched for cookies
@@ -252,11 +258,17 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return nil, fmt.Errorf("watch: root %s is not a directory", root)
 	}
-	fsw, err := fsnotify.NewBufferedWatcher(eventBuffer)
+	r, err := rooted.Open(root)
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
+	defer func() { r.Close() }()
+	fsw, err := newNotifier(eventBuffer)
+	if err != nil {
+		return nil, err
+	}
 	w := &Watcher{
+		r:         r,
 		root:      root,
 		prefix:    strings.TrimSuffix(root, "/") + "/",
 		ix:        ix,
@@ -282,12 +294,13 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		w.maxWatches = readMaxWatches()
 	}
 	w.ctx, w.cancel = context.WithCancel(ctx)
-	removeLeftoverCookies(root)
-	removeLeftoverCookies(filepath.Join(root, ".git"))
+	removeLeftoverCookies(r, "")
+	removeLeftoverCookies(r, ignore.GitDir)
 	w.wg.Go(w.drain)
-	rc := newRulesCache(root)
+	rc := newRulesCache(r)
 	w.watchTree("", rc.dir(""))
 	w.chooseCookieDir()
+	w.r = nil // the processor opens its own, batch by batch
 	w.publish()
 	w.wg.Go(w.process)
 	return w, nil

@@ -3,15 +3,23 @@
 // common case. os.File would add an fstat, a poller registration and a
 // cleanup per file, which is a third of the cost of grepping a source tree.
 //
-// Files are opened with O_NOFOLLOW (a symlink swapped in after a walk is
-// not read through) and O_NONBLOCK (a FIFO swapped in does not block: its
-// read fails with EAGAIN). A device swapped in is read only up to the
-// caller's limit.
+// Files are opened beneath the workspace root through a rooted.Root: no
+// component may be a symlink, so a file (or a directory on its path)
+// swapped for a link after a walk is not read through. They are opened
+// O_NONBLOCK (a FIFO swapped in does not block: its read fails with
+// EAGAIN); a device swapped in is read only up to the caller's limit.
 package rawfile
 
-import "syscall"
+import (
+	"errors"
+	"os"
+	"syscall"
 
-const openFlags = syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	"github.com/indexd/indexd/internal/rooted"
+)
+
+// ErrTooLarge: the file holds more than the caller's limit.
+var ErrTooLarge = errors.New("rawfile: file larger than the limit")
 
 // Reader reads files into one reusable buffer; it is not safe for
 // concurrent use.
@@ -19,17 +27,18 @@ type Reader struct {
 	buf []byte
 }
 
-// Read returns the contents of the file at abs, whose size was sizeHint
-// when it was listed (a guess is fine), or ok=false if it cannot be read or
-// is longer than limit bytes. The result is valid until the next Read.
+// Read returns the contents of the file at rel beneath root, whose size
+// was sizeHint when it was listed (a guess is fine), or an error: the
+// open's or read's (wrapped *os.PathError), or ErrTooLarge past limit
+// bytes. The result is valid until the next Read.
 //
 // A regular file's read returns less than asked only at its end, so a read
 // shorter than the buffer proves EOF without another call: one read for a
 // file that did not grow.
-func (r *Reader) Read(abs string, sizeHint int64, limit int) (data []byte, ok bool) {
-	fd, err := open(abs)
+func (r *Reader) Read(root *rooted.Root, rel string, sizeHint int64, limit int) ([]byte, error) {
+	fd, err := root.OpenFile(rel)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	defer syscall.Close(fd)
 	want := int(min(max(sizeHint, 0), int64(limit))) + 1
@@ -40,7 +49,7 @@ func (r *Reader) Read(abs string, sizeHint int64, limit int) (data []byte, ok bo
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) > limit {
-				return nil, false
+				return nil, ErrTooLarge
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -49,7 +58,7 @@ func (r *Reader) Read(abs string, sizeHint int64, limit int) (data []byte, ok bo
 			continue
 		}
 		if err != nil {
-			return nil, false
+			return nil, &os.PathError{Op: "read", Path: root.Path() + "/" + rel, Err: err}
 		}
 		buf = buf[:len(buf)+n]
 		if n == 0 || len(buf) < cap(buf) {
@@ -58,16 +67,7 @@ func (r *Reader) Read(abs string, sizeHint int64, limit int) (data []byte, ok bo
 	}
 	r.buf = buf[:0]
 	if len(buf) > limit {
-		return nil, false
+		return nil, ErrTooLarge
 	}
-	return buf, true
-}
-
-func open(abs string) (int, error) {
-	for {
-		fd, err := syscall.Open(abs, openFlags, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
+	return buf, nil
 }

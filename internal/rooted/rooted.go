@@ -1,0 +1,360 @@
+// Package rooted opens files and directories beneath a workspace root
+// without ever following a symbolic link: the one traversal primitive
+// that the walk, the index build and updates, the watcher, Grep's scan
+// and LS go through (SPEC §4).
+//
+// # Guarantee
+//
+// Every name is root-relative and resolved by the kernel from a handle on
+// the root directory, component by component, at the moment of the call.
+// The call fails (ErrNotBeneath) if any component, the last included, is
+// a symbolic link, and no component may be "..": what it opens is an
+// entry reached through real directories under the root at that moment,
+// never something a link points at. A directory swapped for a link to
+// /elsewhere between a listing and an open (a rename, a git checkout, a
+// renameat2 exchange loop) makes the open fail, not escape.
+//
+// The check and the open are one system call (openat2 with
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, Linux 5.6+), or, where openat2 is
+// unavailable, one openat with O_NOFOLLOW per component from the root's
+// handle, each holding the previous component's descriptor. Either way
+// there is no window between a check and an open of the same string.
+//
+// # What it does not cover
+//
+// A directory opened beneath the root and then moved out of it keeps
+// being listed through its descriptor: the listing is of a directory that
+// was under the root when it was opened. Mount points under the root are
+// crossed (they are part of the tree the user gave). The root itself is
+// opened by its path with O_NOFOLLOW on the last component, so a root
+// replaced by a symlink is refused rather than followed.
+package rooted
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Errors a rooted call can end with, besides the system's own (ENOENT,
+// EACCES, EMFILE …, wrapped in *os.PathError).
+var (
+	// ErrNotBeneath: a component of the name is a symbolic link (or not a
+	// directory where one is needed), so the entry is not reachable
+	// through real directories under the root.
+	ErrNotBeneath = errors.New("rooted: path is not beneath the root through real directories")
+	// ErrInvalidName: the name is absolute, holds a ".." component or a
+	// NUL byte.
+	ErrInvalidName = errors.New("rooted: invalid root-relative name")
+)
+
+// Root is a handle on a workspace root directory. It is safe for
+// concurrent use; Close it when done.
+type Root struct {
+	fd   int
+	path string
+}
+
+// Open opens the directory at path (absolute; the last component must
+// not be a symlink) as a root.
+func Open(path string) (*Root, error) {
+	fd, err := openRetry(unix.AT_FDCWD, path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			err = errors.Join(err, ErrNotBeneath)
+		}
+		return nil, &os.PathError{Op: "open root", Path: path, Err: err}
+	}
+	return &Root{fd: fd, path: path}, nil
+}
+
+// Path returns the path the root was opened by.
+func (r *Root) Path() string { return r.path }
+
+// Close releases the root's handle.
+func (r *Root) Close() error {
+	if r == nil || r.fd < 0 {
+		return nil
+	}
+	err := unix.Close(r.fd)
+	r.fd = -1
+	return err
+}
+
+// OpenDir opens the directory at rel ("" or "." for the root) for
+// reading its entries.
+func (r *Root) OpenDir(rel string) (*os.File, error) {
+	fd, err := r.open(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), r.abs(rel)), nil
+}
+
+// OpenFile opens the entry at rel read-only, non-blocking (a FIFO swapped
+// in does not block; its read fails with EAGAIN) and returns the raw
+// descriptor, which the caller closes.
+func (r *Root) OpenFile(rel string) (int, error) {
+	return r.open(rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+}
+
+// Lstat returns the status of the entry at rel itself (a symlink is
+// described, not followed) once every component before it has been
+// reached through real directories.
+func (r *Root) Lstat(rel string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := r.open(rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return st, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, &os.PathError{Op: "fstat", Path: r.abs(rel), Err: err}
+	}
+	return st, nil
+}
+
+// Readlink returns the target of the symlink at rel.
+func (r *Root) Readlink(rel string) (string, error) {
+	dir, name := split(rel)
+	if name == "" {
+		return "", &os.PathError{Op: "readlink", Path: r.abs(rel), Err: unix.EINVAL}
+	}
+	dfd, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(dfd)
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(dfd, name, buf)
+		if err != nil {
+			return "", &os.PathError{Op: "readlink", Path: r.abs(rel), Err: err}
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// open resolves rel beneath the root and opens it with flags.
+func (r *Root) open(rel string, flags int) (int, error) {
+	fd, err := openBeneath(r.fd, rel, flags)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: r.abs(rel), Err: err}
+	}
+	return fd, nil
+}
+
+// ReadFile reads the regular file at rel beneath the open directory dir
+// (rel resolved as a Root resolves it), up to limit bytes; a longer file
+// is an error. Rule files (.gitignore, .git/info/exclude) are read this
+// way, through the directory the walk holds open.
+func ReadFile(dir *os.File, rel string, limit int) ([]byte, error) {
+	fd, err := openBeneath(int(dir.Fd()), rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir.Name() + "/" + rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), dir.Name()+"/"+rel)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: unix.EINVAL}
+	}
+	if st.Size > int64(limit) {
+		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: unix.EFBIG}
+	}
+	data := make([]byte, 0, st.Size+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if len(data) > limit {
+			return nil, &os.PathError{Op: "read", Path: f.Name(), Err: unix.EFBIG}
+		}
+		if err != nil || n == 0 {
+			return data, nil
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+// Exists reports whether dir holds an entry named name (a single
+// component; a symlink counts as an entry).
+func Exists(dir *os.File, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// openBeneath resolves rel beneath dirfd and opens it with flags.
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	rel, err := clean(rel)
+	if err != nil {
+		return -1, err
+	}
+	var fd int
+	if useOpenat2.Load() {
+		fd, err = openat2(dirfd, rel, flags)
+		if err == unix.ENOSYS {
+			// No openat2 here (an old kernel, or a seccomp filter that
+			// refuses it): walk the components ourselves from now on.
+			useOpenat2.Store(false)
+			fd, err = openEach(dirfd, rel, flags)
+		}
+	} else {
+		fd, err = openEach(dirfd, rel, flags)
+	}
+	if err != nil {
+		if err == unix.ELOOP || err == unix.EXDEV {
+			return -1, errors.Join(err, ErrNotBeneath)
+		}
+		return -1, err
+	}
+	return fd, nil
+}
+
+// useOpenat2 is cleared the first time openat2 proves unavailable.
+var useOpenat2 atomic.Bool
+
+func init() { useOpenat2.Store(true) }
+
+// ForceComponentWalk makes every Root resolve names one openat per
+// component, as on kernels without openat2; tests use it to exercise that
+// path. It returns a function restoring the previous mode.
+func ForceComponentWalk() (restore func()) {
+	prev := useOpenat2.Swap(false)
+	return func() { useOpenat2.Store(prev) }
+}
+
+const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
+
+func openat2(dirfd int, rel string, flags int) (int, error) {
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: resolveFlags}
+	for range 16 {
+		fd, err := unix.Openat2(dirfd, rel, &how)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue // EAGAIN: a concurrent rename made the kernel unsure; retry
+		}
+		return fd, err
+	}
+	return -1, unix.EAGAIN
+}
+
+// openEach opens rel one component at a time from dirfd, each
+// intermediate component with O_NOFOLLOW|O_DIRECTORY, the last with flags.
+func openEach(dirfd int, rel string, flags int) (int, error) {
+	if rel == "." {
+		return openRetry(dirfd, ".", flags)
+	}
+	cur := dirfd
+	for {
+		name, rest, more := strings.Cut(rel, "/")
+		if !more {
+			fd, err := openRetry(cur, name, flags|unix.O_NOFOLLOW)
+			if cur != dirfd {
+				unix.Close(cur)
+			}
+			return fd, err
+		}
+		next, err := openRetry(cur, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		if cur != dirfd {
+			unix.Close(cur)
+		}
+		if err != nil {
+			if err == unix.ENOTDIR {
+				err = unix.ELOOP // a link (or a file) where a directory must be
+			}
+			return -1, err
+		}
+		cur, rel = next, rest
+	}
+}
+
+func openRetry(dirfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// clean checks a root-relative, slash-separated name and returns it in
+// the form the kernel is given: "." for the root.
+func clean(rel string) (string, error) {
+	rel = strings.Trim(rel, "/")
+	if rel == "" || rel == "." {
+		return ".", nil
+	}
+	if strings.IndexByte(rel, 0) >= 0 {
+		return rel, ErrInvalidName
+	}
+	for c := range strings.SplitSeq(rel, "/") {
+		if c == ".." || c == "." || c == "" {
+			return rel, fmt.Errorf("%w: %q", ErrInvalidName, rel)
+		}
+	}
+	return rel, nil
+}
+
+func (r *Root) abs(rel string) string {
+	if rel == "" || rel == "." {
+		return r.path
+	}
+	return r.path + "/" + rel
+}
+
+func split(rel string) (dir, name string) {
+	rel = strings.Trim(rel, "/")
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i], rel[i+1:]
+	}
+	return "", rel
+}
+
+// Gone reports whether err, from opening or reading an entry that a
+// listing showed, means the entry is no longer there as listed: deleted,
+// replaced by a link, a directory or a special file, or not permitted.
+// Nothing was lost by skipping it. Any other error (out of descriptors,
+// out of memory, an I/O error) may hide data and must be reported.
+func Gone(err error) bool {
+	return errors.Is(err, ErrNotBeneath) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) ||
+		errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENXIO) ||
+		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ELOOP)
+}
+
+// CreateExclusive creates an empty file at rel (which must not exist)
+// beneath the root, mode 0600, and closes it.
+func (r *Root) CreateExclusive(rel string) error {
+	fd, err := r.open(rel, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// Remove removes the file (not a directory) at rel beneath the root.
+func (r *Root) Remove(rel string) error {
+	dir, name := split(rel)
+	if name == "" {
+		return &os.PathError{Op: "remove", Path: r.abs(rel), Err: unix.EINVAL}
+	}
+	dfd, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := unix.Unlinkat(dfd, name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: r.abs(rel), Err: err}
+	}
+	return nil
+}
