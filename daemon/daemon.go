@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
 )
@@ -201,6 +202,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer unlock() // last: the next daemon may start once this one is gone
+
+	// The daemon's own directories are never indexed, watched or listed,
+	// even under a root it serves (SPEC §4).
+	ignore.SetPrivate(cfg.StateDir, filepath.Dir(cfg.SocketPath))
+	defer ignore.SetPrivate()
 
 	d := newDaemon(ctx, cfg, log)
 	srv := &rpc.Server{

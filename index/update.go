@@ -69,8 +69,13 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 	var gone, dirs []string
 	var ignoredAdds []Skipped
 	rules := newRuleCache(ix.root, root)
-	for _, rel := range paths {
-		rel = strings.Trim(filepath.ToSlash(rel), "/")
+	seen := make(map[string]bool, len(paths))
+	for i := 0; i < len(paths); i++ {
+		rel := strings.Trim(filepath.ToSlash(paths[i]), "/")
+		if seen[rel] {
+			continue
+		}
+		seen[rel] = true
 		if rel == "" || rel == "." {
 			dirs = append(dirs, "")
 			continue
@@ -85,6 +90,12 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 				return fmt.Errorf("index: apply: %w", err)
 			}
 			gone = append(gone, rel)
+			if a := brokenAncestor(root, rel); a != "" {
+				// A directory on the way is a link or a file now: it goes
+				// with its whole subtree, in this batch, and is looked at
+				// as what it is now.
+				paths = append(paths, a)
+			}
 			continue
 		}
 		typ := tree.StatType(st.Mode)
@@ -128,6 +139,24 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 	}
 	chs = append(chs, read...)
 	return ix.commit(chs, append(gone, dirs...), ignoredAdds)
+}
+
+// brokenAncestor returns the shallowest proper ancestor of rel that is no
+// longer a real directory beneath root (a link, a file, gone), or "" if
+// every ancestor still is one.
+func brokenAncestor(root *rooted.Root, rel string) string {
+	for i := strings.IndexByte(rel, '/'); i >= 0; {
+		a := rel[:i]
+		if st, err := root.Lstat(a); err != nil || !tree.StatType(st.Mode).IsDir() {
+			return a
+		}
+		j := strings.IndexByte(rel[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return ""
 }
 
 // holds reports whether the table has a file at rel; holdsUnder whether it

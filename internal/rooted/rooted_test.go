@@ -1,0 +1,250 @@
+package rooted_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/rooted"
+)
+
+// modes runs f once with openat2 and once resolving one component at a
+// time, as on kernels without openat2.
+func modes(t *testing.T, f func(t *testing.T)) {
+	t.Run("openat2", f)
+	t.Run("components", func(t *testing.T) {
+		defer rooted.ForceComponentWalk()()
+		f(t)
+	})
+}
+
+// fixture makes root (with a file, a directory, links inside and out)
+// and an outside directory holding a secret.
+func fixture(t *testing.T) (root, outside string) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, outside = filepath.Join(base, "root"), filepath.Join(base, "outside")
+	for _, d := range []string{root + "/d/sub", outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, s := range map[string]string{root + "/f.txt": "inside\n", root + "/d/sub/g.txt": "deep\n", outside + "/secret.txt": "SECRET\n"} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		root + "/out": outside, root + "/in": "d", root + "/lf": "f.txt", root + "/d/up": "..",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, outside
+}
+
+func TestOpenFile(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		root, _ := fixture(t)
+		r, err := rooted.Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for _, c := range []struct {
+			rel     string
+			want    string // contents, or "" for an error
+			beneath bool   // the error is ErrNotBeneath
+			invalid bool   // the error is ErrInvalidName
+		}{
+			{rel: "f.txt", want: "inside\n"},
+			{rel: "d/sub/g.txt", want: "deep\n"},
+			{rel: "/d/sub/g.txt/", want: "deep\n"},
+			{rel: "out/secret.txt", beneath: true},
+			{rel: "in/sub/g.txt", beneath: true},
+			{rel: "lf", beneath: true},
+			{rel: "d/up/f.txt", beneath: true},
+			{rel: "../outside/secret.txt", invalid: true},
+			{rel: "d/../f.txt", invalid: true},
+			{rel: "d/./sub/g.txt", invalid: true},
+			{rel: "f.txt\x00", invalid: true},
+			{rel: "missing"},
+		} {
+			fd, err := r.OpenFile(c.rel)
+			if c.want == "" {
+				if err == nil {
+					unix.Close(fd)
+					t.Errorf("OpenFile(%q) succeeded, want an error", c.rel)
+					continue
+				}
+				if got := errors.Is(err, rooted.ErrNotBeneath); got != c.beneath {
+					t.Errorf("OpenFile(%q) = %v; ErrNotBeneath %v, want %v", c.rel, err, got, c.beneath)
+				}
+				if got := errors.Is(err, rooted.ErrInvalidName); got != c.invalid {
+					t.Errorf("OpenFile(%q) = %v; ErrInvalidName %v, want %v", c.rel, err, got, c.invalid)
+				}
+				if !rooted.Gone(err) && !c.invalid {
+					t.Errorf("OpenFile(%q) = %v, not Gone", c.rel, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("OpenFile(%q): %v", c.rel, err)
+				continue
+			}
+			f := os.NewFile(uintptr(fd), c.rel)
+			b, _ := io.ReadAll(f)
+			f.Close()
+			if string(b) != c.want {
+				t.Errorf("OpenFile(%q) read %q, want %q", c.rel, b, c.want)
+			}
+		}
+	})
+}
+
+func TestLstatAndDirs(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		root, _ := fixture(t)
+		r, err := rooted.Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for rel, want := range map[string]uint32{"": unix.S_IFDIR, "d": unix.S_IFDIR, "out": unix.S_IFLNK, "lf": unix.S_IFLNK, "d/sub/g.txt": unix.S_IFREG} {
+			st, err := r.Lstat(rel)
+			if err != nil || st.Mode&unix.S_IFMT != want {
+				t.Errorf("Lstat(%q) = mode %o, %v; want type %o", rel, st.Mode&unix.S_IFMT, err, want)
+			}
+		}
+		for _, rel := range []string{"out/secret.txt", "in/sub"} {
+			if _, err := r.Lstat(rel); !errors.Is(err, rooted.ErrNotBeneath) {
+				t.Errorf("Lstat(%q) = %v, want ErrNotBeneath", rel, err)
+			}
+		}
+		for _, rel := range []string{"out", "in", "f.txt"} {
+			if f, err := r.OpenDir(rel); err == nil {
+				f.Close()
+				t.Errorf("OpenDir(%q) succeeded through a link or on a file", rel)
+			}
+		}
+		f, err := r.OpenDir("d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		if len(names) != 2 {
+			t.Errorf("OpenDir(d) lists %v", names)
+		}
+		if target, err := r.Readlink("out"); err != nil || target != filepath.Join(filepath.Dir(root), "outside") {
+			t.Errorf("Readlink(out) = %q, %v", target, err)
+		}
+		if err := r.CreateExclusive("d/new"); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.CreateExclusive("out/planted"); err == nil || !rooted.Gone(err) {
+			t.Errorf("CreateExclusive through a link = %v", err)
+		}
+		if err := r.Remove("d/new"); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Remove("out/secret.txt"); err == nil || !rooted.Gone(err) {
+			t.Errorf("Remove through a link = %v", err)
+		}
+	})
+}
+
+// A root given by a path whose last component is a link is refused.
+func TestOpenRootLink(t *testing.T) {
+	root, _ := fixture(t)
+	if _, err := rooted.Open(root + "/out"); !errors.Is(err, rooted.ErrNotBeneath) {
+		t.Fatalf("Open(link) = %v, want ErrNotBeneath", err)
+	}
+}
+
+// A directory and a link to an outside directory exchanged in a loop
+// (renameat2 RENAME_EXCHANGE) while files are opened through the
+// directory's name: no open ever reaches the outside file.
+func TestExchangeLoopNeverEscapes(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		root, outside := fixture(t)
+		// Same name inside and outside, so only the contents tell.
+		if err := os.WriteFile(filepath.Join(root, "d", "secret.txt"), []byte("inside\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := rooted.Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if err := os.Symlink(outside, filepath.Join(root, "l")); err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		var swaps atomic.Int64
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := unix.Renameat2(unix.AT_FDCWD, root+"/d", unix.AT_FDCWD, root+"/l", unix.RENAME_EXCHANGE); err != nil {
+					t.Errorf("renameat2: %v", err)
+					return
+				}
+				swaps.Add(1)
+				runtime.Gosched()
+			}
+		})
+		var opened, leaks int
+		buf := make([]byte, 64)
+		for range 20000 {
+			for _, rel := range []string{"d/secret.txt", "l/secret.txt"} {
+				fd, err := r.OpenFile(rel)
+				if err != nil {
+					if !rooted.Gone(err) {
+						t.Errorf("OpenFile(%s): %v, not Gone", rel, err)
+					}
+					continue
+				}
+				n, _ := unix.Read(fd, buf)
+				unix.Close(fd)
+				opened++
+				if string(buf[:n]) != "inside\n" {
+					leaks++
+				}
+			}
+			if f, err := r.OpenDir("d"); err == nil {
+				names, _ := f.Readdirnames(-1)
+				f.Close()
+				for _, n := range names {
+					if n != "sub" && n != "up" && n != "secret.txt" {
+						leaks++
+					}
+				}
+			}
+		}
+		close(stop)
+		wg.Wait()
+		if leaks > 0 {
+			t.Fatalf("%d opens reached the outside directory", leaks)
+		}
+		if opened == 0 || swaps.Load() == 0 {
+			t.Fatalf("the race never ran: %d opens, %d swaps", opened, swaps.Load())
+		}
+		t.Logf("%d opens, %d swaps, 0 leaks", opened, swaps.Load())
+	})
+}
