@@ -20,10 +20,10 @@ import (
 // matchKey form, in which every byte that is not part of valid UTF-8 is a
 // character of its own, so "a\xff" never matches "a\xfe".
 type GlobPattern struct {
-	pat   string // as matched: matchKey form, lowercased when fold
-	fold  bool   // case-insensitive
-	keyed bool   // matchKey changed the pattern
-	segs []string // pat split at "/"; nil when a brace holds a "/"
+	pat   string   // as matched: matchKey form, lowercased when fold
+	fold  bool     // case-insensitive
+	keyed bool     // matchKey changed the pattern
+	segs  []string // pat split at "/"; nil when a brace holds a "/"
 	// lead is the number of segments before the first "**" (all of them
 	// when there is none).
 	lead     int
