@@ -103,6 +103,11 @@ func FuzzQuote(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// Any input decodes without panicking; a quoted form decodes to
+		// a string whose quoted form decodes the same.
+		if raw, ok := Parse(s); ok && Unquote(quoted(raw)) != raw {
+			t.Fatalf("Parse(%q) = %q does not survive quoting", s, raw)
+		}
 		for _, q := range []struct {
 			name  string
 			fn    func(string) string
