@@ -7,13 +7,24 @@
 // implemented only by this package's tool types, and Envelope.MarshalJSON
 // writes the keys itself. Clients that decode envelopes use Raw.
 //
-// This package is a leaf: it imports nothing of indexd's.
+// File names in data, context and text are in their printed form
+// (internal/quote): as they are, or — when a name holds a control
+// character, a byte that is not UTF-8, a backslash or a double quote — a
+// double-quoted C-style string that Unquote turns back into the name's
+// bytes. Lines of files are printed in text by quote.Line. So no name or
+// line can forge the structure of text, and a name that is not valid
+// UTF-8 survives JSON.
+//
+// This package is a leaf: it imports nothing of indexd's but the leaf
+// internal/quote.
 package envelope
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/indexd/indexd/internal/quote"
 )
 
 // Status is the envelope's verdict on a tool run.
@@ -61,7 +72,10 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Context says what the tool was asked and where it ran.
+// Context says what the tool was asked and where it ran. The constructors
+// (Glob, Grep, LS, Fail) take Cwd, PathResolved and PatternNormalized raw
+// and write them in their printed form (quote.Name for the paths,
+// quote.Line for the pattern).
 type Context struct {
 	// Cwd is the working directory relative to the root, "." at the root.
 	Cwd string `json:"cwd"`
@@ -76,6 +90,14 @@ type Context struct {
 	Pattern string `json:"pattern,omitempty"`
 	// SortedBy is Grep's result order, always "mtime_desc".
 	SortedBy string `json:"sorted_by,omitempty"`
+}
+
+// quoted returns ctx with its names in their printed form.
+func (ctx Context) quoted() Context {
+	ctx.Cwd = quote.Name(ctx.Cwd)
+	ctx.PathResolved = quote.Name(ctx.PathResolved)
+	ctx.PatternNormalized = quote.Line(ctx.PatternNormalized)
+	return ctx
 }
 
 // Data is a tool's payload: *GlobData, *GrepData or *LSData. The interface
@@ -169,9 +191,9 @@ type Raw struct {
 func Fail(ctx Context, err *Error, timeMS int64) *Envelope {
 	return &Envelope{
 		Status:  StatusError,
-		Text:    "Error: " + err.Message,
+		Text:    "Error: " + echo(err.Message),
 		Stats:   &BaseStats{TimeMS: timeMS},
-		Context: ctx,
+		Context: ctx.quoted(),
 		Error:   err,
 	}
 }

@@ -3,6 +3,8 @@ package envelope
 import (
 	"fmt"
 	"strings"
+
+	"github.com/indexd/indexd/internal/quote"
 )
 
 // Fallback describes an answer served by the uncached walk because the index
@@ -57,6 +59,8 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	if d.Paths == nil {
 		d.Paths = []string{}
 	}
+	d.Paths = quoteNames(d.Paths)
+	ctx = ctx.quoted()
 	st := r.Stats
 	st.Matched = len(d.Paths)
 	status, err := decide(outcome{results: len(d.Paths), truncated: d.Truncated, aborted: d.AbortedReason})
@@ -188,10 +192,14 @@ type GrepRun struct {
 // discount, seed 001 §4.2), text per seed 001 §7.
 func Grep(ctx Context, r GrepRun) *Envelope {
 	d := r.Data
+	d.Matches = quoteMatches(d.Matches)
+	d.Files = quoteNames(d.Files)
+	d.Counts = quoteCounts(d.Counts)
+	ctx = ctx.quoted()
 	st := r.Stats
 	results := len(d.Matches) + len(d.Files) + len(d.Counts)
 	status, err := decide(outcome{results: results, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used})
-	pattern, path := ctx.Pattern, displayPath(ctx)
+	pattern, path := echo(ctx.Pattern), displayPath(ctx)
 
 	var b strings.Builder
 	switch {
@@ -244,7 +252,8 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 
 // renderMatches writes "file:line: text" lines; context lines are written
 // "file-line- text" (as grep and ripgrep do), each line once, with "--"
-// between groups that are not adjacent.
+// between groups that are not adjacent. The files are already in their
+// printed form (quoteMatches); each line is printed by quote.Line.
 func renderMatches(b *strings.Builder, ms []GrepMatch) {
 	lastFile, lastLine := "", 0
 	for _, m := range ms {
@@ -259,14 +268,14 @@ func renderMatches(b *strings.Builder, ms []GrepMatch) {
 		}
 		for i, t := range m.Before {
 			if n := first + i; n > lastLine {
-				fmt.Fprintf(b, "\n%s-%d- %s", m.File, n, t)
+				fmt.Fprintf(b, "\n%s-%d- %s", m.File, n, quote.Line(t))
 			}
 		}
 		if m.Line > lastLine || m.File != lastFile {
-			fmt.Fprintf(b, "\n%s:%d: %s", m.File, m.Line, m.Text)
+			fmt.Fprintf(b, "\n%s:%d: %s", m.File, m.Line, quote.Line(m.Text))
 		}
 		for i, t := range m.After {
-			fmt.Fprintf(b, "\n%s-%d- %s", m.File, m.Line+1+i, t)
+			fmt.Fprintf(b, "\n%s-%d- %s", m.File, m.Line+1+i, quote.Line(t))
 		}
 		lastFile, lastLine = m.File, m.Line+len(m.After)
 	}
@@ -329,6 +338,8 @@ func LS(ctx Context, r LSRun) *Envelope {
 	if d.Entries == nil {
 		d.Entries = []LSEntry{}
 	}
+	d.Entries = quoteEntries(d.Entries)
+	ctx = ctx.quoted()
 	st := r.Stats
 	status, err := decide(outcome{results: len(d.Entries), truncated: d.Truncated})
 	var b strings.Builder
@@ -353,6 +364,8 @@ func LS(ctx Context, r LSRun) *Envelope {
 	return &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
 }
 
+// displayPath is the searched directory for the text, from a context
+// already quoted.
 func displayPath(ctx Context) string {
 	if ctx.PathResolved == "" {
 		return "."
@@ -366,4 +379,63 @@ func writeLines(b *strings.Builder, lines ...string) {
 			b.WriteString("\n" + l)
 		}
 	}
+}
+
+// Names and lines (SPEC §3): every file name an envelope carries, in data,
+// context and text, is in its printed form, quote.Name: as it is unless it
+// holds a control character, a byte that is not UTF-8, a backslash or a
+// double quote; then a double-quoted C-style string. The constructors
+// convert the raw names the tools hand them, once. Lines of files stay raw
+// in data (JSON escapes them) and are printed in text by quote.Line.
+
+// quoteNames returns names in their printed form; names itself when none
+// changes.
+func quoteNames(names []string) []string {
+	return quoteEach(names, func(n *string) *string { return n })
+}
+
+func quoteMatches(ms []GrepMatch) []GrepMatch {
+	return quoteEach(ms, func(m *GrepMatch) *string { return &m.File })
+}
+
+func quoteCounts(cs []FileCount) []FileCount {
+	return quoteEach(cs, func(c *FileCount) *string { return &c.File })
+}
+
+func quoteEntries(es []LSEntry) []LSEntry {
+	return quoteEach(es, func(e *LSEntry) *string { return &e.Path })
+}
+
+// quoteEach replaces the name field of each element of list with its
+// printed form, in a copy: the caller's slice is left alone, and returned
+// as it is when no name changes.
+func quoteEach[T any](list []T, name func(*T) *string) []T {
+	var out []T
+	for i := range list {
+		n := *name(&list[i])
+		q := quote.Name(n)
+		if q == n {
+			continue
+		}
+		if out == nil {
+			out = append([]T(nil), list...)
+		}
+		*name(&out[i]) = q
+	}
+	if out == nil {
+		return list
+	}
+	return out
+}
+
+// echo returns a string the caller gave (Grep's pattern, an error message
+// that repeats an argument) for the text: as it is unless it holds a
+// character quote.Safe rejects, then in its quoted form. Unlike names it
+// is not meant to be read back, so a string that merely looks quoted is
+// left alone.
+func echo(s string) string {
+	if quote.Safe(s) {
+		return s
+	}
+	return quote.Line(s)
 }

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/query"
 )
 
@@ -159,9 +160,15 @@ func (s *Server) findFiles(ctx context.Context, root string, raw json.RawMessage
 	if msg != "" {
 		return errorResult(msg)
 	}
-	pattern := namePattern
+	// A name_pattern in the quoted form of a printed name is unquoted
+	// before "**/" is added, and the result quoted again for Glob (the
+	// bytes it stands for need not be UTF-8, which JSON cannot carry).
+	pattern := quote.Unquote(namePattern)
 	if !strings.Contains(pattern, "/") {
 		pattern = "**/" + pattern
+	}
+	if pattern != namePattern {
+		pattern = quote.Line(pattern)
 	}
 	env, err := s.compatRun(ctx, query.ToolGlob, root, struct {
 		Pattern string `json:"pattern"`

@@ -24,7 +24,12 @@
 // {"matches": [{"file_path", "line_number", "line_content"}],
 // "total_matches": N, "files_searched": M, "timed_out": B}, as
 // structuredContent and, as JSON, as the text. Their errors are isError
-// results whose text is the error message.
+// results whose text is the error message. Their file names are the
+// envelope's, in its printed form (internal/quote: a name holding a
+// control character, a byte that is not UTF-8, a backslash or a double
+// quote is a double-quoted C-style string), and name_pattern,
+// file_pattern and path take that form back as the envelope tools do;
+// line_content is the line as it is (the answer is JSON).
 //
 // # The workspace root
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
@@ -204,6 +205,7 @@ func skipHints(skipped []tree.Skip, couldMatch func(tree.Skip) bool) []string {
 		if s.IsDir {
 			name += "/"
 		}
+		name = quote.Name(name)
 		if s.Hidden {
 			hid = append(hid, name)
 		} else {

@@ -3,20 +3,27 @@ package query
 import (
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/quote"
 )
 
 // GlobPattern is a compiled glob (doublestar semantics: "*" and "?" never
 // cross "/", "**" spans zero or more directories, braces and classes). It
 // matches paths relative to the directory it was given for, and can tell
 // which directories could hold a match and which hidden names it names.
+//
+// Pattern and names are matched byte for byte: both are compared in their
+// matchKey form, in which every byte that is not part of valid UTF-8 is a
+// character of its own, so "a\xff" never matches "a\xfe".
 type GlobPattern struct {
-	pat  string   // as matched (lowercased when fold)
-	fold bool     // case-insensitive
-	segs []string // pat split at "/"; nil when a brace holds a "/"
+	pat   string   // as matched: matchKey form, lowercased when fold
+	fold  bool     // case-insensitive
+	keyed bool     // matchKey changed the pattern
+	segs  []string // pat split at "/"; nil when a brace holds a "/"
 	// lead is the number of segments before the first "**" (all of them
 	// when there is none).
 	lead     int
@@ -32,9 +39,10 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 	if !doublestar.ValidatePattern(pattern) {
 		return nil, invalid("Invalid glob pattern '%s'.", pattern)
 	}
-	g := &GlobPattern{pat: pattern, fold: fold}
+	key := matchKey(pattern)
+	g := &GlobPattern{pat: key, fold: fold, keyed: key != pattern}
 	if fold {
-		g.pat = strings.ToLower(pattern)
+		g.pat = strings.ToLower(key)
 	}
 	if !braceHoldsSlash(g.pat) {
 		g.segs = strings.Split(g.pat, "/")
@@ -75,11 +83,70 @@ func braceHoldsSlash(p string) bool {
 	return false
 }
 
+// norm returns the name s in the form the pattern is matched against.
 func (g *GlobPattern) norm(s string) string {
+	s = matchKey(s)
 	if g.fold {
 		return strings.ToLower(s)
 	}
 	return s
+}
+
+// The matchKey form. doublestar matches rune by rune, and every byte that
+// is not part of valid UTF-8 decodes as utf8.RuneError, so "a\xff",
+// "a\xfe" and "a\uFFFD" would all match each other; strings.ToLower even
+// rewrites such bytes as U+FFFD. matchKey maps every string one to one
+// onto valid UTF-8 so that matching stays exact:
+//
+//   - a byte b that is not part of valid UTF-8 becomes the rune
+//     keyByte+b (U+10FF80–U+10FFFF, private use);
+//   - a rune r in [keyEsc, U+10FFFF] that the string really holds becomes
+//     keyEsc followed by r-0x100, so it cannot be taken for such a byte;
+//   - everything else stays as it is (so valid UTF-8 without those last
+//     129 private-use code points is its own key).
+//
+// A byte that is not UTF-8 is then one character for "?" and classes,
+// which is what a name's reader sees in its quoted form (\xHH).
+const (
+	keyByte = 0x10FF00
+	keyEsc  = 0x10FF7F
+)
+
+// matchKey returns s in the matchKey form.
+func matchKey(s string) string {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return s // ASCII: the common case
+	}
+	plain := true
+	for j := i; j < len(s) && plain; {
+		r, n := utf8.DecodeRuneInString(s[j:])
+		plain = !(r == utf8.RuneError && n == 1) && r < keyEsc
+		j += n
+	}
+	if plain {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteRune(keyByte + rune(s[i]))
+		case r >= keyEsc:
+			b.WriteRune(keyEsc)
+			b.WriteRune(r - 0x100)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Match reports whether rel (relative to the pattern's directory) matches.
@@ -121,9 +188,10 @@ func (g *GlobPattern) Descend(rel string) bool {
 
 // LiteralPrefix returns the leading directories of the pattern that hold
 // no wildcard ("src/" for "src/**/*.go"), which every match starts with;
-// "" when there are none or the pattern is case-insensitive.
+// "" when there are none, the pattern is case-insensitive or it is not
+// its own matchKey (the prefix is of raw names).
 func (g *GlobPattern) LiteralPrefix() string {
-	if g.fold || g.segs == nil {
+	if g.fold || g.keyed || g.segs == nil {
 		return ""
 	}
 	var b strings.Builder
@@ -149,11 +217,12 @@ func (g *GlobPattern) AllowHidden(name string) bool {
 }
 
 // normalizeGlob turns an agent's pattern into one relative to the search
-// directory: leading "./" removed, and an absolute pattern inside the
-// search directory made relative. dirAbs is the search directory's
-// absolute path (real or as given).
+// directory: a quoted form (internal/quote) unquoted to the bytes it stands
+// for, leading "./" removed, and an absolute pattern inside the search
+// directory made relative. dirAbs is the search directory's absolute path
+// (real or as given).
 func normalizeGlob(pattern string, dirAbs ...string) (string, *envelope.Error) {
-	p := pattern
+	p := quote.Unquote(pattern)
 	if strings.HasPrefix(p, "/") {
 		for _, d := range dirAbs {
 			d = filepath.ToSlash(d)
@@ -183,15 +252,17 @@ type Include struct {
 	base bool
 }
 
-// CompileInclude compiles Grep's include; "" means no filter (nil).
-func CompileInclude(s string) (*Include, *envelope.Error) {
-	if s == "" {
+// CompileInclude compiles Grep's include; "" means no filter (nil). An
+// include in the quoted form (internal/quote) is unquoted first, so a
+// file's printed name, given back, matches exactly that file.
+func CompileInclude(given string) (*Include, *envelope.Error) {
+	if given == "" {
 		return nil, nil
 	}
-	s = strings.TrimPrefix(s, "./")
+	s := strings.TrimPrefix(quote.Unquote(given), "./")
 	g, err := CompileGlob(s, false)
 	if err != nil {
-		return nil, invalid("Invalid include pattern '%s'.", s)
+		return nil, invalid("Invalid include pattern '%s'.", strings.TrimPrefix(given, "./"))
 	}
 	return &Include{g: g, base: !strings.Contains(s, "/")}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -119,9 +120,11 @@ func (w *Workspace) givenAbs(rel string) string {
 }
 
 // resolveDir resolves a search root: it must exist and be a directory.
-// what names it in messages ("Search root" for Glob and Grep).
+// what names it in messages ("Search root" for Glob and Grep). p may be a
+// name in its printed (quoted) form, which names the bytes it stands for
+// (internal/quote): whatever a tool prints can be given back.
 func (w *Workspace) resolveDir(cwd, p, what string) (string, *envelope.Error) {
-	rel, exists, err := w.Resolve(cwd, p)
+	rel, exists, err := w.Resolve(cwd, quote.Unquote(p))
 	if err != nil {
 		return "", err
 	}

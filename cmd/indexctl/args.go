@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/internal/quote"
+	"github.com/indexd/indexd/query"
 )
 
 // kind is the type of a tool parameter's flag.
@@ -51,15 +55,18 @@ func (p param) define(fs *pflag.FlagSet) {
 	}
 }
 
-// value returns the flag's parsed value as JSON.
-func (p param) value(fs *pflag.FlagSet) (json.RawMessage, error) {
+// value returns the flag's parsed value as JSON (a string as sendable
+// makes it for cmd).
+func (p param) value(cmd *command, fs *pflag.FlagSet) (json.RawMessage, error) {
 	var (
 		v   any
 		err error
 	)
 	switch p.kind {
 	case kindString:
-		v, err = fs.GetString(p.flag())
+		var s string
+		s, err = fs.GetString(p.flag())
+		v = sendable(cmd, p.key, s)
 	case kindInt:
 		v, err = fs.GetInt(p.flag())
 	case kindBool:
@@ -126,7 +133,7 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, argsValue string, positional []st
 		}
 	}
 	if len(positional) > 0 {
-		v, err := marshal(positional[0])
+		v, err := marshal(sendable(cmd, cmd.positional, positional[0]))
 		if err != nil {
 			return nil, err
 		}
@@ -136,13 +143,27 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, argsValue string, positional []st
 		if !fs.Changed(p.flag()) {
 			continue
 		}
-		v, err := p.value(fs)
+		v, err := p.value(cmd, fs)
 		if err != nil {
 			return nil, err
 		}
 		obj.set(p.key, v)
 	}
 	return obj.MarshalJSON()
+}
+
+// sendable returns a string argument as JSON can carry it. A file name
+// typed in a shell need not be UTF-8 ($'a\xff.txt'), which a JSON string
+// cannot hold: such a value of a parameter that names files (path,
+// include, Glob's pattern) is sent in its quoted form (internal/quote),
+// which the tools unquote back to the same bytes. Anything else is sent as
+// it is.
+func sendable(cmd *command, key, v string) string {
+	names := key == "path" || key == "include" || (key == "pattern" && cmd.tool == query.ToolGlob)
+	if !names || utf8.ValidString(v) {
+		return v
+	}
+	return quote.Name(v)
 }
 
 // object is a JSON object that keeps its keys in order, so the arguments a

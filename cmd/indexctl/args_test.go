@@ -36,6 +36,12 @@ func TestToolArgs(t *testing.T) {
 			`{"pattern":"<a href=\"x\">&"}`},
 		{"unicode keys and values", grepCmd, []string{"--args", `{"päth":"ü"}`, "ß"}, "",
 			`{"päth":"ü","pattern":"ß"}`},
+		{"names that are not UTF-8 are sent quoted", globCmd, []string{"a\xff.txt", "--path", "d\xfe"}, "",
+			`{"pattern":"\"a\\xff.txt\"","path":"\"d\\xfe\""}`},
+		{"include too; a regex is not", grepCmd, []string{"x\xff", "--include", "a\xff.txt"}, "",
+			`{"pattern":"x\ufffd","include":"\"a\\xff.txt\""}`},
+		{"LS's positional path", lsCmd, []string{"d\n\xff"}, "", `{"path":"\"d\\n\\xff\""}`},
+		{"valid names are sent as they are", lsCmd, []string{"d\nx"}, "", `{"path":"d\nx"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var g globals

@@ -68,6 +68,7 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"cmpmasked": cmdCmpMasked,
 			"chtime":    cmdChtime,
+			"mknamed":   cmdMknamed,
 		},
 	})
 }
@@ -172,6 +173,32 @@ func cmdChtime(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	for _, f := range args[1:] {
 		ts.Check(os.Chtimes(ts.MkAbs(f), when, when))
+	}
+}
+
+// cmdMknamed runs "mknamed CONTENT NAME...": it creates files, with their
+// directories, named by the bodies of Go string literals (a\xff.txt,
+// src\nauth.go: any byte but NUL, as no txtar name can be) and holding
+// CONTENT, also the body of a Go string literal. Each file's modification time is 2001-01-01,
+// so Grep lists them in path order.
+func cmdMknamed(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: mknamed CONTENT NAME...")
+	}
+	content, err := strconv.Unquote(`"` + args[0] + `"`)
+	if err != nil {
+		ts.Fatalf("mknamed: %s: %v", args[0], err)
+	}
+	when := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, lit := range args[1:] {
+		name, err := strconv.Unquote(`"` + lit + `"`)
+		if err != nil {
+			ts.Fatalf("mknamed: %s: %v", lit, err)
+		}
+		p := ts.MkAbs(name)
+		ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
+		ts.Check(os.WriteFile(p, []byte(content), 0o644))
+		ts.Check(os.Chtimes(p, when, when))
 	}
 }
 

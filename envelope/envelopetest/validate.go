@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/indexd/indexd/internal/quote"
 )
 
 // Codes are the error codes an envelope may carry (SPEC §3).
@@ -35,10 +37,15 @@ var Codes = map[string]bool{
 //   - data is an object (never null), text a string;
 //   - stats is an object with an integer time_ms >= 0;
 //   - context is an object with a string cwd and params_input present,
-//     and path_resolved, when present, a relative POSIX path;
+//     and path_resolved, when present, a relative POSIX path (cwd and
+//     path_resolved are names in their printed form, see below);
 //   - error is {"code": one of Codes, "message": a non-empty string};
 //   - the paths in data (paths, files, matches[].file, counts[].file) are
-//     relative and POSIX: no leading "/", no "\", no ".." segment.
+//     relative and POSIX: no leading "/", no "\", no ".." segment. A path
+//     in the quoted form of internal/quote (the printed form of a name
+//     with a control character, a byte that is not UTF-8, a backslash or
+//     a double quote) is checked as the name it stands for, which may hold
+//     a backslash.
 func Validate(t testing.TB, js []byte) {
 	t.Helper()
 	for _, p := range Problems(js) {
@@ -155,7 +162,7 @@ func (v *validator) checkContext(raw json.RawMessage) {
 		v.fail("context has no cwd")
 	} else if json.Unmarshal(c, &cwd) != nil {
 		v.fail("context.cwd is not a string: %s", c)
-	} else if bad := badRel(cwd); bad != "" {
+	} else if bad := badName(cwd); bad != "" {
 		v.fail("context.cwd %q: %s", cwd, bad)
 	}
 	if p, ok := ctx["params_input"]; !ok {
@@ -167,7 +174,7 @@ func (v *validator) checkContext(raw json.RawMessage) {
 		var s string
 		if json.Unmarshal(p, &s) != nil {
 			v.fail("context.path_resolved is not a string: %s", p)
-		} else if bad := badRel(s); bad != "" {
+		} else if bad := badName(s); bad != "" {
 			v.fail("context.path_resolved %q: %s", s, bad)
 		}
 	}
@@ -223,21 +230,31 @@ func (v *validator) checkDataPaths(data map[string]json.RawMessage) {
 		}
 	}
 	for _, p := range paths {
-		if bad := badRel(p); bad != "" {
+		if bad := badName(p); bad != "" {
 			v.fail("data path %q: %s", p, bad)
 		}
 	}
 }
 
+// badName says what is wrong with p, a root-relative POSIX path in its
+// printed form, "" if nothing. Outside the quoted form a backslash can only
+// be a Windows separator; inside it, it is part of a name.
+func badName(p string) string {
+	if raw, ok := quote.Parse(p); ok {
+		return badRel(raw, true)
+	}
+	return badRel(p, false)
+}
+
 // badRel says what is wrong with p as a root-relative POSIX path, "" if
 // nothing.
-func badRel(p string) string {
+func badRel(p string, backslashOK bool) string {
 	switch {
 	case p == "":
 		return "empty"
 	case strings.HasPrefix(p, "/"):
 		return "absolute"
-	case strings.Contains(p, `\`):
+	case !backslashOK && strings.Contains(p, `\`):
 		return "not POSIX (backslash)"
 	}
 	for _, seg := range strings.Split(p, "/") {
