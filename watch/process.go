@@ -2,6 +2,8 @@ package watch
 
 import (
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -134,7 +136,7 @@ func (w *Watcher) take() (b batch, ok bool) {
 // process applies batches until the watcher stops.
 func (w *Watcher) process() {
 	defer w.shutdown(ErrClosed)
-	w.withRoot(func() { w.resync(nil, nil) })
+	w.withRoot(func() { w.guard(nil, func() { w.resync(nil, nil) }) })
 	if w.ctx.Err() != nil {
 		return
 	}
@@ -153,7 +155,7 @@ func (w *Watcher) process() {
 			if !ok {
 				break
 			}
-			if b.rootGone || !w.withRoot(func() { w.handle(b) }) {
+			if b.rootGone || !w.withRoot(func() { w.guard(b.cookies, func() { w.handle(b) }) }) {
 				w.stopRootGone()
 				return
 			}
@@ -167,6 +169,24 @@ func (w *Watcher) process() {
 			}
 		}
 	}
+}
+
+// guard runs fn, one batch's work, and turns a panic in it into a failed
+// update: logged with its stack, the root suspect, a whole-tree reconcile
+// asked for, and the batch's cookies handed back so that the reconcile
+// releases them. The watcher keeps running.
+func (w *Watcher) guard(cookies []*cookie, fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.Error("watch: panic while applying events; reconciling the whole tree", "root", w.root, "panic", r, "stack", string(debug.Stack()))
+			w.mu.Lock()
+			w.seen = append(cookies, w.seen...)
+			w.inBatch = 0
+			w.mu.Unlock()
+			w.failed(fmt.Errorf("watch: panic: %v", r))
+		}
+	}()
+	fn()
 }
 
 // withRoot runs fn with w.r open on the root, and reports false, without
@@ -201,6 +221,9 @@ func (w *Watcher) stopRootGone() {
 
 // handle applies one batch.
 func (w *Watcher) handle(b batch) {
+	if w.opts.onBatch != nil {
+		w.opts.onBatch(b.paths)
+	}
 	w.removed = 0
 	if b.resync || b.rules[""] {
 		w.resync(&b, b.cookies)

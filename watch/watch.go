@@ -144,6 +144,9 @@ type Options struct {
 	// onEvent is called by the drain for each event before anything else;
 	// returning false drops the event (a lost event). It may block.
 	onEvent func(fsnotify.Event) bool
+	// onBatch is called by the processor with each batch's paths before
+	// it applies them (it may panic, to play a bug in event handling).
+	onBatch func(map[string]fsnotify.Op)
 	// beforeResync is called by the processor as a whole-tree reconcile
 	// begins, after Suspect is published.
 	beforeResync func()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/index"
 )
@@ -691,5 +693,83 @@ func TestSyncBeforeReady(t *testing.T) {
 	}
 	if got, want := paths(ix, "a"), []string{"a/after.txt", "a/between.txt"}; !slices.Equal(got, want) {
 		t.Fatalf("index holds %q, want %q", got, want)
+	}
+}
+
+// A panic while applying a batch does not kill the watcher: the batch is
+// logged as failed, the whole tree is reconciled, the Sync caller waiting
+// on it is released, and the index is right afterwards.
+func TestPanicInBatchRecovers(t *testing.T) {
+	root := tempRoot(t)
+	writeFile(t, root, "a/one.txt", "one\n")
+	var armed atomic.Bool
+	log := &testLogger{t: t}
+	w, ix := start(t, root, Options{
+		Logger: slog.New(log),
+		onBatch: func(paths map[string]fsnotify.Op) {
+			if _, ok := paths["a/two.txt"]; ok && armed.CompareAndSwap(true, false) {
+				panic("injected")
+			}
+		},
+	})
+	armed.Store(true)
+	writeFile(t, root, "a/two.txt", "two\n")
+	syncNow(t, w)
+	if armed.Load() {
+		t.Fatal("the hook never ran; the test proves nothing")
+	}
+	if !has(ix, "a/two.txt") {
+		t.Fatal("a/two.txt is not in the index after the panic's reconcile")
+	}
+	select {
+	case <-w.Done():
+		t.Fatal("the watcher stopped after a panic")
+	default:
+	}
+	if !log.logged("panic while applying events") {
+		t.Fatal("the panic was not logged")
+	}
+	writeFile(t, root, "a/three.txt", "three\n")
+	syncNow(t, w)
+	if !has(ix, "a/three.txt") {
+		t.Fatal("the watcher stopped applying events after the panic")
+	}
+}
+
+// A directory and a link to an outside directory exchanged in a loop
+// (renameat2 RENAME_EXCHANGE) under a running watcher: the watcher never
+// dies (fsnotify's path-keyed table panicked here), never watches or
+// indexes through the link, and once the loop stops the index equals a
+// fresh build (checked at cleanup).
+func TestExchangeLoopWatcher(t *testing.T) {
+	root := tempRoot(t)
+	out := tempRoot(t)
+	writeFile(t, out, "secret.txt", "OUTSIDE\n")
+	writeFile(t, out, "sub/deep.txt", "OUTSIDE\n")
+	writeFile(t, root, "d/inside.txt", "inside\n")
+	writeFile(t, root, "d/sub/deep.txt", "inside\n")
+	must(t, os.Symlink(out, filepath.Join(root, "l")))
+	w, ix := start(t, root, Options{})
+	for i := range 2000 {
+		if err := unix.Renameat2(unix.AT_FDCWD, root+"/d", unix.AT_FDCWD, root+"/l", unix.RENAME_EXCHANGE); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			ix.Files("", "", func(f *index.File) bool {
+				if strings.HasSuffix(f.Path, "secret.txt") {
+					t.Errorf("exchange %d: the index holds %s", i, f.Path)
+				}
+				return true
+			})
+		}
+	}
+	syncNow(t, w)
+	select {
+	case <-w.Done():
+		t.Fatal("the watcher stopped")
+	default:
+	}
+	if st := w.State(); st.Err != nil {
+		t.Logf("state after the loop: %+v", st)
 	}
 }
