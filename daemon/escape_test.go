@@ -5,14 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // The marker every outside file holds: an answer containing it, or an
@@ -178,24 +175,7 @@ func TestExchangeLoopDuringQueries(t *testing.T) {
 	if rs := td.index(root, true); rs.State != StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
-	stop := make(chan struct{})
-	var swaps atomic.Int64
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := unix.Renameat2(unix.AT_FDCWD, root+"/d", unix.AT_FDCWD, root+"/l", unix.RENAME_EXCHANGE); err != nil {
-				t.Errorf("renameat2: %v", err)
-				return
-			}
-			swaps.Add(1)
-			runtime.Gosched()
-		}
-	})
+	stop := testtree.ExchangeLoop(t, root+"/d", root+"/l")
 	queries := []struct{ method, args string }{
 		{"grep", `{"pattern":"OUTSIDE|inside|deep|password","sync":false}`},
 		{"grep", `{"pattern":"OUTSIDE|inside|deep"}`},
@@ -222,15 +202,14 @@ func TestExchangeLoopDuringQueries(t *testing.T) {
 			leaked = append(leaked, fmt.Sprintf("%s %s: %s", q.method, q.args, a.js))
 		}
 	}
-	close(stop)
-	wg.Wait()
+	swaps := stop()
 	if len(leaked) > 0 {
 		t.Fatalf("answers from outside the root:\n%s", strings.Join(leaked, "\n"))
 	}
-	if swaps.Load() == 0 {
+	if swaps == 0 {
 		t.Fatal("the exchange loop never ran")
 	}
-	t.Logf("%d queries, %d exchanges, 0 leaks", ran, swaps.Load())
+	t.Logf("%d queries, %d exchanges, 0 leaks", ran, swaps)
 }
 
 // The daemon's state and runtime directories, under a root it serves,

@@ -5,14 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // modes runs f once with openat2 and once resolving one component at a
@@ -54,14 +52,20 @@ func fixture(t *testing.T) (root, outside string) {
 	return root, outside
 }
 
+func openRoot(t *testing.T, root string) *rooted.Root {
+	t.Helper()
+	r, err := rooted.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 func TestOpenFile(t *testing.T) {
 	modes(t, func(t *testing.T) {
 		root, _ := fixture(t)
-		r, err := rooted.Open(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := openRoot(t, root)
 		for _, c := range []struct {
 			rel     string
 			want    string // contents, or "" for an error
@@ -116,11 +120,7 @@ func TestOpenFile(t *testing.T) {
 func TestLstatAndDirs(t *testing.T) {
 	modes(t, func(t *testing.T) {
 		root, _ := fixture(t)
-		r, err := rooted.Open(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := openRoot(t, root)
 		for rel, want := range map[string]uint32{"": unix.S_IFDIR, "d": unix.S_IFDIR, "out": unix.S_IFLNK, "lf": unix.S_IFLNK, "d/sub/g.txt": unix.S_IFREG} {
 			st, err := r.Lstat(rel)
 			if err != nil || st.Mode&unix.S_IFMT != want {
@@ -183,32 +183,11 @@ func TestExchangeLoopNeverEscapes(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(root, "d", "secret.txt"), []byte("inside\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := rooted.Open(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := openRoot(t, root)
 		if err := os.Symlink(outside, filepath.Join(root, "l")); err != nil {
 			t.Fatal(err)
 		}
-		stop := make(chan struct{})
-		var swaps atomic.Int64
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := unix.Renameat2(unix.AT_FDCWD, root+"/d", unix.AT_FDCWD, root+"/l", unix.RENAME_EXCHANGE); err != nil {
-					t.Errorf("renameat2: %v", err)
-					return
-				}
-				swaps.Add(1)
-				runtime.Gosched()
-			}
-		})
+		stop := testtree.ExchangeLoop(t, root+"/d", root+"/l")
 		var opened, leaks int
 		buf := make([]byte, 64)
 		for range 20000 {
@@ -237,14 +216,13 @@ func TestExchangeLoopNeverEscapes(t *testing.T) {
 				}
 			}
 		}
-		close(stop)
-		wg.Wait()
+		swaps := stop()
 		if leaks > 0 {
 			t.Fatalf("%d opens reached the outside directory", leaks)
 		}
-		if opened == 0 || swaps.Load() == 0 {
-			t.Fatalf("the race never ran: %d opens, %d swaps", opened, swaps.Load())
+		if opened == 0 || swaps == 0 {
+			t.Fatalf("the race never ran: %d opens, %d swaps", opened, swaps)
 		}
-		t.Logf("%d opens, %d swaps, 0 leaks", opened, swaps.Load())
+		t.Logf("%d opens, %d swaps, 0 leaks", opened, swaps)
 	})
 }

@@ -1,11 +1,17 @@
 // Package testtree writes fixture trees for tests: files given as
-// slash-separated paths and contents, under a temporary root.
+// slash-separated paths and contents, under a temporary root; and
+// changes them under a running test (ExchangeLoop).
 package testtree
 
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Write creates files (root-relative slash path → contents) under a new
@@ -33,5 +39,37 @@ func File(t testing.TB, root, rel, contents string) {
 	}
 	if err := os.WriteFile(p, []byte(contents), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ExchangeLoop exchanges the entries a and b (absolute paths; typically a
+// directory and a symlink to one outside the root) with renameat2
+// RENAME_EXCHANGE in a loop on a goroutine of its own, until the returned
+// stop is called; stop waits for the goroutine and returns how many
+// exchanges it made.
+func ExchangeLoop(t testing.TB, a, b string) (stop func() int64) {
+	t.Helper()
+	done := make(chan struct{})
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+				t.Errorf("renameat2 %s %s: %v", a, b, err)
+				return
+			}
+			n.Add(1)
+			runtime.Gosched()
+		}
+	})
+	return func() int64 {
+		close(done)
+		wg.Wait()
+		return n.Load()
 	}
 }
