@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -134,5 +135,48 @@ func TestWatchLimitDegradesOneSubtree(t *testing.T) {
 		if a.data.Reason != query.FallbackWatchLimit || len(a.data.Paths) != 1 {
 			t.Fatalf("round %d: cold glob: %s", i, a.js)
 		}
+	}
+}
+
+// A root deleted and made again, or swapped for another directory, is
+// served afresh: after a while the index answers again (no fallback) and
+// holds the new tree, and status says ready.
+func TestReplacedRootIsRebuilt(t *testing.T) {
+	td := startDaemon(t, Config{})
+	for _, how := range []string{"recreated", "swapped"} {
+		root := writeTree(t, map[string]string{"old.txt": "oldtoken\n"})
+		if rs := td.index(root, true); rs.State != StateReady {
+			t.Fatalf("%s: index --wait: %+v", how, rs)
+		}
+		switch how {
+		case "recreated":
+			must(t, os.RemoveAll(root))
+			must(t, os.Mkdir(root, 0o755))
+		case "swapped":
+			must(t, os.Rename(root, root+".old"))
+			must(t, os.Mkdir(root, 0o755))
+		}
+		writeFile(t, root, "new.txt", "newtoken\n")
+		var last answer
+		ok := settle(func() bool {
+			last = td.query("grep", root, `{"pattern":"newtoken|oldtoken"}`)
+			return !last.data.Used
+		})
+		if !ok {
+			t.Fatalf("%s: the index never answered again: %s", how, last.js)
+		}
+		if len(last.data.Matches) != 1 || !strings.Contains(string(last.data.Matches[0]), "new.txt") {
+			t.Fatalf("%s: the rebuilt index answers %s", how, last.js)
+		}
+		if rs := td.status(root); len(rs.Roots) != 1 || rs.Roots[0].State != StateReady || rs.Roots[0].Files != 1 {
+			t.Fatalf("%s: status after the rebuild: %+v", how, rs.Roots)
+		}
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

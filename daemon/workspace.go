@@ -112,15 +112,29 @@ func (w *workspace) close() {
 	w.wg.Wait()
 }
 
-// run is the workspace goroutine: it opens (or builds) the index, starts
-// its Freshener, publishes both, then compacts the index when queries ask
-// for it, until the workspace's context ends. It owns the index and the
-// Freshener and closes them when it returns.
+// run is the workspace goroutine: it serves the root's index until the
+// workspace's context ends, serving it afresh each time the root turns
+// out to have been replaced.
 func (w *workspace) run() {
+	for w.serve() {
+		w.d.log.Warn("root replaced by another directory; rebuilding its index", "root", w.root)
+	}
+}
+
+// serve opens (or builds) the index, starts its Freshener, publishes
+// both, then compacts the index when queries ask for it, until the
+// workspace's context ends. It owns the index and the Freshener and
+// closes them when it returns. It reports true when the Freshener stopped
+// because the root was replaced (deleted and made again, or swapped for
+// another directory) and a directory is there now: the index describes
+// something else, so run serves again from a new attempt. A root that is
+// simply gone stays stale (queries walk, "index_stale") until a query
+// finds it back.
+func (w *workspace) serve() (again bool) {
 	ix, fresh, err := w.open()
 	if err != nil {
 		w.fail(err)
-		return
+		return false
 	}
 	defer func() {
 		if err := fresh.Close(); err != nil {
@@ -146,8 +160,12 @@ func (w *workspace) run() {
 	for {
 		select {
 		case <-w.ctx.Done():
-			return
+			return false
 		case <-w.nudge:
+			if freshDone == nil && isDir(w.root) { // stopped, and the root is back
+				w.rebuilding()
+				return true
+			}
 			if ix.NeedsCompact() {
 				t0 := time.Now()
 				if err := ix.Compact(); err != nil {
@@ -159,10 +177,33 @@ func (w *workspace) run() {
 			}
 		case <-freshDone:
 			freshDone = nil
+			if w.ctx.Err() == nil && isDir(w.root) {
+				w.rebuilding()
+				return true
+			}
 			w.d.log.Warn("the index is no longer kept current", "root", w.root)
 			w.setErr(errors.New("the index is no longer kept current (root moved or deleted?)"))
 		}
 	}
+}
+
+// rebuilding puts the workspace back to building for a new attempt by
+// the same goroutine: queries walk ("index_building") from now on, and
+// none gets the index being closed.
+func (w *workspace) rebuilding() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state, w.phase, w.lastErr = StateBuilding, "", ""
+	w.ix, w.fresh = nil, nil
+	w.progress, w.reopened = index.Progress{}, false
+	w.started = time.Now()
+	w.attempt = make(chan struct{})
+}
+
+// isDir reports whether path is a directory (not a link to one).
+func isDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }
 
 // open opens or builds the index and starts its Freshener, returning once
@@ -287,6 +328,17 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 		return nil, nil, ReasonBuilding
 	case StateError:
 		return nil, nil, ReasonError
+	}
+	select {
+	case <-fresh.Done():
+		// The Freshener stopped (root moved or deleted): ask the workspace
+		// goroutine to look whether the root is back, to serve it afresh.
+		select {
+		case w.nudge <- struct{}{}:
+		default:
+		}
+		return nil, nil, ReasonStale
+	default:
 	}
 	if sync {
 		sctx, cancel := context.WithTimeout(ctx, SyncTimeout)

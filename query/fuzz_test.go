@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
 )
@@ -157,6 +159,14 @@ func FuzzGlobMatch(f *testing.F) {
 		}
 		if !cleanRel(p) {
 			return
+		}
+		// The oracle: doublestar, the semantics SPEC §6 names, on the
+		// patterns and paths both read the same way (valid UTF-8, no
+		// case folding).
+		if !fold && utf8.ValidString(pat) && utf8.ValidString(p) && doublestar.ValidatePattern(pat) {
+			if want, err := doublestar.Match(pat, p); err == nil && want != m {
+				t.Fatalf("CompileGlob(%q).Match(%q) = %v, doublestar says %v", pat, p, m, want)
+			}
 		}
 		dirs := parents(p)
 		if m {
