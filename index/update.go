@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/tree"
@@ -53,6 +52,7 @@ func (ix *Index) RemoveTree(rel string) error {
 // one transaction: a file is re-read, a directory's subtree reconciled by
 // walking it, a missing or ignored path removed with its subtree.
 func (ix *Index) Apply(ctx context.Context, paths []string) error {
+	t0 := now().UnixNano()
 	var files []File
 	var gone, dirs []string
 	var ignoredAdds []Skipped
@@ -63,28 +63,30 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 			dirs = append(dirs, "")
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(ix.root, filepath.FromSlash(rel)))
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(ix.root, filepath.FromSlash(rel)), &st); err != nil {
 			gone = append(gone, rel)
 			continue
 		}
-		ignored, self, hidden := rules.classify(rel, fi.IsDir())
+		f := fileFromStat(rel, &st)
+		ignored, self, hidden := rules.classify(rel, f.Mode.IsDir())
 		switch {
 		case ignored:
 			gone = append(gone, rel)
 			if self { // recorded as a build records it; an ignored ancestor already is
-				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: fi.IsDir()})
+				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: f.Mode.IsDir()})
 			}
-		case fi.IsDir():
+		case f.Mode.IsDir():
 			if ix.holds(rel) { // a file replaced by a directory
 				gone = append(gone, rel)
 			}
 			dirs = append(dirs, rel)
-		case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
+		case f.Mode.IsRegular() || f.Mode&fs.ModeSymlink != 0:
 			if ix.holdsUnder(rel) { // a directory replaced by a file
 				gone = append(gone, rel)
 			}
-			files = append(files, File{Path: rel, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Mode: fi.Mode().Type(), Hidden: hidden})
+			f.Hidden = hidden
+			files = append(files, f)
 		default:
 			gone = append(gone, rel) // FIFOs, sockets, devices are never indexed
 		}
@@ -104,7 +106,7 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 	for _, g := range gone {
 		chs = append(chs, change{path: g, remove: true})
 	}
-	chs = append(chs, ix.readChanges(files)...)
+	chs = append(chs, ix.readChanges(files, t0)...)
 	return ix.commit(chs, append(gone, dirs...), ignoredAdds)
 }
 
@@ -126,15 +128,16 @@ func (ix *Index) holdsUnder(rel string) bool {
 }
 
 // Reconcile walks the whole tree and brings the index up to date: files
-// whose size, mtime, type or hiddenness changed are re-read (unchanged
-// files are trusted on their stat alone), new ones added, vanished ones
-// removed. It returns how many files changed.
+// whose stat changed (see changedOnly) or that are racy are re-read
+// (unchanged files are trusted on their stat alone), new ones added,
+// vanished ones removed. It returns how many files changed.
 func (ix *Index) Reconcile(ctx context.Context) (int, error) {
+	t0 := now().UnixNano()
 	files, ign, err := ix.walkSubtree(ctx, "")
 	if err != nil {
 		return 0, err
 	}
-	chs := ix.readChanges(ix.changedOnly(files))
+	chs := ix.readChanges(ix.changedOnly(files), t0)
 	for _, g := range ix.missingUnder("", files) {
 		chs = append(chs, change{path: g, remove: true})
 	}
@@ -156,7 +159,7 @@ func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped
 			}
 		},
 	}, func(e tree.Entry) error {
-		files = append(files, File{Path: e.Rel, Size: e.Size, ModTime: e.ModTime, Mode: e.Type, Hidden: e.Hidden})
+		files = append(files, fileFromEntry(e))
 		return nil
 	})
 	if err != nil {
@@ -172,23 +175,35 @@ func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped
 	return files, ign, nil
 }
 
-// changedOnly keeps the files that are new or whose stat differs from
-// the table.
+// changedOnly keeps the files that must be read: new ones, those whose
+// stat differs from the table (git's comparison: size, mtime, ctime,
+// inode, device; and type and hiddenness), those whose trigrams are
+// unknown, and racy ones: flagged Racy when read, or with an mtime not
+// older than the index's last write.
 func (ix *Index) changedOnly(files []File) []File {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	out := files[:0:0]
 	for _, f := range files {
-		id, ok := ix.byPath[f.Path]
-		if ok {
-			old := &ix.files[id]
-			if old.Size == f.Size && old.ModTime == f.ModTime && old.Mode == f.Mode && old.Hidden == f.Hidden && old.Flags&Unknown == 0 {
-				continue
-			}
+		if id, ok := ix.byPath[f.Path]; ok && ix.files[id].sameStat(&f) && !ix.racyLocked(&ix.files[id]) {
+			continue
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// sameStat reports whether f's stat (and type and hiddenness) is the one
+// recorded in old.
+func (old *File) sameStat(f *File) bool {
+	return old.Size == f.Size && old.ModTime == f.ModTime && old.Ctime == f.Ctime && old.Ino == f.Ino && old.Dev == f.Dev &&
+		old.Mode == f.Mode && old.Hidden == f.Hidden
+}
+
+// racyLocked reports whether the recorded f cannot be trusted on its stat
+// alone. Caller holds mu.
+func (ix *Index) racyLocked(f *File) bool {
+	return f.Mode.IsRegular() && (f.Flags&(Unknown|Racy) != 0 || f.ModTime >= ix.written)
 }
 
 // missingUnder returns the table's paths under dir absent from files.
@@ -211,8 +226,9 @@ func (ix *Index) missingUnder(dir string, files []File) []string {
 // allocating one per Apply was a quarter of a small update's cost.
 var readers = sync.Pool{New: func() any { return new(reader) }}
 
-// readChanges reads the given files in parallel.
-func (ix *Index) readChanges(files []File) []change {
+// readChanges reads the given files in parallel; t0 is when their stat
+// was about to be taken (for racyFlag).
+func (ix *Index) readChanges(files []File, t0 int64) []change {
 	chs := make([]change, len(files))
 	var next int
 	var mu sync.Mutex
@@ -234,7 +250,14 @@ func (ix *Index) readChanges(files []File) []change {
 				if f.Mode.IsRegular() {
 					var t []uint32
 					t, f.Flags = rd.index(ix.root, f.Path, f.Size)
-					tris = slices.Sorted(slices.Values(t)) // delta sets are searched: keep them sorted
+					if f.Flags == 0 {
+						// Delta sets are searched: keep them sorted. A file too
+						// short for a trigram gets an empty set, not none:
+						// every stale file that can match is in the delta.
+						tris = append(make([]uint32, 0, len(t)), t...)
+						slices.Sort(tris)
+					}
+					f.Flags |= racyFlag(&f, t0)
 				}
 				chs[i] = change{path: f.Path, f: f, tris: tris}
 			}
@@ -322,12 +345,12 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 	slices.SortFunc(ix.ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	ix.ignored = slices.CompactFunc(ix.ignored, func(a, b Skipped) bool { return a.Path == b.Path })
 	if ix.db == nil {
+		ix.written = now().UnixNano()
 		return nil
 	}
-	return ix.db.Update(func(tx *bolt.Tx) error {
-		files, delta, stale, ign := tx.Bucket(bFiles), tx.Bucket(bDelta), tx.Bucket(bStale), tx.Bucket(bIgnored)
+	return ix.update(func(w *dbTx) error {
 		for _, p := range dels {
-			if err := files.Delete([]byte(p)); err != nil {
+			if err := w.del(sumFiles, []byte(p)); err != nil {
 				return err
 			}
 		}
@@ -336,31 +359,31 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 			if f.Path == "" {
 				continue // put, then removed in the same batch
 			}
-			if err := files.Put([]byte(f.Path), encodeFile(id, f)); err != nil {
+			if err := w.put(sumFiles, []byte(f.Path), encodeFile(id, f)); err != nil {
 				return err
 			}
 		}
 		for _, id := range ix.touched {
 			key := be32(id)
 			if tris, ok := ix.delta[id]; ok {
-				if err := delta.Put(key, packTrigrams(tris)); err != nil {
+				if err := w.put(sumDelta, key, packTrigrams(tris)); err != nil {
 					return err
 				}
-			} else if err := delta.Delete(key); err != nil {
+			} else if err := w.del(sumDelta, key); err != nil {
 				return err
 			}
-			if err := stale.Put(key, nil); err != nil {
+			if err := w.put(sumStale, key, nil); err != nil {
 				return err
 			}
 		}
 		ix.touched = ix.touched[:0]
 		for _, p := range ignDels {
-			if err := ign.Delete([]byte(p)); err != nil {
+			if err := w.del(sumIgnored, []byte(p)); err != nil {
 				return err
 			}
 		}
 		for _, s := range ignoredAdds {
-			if err := putIgnored(ign, s); err != nil {
+			if err := w.putIgnored(s); err != nil {
 				return err
 			}
 		}
@@ -496,15 +519,12 @@ func (ix *Index) Compact() error {
 	if ix.db == nil {
 		return nil
 	}
-	return ix.db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bDelta, bStale} {
-			if err := tx.DeleteBucket(b); err != nil {
-				return err
-			}
-			if _, err := tx.CreateBucket(b); err != nil {
+	return ix.update(func(w *dbTx) error {
+		for _, b := range []int{sumDelta, sumStale} {
+			if err := w.reset(b); err != nil {
 				return err
 			}
 		}
-		return ix.writeBase(tx)
+		return ix.writeBase(w.tx)
 	})
 }
