@@ -1,6 +1,9 @@
 package index
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // Seams for the external tests (package index_test), which answer through
 // the query layer and so cannot live in package index.
@@ -40,4 +43,12 @@ func BoltPages(path string) (pages uint64, pageSize int, err error) {
 	bf := &boltFile{f: f, size: fi.Size()}
 	m, err := bf.readMeta()
 	return m.pgid, bf.pageSize, err
+}
+
+// SetClock makes the package's clock return at and returns a function
+// restoring it.
+func SetClock(at time.Time) (restore func()) {
+	old := now
+	now = func() time.Time { return at }
+	return func() { now = old }
 }
