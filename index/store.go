@@ -14,6 +14,8 @@ package index
 //	bucket "meta"
 //	    "schema"   uint32: SchemaVersion; any other value → rebuild
 //	    "root"     the workspace root (absolute path) the DB describes
+//	    "slots"    uint32: the id bound, number of table slots (files and
+//	               free slots); ids of removed files may be anywhere below it
 //	    "written"  int64: when the last transaction was committed; a file
 //	               whose mtime is not older is racy (re-read on revalidation)
 //	    "basesum"  uint32: CRC-32C of base "tris" ‖ "offs" ‖ "data"
@@ -65,9 +67,8 @@ package index
 // "basesum" and the four record sums match; then what Check verifies:
 // tris strictly increase; offs start at 0, never decrease and end at
 // len(data); every list decodes to strictly increasing ids below the id
-// bound (number of files + free slots), and an id listed whose slot is
-// free is stale; every id in "files", "delta" and "stale" is below the id
-// bound; each "files" record decodes, with a known type and known flags (a
+// bound ("slots"), and an id listed whose slot is free is stale; every id
+// in "files", "delta" and "stale" is below the id bound; each "files" record decodes, with a known type and known flags (a
 // symlink's are 0: it is never read), and no id is used twice; a delta id
 // is a live regular file, neither binary nor unknown, and stale; every
 // stale id of a live regular file that is neither binary nor unknown is in
@@ -81,7 +82,9 @@ package index
 //	1  first format.
 //	2  "files" records gain ctime, inode and device (git's stat comparison)
 //	   and the racy flag; meta gains "written", "sums" and "metasum" (every
-//	   bucket checked on open, not only the base); a file too short for a
+//	   bucket checked on open, not only the base) and "slots" (format 1
+//	   derived the id bound from the highest live id, too low once that
+//	   file was removed before a compaction); a file too short for a
 //	   trigram has an empty delta set; the freelist is synced (a format 1
 //	   file, whose freelist is not, is refused before bbolt walks it).
 
@@ -129,6 +132,7 @@ var (
 
 	kSchema  = []byte("schema")
 	kRoot    = []byte("root")
+	kSlots   = []byte("slots")
 	kWritten = []byte("written")
 	kBaseSum = []byte("basesum")
 	kSums    = []byte("sums")
@@ -268,6 +272,9 @@ func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 		if err := fn(w); err != nil {
 			return err
 		}
+		if err := tx.Bucket(bMeta).Put(kSlots, be32(len(ix.files))); err != nil {
+			return err
+		}
 		written, err = w.finish()
 		return err
 	})
@@ -396,6 +403,9 @@ func (ix *Index) writeAll(w *dbTx) error {
 		return err
 	}
 	if err := meta.Put(kRoot, []byte(ix.root)); err != nil {
+		return err
+	}
+	if err := meta.Put(kSlots, be32(len(ix.files))); err != nil {
 		return err
 	}
 	if err := ix.writeBase(w.tx); err != nil {
@@ -542,8 +552,8 @@ func (ix *Index) load(tx *bolt.Tx) error {
 	if string(meta.Get(kRoot)) != ix.root {
 		return ErrRoot
 	}
-	written, sums := meta.Get(kWritten), meta.Get(kSums)
-	if len(written) != 8 || len(sums) != 8*nSums {
+	written, sums, slots := meta.Get(kWritten), meta.Get(kSums), meta.Get(kSlots)
+	if len(written) != 8 || len(sums) != 8*nSums || len(slots) != 4 {
 		return fmt.Errorf("%w: meta records", ErrCorrupt)
 	}
 	ix.written = int64(binary.BigEndian.Uint64(written))
@@ -556,6 +566,19 @@ func (ix *Index) load(tx *bolt.Tx) error {
 	if len(tris)%4 != 0 || len(offs) != len(tris)+4 {
 		return fmt.Errorf("%w: base sizes", ErrCorrupt)
 	}
+	// Every record against its bucket's sum before any is decoded: what
+	// is decoded is what was written (a damaged id could otherwise size
+	// the table).
+	for i, name := range summed {
+		var got uint64
+		tx.Bucket(name).ForEach(func(k, v []byte) error {
+			got += recordHash(k, v)
+			return nil
+		})
+		if got != binary.BigEndian.Uint64(sums[8*i:]) {
+			return fmt.Errorf("%w: %q records differ from their checksum", ErrCorrupt, name)
+		}
+	}
 	p := postings{tris: make([]uint32, len(tris)/4), offs: make([]uint32, len(offs)/4), data: bytes.Clone(data)}
 	for i := range p.tris {
 		p.tris[i] = binary.BigEndian.Uint32(tris[4*i:])
@@ -565,15 +588,15 @@ func (ix *Index) load(tx *bolt.Tx) error {
 	}
 	ix.base = p
 
-	var got [nSums]uint64
+	bound := binary.BigEndian.Uint32(slots)
+	if bound > 1<<31 {
+		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
+	}
+	ix.files = make([]File, bound)
 	err := tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
-		got[sumFiles] += recordHash(k, v)
 		id, f, ok := decodeFile(string(k), v)
-		if !ok {
+		if !ok || id >= bound {
 			return fmt.Errorf("%w: file record %q", ErrCorrupt, k)
-		}
-		if int(id) >= len(ix.files) {
-			ix.files = append(ix.files, make([]File, int(id)+1-len(ix.files))...)
 		}
 		if ix.files[id].Path != "" {
 			return fmt.Errorf("%w: id %d used twice", ErrCorrupt, id)
@@ -593,9 +616,7 @@ func (ix *Index) load(tx *bolt.Tx) error {
 			ix.free = append(ix.free, uint32(id))
 		}
 	}
-	bound := uint32(len(ix.files))
 	err = tx.Bucket(bDelta).ForEach(func(k, v []byte) error {
-		got[sumDelta] += recordHash(k, v)
 		if len(k) != 4 || len(v)%3 != 0 {
 			return fmt.Errorf("%w: delta record", ErrCorrupt)
 		}
@@ -610,7 +631,6 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		return err
 	}
 	err = tx.Bucket(bStale).ForEach(func(k, v []byte) error {
-		got[sumStale] += recordHash(k, v)
 		if len(k) != 4 || len(v) != 0 {
 			return fmt.Errorf("%w: stale record", ErrCorrupt)
 		}
@@ -625,7 +645,6 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		return err
 	}
 	err = tx.Bucket(bIgnored).ForEach(func(k, v []byte) error {
-		got[sumIgnored] += recordHash(k, v)
 		if len(k) == 0 || len(v) != 1 || v[0] > 1 {
 			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
 		}
@@ -634,11 +653,6 @@ func (ix *Index) load(tx *bolt.Tx) error {
 	})
 	if err != nil {
 		return err
-	}
-	for i := range got {
-		if got[i] != binary.BigEndian.Uint64(sums[8*i:]) {
-			return fmt.Errorf("%w: %q records differ from their checksum", ErrCorrupt, summed[i])
-		}
 	}
 	ix.reorder()
 	return ix.checkLocked()
@@ -719,8 +733,13 @@ func (ix *Index) checkLocked() error {
 			return fmt.Errorf("%w: %s is stale and not in the delta: its matches would be lost", ErrCorrupt, f.Path)
 		}
 	}
-	if len(ix.free) != free || len(ix.unknown) > len(ix.files)-free {
+	if len(ix.free) != free {
 		return fmt.Errorf("%w: %d free slots, %d listed free", ErrCorrupt, free, len(ix.free))
+	}
+	for id := range ix.unknown {
+		if id >= bound {
+			return fmt.Errorf("%w: unknown id %d beyond %d", ErrCorrupt, id, bound)
+		}
 	}
 	for _, id := range ix.free {
 		if id >= bound || ix.files[id].Path != "" {

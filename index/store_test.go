@@ -309,3 +309,38 @@ func TestCheckStaleInvariants(t *testing.T) {
 		})
 	}
 }
+
+// The id bound is saved: a DB whose highest id was removed since its base
+// was built (its postings and stale record name an id above every live
+// one) reopens as it was. Format 1 derived the bound from the live ids
+// and found such a DB corrupt.
+func TestReopenAfterRemovingTheHighestID(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.txt": "alpha needle\n", "z.txt": "zulu needle\n"})
+	ix := mustBuild(t, root)
+	db := filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(root, "z.txt"))
+	if err := ix.Apply(context.Background(), []string{"z.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix, rebuilt, err := OpenOrBuild(context.Background(), db, root, nil)
+	if err != nil || rebuilt {
+		t.Fatalf("reopen: rebuilt=%v err=%v", rebuilt, err)
+	}
+	defer ix.Close()
+	checkIndex(t, ix)
+	if got := candidates(t, ix, "needle"); !slices.Equal(got, []string{"a.txt"}) {
+		t.Fatalf("candidates: %q", got)
+	}
+	writeFile(t, root, "n.txt", "new needle\n") // takes the free slot
+	if err := ix.Update("n.txt"); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	if got := candidates(t, ix, "needle"); !slices.Equal(got, []string{"a.txt", "n.txt"}) {
+		t.Fatalf("candidates: %q", got)
+	}
+}
