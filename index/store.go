@@ -60,7 +60,17 @@ package index
 // "abc", 0x62630a "bc\n"], offs [0, 1, 2], data [0x01, 0x01]: both lists
 // hold id 0 (stored as 0+1). "b.txt" is too short for a trigram: it is in
 // no list, and no query that needs a trigram will name it, which is right
-// since it cannot hold a three-byte match.
+// since it cannot hold a three-byte match. With mtime 1 s and ctime 2 s
+// after the epoch, inode 12 and device 2049, the "files" value of "a.go"
+// is the 18 bytes
+//
+//	00                  id 0
+//	08                  size 4 (zigzag)
+//	80 a8 d6 b9 07      mtime 1000000000 (zigzag)
+//	80 d0 ac f3 0e      ctime 2000000000 (zigzag)
+//	0c                  inode 12
+//	81 10               device 2049
+//	00 00 00            type file, flags none, hidden none
 //
 // Invariants checked on open: the bbolt page structure, before bbolt
 // reads the file (boltcheck.go); schema and root match; "metasum",
@@ -68,15 +78,17 @@ package index
 // tris strictly increase; offs start at 0, never decrease and end at
 // len(data); every list decodes to strictly increasing ids below the id
 // bound ("slots"), and an id listed whose slot is free is stale; every id
-// in "files", "delta" and "stale" is below the id bound; each "files" record decodes, with a known type and known flags (a
-// symlink's are 0: it is never read), and no id is used twice; a delta id
-// is a live regular file, neither binary nor unknown, and stale; every
-// stale id of a live regular file that is neither binary nor unknown is in
-// the delta (otherwise its base postings would be skipped with nothing in
-// their place, and its matches lost); "ignored" values are one byte, 0 or
-// 1. A DB failing any of them is never trusted: OpenOrBuild moves it
-// aside (<name>.corrupt-<unixnano>, one kept) and rebuilds. A bbolt panic
-// while opening or reading it counts as corruption.
+// in "files", "delta" and "stale" is below the id bound; each "files"
+// record decodes, with a known type and known flags (a symlink's are 0: it
+// is never read), and no id is used twice; a delta id is a live regular
+// file, neither binary nor unknown, and stale, its set strictly
+// increasing; every stale id of a live regular file that is neither
+// binary nor unknown is in the delta (otherwise its base postings would be
+// skipped with nothing in their place, and its matches lost); "ignored"
+// values are one byte, 0 or 1. A DB failing any of them is never trusted:
+// OpenOrBuild moves it aside (<name>.corrupt-<unixnano>, one kept) and
+// rebuilds. A bbolt panic while opening or reading it counts as
+// corruption.
 //
 // Version log:
 //	1  first format.
@@ -185,8 +197,9 @@ func metaSum(meta *bolt.Bucket) uint32 {
 
 // dbTx is one write transaction that keeps the record sums current.
 type dbTx struct {
-	tx   *bolt.Tx
-	sums [nSums]uint64
+	tx    *bolt.Tx
+	sums  [nSums]uint64
+	fresh bool // the summed buckets started empty and nothing is written twice: no lookups
 }
 
 // beginTx starts keeping the sums of tx from those stored in meta.
@@ -211,8 +224,10 @@ func lookup(b *bolt.Bucket, k []byte) ([]byte, bool) {
 // put writes one record of summed bucket i.
 func (w *dbTx) put(i int, k, v []byte) error {
 	b := w.tx.Bucket(summed[i])
-	if old, ok := lookup(b, k); ok {
-		w.sums[i] -= recordHash(k, old)
+	if !w.fresh {
+		if old, ok := lookup(b, k); ok {
+			w.sums[i] -= recordHash(k, old)
+		}
 	}
 	w.sums[i] += recordHash(k, v)
 	return b.Put(k, v)
@@ -362,7 +377,7 @@ func (ix *Index) saveLocked(path string) (db *bolt.DB, written int64, err error)
 				return err
 			}
 		}
-		w := &dbTx{tx: tx}
+		w := &dbTx{tx: tx, fresh: true}
 		if err := ix.writeAll(w); err != nil {
 			return err
 		}
@@ -805,9 +820,10 @@ type OpenOptions struct {
 // OpenOrBuild opens the index saved at path and reconciles it with the
 // tree; if there is none, or it cannot be trusted (an error wrapping
 // ErrCorrupt, ErrSchema or ErrRoot from Open, or ErrCorrupt from
-// Reconcile), it moves the file aside (see DiscardDB) and builds the
-// index afresh and saves it. rebuilt says which happened. opts may be
-// nil.
+// Reconcile), it moves the file aside, to <path>.corrupt-<unixnano> if it
+// is corrupt, else <path>.old-<unixnano> (one such file is kept per DB:
+// older ones are removed), and builds the index afresh and saves it.
+// rebuilt says which happened. opts may be nil.
 //
 // A reopen cut short by ctx keeps the DB, as does any other failure to
 // open it (the file unreadable or locked: nothing is known about its
@@ -838,7 +854,7 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 	}
 	switch {
 	case untrusted(err):
-		moved, derr := DiscardDB(path, err)
+		moved, derr := discardDB(path, err)
 		if derr != nil {
 			return nil, false, fmt.Errorf("index: discarding %s (%v): %w", path, err, derr)
 		}
@@ -867,12 +883,12 @@ func untrusted(err error) bool {
 	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema) || errors.Is(err, ErrRoot)
 }
 
-// DiscardDB moves the DB at path aside because of why (an error from Open
+// discardDB moves the DB at path aside because of why (an error from Open
 // or Reconcile): to <path>.corrupt-<unixnano> if it wraps ErrCorrupt (kept
 // for a post-mortem), else (another format or root) <path>.old-<unixnano>.
 // At most one file set aside is kept per DB: older ones are removed. It
 // returns the new name.
-func DiscardDB(path string, why error) (string, error) {
+func discardDB(path string, why error) (string, error) {
 	kind := ".old-"
 	if errors.Is(why, ErrCorrupt) {
 		kind = ".corrupt-"
@@ -899,7 +915,7 @@ func RemoveDB(path string) error {
 	return errors.Join(err, removeAside(path))
 }
 
-// removeAside removes the files DiscardDB set aside for path.
+// removeAside removes the files discardDB set aside for path.
 func removeAside(path string) error {
 	var errs []error
 	for _, kind := range []string{".corrupt-", ".old-"} {
