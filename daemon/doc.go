@@ -12,7 +12,9 @@
 // A root is identified by its real path (symlinks resolved). The first
 // query or `index` for it adds it and starts its workspace goroutine,
 // which reopens the saved index (DBName in the state directory) or builds
-// one, then starts the root's Freshener. A root is in one of three states:
+// one (index.OpenOrBuild: a saved DB that fails its checks is moved aside
+// as DBName.corrupt-<ns>, logged, and rebuilt), then starts the root's
+// Freshener. A root is in one of three states:
 //
 //	building  the index is being reopened or built (status shows the phase
 //	          and, while files are read, progress with an ETA)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -157,12 +156,13 @@ func (w *workspace) serve() (again bool) {
 	debug.FreeOSMemory()
 
 	freshDone := fresh.Done()
+	stopped := false // the Freshener stopped on its own: the root vanished
 	for {
 		select {
 		case <-w.ctx.Done():
 			return false
 		case <-w.nudge:
-			if freshDone == nil && isDir(w.root) { // stopped, and the root is back
+			if stopped && isDir(w.root) { // the root is back
 				w.rebuilding()
 				return true
 			}
@@ -176,7 +176,7 @@ func (w *workspace) serve() (again bool) {
 				}
 			}
 		case <-freshDone:
-			freshDone = nil
+			freshDone, stopped = nil, true
 			if w.ctx.Err() == nil && isDir(w.root) {
 				w.rebuilding()
 				return true
@@ -240,40 +240,22 @@ func (w *workspace) open() (*index.Index, Freshener, error) {
 	return nil, nil, err
 }
 
-// openOrBuild is index.OpenOrBuild, except that a reopen interrupted by
-// the workspace's end keeps the saved index (OpenOrBuild discards a DB
-// whenever its reconcile fails, cancellation included, so a shutdown
-// during a reopen would cost a full rebuild at the next start).
-func (w *workspace) openOrBuild() (*index.Index, bool, error) {
-	ctx := w.ctx
-	w.setPhase(PhaseReopen)
-	ix, err := index.Open(w.db, w.root)
-	if err == nil {
-		if _, err = ix.Reconcile(ctx); err == nil {
-			return ix, true, nil
-		}
-		ix.Close()
-		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
-		}
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		w.d.log.Warn("discarding the saved index", "root", w.root, "db", w.db, "err", err)
-		if err := os.Remove(w.db); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, false, fmt.Errorf("discarding the saved index: %w", err)
-		}
-	}
-	w.setPhase(PhaseBuild)
-	ix, err = index.Build(ctx, w.root, w.setProgress)
-	if err != nil {
-		return nil, false, err
-	}
-	w.setPhase(PhaseSave)
-	if err := ix.Save(w.db); err != nil {
-		ix.Close()
-		return nil, false, err
-	}
-	return ix, false, nil
+// openOrBuild opens the saved index or builds one (index.OpenOrBuild:
+// a DB that fails its checks is moved aside, logged here, and rebuilt; a
+// reopen cut short by the workspace's end keeps the DB), reporting the
+// phases and the build's progress in the root's status. reopened says
+// the saved index was used.
+func (w *workspace) openOrBuild() (ix *index.Index, reopened bool, err error) {
+	ix, rebuilt, err := index.OpenOrBuild(w.ctx, w.db, w.root, &index.OpenOptions{
+		Progress: w.setProgress,
+		Phase: func(p index.Phase) {
+			w.setPhase(map[index.Phase]string{index.PhaseReopen: PhaseReopen, index.PhaseBuild: PhaseBuild, index.PhaseSave: PhaseSave}[p])
+		},
+		Discarded: func(err error, movedTo string) {
+			w.d.log.Warn("discarding the saved index", "root", w.root, "db", w.db, "moved_to", movedTo, "err", err)
+		},
+	})
+	return ix, !rebuilt, err
 }
 
 // fail ends a build attempt. A build stopped because the workspace ended

@@ -14,6 +14,12 @@
 // MaxFileSize or MaxFileTrigrams, unreadable) is a candidate for every
 // query, and candidates are always read live by the caller.
 //
+// The index is never silently wrong about its own data either: a file
+// that changed while nobody watched is found by its stat (size, mtime,
+// ctime, inode, device; "racy" files re-read whatever their stat), and a
+// saved DB is checked byte for byte on open (see store.go); one that fails
+// is moved aside and rebuilt.
+//
 // # Caveats
 //
 // The index is as fresh as its last update: keeping it current is the
@@ -32,6 +38,7 @@ import (
 
 	csindex "github.com/google/codesearch/index"
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/rawfile"
@@ -48,7 +55,24 @@ const (
 	Binary Flags = 1 << iota
 	// Unknown: trigrams not known; a candidate for every query.
 	Unknown
+	// Racy: the file's mtime or ctime was within RacyWindow of the moment
+	// its stat was taken (or later), so it may have changed again within
+	// the same timestamp tick after it was read, leaving its stat as
+	// recorded. Revalidation re-reads it whatever its stat says (git's
+	// "racily clean" entries).
+	Racy
+
+	knownFlags = Binary | Unknown | Racy
 )
+
+// RacyWindow is how close to the moment it was looked at a file's mtime
+// or ctime may be for its stat to prove nothing about a later change:
+// more than a filesystem's timestamp tick (a few ms on ext4 and tmpfs, 1 s
+// on some, 2 s on FAT) plus the lag of the kernel's coarse clock.
+const RacyWindow = 2 * time.Second
+
+// now is the clock; tests set it.
+var now = time.Now
 
 // BinarySniff is how much of a file decides that it is binary (as Grep).
 const BinarySniff = 8 << 10
@@ -57,9 +81,14 @@ const BinarySniff = 8 << 10
 type File struct {
 	// Path is root-relative and slash separated.
 	Path string
-	// Size and ModTime (Unix nanoseconds) as last seen by lstat.
+	// Size, ModTime and Ctime (Unix nanoseconds, clamped as tree.Nanos
+	// does), Ino and Dev as last seen by lstat: revalidation re-reads a
+	// file when any of them (or Mode) changed.
 	Size    int64
 	ModTime int64
+	Ctime   int64
+	Ino     uint64
+	Dev     uint64
 	// Mode holds the type bits: 0 for a regular file, fs.ModeSymlink.
 	Mode  fs.FileMode
 	Flags Flags
@@ -92,6 +121,9 @@ type Index struct {
 	ignored []Skipped           // entries pruned by ignore rules, sorted by path
 	db      *bolt.DB            // nil until Save or Open
 	touched []uint32            // ids changed in memory, not yet in the DB
+	// written is when the index was last written (Unix ns; meta "written"
+	// in the DB): a file whose mtime is not older is racy.
+	written int64
 }
 
 // Root returns the index's root.
@@ -100,6 +132,7 @@ func (ix *Index) Root() string { return ix.root }
 // Build walks root (absolute, symlink-free) and indexes it, using all
 // cores, reporting progress (if not nil) about every 100 ms.
 func Build(ctx context.Context, root string, progress func(Progress)) (*Index, error) {
+	t0 := now().UnixNano()
 	ix := newIndex(root)
 	var ents []tree.Entry
 	var total int64
@@ -126,14 +159,51 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 	ix.ignored = ignored
 	ix.files = make([]File, len(ents))
 	for i, e := range ents {
-		ix.files[i] = File{Path: e.Rel, Size: e.Size, ModTime: e.ModTime, Mode: e.Type, Hidden: e.Hidden}
+		ix.files[i] = fileFromEntry(e)
 		ix.byPath[e.Rel] = uint32(i)
 	}
 	ix.reorder()
 	if err := ix.buildPostings(ctx, total, progress); err != nil {
 		return nil, err
 	}
+	for i := range ix.files {
+		ix.files[i].Flags |= racyFlag(&ix.files[i], t0)
+	}
+	ix.written = now().UnixNano()
 	return ix, nil
+}
+
+// fileFromEntry is the table entry of a walked file (flags not yet known).
+func fileFromEntry(e tree.Entry) File {
+	return File{Path: e.Rel, Size: e.Size, ModTime: e.ModTime, Ctime: e.Ctime, Ino: e.Ino, Dev: e.Dev, Mode: e.Type, Hidden: e.Hidden}
+}
+
+// fileFromStat is the table entry of the file at rel as lstat(2) saw it
+// (flags and hiddenness not yet known). Mode holds the type bits only.
+func fileFromStat(rel string, st *unix.Stat_t) File {
+	return File{
+		Path:    rel,
+		Size:    st.Size,
+		ModTime: tree.Nanos(st.Mtim.Unix()),
+		Ctime:   tree.Nanos(st.Ctim.Unix()),
+		Ino:     st.Ino,
+		Dev:     st.Dev,
+		Mode:    tree.StatType(st.Mode),
+	}
+}
+
+// racyFlag returns Racy for a regular file whose mtime or ctime is not
+// older than RacyWindow before t0 (Unix ns), the moment before its stat
+// was taken: a change made after it was read may have left its stat as
+// recorded.
+func racyFlag(f *File, t0 int64) Flags {
+	if !f.Mode.IsRegular() {
+		return 0
+	}
+	if bound := t0 - int64(RacyWindow); f.ModTime >= bound || f.Ctime >= bound {
+		return Racy
+	}
+	return 0
 }
 
 func newIndex(root string) *Index {
@@ -264,7 +334,7 @@ type reader struct {
 // like any file that cannot be read. The trigrams are valid until the
 // next call.
 func (r *reader) index(root *rooted.Root, rel string, size int64) (tris []uint32, flags Flags, gone bool) {
-	data, err := r.rd.Read(root, rel, size, MaxFileSize)
+	data, err := r.rd.Read(root, rel, size, maxFileSize)
 	if err != nil {
 		return nil, Unknown, rooted.Gone(err)
 	}

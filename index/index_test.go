@@ -323,6 +323,10 @@ func TestMain(m *testing.M) {
 		crashChild()
 		return
 	}
+	if os.Getenv("INDEX_FSIZE_CHILD") != "" {
+		fsizeChild()
+		return
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,46 +1,104 @@
 package index
 
-// On-disk format (schema version 1). One bbolt file per workspace root.
+// On-disk format (schema version 2). One bbolt file per workspace root.
 // Every change is one bbolt transaction, so a crash at any point leaves
 // the state of the last committed transaction: the old index or the new,
-// never a mix. Integers are big-endian unless noted as uvarint/varint.
+// never a mix. Save writes a new file beside the old one, syncs it and
+// renames it into place (then syncs the directory), so a save that fails
+// leaves the old file, or none, never a partial one. bbolt keeps its
+// freelist on disk (NoFreelistSync off): opening reads it rather than
+// walking every page. Integers are big-endian unless noted as
+// uvarint/varint; times are Unix nanoseconds clamped to the int64 range
+// (tree.Nanos).
 //
 //	bucket "meta"
 //	    "schema"   uint32: SchemaVersion; any other value → rebuild
 //	    "root"     the workspace root (absolute path) the DB describes
+//	    "slots"    uint32: the id bound, number of table slots (files and
+//	               free slots); ids of removed files may be anywhere below it
+//	    "written"  int64: when the last transaction was committed; a file
+//	               whose mtime is not older is racy (re-read on revalidation)
 //	    "basesum"  uint32: CRC-32C of base "tris" ‖ "offs" ‖ "data"
+//	    "sums"     4 × uint64: the record sums (below) of "files", "delta",
+//	               "stale" and "ignored", in that order
+//	    "metasum"  uint32: CRC-32C over every other "meta" record in key
+//	               order, each as uvarint len(key) ‖ key ‖ uvarint
+//	               len(value) ‖ value
 //	bucket "files"   one key per table entry
 //	    key   path (root-relative, slash separated)
-//	    value uvarint id ‖ varint size ‖ varint mtime (Unix ns) ‖
-//	          byte type (0 file, 1 symlink) ‖ byte flags ‖ uvarint hidden
+//	    value uvarint id ‖ varint size ‖ varint mtime ‖ varint ctime ‖
+//	          uvarint inode ‖ uvarint device ‖ byte type (0 file, 1 symlink) ‖
+//	          byte flags (1 binary, 2 unknown, 4 racy) ‖ uvarint hidden
 //	bucket "base"    the immutable postings, as three blobs
 //	    "tris" n×4 bytes: sorted trigrams (uint32, low 24 bits used)
 //	    "offs" (n+1)×4 bytes: offsets of each trigram's list in "data"
 //	    "data" lists: ids ascending, uvarint (id+1) then uvarint gaps
 //	bucket "delta"   files read since the base was built
 //	    key   uint32 id
-//	    value m×3 bytes: the file's sorted trigrams
+//	    value m×3 bytes: the file's trigrams, strictly increasing; m is 0
+//	          for a file too short to hold one
 //	bucket "stale"   ids whose base postings are out of date
 //	    key   uint32 id, value empty
 //	bucket "ignored" entries the ignore rules pruned
 //	    key   path, value byte 1 for a directory, 0 for a file
 //
-// Worked example: a root holding only "a.go" = "Abc\n" and "b.txt" = "ab"
-// has files {"a.go": id 0, size 4, type 0, flags 0; "b.txt": id 1, size 2}
-// and base tris [0x616263 "abc", 0x62630a "bc\n"], offs [0, 1, 2], data
-// [0x01, 0x01]: both lists hold id 0 (stored as 0+1). "b.txt" is too short
-// for a trigram: it is in no list, and no query that needs a trigram will
-// name it, which is right since it cannot hold a three-byte match.
+// Record sums. A record (key k, value v) of "files", "delta", "stale" or
+// "ignored" hashes to fmix64(c<<32 | len(v) mod 2^32), where c is the
+// CRC-32C of uvarint len(k) ‖ k ‖ v and fmix64 MurmurHash3's 64-bit
+// finalizer (a bijection that hides the CRC's linearity); a bucket's sum
+// is the sum of its records' hashes mod 2^64. Every put and delete adjusts
+// it (a delete or an overwrite subtracts the old record's hash, one lookup
+// per record written), so a transaction costs in proportion to what it
+// writes; Open recomputes every sum while it loads. A changed, lost or
+// added record changes its bucket's sum (but for a 2^-32 chance). With
+// "metasum" over the meta records and "basesum" over the base, every byte
+// an answer depends on is checked on open.
 //
-// Invariants checked on open (Check): schema and root match; the CRC of
-// the base matches; tris strictly increase; offs start at 0, never
-// decrease and end at len(data); every list decodes to strictly increasing
-// ids; every id in "files", "delta" and "stale" is below the id bound
-// (number of files + free slots). A DB failing any of them is discarded and
-// the index rebuilt: it is never trusted.
+// Worked example: a root holding only "a.go" = "Abc\n" and "b.txt" = "ab"
+// (written long before the build: not racy) has files {"a.go": id 0, size
+// 4, type 0, flags 0; "b.txt": id 1, size 2} and base tris [0x616263
+// "abc", 0x62630a "bc\n"], offs [0, 1, 2], data [0x01, 0x01]: both lists
+// hold id 0 (stored as 0+1). "b.txt" is too short for a trigram: it is in
+// no list, and no query that needs a trigram will name it, which is right
+// since it cannot hold a three-byte match. With mtime 1 s and ctime 2 s
+// after the epoch, inode 12 and device 2049, the "files" value of "a.go"
+// is the 18 bytes
+//
+//	00                  id 0
+//	08                  size 4 (zigzag)
+//	80 a8 d6 b9 07      mtime 1000000000 (zigzag)
+//	80 d0 ac f3 0e      ctime 2000000000 (zigzag)
+//	0c                  inode 12
+//	81 10               device 2049
+//	00 00 00            type file, flags none, hidden none
+//
+// Invariants checked on open: the bbolt page structure, before bbolt
+// reads the file (boltcheck.go); schema and root match; "metasum",
+// "basesum" and the four record sums match; then what Check verifies:
+// tris strictly increase; offs start at 0, never decrease and end at
+// len(data); every list decodes to strictly increasing ids below the id
+// bound ("slots"), and an id listed whose slot is free is stale; every id
+// in "files", "delta" and "stale" is below the id bound; each "files"
+// record decodes, with a known type and known flags (a symlink's are 0: it
+// is never read), and no id is used twice; a delta id is a live regular
+// file, neither binary nor unknown, and stale, its set strictly
+// increasing; every stale id of a live regular file that is neither
+// binary nor unknown is in the delta (otherwise its base postings would be
+// skipped with nothing in their place, and its matches lost); "ignored"
+// values are one byte, 0 or 1. A DB failing any of them is never trusted:
+// OpenOrBuild moves it aside (<name>.corrupt-<unixnano>, one kept) and
+// rebuilds. A bbolt panic while opening or reading it counts as
+// corruption.
 //
 // Version log:
 //	1  first format.
+//	2  "files" records gain ctime, inode and device (git's stat comparison)
+//	   and the racy flag; meta gains "written", "sums" and "metasum" (every
+//	   bucket checked on open, not only the base) and "slots" (format 1
+//	   derived the id bound from the highest live id, too low once that
+//	   file was removed before a compaction); a file too short for a
+//	   trigram has an empty delta set; the freelist is synced (a format 1
+//	   file, whose freelist is not, is refused before bbolt walks it).
 
 import (
 	"bytes"
@@ -51,21 +109,28 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"os"
-	"slices"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the on-disk format version this package writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
-// Errors of Open. Each means the DB cannot be trusted and must be rebuilt.
+// Errors of Open. Each means the DB cannot be trusted and must be
+// rebuilt; compare with errors.Is.
 var (
-	ErrSchema  = errors.New("index: database has another schema version")
+	// ErrSchema: the DB was written in another format (an older version).
+	ErrSchema = errors.New("index: database has another schema version")
+	// ErrCorrupt: the DB fails a check made on open (see the format
+	// comment), or the database library panicked reading it.
 	ErrCorrupt = errors.New("index: database fails its consistency check")
-	ErrRoot    = errors.New("index: database describes another root")
+	// ErrRoot: the DB describes another workspace root.
+	ErrRoot = errors.New("index: database describes another root")
 )
 
 var (
@@ -77,84 +142,309 @@ var (
 	bIgnored = []byte("ignored")
 	allBkts  = [][]byte{bMeta, bFiles, bBase, bDelta, bStale, bIgnored}
 
+	kSchema  = []byte("schema")
+	kRoot    = []byte("root")
+	kSlots   = []byte("slots")
+	kWritten = []byte("written")
+	kBaseSum = []byte("basesum")
+	kSums    = []byte("sums")
+	kMetaSum = []byte("metasum")
+
 	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
 
-// openDB opens (creating) the bbolt file at path.
-func openDB(path string) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+// The buckets with record sums, in the order of meta "sums".
+const (
+	sumFiles = iota
+	sumDelta
+	sumStale
+	sumIgnored
+	nSums
+)
+
+var summed = [nSums][]byte{bFiles, bDelta, bStale, bIgnored}
+
+// recordHash is a record's term in its bucket's sum (see the format
+// comment).
+func recordHash(k, v []byte) uint64 {
+	var lb [binary.MaxVarintLen64]byte
+	c := crc32.Checksum(lb[:binary.PutUvarint(lb[:], uint64(len(k)))], crcTable)
+	c = crc32.Update(crc32.Update(c, crcTable, k), crcTable, v)
+	x := uint64(c)<<32 | uint64(uint32(len(v)))
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// metaSum is the CRC-32C of meta's records but "metasum" (format comment).
+func metaSum(meta *bolt.Bucket) uint32 {
+	var c uint32
+	var lb [binary.MaxVarintLen64]byte
+	meta.ForEach(func(k, v []byte) error {
+		if !bytes.Equal(k, kMetaSum) {
+			c = crc32.Update(c, crcTable, lb[:binary.PutUvarint(lb[:], uint64(len(k)))])
+			c = crc32.Update(c, crcTable, k)
+			c = crc32.Update(c, crcTable, lb[:binary.PutUvarint(lb[:], uint64(len(v)))])
+			c = crc32.Update(c, crcTable, v)
+		}
+		return nil
+	})
+	return c
+}
+
+// dbTx is one write transaction that keeps the record sums current.
+type dbTx struct {
+	tx    *bolt.Tx
+	sums  [nSums]uint64
+	fresh bool // the summed buckets started empty and nothing is written twice: no lookups
+}
+
+// beginTx starts keeping the sums of tx from those stored in meta.
+func beginTx(tx *bolt.Tx) (*dbTx, error) {
+	w := &dbTx{tx: tx}
+	v := tx.Bucket(bMeta).Get(kSums)
+	if len(v) != 8*nSums {
+		return nil, fmt.Errorf("%w: meta sums", ErrCorrupt)
+	}
+	for i := range w.sums {
+		w.sums[i] = binary.BigEndian.Uint64(v[8*i:])
+	}
+	return w, nil
+}
+
+// lookup returns the value of k in b, if it has one.
+func lookup(b *bolt.Bucket, k []byte) ([]byte, bool) {
+	kk, v := b.Cursor().Seek(k)
+	return v, kk != nil && bytes.Equal(kk, k)
+}
+
+// put writes one record of summed bucket i.
+func (w *dbTx) put(i int, k, v []byte) error {
+	b := w.tx.Bucket(summed[i])
+	if !w.fresh {
+		if old, ok := lookup(b, k); ok {
+			w.sums[i] -= recordHash(k, old)
+		}
+	}
+	w.sums[i] += recordHash(k, v)
+	return b.Put(k, v)
+}
+
+// del deletes one record of summed bucket i, if it is there.
+func (w *dbTx) del(i int, k []byte) error {
+	b := w.tx.Bucket(summed[i])
+	old, ok := lookup(b, k)
+	if !ok {
+		return nil
+	}
+	w.sums[i] -= recordHash(k, old)
+	return b.Delete(k)
+}
+
+// reset empties summed bucket i.
+func (w *dbTx) reset(i int) error {
+	if err := w.tx.DeleteBucket(summed[i]); err != nil {
+		return err
+	}
+	_, err := w.tx.CreateBucket(summed[i])
+	w.sums[i] = 0
+	return err
+}
+
+// finish stores the sums, the write time and the meta checksum; it
+// returns the write time.
+func (w *dbTx) finish() (int64, error) {
+	meta := w.tx.Bucket(bMeta)
+	sums := make([]byte, 0, 8*nSums)
+	for _, s := range w.sums {
+		sums = binary.BigEndian.AppendUint64(sums, s)
+	}
+	written := now().UnixNano()
+	if err := meta.Put(kSums, sums); err != nil {
+		return 0, err
+	}
+	if err := meta.Put(kWritten, binary.BigEndian.AppendUint64(nil, uint64(written))); err != nil {
+		return 0, err
+	}
+	return written, meta.Put(kMetaSum, be32(metaSum(meta)))
+}
+
+// update runs fn in a write transaction of the index's DB and finishes
+// it, recording the write time. A bbolt panic (a DB damaged since it was
+// opened) is returned as ErrCorrupt. Caller holds mu; ix.db is set.
+func (ix *Index) update(fn func(w *dbTx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorrupt(&err)
+	var written int64
+	err = ix.db.Update(func(tx *bolt.Tx) error {
+		w, err := beginTx(tx)
+		if err != nil {
+			return err
+		}
+		if err := fn(w); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bMeta).Put(kSlots, be32(len(ix.files))); err != nil {
+			return err
+		}
+		written, err = w.finish()
+		return err
+	})
+	if err == nil {
+		ix.written = written
+	}
+	return err
+}
+
+// recoverCorrupt turns a panic of the database library into ErrCorrupt.
+// Deferred, with SetPanicOnFault on, by whatever reads the DB's pages.
+func recoverCorrupt(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: the database library panicked: %v", ErrCorrupt, r)
+	}
+}
+
+// openNew creates the bbolt file at path (empty or absent) for a save.
+func openNew(path string) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType})
 	if err != nil {
-		return nil, fmt.Errorf("index: open %s: %w", path, err)
+		return nil, err
 	}
 	db.AllocSize = 1 << 20 // grow the file by 1 MiB, not bbolt's 16 MiB: the file is the index's size on disk
 	return db, nil
 }
 
-// Save writes the whole index to path in one transaction (replacing what
-// was there) and keeps the DB open for incremental writes.
+// tmpInfix names Save's temporary files: <name>.tmp-<random>.
+const tmpInfix = ".tmp-"
+
+// Save writes the whole index to a new DB file beside path, syncs it and
+// renames it over path (then syncs the directory), and keeps the DB open
+// for incremental writes. A save that fails removes the file it was
+// writing and leaves path as it was, unless the failure was syncing the
+// directory after the rename: then path is the new, complete DB (which
+// the index keeps) and only its durability is in doubt.
 func (ix *Index) Save(path string) error {
-	db, err := openDB(path)
-	if err != nil {
-		return err
-	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if err := db.Update(func(tx *bolt.Tx) error {
+	db, written, err := ix.saveLocked(path)
+	if db != nil {
+		if ix.db != nil {
+			ix.db.Close()
+		}
+		ix.db, ix.written, ix.touched = db, written, ix.touched[:0]
+	}
+	if err != nil {
+		return fmt.Errorf("index: save %s: %w", path, err)
+	}
+	return nil
+}
+
+func (ix *Index) saveLocked(path string) (db *bolt.DB, written int64, err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, base+tmpInfix+"*")
+	if err != nil {
+		return nil, 0, err
+	}
+	tmp := f.Name()
+	renamed := false
+	defer func() {
+		if err == nil || renamed {
+			return
+		}
+		if db != nil {
+			db.Close() // its error adds nothing: the file goes
+			db = nil
+		}
+		if rerr := os.Remove(tmp); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	if err := f.Close(); err != nil {
+		return nil, 0, err
+	}
+	if db, err = openNew(tmp); err != nil {
+		return nil, 0, err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBkts {
-			if tx.Bucket(b) != nil {
-				if err := tx.DeleteBucket(b); err != nil {
-					return err
-				}
-			}
 			if _, err := tx.CreateBucket(b); err != nil {
 				return err
 			}
 		}
-		return ix.writeAll(tx)
-	}); err != nil {
-		db.Close()
-		return fmt.Errorf("index: save %s: %w", path, err)
+		w := &dbTx{tx: tx, fresh: true}
+		if err := ix.writeAll(w); err != nil {
+			return err
+		}
+		var err error
+		written, err = w.finish()
+		return err
+	})
+	if err != nil {
+		return db, 0, err
 	}
-	if ix.db != nil && ix.db != db {
-		ix.db.Close()
+	if err := db.Sync(); err != nil {
+		return db, 0, fmt.Errorf("syncing %s: %w", tmp, err)
 	}
-	ix.db = db
-	return nil
+	if err := os.Rename(tmp, path); err != nil {
+		return db, 0, err
+	}
+	renamed = true
+	if err := syncDir(dir); err != nil {
+		return db, written, fmt.Errorf("syncing the directory after renaming the new DB into place: %w", err)
+	}
+	return db, written, nil
 }
 
-// writeAll writes every bucket's contents. Caller holds mu.
-func (ix *Index) writeAll(tx *bolt.Tx) error {
-	meta := tx.Bucket(bMeta)
-	if err := meta.Put([]byte("schema"), be32(SchemaVersion)); err != nil {
+// syncDir makes the directory's entries (a rename into it) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
 		return err
 	}
-	if err := meta.Put([]byte("root"), []byte(ix.root)); err != nil {
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+// writeAll writes every bucket's contents into a new DB. Caller holds mu.
+func (ix *Index) writeAll(w *dbTx) error {
+	meta := w.tx.Bucket(bMeta)
+	if err := meta.Put(kSchema, be32(SchemaVersion)); err != nil {
 		return err
 	}
-	if err := ix.writeBase(tx); err != nil {
+	if err := meta.Put(kRoot, []byte(ix.root)); err != nil {
 		return err
 	}
-	files := tx.Bucket(bFiles)
+	if err := meta.Put(kSlots, be32(len(ix.files))); err != nil {
+		return err
+	}
+	if err := ix.writeBase(w.tx); err != nil {
+		return err
+	}
 	for id := range ix.files {
 		if f := &ix.files[id]; f.Path != "" {
-			if err := files.Put([]byte(f.Path), encodeFile(uint32(id), f)); err != nil {
+			if err := w.put(sumFiles, []byte(f.Path), encodeFile(uint32(id), f)); err != nil {
 				return err
 			}
 		}
 	}
 	for id, tris := range ix.delta {
-		if err := tx.Bucket(bDelta).Put(be32(id), packTrigrams(tris)); err != nil {
+		if err := w.put(sumDelta, be32(id), packTrigrams(tris)); err != nil {
 			return err
 		}
 	}
 	for id := range ix.stale {
-		if err := tx.Bucket(bStale).Put(be32(id), nil); err != nil {
+		if err := w.put(sumStale, be32(id), nil); err != nil {
 			return err
 		}
 	}
-	ign := tx.Bucket(bIgnored)
 	for _, s := range ix.ignored {
-		if err := putIgnored(ign, s); err != nil {
+		if err := w.putIgnored(s); err != nil {
 			return err
 		}
 	}
@@ -162,12 +452,12 @@ func (ix *Index) writeAll(tx *bolt.Tx) error {
 }
 
 // putIgnored writes one "ignored" record (see the format comment).
-func putIgnored(b *bolt.Bucket, s Skipped) error {
+func (w *dbTx) putIgnored(s Skipped) error {
 	v := byte(0)
 	if s.IsDir {
 		v = 1
 	}
-	return b.Put([]byte(s.Path), []byte{v})
+	return w.put(sumIgnored, []byte(s.Path), []byte{v})
 }
 
 func (ix *Index) writeBase(tx *bolt.Tx) error {
@@ -189,7 +479,7 @@ func (ix *Index) writeBase(tx *bolt.Tx) error {
 		}
 	}
 	sum := crc32.Update(crc32.Update(crc32.Checksum(tris, crcTable), crcTable, offs), crcTable, ix.base.data)
-	return tx.Bucket(bMeta).Put([]byte("basesum"), be32(sum))
+	return tx.Bucket(bMeta).Put(kBaseSum, be32(sum))
 }
 
 // Close closes the index's database, if any.
@@ -207,25 +497,60 @@ func (ix *Index) Close() error {
 // Open loads the index of root saved at path, checks it (see the format
 // comment) and returns it with the DB kept open. It does not look at the
 // tree: call Reconcile to bring it up to date. An error wrapping ErrSchema,
-// ErrCorrupt or ErrRoot means the file must be discarded and rebuilt.
-func Open(path, root string) (*Index, error) {
+// ErrCorrupt or ErrRoot means the file must be discarded and rebuilt; a
+// damaged file never makes Open panic. Other errors (the file is missing,
+// unreadable, or locked by another process) say nothing about its
+// contents.
+func Open(path, root string) (ix *Index, err error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
-	db, err := openDB(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	if err := checkBoltFile(path); err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
-	ix := newIndex(root)
-	err = db.View(func(tx *bolt.Tx) error { return ix.load(tx) })
+	var file *os.File // what bbolt opened, to close if it panics in Open
+	var db *bolt.DB
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if db != nil {
+				db.Close()
+			} else if file != nil {
+				file.Close()
+			}
+			ix, err = nil, fmt.Errorf("index: open %s: %w: the database library panicked: %v", path, ErrCorrupt, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      2 * time.Second,
+		FreelistType: bolt.FreelistMapType,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag&^os.O_CREATE, perm) // never create: it was there
+			file = f
+			return f, err
+		},
+	})
 	if err != nil {
+		// The file passed checkBoltFile, so this is not expected; short of
+		// the lock held elsewhere or the file itself unavailable, what
+		// bbolt refuses is taken as damage.
+		var pathErr *fs.PathError
+		if !errors.Is(err, berrors.ErrTimeout) && !errors.As(err, &pathErr) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("index: open %s: %w", path, err)
+	}
+	db.AllocSize = 1 << 20
+	ix = newIndex(root)
+	if err := db.View(func(tx *bolt.Tx) error { return ix.load(tx) }); err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	ix.db = db
 	return ix, nil
 }
 
+// load reads and checks every bucket (see the format comment).
 func (ix *Index) load(tx *bolt.Tx) error {
 	for _, b := range allBkts {
 		if tx.Bucket(b) == nil {
@@ -233,20 +558,41 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		}
 	}
 	meta := tx.Bucket(bMeta)
-	if v := meta.Get([]byte("schema")); len(v) != 4 || binary.BigEndian.Uint32(v) != SchemaVersion {
+	if v := meta.Get(kSchema); len(v) != 4 || binary.BigEndian.Uint32(v) != SchemaVersion {
 		return ErrSchema
 	}
-	if string(meta.Get([]byte("root"))) != ix.root {
+	if v := meta.Get(kMetaSum); len(v) != 4 || binary.BigEndian.Uint32(v) != metaSum(meta) {
+		return fmt.Errorf("%w: meta checksum", ErrCorrupt)
+	}
+	if string(meta.Get(kRoot)) != ix.root {
 		return ErrRoot
 	}
+	written, sums, slots := meta.Get(kWritten), meta.Get(kSums), meta.Get(kSlots)
+	if len(written) != 8 || len(sums) != 8*nSums || len(slots) != 4 {
+		return fmt.Errorf("%w: meta records", ErrCorrupt)
+	}
+	ix.written = int64(binary.BigEndian.Uint64(written))
 	base := tx.Bucket(bBase)
 	tris, offs, data := base.Get([]byte("tris")), base.Get([]byte("offs")), base.Get([]byte("data"))
-	sum := meta.Get([]byte("basesum"))
+	sum := meta.Get(kBaseSum)
 	if len(sum) != 4 || crc32.Update(crc32.Update(crc32.Checksum(tris, crcTable), crcTable, offs), crcTable, data) != binary.BigEndian.Uint32(sum) {
 		return fmt.Errorf("%w: base checksum", ErrCorrupt)
 	}
 	if len(tris)%4 != 0 || len(offs) != len(tris)+4 {
 		return fmt.Errorf("%w: base sizes", ErrCorrupt)
+	}
+	// Every record against its bucket's sum before any is decoded: what
+	// is decoded is what was written (a damaged id could otherwise size
+	// the table).
+	for i, name := range summed {
+		var got uint64
+		tx.Bucket(name).ForEach(func(k, v []byte) error {
+			got += recordHash(k, v)
+			return nil
+		})
+		if got != binary.BigEndian.Uint64(sums[8*i:]) {
+			return fmt.Errorf("%w: %q records differ from their checksum", ErrCorrupt, name)
+		}
 	}
 	p := postings{tris: make([]uint32, len(tris)/4), offs: make([]uint32, len(offs)/4), data: bytes.Clone(data)}
 	for i := range p.tris {
@@ -257,14 +603,15 @@ func (ix *Index) load(tx *bolt.Tx) error {
 	}
 	ix.base = p
 
-	maxID := -1
+	bound := binary.BigEndian.Uint32(slots)
+	if bound > 1<<31 {
+		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
+	}
+	ix.files = make([]File, bound)
 	err := tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
 		id, f, ok := decodeFile(string(k), v)
-		if !ok {
+		if !ok || id >= bound {
 			return fmt.Errorf("%w: file record %q", ErrCorrupt, k)
-		}
-		for int(id) >= len(ix.files) {
-			ix.files = append(ix.files, File{})
 		}
 		if ix.files[id].Path != "" {
 			return fmt.Errorf("%w: id %d used twice", ErrCorrupt, id)
@@ -274,7 +621,6 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		if f.Flags&Unknown != 0 {
 			ix.unknown[id] = true
 		}
-		maxID = max(maxID, int(id))
 		return nil
 	})
 	if err != nil {
@@ -285,14 +631,13 @@ func (ix *Index) load(tx *bolt.Tx) error {
 			ix.free = append(ix.free, uint32(id))
 		}
 	}
-	bound := uint32(len(ix.files))
 	err = tx.Bucket(bDelta).ForEach(func(k, v []byte) error {
 		if len(k) != 4 || len(v)%3 != 0 {
 			return fmt.Errorf("%w: delta record", ErrCorrupt)
 		}
 		id := binary.BigEndian.Uint32(k)
-		if id >= bound || ix.files[id].Path == "" {
-			return fmt.Errorf("%w: delta id %d", ErrCorrupt, id)
+		if id >= bound {
+			return fmt.Errorf("%w: delta id %d beyond %d", ErrCorrupt, id, bound)
 		}
 		ix.delta[id] = unpackTrigrams(v)
 		return nil
@@ -300,32 +645,35 @@ func (ix *Index) load(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	err = tx.Bucket(bStale).ForEach(func(k, _ []byte) error {
-		if len(k) != 4 {
+	err = tx.Bucket(bStale).ForEach(func(k, v []byte) error {
+		if len(k) != 4 || len(v) != 0 {
 			return fmt.Errorf("%w: stale record", ErrCorrupt)
 		}
-		ix.stale[binary.BigEndian.Uint32(k)] = true
+		id := binary.BigEndian.Uint32(k)
+		if id >= bound {
+			return fmt.Errorf("%w: stale id %d beyond %d", ErrCorrupt, id, bound)
+		}
+		ix.stale[id] = true
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	err = tx.Bucket(bIgnored).ForEach(func(k, v []byte) error {
-		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: len(v) == 1 && v[0] == 1})
+		if len(k) == 0 || len(v) != 1 || v[0] > 1 {
+			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
+		}
+		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0] == 1})
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	ix.reorder()
-	if err := ix.check(); err != nil {
-		return err
-	}
-	return nil
+	return ix.checkLocked()
 }
 
-// check verifies the in-memory invariants of the postings (see the format
-// comment). It is also what Check runs for users and tests.
+// check verifies the invariants of the postings (see the format comment).
 func (ix *Index) check() error {
 	p := &ix.base
 	if len(p.offs) != len(p.tris)+1 || p.offs[0] != 0 || int(p.offs[len(p.offs)-1]) != len(p.data) {
@@ -336,7 +684,7 @@ func (ix *Index) check() error {
 		if i > 0 && p.tris[i] <= p.tris[i-1] || p.tris[i] > 0xFFFFFF {
 			return fmt.Errorf("%w: trigrams out of order", ErrCorrupt)
 		}
-		if p.offs[i+1] < p.offs[i] {
+		if p.offs[i+1] < p.offs[i] || int(p.offs[i+1]) > len(p.data) {
 			return fmt.Errorf("%w: offsets decrease", ErrCorrupt)
 		}
 		b := p.data[p.offs[i]:p.offs[i+1]]
@@ -350,41 +698,152 @@ func (ix *Index) check() error {
 			if acc > bound {
 				return fmt.Errorf("%w: posting id %d beyond %d", ErrCorrupt, acc-1, bound)
 			}
+			if id := uint32(acc - 1); ix.files[id].Path == "" && !ix.stale[id] {
+				return fmt.Errorf("%w: posting id %d names a free slot and is not stale", ErrCorrupt, id)
+			}
 			b = b[n:]
 		}
 	}
 	return nil
 }
 
-// Check verifies the index's invariants; nil means consistent.
+// Check verifies the index's invariants (see the format comment); nil
+// means consistent. The error wraps ErrCorrupt.
 func (ix *Index) Check() error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	return ix.checkLocked()
+}
+
+func (ix *Index) checkLocked() error {
 	if err := ix.check(); err != nil {
 		return err
 	}
-	for id := range ix.delta {
-		if int(id) >= len(ix.files) || ix.files[id].Path == "" {
-			return fmt.Errorf("%w: delta id %d has no file", ErrCorrupt, id)
+	bound := uint32(len(ix.files))
+	free := 0
+	for id := range ix.files {
+		f := &ix.files[id]
+		if f.Path == "" {
+			free++
+			if ix.unknown[uint32(id)] {
+				return fmt.Errorf("%w: free id %d flagged unknown", ErrCorrupt, id)
+			}
+			continue
 		}
-	}
-	for _, id := range ix.order {
-		if ix.byPath[ix.files[id].Path] != id {
+		if ix.byPath[f.Path] != uint32(id) {
 			return fmt.Errorf("%w: path map disagrees for id %d", ErrCorrupt, id)
 		}
+		switch {
+		case f.Flags&^knownFlags != 0 || f.Flags&Binary != 0 && f.Flags&Unknown != 0:
+			return fmt.Errorf("%w: %s: flags %#x", ErrCorrupt, f.Path, f.Flags)
+		case f.Mode != 0 && f.Mode != fs.ModeSymlink:
+			return fmt.Errorf("%w: %s: mode %v", ErrCorrupt, f.Path, f.Mode)
+		case f.Mode == fs.ModeSymlink && f.Flags != 0:
+			return fmt.Errorf("%w: %s: a symlink with flags %#x", ErrCorrupt, f.Path, f.Flags)
+		case ix.unknown[uint32(id)] != (f.Flags&Unknown != 0):
+			return fmt.Errorf("%w: %s: unknown set disagrees with flags", ErrCorrupt, f.Path)
+		}
+		_, inDelta := ix.delta[uint32(id)]
+		if ix.stale[uint32(id)] && f.Mode.IsRegular() && f.Flags&(Binary|Unknown) == 0 && !inDelta {
+			return fmt.Errorf("%w: %s is stale and not in the delta: its matches would be lost", ErrCorrupt, f.Path)
+		}
 	}
-	if len(ix.order) != len(ix.byPath) {
-		return fmt.Errorf("%w: %d ordered, %d mapped", ErrCorrupt, len(ix.order), len(ix.byPath))
+	if len(ix.free) != free {
+		return fmt.Errorf("%w: %d free slots, %d listed free", ErrCorrupt, free, len(ix.free))
+	}
+	for id := range ix.unknown {
+		if id >= bound {
+			return fmt.Errorf("%w: unknown id %d beyond %d", ErrCorrupt, id, bound)
+		}
+	}
+	for _, id := range ix.free {
+		if id >= bound || ix.files[id].Path != "" {
+			return fmt.Errorf("%w: free id %d is in use", ErrCorrupt, id)
+		}
+	}
+	for id, tris := range ix.delta {
+		if id >= bound || ix.files[id].Path == "" {
+			return fmt.Errorf("%w: delta id %d has no file", ErrCorrupt, id)
+		}
+		if f := &ix.files[id]; !f.Mode.IsRegular() || f.Flags&(Binary|Unknown) != 0 || !ix.stale[id] {
+			return fmt.Errorf("%w: %s in the delta: flags %#x, stale %v", ErrCorrupt, f.Path, f.Flags, ix.stale[id])
+		}
+		for i, t := range tris {
+			if t > 0xFFFFFF || i > 0 && t <= tris[i-1] {
+				return fmt.Errorf("%w: delta set of %s out of order", ErrCorrupt, ix.files[id].Path)
+			}
+		}
+	}
+	for id := range ix.stale {
+		if id >= bound {
+			return fmt.Errorf("%w: stale id %d beyond %d", ErrCorrupt, id, bound)
+		}
+	}
+	for i, id := range ix.order {
+		if ix.files[id].Path == "" || i > 0 && ix.files[ix.order[i-1]].Path >= ix.files[id].Path {
+			return fmt.Errorf("%w: path order broken at id %d", ErrCorrupt, id)
+		}
+	}
+	if len(ix.order) != len(ix.byPath) || len(ix.order) != len(ix.files)-free {
+		return fmt.Errorf("%w: %d ordered, %d mapped, %d live", ErrCorrupt, len(ix.order), len(ix.byPath), len(ix.files)-free)
+	}
+	for i := range ix.ignored {
+		if ix.ignored[i].Path == "" || i > 0 && ix.ignored[i-1].Path >= ix.ignored[i].Path {
+			return fmt.Errorf("%w: ignored records out of order", ErrCorrupt)
+		}
 	}
 	return nil
 }
 
+// Phase is a step of OpenOrBuild.
+type Phase int
+
+// OpenOrBuild's phases, in the order they may come.
+const (
+	PhaseReopen Phase = iota // loading the saved index and checking the tree by stat
+	PhaseBuild               // reading every file
+	PhaseSave                // writing the new index to its DB
+)
+
+// OpenOptions are OpenOrBuild's callbacks; any may be nil.
+type OpenOptions struct {
+	// Progress reports a build's advance (see Build).
+	Progress func(Progress)
+	// Phase is called as each phase begins.
+	Phase func(Phase)
+	// Discarded is called when the saved DB cannot be trusted (err wraps
+	// ErrCorrupt, ErrSchema or ErrRoot), after it was moved aside to
+	// movedTo, for the caller to log.
+	Discarded func(err error, movedTo string)
+}
+
 // OpenOrBuild opens the index saved at path and reconciles it with the
-// tree; if there is none, or it cannot be trusted, it builds the index
-// afresh and saves it. rebuilt says which happened.
-func OpenOrBuild(ctx context.Context, path, root string, progress func(Progress)) (ix *Index, rebuilt bool, err error) {
+// tree; if there is none, or it cannot be trusted (an error wrapping
+// ErrCorrupt, ErrSchema or ErrRoot from Open, or ErrCorrupt from
+// Reconcile), it moves the file aside, to <path>.corrupt-<unixnano> if it
+// is corrupt, else <path>.old-<unixnano> (one such file is kept per DB:
+// older ones are removed), and builds the index afresh and saves it.
+// rebuilt says which happened. opts may be nil.
+//
+// A reopen cut short by ctx keeps the DB, as does any other failure to
+// open it (the file unreadable or locked: nothing is known about its
+// contents), which is returned. A reconcile that fails for another reason
+// than corruption (a write to the DB failing) leaves the DB for the
+// rebuild's save to replace.
+func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix *Index, rebuilt bool, err error) {
+	var o OpenOptions
+	if opts != nil {
+		o = *opts
+	}
+	phase := func(p Phase) {
+		if o.Phase != nil {
+			o.Phase(p)
+		}
+	}
+	phase(PhaseReopen)
 	ix, err = Open(path, root)
-	if err == nil {
+	opened := err == nil
+	if opened {
 		if _, err = ix.Reconcile(ctx); err == nil {
 			return ix, false, nil
 		}
@@ -393,17 +852,102 @@ func OpenOrBuild(ctx context.Context, path, root string, progress func(Progress)
 	if ctx.Err() != nil {
 		return nil, false, ctx.Err() // cancelled, not untrusted: keep the DB
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		os.Remove(path) // untrusted: discard
+	switch {
+	case untrusted(err):
+		moved, derr := discardDB(path, err)
+		if derr != nil {
+			return nil, false, fmt.Errorf("index: discarding %s (%v): %w", path, err, derr)
+		}
+		if o.Discarded != nil {
+			o.Discarded(err, moved)
+		}
+	case !opened && !errors.Is(err, fs.ErrNotExist):
+		return nil, false, err
 	}
-	ix, err = Build(ctx, root, progress)
+	removeTemps(path)
+	phase(PhaseBuild)
+	ix, err = Build(ctx, root, o.Progress)
 	if err != nil {
 		return nil, true, err
 	}
+	phase(PhaseSave)
 	if err := ix.Save(path); err != nil {
+		ix.Close()
 		return nil, true, err
 	}
 	return ix, true, nil
+}
+
+// untrusted reports whether err says a DB's contents cannot be trusted.
+func untrusted(err error) bool {
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema) || errors.Is(err, ErrRoot)
+}
+
+// discardDB moves the DB at path aside because of why (an error from Open
+// or Reconcile): to <path>.corrupt-<unixnano> if it wraps ErrCorrupt (kept
+// for a post-mortem), else (another format or root) <path>.old-<unixnano>.
+// At most one file set aside is kept per DB: older ones are removed. It
+// returns the new name.
+func discardDB(path string, why error) (string, error) {
+	kind := ".old-"
+	if errors.Is(why, ErrCorrupt) {
+		kind = ".corrupt-"
+	}
+	if err := removeAside(path); err != nil {
+		return "", err
+	}
+	dst := fmt.Sprintf("%s%s%d", path, kind, time.Now().UnixNano())
+	if err := os.Rename(path, dst); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// RemoveDB removes the DB at path with the files set aside for it and any
+// temporary file a save left (a process killed while saving). A DB that
+// is not there is not an error.
+func RemoveDB(path string) error {
+	err := os.Remove(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	removeTemps(path)
+	return errors.Join(err, removeAside(path))
+}
+
+// removeAside removes the files discardDB set aside for path.
+func removeAside(path string) error {
+	var errs []error
+	for _, kind := range []string{".corrupt-", ".old-"} {
+		old, _ := filepath.Glob(globQuote(path) + kind + "*")
+		for _, p := range old {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeTemps removes what saves of path left behind when their process
+// was killed. Best effort: a leftover costs disk space, not correctness.
+func removeTemps(path string) {
+	old, _ := filepath.Glob(globQuote(path) + tmpInfix + "*")
+	for _, p := range old {
+		os.Remove(p)
+	}
+}
+
+// globQuote escapes the pattern characters of filepath.Match in p.
+func globQuote(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // encodeFile and decodeFile convert a "files" value.
@@ -411,6 +955,9 @@ func encodeFile(id uint32, f *File) []byte {
 	b := binary.AppendUvarint(nil, uint64(id))
 	b = binary.AppendVarint(b, f.Size)
 	b = binary.AppendVarint(b, f.ModTime)
+	b = binary.AppendVarint(b, f.Ctime)
+	b = binary.AppendUvarint(b, f.Ino)
+	b = binary.AppendUvarint(b, f.Dev)
 	typ := byte(0)
 	if f.Mode&fs.ModeSymlink != 0 {
 		typ = 1
@@ -434,6 +981,18 @@ func decodeFile(path string, b []byte) (uint32, File, bool) {
 		return 0, f, false
 	}
 	b = b[n:]
+	if f.Ctime, n = binary.Varint(b); n <= 0 {
+		return 0, f, false
+	}
+	b = b[n:]
+	if f.Ino, n = binary.Uvarint(b); n <= 0 {
+		return 0, f, false
+	}
+	b = b[n:]
+	if f.Dev, n = binary.Uvarint(b); n <= 0 {
+		return 0, f, false
+	}
+	b = b[n:]
 	if len(b) < 2 || b[0] > 1 {
 		return 0, f, false
 	}
@@ -441,7 +1000,7 @@ func decodeFile(path string, b []byte) (uint32, File, bool) {
 		f.Mode = fs.ModeSymlink
 	}
 	f.Flags = Flags(b[1])
-	if f.Hidden, n = binary.Uvarint(b[2:]); n <= 0 {
+	if f.Hidden, n = binary.Uvarint(b[2:]); n <= 0 || n != len(b)-2 || f.Size < 0 {
 		return 0, f, false
 	}
 	return uint32(id), f, true
@@ -455,12 +1014,13 @@ func packTrigrams(tris []uint32) []byte {
 	return b
 }
 
+// unpackTrigrams decodes a delta set, in stored order (Check verifies it
+// increases).
 func unpackTrigrams(b []byte) []uint32 {
 	out := make([]uint32, len(b)/3)
 	for i := range out {
 		out[i] = uint32(b[3*i])<<16 | uint32(b[3*i+1])<<8 | uint32(b[3*i+2])
 	}
-	slices.Sort(out)
 	return out
 }
 

@@ -24,6 +24,13 @@ const (
 	MaxFileTrigrams = 1 << 17
 )
 
+// The limits in force: MaxFileSize and MaxFileTrigrams, lowered by tests
+// so that small files exceed them.
+var (
+	maxFileSize     = MaxFileSize
+	maxFileTrigrams = MaxFileTrigrams
+)
+
 var lower = func() (t [256]byte) {
 	for i := range t {
 		t[i] = byte(i)
@@ -57,7 +64,7 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 			if s.seen[w]&b == 0 {
 				s.seen[w] |= b
 				out = append(out, t)
-				if len(out) > MaxFileTrigrams {
+				if len(out) > maxFileTrigrams {
 					ok = false
 					break
 				}

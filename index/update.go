@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
@@ -60,6 +58,7 @@ func (ix *Index) RemoveTree(rel string) error {
 // a directory swapped for a link to /elsewhere disappears from the index
 // in the batch that sees either event, in whichever order they come.
 func (ix *Index) Apply(ctx context.Context, paths []string) error {
+	t0 := now().UnixNano()
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return fmt.Errorf("index: apply: %w", err)
@@ -98,8 +97,8 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 			}
 			continue
 		}
-		typ := tree.StatType(st.Mode)
-		isDir := typ.IsDir()
+		f := fileFromStat(rel, &st)
+		isDir := f.Mode.IsDir()
 		ignored, self, hidden := rules.classify(rel, isDir)
 		switch {
 		case ignored:
@@ -112,11 +111,12 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 				gone = append(gone, rel)
 			}
 			dirs = append(dirs, rel)
-		case typ.IsRegular() || typ&fs.ModeSymlink != 0:
+		case f.Mode.IsRegular() || f.Mode&fs.ModeSymlink != 0:
 			if ix.holdsUnder(rel) { // a directory replaced by a file or a link
 				gone = append(gone, rel)
 			}
-			files = append(files, File{Path: rel, Size: st.Size, ModTime: st.Mtim.Nano(), Mode: typ, Hidden: hidden})
+			f.Hidden = hidden
+			files = append(files, f)
 		default:
 			gone = append(gone, rel) // FIFOs, sockets, devices are never indexed
 		}
@@ -130,7 +130,7 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		ignoredAdds = append(ignoredAdds, ign...)
 		gone = append(gone, ix.missingUnder(d, fs)...)
 	}
-	read, vanished := ix.readChanges(root, files)
+	read, vanished := ix.readChanges(root, files, t0)
 	// Removals first: a path removed and re-added in one batch (a type
 	// change) must end up added.
 	chs := make([]change, 0, len(gone)+len(vanished)+len(read))
@@ -177,10 +177,11 @@ func (ix *Index) holdsUnder(rel string) bool {
 }
 
 // Reconcile walks the whole tree and brings the index up to date: files
-// whose size, mtime, type or hiddenness changed are re-read (unchanged
-// files are trusted on their stat alone), new ones added, vanished ones
-// removed. It returns how many files changed.
+// whose stat changed (see changedOnly) or that are racy are re-read
+// (unchanged files are trusted on their stat alone), new ones added,
+// vanished ones removed. It returns how many files changed.
 func (ix *Index) Reconcile(ctx context.Context) (int, error) {
+	t0 := now().UnixNano()
 	files, ign, err := ix.walkSubtree(ctx, "")
 	if err != nil {
 		return 0, err
@@ -190,7 +191,7 @@ func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("index: reconcile: %w", err)
 	}
 	defer root.Close()
-	read, vanished := ix.readChanges(root, ix.changedOnly(files))
+	read, vanished := ix.readChanges(root, ix.changedOnly(files), t0)
 	var chs []change
 	for _, g := range append(ix.missingUnder("", files), vanished...) {
 		chs = append(chs, change{path: g, remove: true})
@@ -219,7 +220,7 @@ func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped
 			}
 		},
 	}, func(e tree.Entry) error {
-		files = append(files, File{Path: e.Rel, Size: e.Size, ModTime: e.ModTime, Mode: e.Type, Hidden: e.Hidden})
+		files = append(files, fileFromEntry(e))
 		return nil
 	})
 	if err != nil {
@@ -235,23 +236,35 @@ func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped
 	return files, ign, nil
 }
 
-// changedOnly keeps the files that are new or whose stat differs from
-// the table.
+// changedOnly keeps the files that must be read: new ones, those whose
+// stat differs from the table (git's comparison: size, mtime, ctime,
+// inode, device; and type and hiddenness), those whose trigrams are
+// unknown, and racy ones: flagged Racy when read, or with an mtime not
+// older than the index's last write.
 func (ix *Index) changedOnly(files []File) []File {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	out := files[:0:0]
 	for _, f := range files {
-		id, ok := ix.byPath[f.Path]
-		if ok {
-			old := &ix.files[id]
-			if old.Size == f.Size && old.ModTime == f.ModTime && old.Mode == f.Mode && old.Hidden == f.Hidden && old.Flags&Unknown == 0 {
-				continue
-			}
+		if id, ok := ix.byPath[f.Path]; ok && ix.files[id].sameStat(&f) && !ix.racyLocked(&ix.files[id]) {
+			continue
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// sameStat reports whether f's stat (and type and hiddenness) is the one
+// recorded in old.
+func (old *File) sameStat(f *File) bool {
+	return old.Size == f.Size && old.ModTime == f.ModTime && old.Ctime == f.Ctime && old.Ino == f.Ino && old.Dev == f.Dev &&
+		old.Mode == f.Mode && old.Hidden == f.Hidden
+}
+
+// racyLocked reports whether the recorded f cannot be trusted on its stat
+// alone. Caller holds mu.
+func (ix *Index) racyLocked(f *File) bool {
+	return f.Mode.IsRegular() && (f.Flags&(Unknown|Racy) != 0 || f.ModTime >= ix.written)
 }
 
 // missingUnder returns the table's paths under dir absent from files.
@@ -274,9 +287,10 @@ func (ix *Index) missingUnder(dir string, files []File) []string {
 // allocating one per Apply was a quarter of a small update's cost.
 var readers = sync.Pool{New: func() any { return new(reader) }}
 
-// readChanges reads the given files in parallel beneath root; a file no
-// longer there as listed (see rooted.Gone) is returned in gone instead.
-func (ix *Index) readChanges(root *rooted.Root, files []File) (chs []change, gone []string) {
+// readChanges reads the given files in parallel beneath root; t0 is when
+// their stat was about to be taken (for racyFlag). A file no longer there
+// as listed (see rooted.Gone) is returned in gone instead.
+func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64) (chs []change, gone []string) {
 	chs = make([]change, len(files))
 	isGone := make([]bool, len(files))
 	var next int
@@ -299,7 +313,14 @@ func (ix *Index) readChanges(root *rooted.Root, files []File) (chs []change, gon
 				if f.Mode.IsRegular() {
 					var t []uint32
 					t, f.Flags, isGone[i] = rd.index(root, f.Path, f.Size)
-					tris = slices.Sorted(slices.Values(t)) // delta sets are searched: keep them sorted
+					if f.Flags == 0 {
+						// Delta sets are searched: keep them sorted. A file too
+						// short for a trigram gets an empty set, not none:
+						// every stale file that can match is in the delta.
+						tris = append(make([]uint32, 0, len(t)), t...)
+						slices.Sort(tris)
+					}
+					f.Flags |= racyFlag(&f, t0)
 				}
 				chs[i] = change{path: f.Path, f: f, tris: tris}
 			}
@@ -395,12 +416,12 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 	slices.SortFunc(ix.ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	ix.ignored = slices.CompactFunc(ix.ignored, func(a, b Skipped) bool { return a.Path == b.Path })
 	if ix.db == nil {
+		ix.written = now().UnixNano()
 		return nil
 	}
-	return ix.db.Update(func(tx *bolt.Tx) error {
-		files, delta, stale, ign := tx.Bucket(bFiles), tx.Bucket(bDelta), tx.Bucket(bStale), tx.Bucket(bIgnored)
+	return ix.update(func(w *dbTx) error {
 		for _, p := range dels {
-			if err := files.Delete([]byte(p)); err != nil {
+			if err := w.del(sumFiles, []byte(p)); err != nil {
 				return err
 			}
 		}
@@ -409,31 +430,31 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 			if f.Path == "" {
 				continue // put, then removed in the same batch
 			}
-			if err := files.Put([]byte(f.Path), encodeFile(id, f)); err != nil {
+			if err := w.put(sumFiles, []byte(f.Path), encodeFile(id, f)); err != nil {
 				return err
 			}
 		}
 		for _, id := range ix.touched {
 			key := be32(id)
 			if tris, ok := ix.delta[id]; ok {
-				if err := delta.Put(key, packTrigrams(tris)); err != nil {
+				if err := w.put(sumDelta, key, packTrigrams(tris)); err != nil {
 					return err
 				}
-			} else if err := delta.Delete(key); err != nil {
+			} else if err := w.del(sumDelta, key); err != nil {
 				return err
 			}
-			if err := stale.Put(key, nil); err != nil {
+			if err := w.put(sumStale, key, nil); err != nil {
 				return err
 			}
 		}
 		ix.touched = ix.touched[:0]
 		for _, p := range ignDels {
-			if err := ign.Delete([]byte(p)); err != nil {
+			if err := w.del(sumIgnored, []byte(p)); err != nil {
 				return err
 			}
 		}
 		for _, s := range ignoredAdds {
-			if err := putIgnored(ign, s); err != nil {
+			if err := w.putIgnored(s); err != nil {
 				return err
 			}
 		}
@@ -569,15 +590,12 @@ func (ix *Index) Compact() error {
 	if ix.db == nil {
 		return nil
 	}
-	return ix.db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bDelta, bStale} {
-			if err := tx.DeleteBucket(b); err != nil {
-				return err
-			}
-			if _, err := tx.CreateBucket(b); err != nil {
+	return ix.update(func(w *dbTx) error {
+		for _, b := range []int{sumDelta, sumStale} {
+			if err := w.reset(b); err != nil {
 				return err
 			}
 		}
-		return ix.writeBase(tx)
+		return ix.writeBase(w.tx)
 	})
 }

@@ -68,7 +68,8 @@ type Options struct {
 	// can hold anything of interest; if not it is skipped (not counted as
 	// ignored).
 	Descend func(rel string) bool
-	// Info asks for size and mtime of files (one lstat each).
+	// Info asks for size, mtime, ctime, inode and device of files (one
+	// lstat each).
 	Info bool
 	// ResolveLinks asks, for each symlink, whether it points to a regular
 	// file inside the root (Entry.LinkToFile).
@@ -91,9 +92,15 @@ type Entry struct {
 	// Type is the entry's type bits: 0 for a regular file, fs.ModeSymlink
 	// for a link.
 	Type fs.FileMode
-	// Size and ModTime (Unix nanoseconds) are set when Options.Info is.
+	// Size and ModTime (Unix nanoseconds) are set when Options.Info is,
+	// with Ctime (Unix nanoseconds), Ino and Dev from the same lstat. Times
+	// past the int64 nanosecond range (years before 1678 or after 2262)
+	// are clamped to it (see Nanos).
 	Size    int64
 	ModTime int64
+	Ctime   int64
+	Ino     uint64
+	Dev     uint64
 	// LinkToFile is set, with Options.ResolveLinks, for a symlink whose
 	// target is a regular file inside the root.
 	LinkToFile bool
@@ -137,6 +144,9 @@ type dirent struct {
 	hid  bool  // hidden name, not whitelisted
 	size int64
 	mod  int64
+	ctim int64
+	ino  uint64
+	dev  uint64
 	link bool
 }
 
@@ -312,7 +322,7 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 				return err
 			}
 		case e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0:
-			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, LinkToFile: e.link, Hidden: nd.hidden | hiddenBit(e.hid, nd.depth)}); err != nil {
+			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, Ctime: e.ctim, Ino: e.ino, Dev: e.dev, LinkToFile: e.link, Hidden: nd.hidden | hiddenBit(e.hid, nd.depth)}); err != nil {
 				return err
 			}
 		}
@@ -389,7 +399,8 @@ func (w *walker) read(nd *node) {
 			var st unix.Stat_t
 			if err := unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 				e.typ = StatType(uint32(st.Mode))
-				e.size, e.mod = st.Size, st.Mtim.Nano()
+				e.size, e.mod, e.ctim = st.Size, Nanos(st.Mtim.Unix()), Nanos(st.Ctim.Unix())
+				e.ino, e.dev = st.Ino, st.Dev
 			}
 		}
 		if o.ResolveLinks && e.typ&fs.ModeSymlink != 0 {

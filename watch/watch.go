@@ -81,10 +81,6 @@
 //     .gitignore and .ignore, .git/info/exclude and the global excludes
 //     file. A change to them reaches paths that change afterwards, and the
 //     whole tree at the next whole-tree reconcile.
-//   - A whole-tree reconcile (after an overflow) trusts size and mtime, so
-//     a file rewritten with the same size within one mtime tick of being
-//     indexed, whose event was lost, keeps its old trigrams until its next
-//     change (git's "racy clean" problem): Grep could miss a match in it.
 //   - The watch limit is per user, shared with other programs. Subtrees it
 //     left out are tried again when this watcher frees watches and at every
 //     whole-tree reconcile, not when another program frees some.

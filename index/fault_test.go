@@ -1,0 +1,141 @@
+package index_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// Fault injection: a small DB damaged page by page (the file truncated at
+// each page; each page zeroed; one byte of each page flipped) always
+// opens in process without a panic, and every answer afterwards equals
+// the walk's, whether the damage was found (the DB rebuilt) or harmless
+// (a free page, the older meta page).
+func TestDamagedDBPageByPage(t *testing.T) {
+	ctx := context.Background()
+	words := []string{"alpha", "beta", "gamma", "delta", "omega", "needle", "haystack", "Kappa"}
+	r := rand.New(rand.NewPCG(5, 5))
+	files := map[string]string{
+		".ignore":    "skip/\n*.log\n",
+		"skip/x.txt": "needle in an ignored directory\n",
+		"x.log":      "needle in an ignored file\n",
+		"bin.dat":    "needle\x00binary\n",
+		"tiny.txt":   "ab",
+	}
+	for i := range 160 {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "file %d says", i)
+		for range 3 + r.IntN(12) {
+			b.WriteString(" " + words[r.IntN(len(words))])
+		}
+		files[fmt.Sprintf("d%d/f%03d.txt", i%6, i)] = b.String() + "\n"
+	}
+	root := testtree.Write(t, files)
+	old := time.Now().Add(-time.Hour)
+	for p := range files {
+		setTimes(t, root, p, old)
+	}
+	pristine := filepath.Join(t.TempDir(), "ix.db")
+	ix, _, err := index.OpenOrBuild(ctx, pristine, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Updates after the save, so that "delta", "stale" and "ignored" hold
+	// records written by incremental transactions.
+	testtree.File(t, root, "d1/f001.txt", "file 1 CHANGED needle\n")
+	testtree.File(t, root, "d2/new.txt", "a new needle\n")
+	testtree.File(t, root, "d3/new.log", "ignored needle\n")
+	os.Remove(filepath.Join(root, "d4/f004.txt"))
+	if err := ix.Apply(ctx, []string{"d1/f001.txt", "d2", "d3/new.log", "d4/f004.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(pristine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, ps, err := index.BoltPages(pristine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages < 16 || int64(pages)*int64(ps) > int64(len(good)) {
+		t.Fatalf("fixture: %d pages of %d bytes in a %d-byte file", pages, ps, len(good))
+	}
+	greps := []string{"needle", `file 1\d\b`, "says (alpha|omega)", "(?i)changed", "kappa beta"}
+	want := [][]string{nil, nil, nil, {"d1/f001.txt:1:file 1 CHANGED needle"}, nil}
+	globs := []string{"**/*.txt", "d3/*", "**/new*"}
+	sameAnswers(t, "undamaged", root, mustOpen(t, ctx, pristine, root, false), greps, want, globs)
+
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ix.db")
+	rebuilt := map[bool]int{}
+	trial := func(name string, data []byte) {
+		for _, n := range dirNames(t, dir) {
+			os.Remove(filepath.Join(dir, n))
+		}
+		if err := os.WriteFile(db, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ix, rb, err := index.OpenOrBuild(ctx, db, root, nil)
+		if err != nil {
+			t.Fatalf("%s: OpenOrBuild: %v", name, err)
+		}
+		rebuilt[rb]++
+		if err := ix.Check(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sameAnswers(t, name, root, ix, greps, want, globs)
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p := range int(pages) + 2 {
+		page := good[p*ps : (p+1)*ps]
+		trial(fmt.Sprintf("truncated at page %d", p), good[:p*ps])
+		damaged := bytes.Clone(good)
+		clear(damaged[p*ps : (p+1)*ps])
+		if !bytes.Equal(page, damaged[p*ps:(p+1)*ps]) {
+			trial(fmt.Sprintf("page %d zeroed", p), damaged)
+		}
+		damaged = bytes.Clone(good)
+		damaged[p*ps+r.IntN(ps)] ^= byte(1 + r.IntN(255))
+		trial(fmt.Sprintf("page %d: one byte changed", p), damaged)
+	}
+	t.Logf("%d pages of %d bytes: %d trials reopened the DB, %d rebuilt it", pages, ps, rebuilt[false], rebuilt[true])
+}
+
+// mustOpen opens the DB at path with OpenOrBuild and checks whether it
+// was rebuilt; the index is closed when the test ends.
+func mustOpen(t *testing.T, ctx context.Context, path, root string, rebuilt bool) *index.Index {
+	t.Helper()
+	ix, rb, err := index.OpenOrBuild(ctx, path, root, nil)
+	if err != nil || rb != rebuilt {
+		t.Fatalf("OpenOrBuild %s: rebuilt=%v err=%v", path, rb, err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+// dirNames lists a directory's names, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
