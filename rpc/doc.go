@@ -27,7 +27,11 @@
 //
 // A request is {"jsonrpc":"2.0","id":ID,"method":NAME,"params":PARAMS}.
 // ID is a string, a number or null and is echoed in the response; params
-// may be omitted when a method takes none. A request without an id member
+// may be omitted when a method takes none. Responses are always valid
+// JSON text, so UTF-8: a string id that is not valid UTF-8 is an invalid
+// request (answered with id null), and invalid UTF-8 elsewhere in a
+// request that a result echoes (a tool's params_input) is answered as
+// U+FFFD. A request without an id member
 // is a notification: it is carried out, but never answered, not even with
 // an error.
 //

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // Defaults for the zero Server fields.
@@ -536,7 +537,13 @@ func parseRequest(line []byte) (request, *Error) {
 	}
 	if id, ok := m["id"]; ok {
 		switch id[0] {
-		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		case '"':
+			// Echoed as read, so it must be valid JSON text: UTF-8.
+			if !utf8.Valid(id) {
+				return req, Errorf(CodeInvalidRequest, "invalid request: id must be valid UTF-8")
+			}
+			req.id = id
+		case 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			req.id = id
 		default:
 			return req, Errorf(CodeInvalidRequest, "invalid request: id must be a string, a number or null")
@@ -563,7 +570,8 @@ func parseRequest(line []byte) (request, *Error) {
 
 // appendResult appends a success response line. A result that is not
 // valid JSON becomes an internal error; whitespace is removed so the
-// response stays on one line.
+// response stays on one line, and invalid UTF-8 (which a result may
+// carry from a request's params) becomes U+FFFD.
 func appendResult(dst []byte, id, result json.RawMessage) []byte {
 	if len(result) == 0 {
 		result = nullID
@@ -576,7 +584,21 @@ func appendResult(dst []byte, id, result json.RawMessage) []byte {
 		return appendError(dst[:0], id, Errorf(CodeInternalError, "internal error: the handler returned invalid JSON"))
 	}
 	buf.WriteString("}\n")
-	return buf.Bytes()
+	return toValidUTF8(buf.Bytes())
+}
+
+// replacementEscape is U+FFFD as a JSON escape.
+var replacementEscape = []byte(`\ufffd`)
+
+// toValidUTF8 replaces each run of invalid UTF-8 in a response line with
+// the escape of U+FFFD. The line is valid JSON apart from its encoding,
+// so invalid bytes can only be inside strings, where the escape is valid:
+// the result is valid JSON text, which must be UTF-8 (RFC 8259).
+func toValidUTF8(line []byte) []byte {
+	if utf8.Valid(line) {
+		return line
+	}
+	return bytes.ToValidUTF8(line, replacementEscape)
 }
 
 // appendError appends an error response line; a nil id is written as
@@ -593,7 +615,7 @@ func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
 	dst = append(dst, id...)
 	dst = append(dst, `,"error":`...)
 	dst = append(dst, eb...)
-	return append(dst, "}\n"...)
+	return toValidUTF8(append(dst, "}\n"...))
 }
 
 // marshalNoEscape is json.Marshal without HTML escaping.
