@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/privdir"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -123,21 +124,48 @@ func DBName(root string) string {
 	return hex.EncodeToString(sum[:])[:16] + ".db"
 }
 
-// OpenLog opens the log in stateDir for appending, creating the directory
-// (0700) and the file (0600) as needed; a log over 8 MiB is first renamed
-// to indexd.log.1. The daemon writes its log there, and the command that
-// starts a daemon sends the daemon's standard error there too.
+// EnsureStateDir makes stateDir the daemon's private directory, or says
+// why it cannot be: it is created 0700 if missing and must be a real
+// directory (not a symbolic link) owned by the current user that nobody
+// else can write to, and so must every directory on the way to it below
+// the system's temporary directory when it lies there (indexd-UID in the
+// fallback $TMPDIR/indexd-UID/state). See privdir.Ensure. The error
+// names the directory and what to do.
+func EnsureStateDir(stateDir string) error {
+	err := privdir.Ensure(stateDir)
+	switch {
+	case errors.Is(err, privdir.ErrInsecure):
+		return fmt.Errorf("daemon: unsafe state directory: %w (--state-dir or XDG_STATE_HOME chooses another)", err)
+	case err != nil:
+		return fmt.Errorf("daemon: state directory: %w", err)
+	}
+	return nil
+}
+
+// OpenLog opens the log in stateDir for appending, first making sure the
+// directory is the user's alone (EnsureStateDir) and creating the file
+// (0600) as needed; a log over 8 MiB is first renamed to indexd.log.1.
+// A symbolic link at the log's path is an error, never followed. The
+// daemon writes its log there, and the command that starts a daemon sends
+// the daemon's standard error there too.
 func OpenLog(stateDir string) (*os.File, error) {
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return nil, fmt.Errorf("daemon: state directory: %w", err)
+	if err := EnsureStateDir(stateDir); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(stateDir, LogName)
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > maxLogSize {
 		os.Rename(path, path+".1")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := privdir.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("daemon: log %s is a symbolic link, which indexd does not follow: remove it", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("daemon: log: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("daemon: log %s is not a regular file: remove it", path)
 	}
 	return f, nil
 }
@@ -148,6 +176,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir()
+	}
+	if abs, err := filepath.Abs(c.StateDir); err == nil {
+		c.StateDir = abs
 	}
 	if c.MaxRoots <= 0 {
 		c.MaxRoots = DefaultMaxRoots
@@ -179,8 +210,8 @@ func Foreground(cfg Config) error {
 // ended.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("daemon: state directory: %w", err)
+	if err := EnsureStateDir(cfg.StateDir); err != nil {
+		return err
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -352,7 +383,8 @@ func (d *daemon) saveRootsLocked() {
 	data, _ := json.Marshal(roots)
 	path := filepath.Join(d.cfg.StateDir, RootsName)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	os.Remove(tmp) // whatever is there, a link included: written afresh, never through
+	if err := privdir.WriteFile(tmp, data, 0o600); err != nil {
 		d.log.Warn("cannot save the list of roots", "err", err)
 		return
 	}
@@ -364,7 +396,7 @@ func (d *daemon) saveRootsLocked() {
 // reopenRoots re-adds the roots a previous daemon served that still exist;
 // each reopens its index in the background.
 func (d *daemon) reopenRoots() {
-	data, err := os.ReadFile(filepath.Join(d.cfg.StateDir, RootsName))
+	data, err := privdir.ReadFile(filepath.Join(d.cfg.StateDir, RootsName))
 	if err != nil {
 		return
 	}

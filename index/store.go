@@ -82,7 +82,7 @@ var (
 
 // openDB opens (creating) the bbolt file at path.
 func openDB(path string) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType, OpenFile: openNoFollow})
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
