@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -324,10 +325,12 @@ var (
 )
 
 // get returns the workspace of the real root, adding it (and starting its
-// build) if it is new.
+// build) if it is new. Before refusing a new root for the MaxRoots limit,
+// it drops the roots whose directory is gone (dropGone).
 func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	pruned := false
 	for {
 		if d.closed {
 			return nil, errStopping
@@ -335,23 +338,30 @@ func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 		if w := d.roots[root]; w != nil {
 			return w, nil
 		}
-		done := d.forgetting[root]
-		if done == nil {
+		if done := d.forgetting[root]; done != nil {
+			// Being forgotten: its DB is about to go. Add it afresh after.
+			d.mu.Unlock()
+			select {
+			case <-done:
+			case <-ctx.Done():
+			}
+			d.mu.Lock()
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(d.roots) < d.cfg.MaxRoots {
 			break
 		}
-		// Being forgotten: its DB is about to go. Add it afresh after.
+		if pruned {
+			return nil, errTooManyRoots
+		}
+		// Vanished roots do not count: drop them, then look again.
 		d.mu.Unlock()
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
+		d.dropGone()
 		d.mu.Lock()
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if len(d.roots) >= d.cfg.MaxRoots {
-		return nil, errTooManyRoots
+		pruned = true
 	}
 	if heapInUse() > d.cfg.MaxMemory {
 		return nil, errMemoryLimit
@@ -364,6 +374,48 @@ func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 	w.mu.Unlock()
 	d.log.Info("root added", "root", root, "db", w.db)
 	return w, nil
+}
+
+// gone reports whether root, a real root path, is no longer a directory:
+// it does not exist, or something else (a file, a symbolic link) has
+// taken its place. Any other error (a permission denied) is not taken
+// as gone.
+func gone(root string) bool {
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	}
+	return !fi.IsDir()
+}
+
+// dropGone drops every served root whose directory is gone, as forget
+// does: its goroutine is stopped (closing its index and watcher), it
+// leaves the registry and RootsName, and its DB is deleted (nothing
+// would ever reopen it: a directory made again at the same path is
+// indexed afresh). It is called on status, when a query's root does not
+// exist, and before a new root is refused for the MaxRoots limit. It
+// returns how many roots it dropped.
+func (d *daemon) dropGone() int {
+	d.mu.Lock()
+	var vanished []string
+	for root := range d.roots {
+		if gone(root) {
+			vanished = append(vanished, root)
+		}
+	}
+	d.mu.Unlock()
+	n := 0
+	for _, root := range vanished {
+		dropped, err := d.drop(root)
+		if err != nil {
+			d.log.Warn("dropping a root that is gone", "root", root, "err", err)
+		}
+		if dropped {
+			d.log.Info("dropped a root that is gone", "root", root)
+			n++
+		}
+	}
+	return n
 }
 
 // RootsName is the file in the state directory that lists the roots

@@ -41,7 +41,12 @@
 //
 // At most Config.MaxRoots roots are served; a query for one more is an
 // INVALID_PARAM envelope (an index call, a CodeTooManyRoots error) until
-// `forget` drops one. No root is added either while the heap is over
+// `forget` drops one. Roots whose directory is gone do not count: such a
+// root is dropped as forget drops one (its goroutine stopped, closing its
+// index and watcher; removed from RootsName; its DB deleted, since a
+// directory made again at that path is indexed afresh) as soon as the
+// daemon notices: on status, when a query names a root that does not
+// exist, and before a new root is refused for the limit. No root is added either while the heap is over
 // Config.MaxMemory (an EXECUTION_ERROR envelope, or CodeMemoryLimit). A bad root is a NOT_FOUND, INVALID_PARAM or
 // PERMISSION_DENIED envelope for glob, grep and ls, and an invalid-params
 // error for index and status.
