@@ -113,6 +113,20 @@
 // it closes the connection entirely, the requests it has in flight are
 // cancelled.
 //
+// # Client timeouts
+//
+// A Client never waits forever for a server that accepted its
+// connection and then hung (Dialer): connecting is bounded (5 s), and a
+// call fails with a *NoAnswerError (ErrNoAnswer) once nothing at all has
+// come from the server for the answer timeout (10 s; writing a request
+// too). Halfway through such a silence the Client pipelines a ping,
+// which a live server answers at once while the call is still being
+// worked on, so a slow answer is waited for as long as the server is
+// alive; the call's own deadline is its context's (indexctl gives a tool
+// call the tool's time limit plus 30 s). The error says how long it
+// waited and for which socket: "indexd did not answer within 10s
+// (socket PATH)".
+//
 // # Shutdown
 //
 // When the server stops (Serve's context is cancelled: on SIGTERM, or the
@@ -136,6 +150,10 @@
 //
 //   - Cancelling a Client.Call's context abandons the call but does not
 //     cancel it in the daemon; closing the Client does.
+//   - The Client's liveness pings count as requests: a connection whose
+//     MaxInFlight requests are all running leaves them unread, and a
+//     daemon draining for shutdown reads no more, so a call can fail
+//     with ErrNoAnswer then although the daemon is alive.
 //   - The protocol has no authentication beyond the peer uid: every
 //     process of the user may query every root.
 package rpc

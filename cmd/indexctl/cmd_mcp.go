@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/mcp"
+	"github.com/indexd/indexd/rpc"
 )
 
 // mcpCmd is "indexctl mcp": the MCP server an agent runs on stdio.
@@ -71,7 +74,13 @@ outside the root can be searched. Warnings go to standard error.`,
 			}
 			r := c.runner(g)
 			cfg.Query = func(ctx context.Context, tool, root string, args json.RawMessage) (json.RawMessage, error) {
-				return r.query(ctx, request{Tool: tool, Root: root, Cwd: ".", Args: args})
+				env, err := r.query(ctx, request{Tool: tool, Root: root, Cwd: ".", Args: args})
+				if errors.Is(err, rpc.ErrNoAnswer) {
+					// A hung daemon: the agent gets a TIMEOUT envelope
+					// saying so, as the CLI exits 2.
+					return envelope.Fail(envelope.Context{Cwd: ".", ParamsInput: args}, envelope.Errorf(envelope.CodeTimeout, "%v", err), 0).MarshalJSON()
+				}
+				return env, err
 			}
 			srv, err := mcp.New(cfg)
 			if err != nil {
