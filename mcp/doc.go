@@ -38,4 +38,14 @@
 // which the SDK's client answers on its own. Paths in arguments are
 // relative to the root (or absolute inside it); the tools deny any path
 // outside it.
+//
+// Since the root is the sandbox, a client cannot widen it past what the
+// user running the server owns: a client root that is / (symbolic links
+// resolved) or a directory owned by another user is refused, and so is a
+// default root of / (a server started in the root directory). The next
+// root the client offers is used instead; when none is usable, every call
+// of the session is an ACCESS_DENIED envelope (for the compatibility
+// tools, an isError result) whose message names the root, says why, and
+// says to start the server with --root DIR. Config.Root is the user's own
+// choice and is never refused.
 package mcp

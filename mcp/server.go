@@ -187,13 +187,16 @@ func envelopeResult(env json.RawMessage) (*sdk.CallToolResult, error) {
 
 // failure is the result of a call nothing could answer (no root, no
 // daemon and no walk): for the envelope tools an INTERNAL_ERROR envelope
-// built here, so structuredContent is an envelope all the same; for the
+// built here (ACCESS_DENIED for a refused root), so structuredContent is an envelope all the same; for the
 // compatibility tools the message.
 func (s *Server) failure(ctx context.Context, tool string, args json.RawMessage, err error) *sdk.CallToolResult {
 	if ctx.Err() == nil { // else the client gave up: nothing to report
 		s.cfg.Logger.Warn("tool call failed", "tool", tool, "error", err)
 	}
 	e := envelope.Errorf(envelope.CodeInternal, "%v", err)
+	if errors.Is(err, ErrRootRefused) {
+		e = envelope.Errorf(envelope.CodeAccessDenied, "%v", err)
+	}
 	if tool == ToolFindFiles || tool == ToolSearchInFiles {
 		return errorResult(e.Message)
 	}

@@ -38,7 +38,10 @@ they are answered in this process by walking the tree.
 The workspace root is --root; without it, the first file:// root the
 client offers (MCP roots); without any, the nearest ancestor of the
 current directory holding .git, else the current directory. Nothing
-outside the root can be searched. Warnings go to standard error.`,
+outside the root can be searched. A client root of / or one owned by
+another user, and a default root of /, are refused (the calls answer
+ACCESS_DENIED): only --root can choose such a root. Warnings go to
+standard error.`,
 	exit: "Exit status: 0 once the client disconnects (or on SIGINT or SIGTERM), 2 error.",
 	examples: []string{
 		"indexctl mcp --root ~/src/myrepo",
