@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/indexd/indexd/internal/lineread"
 )
 
 // Client errors.
@@ -483,11 +485,11 @@ func encodeRequest(id []byte, method string, params any) ([]byte, error) {
 // until the connection fails or is closed.
 func (c *Client) readLoop() {
 	defer close(c.done)
-	lr := newLineReader(readRecorder{c}, 64<<10, maxResponseSize)
+	lr := lineread.New(readRecorder{c}, 64<<10, maxResponseSize)
 	var err error
 	for {
 		var line []byte
-		line, err = lr.next()
+		line, err = lr.Next()
 		if err != nil {
 			break
 		}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/indexd/indexd/internal/lineread"
 )
 
 // Defaults for the zero Server fields.
@@ -321,7 +323,7 @@ func (c *conn) arm(timeout time.Duration) bool {
 // stopped at end of input, false if it stopped for any other reason
 // (reading stopped, idle timeout, a read error).
 func (c *conn) readLoop() (eof bool) {
-	lr := newLineReader(activityReader{c}, 64<<10, c.cfg.MaxRequestSize)
+	lr := lineread.New(activityReader{c}, 64<<10, c.cfg.MaxRequestSize)
 	idle := c.cfg.IdleTimeout
 	c.touch()
 	timeout := idle
@@ -330,13 +332,13 @@ func (c *conn) readLoop() (eof bool) {
 			return false
 		}
 		timeout = idle
-		line, err := lr.next()
+		line, err := lr.Next()
 		switch {
 		case err == nil:
 			if !c.dispatch(line) {
 				return false
 			}
-		case errors.Is(err, errLineTooLong):
+		case errors.Is(err, lineread.ErrTooLong):
 			c.send(appendError(nil, nil, Errorf(CodeInvalidRequest, "request too large (limit %d bytes)", c.cfg.MaxRequestSize)))
 		case errors.Is(err, io.EOF):
 			return true
@@ -348,7 +350,7 @@ func (c *conn) readLoop() (eof bool) {
 			switch {
 			case quiet < idle:
 				timeout = idle - quiet // there was activity since the deadline was set
-			case lr.partial():
+			case lr.Partial():
 				c.cfg.logf("rpc: dropped a connection stalled mid-request for %v", quiet.Round(time.Millisecond))
 				return false
 			case c.inflight.Load() == 0:
