@@ -26,6 +26,25 @@
 // structuredContent and, as JSON, as the text. Their errors are isError
 // results whose text is the error message.
 //
+// # Input
+//
+// Server.Run reads its input line by line (one JSON-RPC message a line,
+// as MCP's stdio transport has it) through its own transport rather than
+// the SDK's, which ends the session at the first line it cannot decode.
+// A line that is not a message is answered with a JSON-RPC error, id
+// null unless the line's id could be read, and the session goes on:
+//
+//	-32700 parse error       not UTF-8; arrays and objects nested deeper
+//	                         than MaxDepth (512); not valid JSON; longer
+//	                         than MaxLineLength (4 MiB), which is skipped
+//	                         without being held in memory
+//	-32600 invalid request   a batch (a JSON array: MCP dropped batches in
+//	                         2025-06-18), not an object, or an object that
+//	                         is not a JSON-RPC 2.0 message
+//
+// Blank lines are skipped; only the end of the input (or ctx) ends the
+// session.
+//
 // # The workspace root
 //
 // Each session searches one root: Config.Root (indexctl's --root) if set;
