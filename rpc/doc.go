@@ -100,7 +100,11 @@
 // Only processes of the daemon's own user may connect: the server checks
 // each connection's SO_PEERCRED uid and closes any other without a word
 // (and Dial checks the server the same way). The socket is 0600 in a 0700
-// directory owned by the user.
+// directory owned by the user: Listen refuses a directory that is a
+// symbolic link, belongs to another user or that others may write to,
+// and, when it lies under TMPDIR (the fallback path
+// $TMPDIR/indexd-UID/indexd.sock), every directory on the way there
+// below TMPDIR too (ErrInsecureDir, naming the directory and what to do).
 //
 // A connection is dropped when it has been quiet (nothing received,
 // nothing answered) for 5 minutes while none of its requests is in
