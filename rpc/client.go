@@ -238,7 +238,6 @@ func (c *Client) Call(ctx context.Context, method string, params any, result *js
 	}
 	sent := time.Now()
 	var (
-		idle   <-chan time.Time
 		probes []uint64  // ids of the pings sent: abandoned on return
 		probed time.Time // when the last ping was sent
 	)
@@ -250,7 +249,6 @@ func (c *Client) Call(ctx context.Context, method string, params any, result *js
 	if c.answer > 0 {
 		t := time.NewTimer(c.answer / 2)
 		defer t.Stop()
-		idle = t.C
 		// The silence is measured from the later of the request's sending
 		// and the last bytes received. Halfway through, a ping; at the
 		// end, failure.
@@ -284,7 +282,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result *js
 			case <-ctx.Done():
 				c.abandon(id)
 				return c.ctxErr(ctx, method, sent)
-			case <-idle:
+			case <-t.C:
 				if err := check(); err != nil {
 					c.abandon(id)
 					return err
