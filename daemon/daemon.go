@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/privdir"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -124,21 +126,48 @@ func DBName(root string) string {
 	return hex.EncodeToString(sum[:])[:16] + ".db"
 }
 
-// OpenLog opens the log in stateDir for appending, creating the directory
-// (0700) and the file (0600) as needed; a log over 8 MiB is first renamed
-// to indexd.log.1. The daemon writes its log there, and the command that
-// starts a daemon sends the daemon's standard error there too.
+// EnsureStateDir makes stateDir the daemon's private directory, or says
+// why it cannot be: it is created 0700 if missing and must be a real
+// directory (not a symbolic link) owned by the current user that nobody
+// else can write to, and so must every directory on the way to it below
+// the system's temporary directory when it lies there (indexd-UID in the
+// fallback $TMPDIR/indexd-UID/state). See privdir.Ensure. The error
+// names the directory and what to do.
+func EnsureStateDir(stateDir string) error {
+	err := privdir.Ensure(stateDir)
+	switch {
+	case errors.Is(err, privdir.ErrInsecure):
+		return fmt.Errorf("daemon: unsafe state directory: %w (--state-dir or XDG_STATE_HOME chooses another)", err)
+	case err != nil:
+		return fmt.Errorf("daemon: state directory: %w", err)
+	}
+	return nil
+}
+
+// OpenLog opens the log in stateDir for appending, first making sure the
+// directory is the user's alone (EnsureStateDir) and creating the file
+// (0600) as needed; a log over 8 MiB is first renamed to indexd.log.1.
+// A symbolic link at the log's path is an error, never followed. The
+// daemon writes its log there, and the command that starts a daemon sends
+// the daemon's standard error there too.
 func OpenLog(stateDir string) (*os.File, error) {
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return nil, fmt.Errorf("daemon: state directory: %w", err)
+	if err := EnsureStateDir(stateDir); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(stateDir, LogName)
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > maxLogSize {
 		os.Rename(path, path+".1")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := privdir.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("daemon: log %s is a symbolic link, which indexd does not follow: remove it", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("daemon: log: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("daemon: log %s is not a regular file: remove it", path)
 	}
 	return f, nil
 }
@@ -149,6 +178,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir()
+	}
+	if abs, err := filepath.Abs(c.StateDir); err == nil {
+		c.StateDir = abs
 	}
 	if c.MaxRoots <= 0 {
 		c.MaxRoots = DefaultMaxRoots
@@ -180,8 +212,8 @@ func Foreground(cfg Config) error {
 // ended.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("daemon: state directory: %w", err)
+	if err := EnsureStateDir(cfg.StateDir); err != nil {
+		return err
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -299,10 +331,12 @@ var (
 )
 
 // get returns the workspace of the real root, adding it (and starting its
-// build) if it is new.
+// build) if it is new. Before refusing a new root for the MaxRoots limit,
+// it drops the roots whose directory is gone (dropGone).
 func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	pruned := false
 	for {
 		if d.closed {
 			return nil, errStopping
@@ -310,23 +344,30 @@ func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 		if w := d.roots[root]; w != nil {
 			return w, nil
 		}
-		done := d.forgetting[root]
-		if done == nil {
+		if done := d.forgetting[root]; done != nil {
+			// Being forgotten: its DB is about to go. Add it afresh after.
+			d.mu.Unlock()
+			select {
+			case <-done:
+			case <-ctx.Done():
+			}
+			d.mu.Lock()
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(d.roots) < d.cfg.MaxRoots {
 			break
 		}
-		// Being forgotten: its DB is about to go. Add it afresh after.
+		if pruned {
+			return nil, errTooManyRoots
+		}
+		// Vanished roots do not count: drop them, then look again.
 		d.mu.Unlock()
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
+		d.dropGone()
 		d.mu.Lock()
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if len(d.roots) >= d.cfg.MaxRoots {
-		return nil, errTooManyRoots
+		pruned = true
 	}
 	if heapInUse() > d.cfg.MaxMemory {
 		return nil, errMemoryLimit
@@ -339,6 +380,48 @@ func (d *daemon) get(ctx context.Context, root string) (*workspace, error) {
 	w.mu.Unlock()
 	d.log.Info("root added", "root", root, "db", w.db)
 	return w, nil
+}
+
+// gone reports whether root, a real root path, is no longer a directory:
+// it does not exist, or something else (a file, a symbolic link) has
+// taken its place. Any other error (a permission denied) is not taken
+// as gone.
+func gone(root string) bool {
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	}
+	return !fi.IsDir()
+}
+
+// dropGone drops every served root whose directory is gone, as forget
+// does: its goroutine is stopped (closing its index and watcher), it
+// leaves the registry and RootsName, and its DB is deleted (nothing
+// would ever reopen it: a directory made again at the same path is
+// indexed afresh). It is called on status, when a query's root does not
+// exist, and before a new root is refused for the MaxRoots limit. It
+// returns how many roots it dropped.
+func (d *daemon) dropGone() int {
+	d.mu.Lock()
+	var vanished []string
+	for root := range d.roots {
+		if gone(root) {
+			vanished = append(vanished, root)
+		}
+	}
+	d.mu.Unlock()
+	n := 0
+	for _, root := range vanished {
+		dropped, err := d.drop(root)
+		if err != nil {
+			d.log.Warn("dropping a root that is gone", "root", root, "err", err)
+		}
+		if dropped {
+			d.log.Info("dropped a root that is gone", "root", root)
+			n++
+		}
+	}
+	return n
 }
 
 // RootsName is the file in the state directory that lists the roots
@@ -358,7 +441,8 @@ func (d *daemon) saveRootsLocked() {
 	data, _ := json.Marshal(roots)
 	path := filepath.Join(d.cfg.StateDir, RootsName)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	os.Remove(tmp) // whatever is there, a link included: written afresh, never through
+	if err := privdir.WriteFile(tmp, data, 0o600); err != nil {
 		d.log.Warn("cannot save the list of roots", "err", err)
 		return
 	}
@@ -370,7 +454,7 @@ func (d *daemon) saveRootsLocked() {
 // reopenRoots re-adds the roots a previous daemon served that still exist;
 // each reopens its index in the background.
 func (d *daemon) reopenRoots() {
-	data, err := os.ReadFile(filepath.Join(d.cfg.StateDir, RootsName))
+	data, err := privdir.ReadFile(filepath.Join(d.cfg.StateDir, RootsName))
 	if err != nil {
 		return
 	}

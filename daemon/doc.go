@@ -43,10 +43,31 @@
 //
 // At most Config.MaxRoots roots are served; a query for one more is an
 // INVALID_PARAM envelope (an index call, a CodeTooManyRoots error) until
-// `forget` drops one. No root is added either while the heap is over
+// `forget` drops one. Roots whose directory is gone do not count: such a
+// root is dropped as forget drops one (its goroutine stopped, closing its
+// index and watcher; removed from RootsName; its DB deleted, since a
+// directory made again at that path is indexed afresh) as soon as the
+// daemon notices: on status, when a query names a root that does not
+// exist, and before a new root is refused for the limit. No root is added either while the heap is over
 // Config.MaxMemory (an EXECUTION_ERROR envelope, or CodeMemoryLimit). A bad root is a NOT_FOUND, INVALID_PARAM or
 // PERMISSION_DENIED envelope for glob, grep and ls, and an invalid-params
 // error for index and status.
+//
+// # The state directory
+//
+// Config.StateDir (DefaultStateDir: $XDG_STATE_HOME/indexd, else
+// ~/.local/state/indexd, else $TMPDIR/indexd-UID/state) holds the index
+// DBs, RootsName and LogName. Before anything is written there, Run and
+// OpenLog check it (EnsureStateDir): it is created 0700 and must be a
+// real directory (not a symbolic link, checked with Lstat) owned by the
+// daemon's user and writable by no one else, and so must indexd-UID
+// when the state lies under TMPDIR, which other users share. Otherwise
+// the daemon does not start, and the error names the directory and what
+// to do. Files there are opened with O_NOFOLLOW, so a symbolic link
+// planted in the directory is never written through: a link at the log's
+// path is an error, one at a DB's path is discarded like a corrupt DB
+// (and the index rebuilt), and the list of roots is written afresh. The
+// socket's directory gets the same checks (rpc.Listen).
 //
 // # Results of the daemon's methods
 //

@@ -116,6 +116,9 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 	}
 	ws, err := query.NewWorkspace(p.Root)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			d.dropGone() // it may be a root served until it vanished
+		}
 		return fail(rootEnvelopeError(p.Root, err))
 	}
 	var s searcher
@@ -180,6 +183,7 @@ func (d *daemon) status(_ context.Context, params json.RawMessage) (json.RawMess
 	if perr != nil {
 		return nil, perr
 	}
+	d.dropGone() // a root that vanished is no longer served
 	only := ""
 	if p.Root != "" {
 		if only, perr = realRoot(p.Root); perr != nil {

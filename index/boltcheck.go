@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"syscall"
 )
 
 // checkBoltFile checks the page structure of the bbolt file at path, with
@@ -37,8 +38,12 @@ import (
 // wrap ErrCorrupt (or ErrSchema); an error reading the file is returned
 // as it is.
 func checkBoltFile(path string) error {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			// A link planted where the DB should be: not a DB of ours.
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
 		return err
 	}
 	defer f.Close()

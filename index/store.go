@@ -309,7 +309,7 @@ func recoverCorrupt(err *error) {
 
 // openNew creates the bbolt file at path (empty or absent) for a save.
 func openNew(path string) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, OpenFile: openNoFollow})
 	if err != nil {
 		return nil, err
 	}
@@ -525,7 +525,7 @@ func Open(path, root string) (ix *Index, err error) {
 		Timeout:      2 * time.Second,
 		FreelistType: bolt.FreelistMapType,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag&^os.O_CREATE, perm) // never create: it was there
+			f, err := openNoFollow(name, flag&^os.O_CREATE, perm) // never create: it was there
 			file = f
 			return f, err
 		},

@@ -31,6 +31,25 @@
 // file_pattern and path take that form back as the envelope tools do;
 // line_content is the line as it is (the answer is JSON).
 //
+// # Input
+//
+// Server.Run reads its input line by line (one JSON-RPC message a line,
+// as MCP's stdio transport has it) through its own transport rather than
+// the SDK's, which ends the session at the first line it cannot decode.
+// A line that is not a message is answered with a JSON-RPC error, id
+// null unless the line's id could be read, and the session goes on:
+//
+//	-32700 parse error       not UTF-8; arrays and objects nested deeper
+//	                         than MaxDepth (512); not valid JSON; longer
+//	                         than MaxLineLength (4 MiB), which is skipped
+//	                         without being held in memory
+//	-32600 invalid request   a batch (a JSON array: MCP dropped batches in
+//	                         2025-06-18), not an object, or an object that
+//	                         is not a JSON-RPC 2.0 message
+//
+// Blank lines are skipped; only the end of the input (or ctx) ends the
+// session.
+//
 // # The workspace root
 //
 // Each session searches one root: Config.Root (indexctl's --root) if set;
@@ -43,4 +62,14 @@
 // which the SDK's client answers on its own. Paths in arguments are
 // relative to the root (or absolute inside it); the tools deny any path
 // outside it.
+//
+// Since the root is the sandbox, a client cannot widen it past what the
+// user running the server owns: a client root that is / (symbolic links
+// resolved) or a directory owned by another user is refused, and so is a
+// default root of / (a server started in the root directory). The next
+// root the client offers is used instead; when none is usable, every call
+// of the session is an ACCESS_DENIED envelope (for the compatibility
+// tools, an isError result) whose message names the root, says why, and
+// says to start the server with --root DIR. Config.Root is the user's own
+// choice and is never refused.
 package mcp

@@ -2,10 +2,13 @@ package mcp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,21 +28,28 @@ const protocolInputRequests = "2026-07-28"
 // a client that does not answer gets the default root.
 const listRootsTimeout = 10 * time.Second
 
-// rootCache holds each session's root once it is known.
+// rootCache holds each session's root once it is known (or why the
+// client's roots were refused).
 type rootCache struct {
 	mu sync.Mutex
-	m  map[*sdk.ServerSession]string
+	m  map[*sdk.ServerSession]cachedRoot
 }
 
-func (c *rootCache) get(ss *sdk.ServerSession) (string, bool) {
+type cachedRoot struct {
+	root string
+	err  error
+}
+
+func (c *rootCache) get(ss *sdk.ServerSession) (cachedRoot, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.m[ss]
 	return r, ok
 }
 
-// set records ss's root, and drops the roots of sessions that have ended.
-func (c *rootCache) set(srv *sdk.Server, ss *sdk.ServerSession, root string) {
+// set records ss's root (or refusal), and drops the roots of sessions
+// that have ended.
+func (c *rootCache) set(srv *sdk.Server, ss *sdk.ServerSession, r cachedRoot) {
 	live := map[*sdk.ServerSession]bool{}
 	for s := range srv.Sessions() {
 		live[s] = true
@@ -47,14 +57,14 @@ func (c *rootCache) set(srv *sdk.Server, ss *sdk.ServerSession, root string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[*sdk.ServerSession]string{}
+		c.m = map[*sdk.ServerSession]cachedRoot{}
 	}
 	for s := range c.m {
 		if !live[s] {
 			delete(c.m, s)
 		}
 	}
-	c.m[ss] = root
+	c.m[ss] = r
 }
 
 // forget drops ss's root, so that its next call asks again.
@@ -64,9 +74,58 @@ func (c *rootCache) forget(ss *sdk.ServerSession) {
 	delete(c.m, ss)
 }
 
+// ErrRootRefused is wrapped by the error of a call whose workspace root
+// was refused (see RootRefusedError).
+var ErrRootRefused = errors.New("mcp: workspace root refused")
+
+// RootRefusedError says why a root offered by the client (or the default
+// root) was refused as the sandbox of a session's searches: it is the
+// whole filesystem, or the client's root is not a directory owned by the
+// user running the server. Only Config.Root (indexctl's --root) may set
+// such a root. Tool calls answer it as an ACCESS_DENIED envelope.
+type RootRefusedError struct {
+	Root   string // the root refused, as offered
+	Reason string // why
+}
+
+func (e *RootRefusedError) Error() string {
+	return fmt.Sprintf("Workspace root '%s' refused: %s. Start the server with --root DIR to choose the directory to search.", e.Root, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrRootRefused) hold.
+func (e *RootRefusedError) Is(target error) bool { return target == ErrRootRefused }
+
+// checkRoot refuses dir (a directory) as a session's root when it is the
+// whole filesystem (symbolic links resolved) or, with owned, when it is
+// not owned by the user running the server.
+func checkRoot(dir string, owned bool) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return &RootRefusedError{Root: dir, Reason: err.Error()}
+	}
+	if real == "/" {
+		return &RootRefusedError{Root: dir, Reason: "it is the whole filesystem"}
+	}
+	if !owned {
+		return nil
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return &RootRefusedError{Root: dir, Reason: err.Error()}
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return &RootRefusedError{Root: dir, Reason: "its owner cannot be read"}
+	}
+	if me := os.Getuid(); st.Uid != uint32(me) {
+		return &RootRefusedError{Root: dir, Reason: fmt.Sprintf("it is owned by uid %d, not by the user running the server (uid %d)", st.Uid, me)}
+	}
+	return nil
+}
+
 // root returns the workspace root of the call's session: Config.Root, else
-// the client's first file:// root that is a directory, else the default
-// root. When the client must be asked for its roots through the result
+// the client's first file:// root that is a directory it may search (see
+// pick), else the default root (unless it is "/": a *RootRefusedError). When the client must be asked for its roots through the result
 // (protocol 2026-07-28 and later), root returns that result as ask
 // instead; the SDK's client answers it and calls again.
 //
@@ -78,7 +137,7 @@ func (s *Server) root(ctx context.Context, req *sdk.CallToolRequest) (root strin
 	}
 	ss := req.Session
 	if r, ok := s.roots.get(ss); ok {
-		return r, nil, nil
+		return r.root, nil, r.err
 	}
 	if caps := req.ClientCapabilities(); caps == nil || caps.RootsV2 == nil {
 		return s.defaultRoot(ss)
@@ -106,8 +165,13 @@ func (s *Server) root(ctx context.Context, req *sdk.CallToolRequest) (root strin
 }
 
 // pick returns the first of the client's roots that is a directory (a
-// file:// URI on this host), else the default root.
+// file:// URI on this host) and not refused by checkRoot (the whole
+// filesystem, or a directory the server's user does not own), else the
+// default root. When every directory offered was refused, the session's
+// calls fail with the first refusal (a *RootRefusedError) rather than
+// search somewhere the client did not ask for.
 func (s *Server) pick(ss *sdk.ServerSession, roots []*sdk.Root) (string, *sdk.CallToolResult, error) {
+	var refused error
 	for _, r := range roots {
 		if r == nil {
 			continue
@@ -120,8 +184,19 @@ func (s *Server) pick(ss *sdk.ServerSession, roots []*sdk.Root) (string, *sdk.Ca
 			s.cfg.Logger.Warn("skipping a client root that is not a directory", "uri", r.URI)
 			continue
 		}
-		s.roots.set(s.sdk, ss, dir)
+		if err := checkRoot(dir, true); err != nil {
+			s.cfg.Logger.Warn("refusing a client root", "uri", r.URI, "error", err)
+			if refused == nil {
+				refused = err
+			}
+			continue
+		}
+		s.roots.set(s.sdk, ss, cachedRoot{root: dir})
 		return dir, nil, nil
+	}
+	if refused != nil {
+		s.roots.set(s.sdk, ss, cachedRoot{err: refused})
+		return "", nil, refused
 	}
 	return s.defaultRoot(ss)
 }
@@ -135,11 +210,17 @@ func fileRoot(uri string) (string, bool) {
 	return filepath.Clean(u.Path), true
 }
 
+// defaultRoot returns Config.DefaultRoot's root, refusing "/" (a server
+// started in the root directory must be given --root).
 func (s *Server) defaultRoot(ss *sdk.ServerSession) (string, *sdk.CallToolResult, error) {
 	r, err := s.cfg.DefaultRoot()
 	if err != nil {
 		return "", nil, err
 	}
-	s.roots.set(s.sdk, ss, r)
+	if err := checkRoot(r, false); err != nil {
+		s.roots.set(s.sdk, ss, cachedRoot{err: err})
+		return "", nil, err
+	}
+	s.roots.set(s.sdk, ss, cachedRoot{root: r})
 	return r, nil, nil
 }

@@ -2,10 +2,13 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -203,5 +206,83 @@ func TestNewChecksConfig(t *testing.T) {
 	}
 	if _, err := New(Config{Query: directQuery, Root: "/", Tools: []string{"Read"}}); err == nil {
 		t.Error("New with an unknown tool succeeded")
+	}
+}
+
+// refusedRoot checks that a call was answered with the refusal of root
+// for reason, and that nothing was searched.
+func refusedRoot(t *testing.T, cs *sdk.ClientSession, rec *recorder, root, reason string) {
+	t.Helper()
+	want := "Workspace root '" + root + "' refused: " + reason + ". Start the server with --root DIR to choose the directory to search."
+	for _, args := range []string{`{"pattern":"*"}`, `{"pattern":"root","path":"/etc/passwd"}`} {
+		tool := "Glob"
+		if strings.Contains(args, "path") {
+			tool = "Grep"
+		}
+		res := call(t, cs, tool, args)
+		env := envelopeOf(t, res, args)
+		if !res.IsError || env.Error == nil || env.Error.Code != "ACCESS_DENIED" || env.Error.Message != want {
+			t.Errorf("%s %s: %s", tool, args, structured(t, res))
+		}
+	}
+	res := call(t, cs, ToolFindFiles, `{"name_pattern":"passwd"}`)
+	if !res.IsError || text(t, res) != want {
+		t.Errorf("find_files_by_name: isError %v, %q", res.IsError, text(t, res))
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.calls) != 0 {
+		t.Errorf("searched despite the refusal: %v", rec.calls)
+	}
+}
+
+// TestClientRootRefused: a client root of / (the whole filesystem) or of
+// a directory another user owns is refused, unless --root pins it.
+func TestClientRootRefused(t *testing.T) {
+	a, b, _ := rootDirs(t)
+	theirs := t.TempDir()
+	if err := os.Lchown(theirs, 12345, 12345); err != nil {
+		t.Logf("cannot give a directory to another user (%v): not testing it", err)
+		theirs = ""
+	}
+	defaultA := func() (string, error) { return a, nil }
+	for _, opts := range []*sdk.ClientSessionOptions{legacy, nil} {
+		rec := &recorder{next: directQuery}
+		_, cs := connect(t, Config{Query: rec.query, Tools: AllTools, DefaultRoot: defaultA}, rootsClient(nil, nil, "file:///"), opts)
+		refusedRoot(t, cs, rec, "/", "it is the whole filesystem")
+
+		// A link to / is / too.
+		link := filepath.Join(t.TempDir(), "slash")
+		os.Symlink("/", link)
+		rec = &recorder{next: directQuery}
+		_, cs = connect(t, Config{Query: rec.query, Tools: AllTools, DefaultRoot: defaultA}, rootsClient(nil, nil, fileURI(link)), opts)
+		refusedRoot(t, cs, rec, link, "it is the whole filesystem")
+
+		if theirs != "" {
+			rec = &recorder{next: directQuery}
+			_, cs = connect(t, Config{Query: rec.query, Tools: AllTools, DefaultRoot: defaultA}, rootsClient(nil, nil, fileURI(theirs)), opts)
+			refusedRoot(t, cs, rec, theirs, fmt.Sprintf("it is owned by uid 12345, not by the user running the server (uid %d)", os.Getuid()))
+		}
+
+		// Another root the client offers is searched instead.
+		_, cs = connect(t, Config{Query: directQuery, DefaultRoot: defaultA}, rootsClient(nil, nil, "file:///", fileURI(b)), opts)
+		if got := searched(t, cs); got != "b_only.txt" {
+			t.Errorf("with / and b offered: searched %s, want b_only.txt", got)
+		}
+	}
+
+	// The default root / is refused too: the server was started in /.
+	rec := &recorder{next: directQuery}
+	_, cs := connect(t, Config{Query: rec.query, Tools: AllTools, DefaultRoot: func() (string, error) { return "/", nil }}, rootsClient(nil, &sdk.ClientCapabilities{}), nil)
+	refusedRoot(t, cs, rec, "/", "it is the whole filesystem")
+
+	// --root / is the user's explicit choice.
+	rec = &recorder{next: func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"status":"success","data":{"paths":[],"truncated":false},"text":"No files found","stats":{"time_ms":0},"context":{"cwd":".","params_input":{"pattern":"*"}}}`), nil
+	}}
+	_, cs = connect(t, Config{Query: rec.query, Root: "/"}, rootsClient(nil, nil, "file:///"), nil)
+	call(t, cs, "Glob", `{"pattern":"*"}`)
+	if got := rec.last(t); got != `Glob / {"pattern":"*"}` {
+		t.Errorf("with --root /: %s", got)
 	}
 }

@@ -96,10 +96,12 @@ const instructions = `indexd answers file-search tools for one workspace from a 
 func (s *Server) SDK() *sdk.Server { return s.sdk }
 
 // Run serves one session on in and out (newline-delimited JSON-RPC, as on
-// stdio) until the client closes in or ctx is done. An orderly end of the
-// session (end of input, cancelled ctx) is not an error.
+// stdio) until in ends (or is closed) or ctx is done. A line that is not
+// a JSON-RPC message is answered with a JSON-RPC error and the session
+// goes on (see lineTransport). An orderly end of the session (end of
+// input, cancelled ctx) is not an error.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &sdk.IOTransport{Reader: readCloser(in), Writer: writeCloser(out)}
+	t := &lineTransport{in: in, out: out, logf: s.cfg.Logger.Warn}
 	err := s.sdk.Run(ctx, t)
 	switch {
 	case err == nil, ctx.Err() != nil, errors.Is(err, io.EOF), errors.Is(err, sdk.ErrConnectionClosed):
@@ -126,24 +128,6 @@ func (h sdkLogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h sdkLogHandler) WithGroup(name string) slog.Handler {
 	return sdkLogHandler{h.Handler.WithGroup(name)}
-}
-
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-func writeCloser(w io.Writer) io.WriteCloser {
-	if wc, ok := w.(io.WriteCloser); ok {
-		return wc
-	}
-	return nopWriteCloser{w}
 }
 
 // handler returns the SDK handler of the named tool.
@@ -187,13 +171,16 @@ func envelopeResult(env json.RawMessage) (*sdk.CallToolResult, error) {
 
 // failure is the result of a call nothing could answer (no root, no
 // daemon and no walk): for the envelope tools an INTERNAL_ERROR envelope
-// built here, so structuredContent is an envelope all the same; for the
+// built here (ACCESS_DENIED for a refused root), so structuredContent is an envelope all the same; for the
 // compatibility tools the message.
 func (s *Server) failure(ctx context.Context, tool string, args json.RawMessage, err error) *sdk.CallToolResult {
 	if ctx.Err() == nil { // else the client gave up: nothing to report
 		s.cfg.Logger.Warn("tool call failed", "tool", tool, "error", err)
 	}
 	e := envelope.Errorf(envelope.CodeInternal, "%v", err)
+	if errors.Is(err, ErrRootRefused) {
+		e = envelope.Errorf(envelope.CodeAccessDenied, "%v", err)
+	}
 	if tool == ToolFindFiles || tool == ToolSearchInFiles {
 		return errorResult(e.Message)
 	}

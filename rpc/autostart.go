@@ -32,8 +32,15 @@ const restartInterval = 500 * time.Millisecond
 // Concurrent calls in one process for the same path start the daemon
 // once; across processes, several daemons may be launched but the lock
 // taken by Listen lets only one of them serve.
+//
+// The Client has the default timeouts; see Dialer.EnsureDaemon.
 func EnsureDaemon(ctx context.Context, path string, start func() error) (*Client, error) {
-	c, err := Dial(ctx, path)
+	return Dialer{}.EnsureDaemon(ctx, path, start)
+}
+
+// EnsureDaemon is the package's EnsureDaemon, connecting with d.
+func (d Dialer) EnsureDaemon(ctx context.Context, path string, start func() error) (*Client, error) {
+	c, err := d.Dial(ctx, path)
 	if err == nil || !notListening(err) {
 		return c, err
 	}
@@ -48,7 +55,7 @@ func EnsureDaemon(ctx context.Context, path string, start func() error) (*Client
 	}
 	defer release()
 	// Another caller may have started it while this one waited.
-	if c, err = Dial(ctx, path); err == nil || !notListening(err) {
+	if c, err = d.Dial(ctx, path); err == nil || !notListening(err) {
 		return c, err
 	}
 
@@ -77,7 +84,7 @@ func EnsureDaemon(ctx context.Context, path string, start func() error) (*Client
 		case <-ctx.Done():
 			return nil, fmt.Errorf("rpc: no daemon answered on %s: %w (last error: %v)", path, ctx.Err(), lastErr)
 		}
-		c, err := Dial(ctx, path)
+		c, err := d.Dial(ctx, path)
 		if err == nil {
 			return c, nil
 		}

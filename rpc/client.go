@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/indexd/indexd/internal/lineread"
 )
 
 // Client errors.
@@ -26,12 +30,98 @@ var (
 // breaks the connection (the daemon's responses are far smaller).
 const maxResponseSize = 256 << 20
 
+// Defaults of the Dialer's timeouts.
+const (
+	// DefaultConnectTimeout is Dialer.ConnectTimeout's default.
+	DefaultConnectTimeout = 5 * time.Second
+	// DefaultAnswerTimeout is Dialer.AnswerTimeout's default.
+	DefaultAnswerTimeout = 10 * time.Second
+)
+
+// ErrNoAnswer is wrapped by the error of a call the server did not answer
+// in time (a *NoAnswerError): it went silent for the Client's answer
+// timeout, or the call's context reached its deadline.
+var ErrNoAnswer = errors.New("rpc: the daemon did not answer")
+
+// NoAnswerError is the error of a Call the server did not answer in time.
+// errors.Is(err, ErrNoAnswer) holds, and so does errors.Is(err,
+// context.DeadlineExceeded) when the call's deadline passed.
+type NoAnswerError struct {
+	Socket string        // the server's socket
+	Method string        // the method called
+	Waited time.Duration // the answer timeout (Silent), else how long the call waited until its deadline
+	// Silent: nothing at all came from the server for Waited, not even
+	// the answer to a ping (else the server was alive but the call's
+	// deadline passed first).
+	Silent bool
+	err    error // the context's error when the deadline passed
+}
+
+func (e *NoAnswerError) Error() string {
+	if e.Silent {
+		return fmt.Sprintf("indexd did not answer within %v (socket %s)", roundWait(e.Waited), e.Socket)
+	}
+	return fmt.Sprintf("indexd did not answer the %s request within %v (socket %s)", e.Method, roundWait(e.Waited), e.Socket)
+}
+
+// Is makes errors.Is(err, ErrNoAnswer) hold.
+func (e *NoAnswerError) Is(target error) bool { return target == ErrNoAnswer }
+
+// Unwrap returns the context's error when the call's deadline passed.
+func (e *NoAnswerError) Unwrap() error { return e.err }
+
+// roundWait rounds a wait for messages: to the second from 10 s, to the
+// millisecond below (the timeouts are round numbers; the waits measured
+// up to a deadline are a hair off them).
+func roundWait(d time.Duration) time.Duration {
+	if d >= 10*time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// A Dialer connects Clients. The zero value uses the defaults; a negative
+// timeout disables it.
+type Dialer struct {
+	// ConnectTimeout bounds the connection and the peer check, when the
+	// context has no earlier deadline. Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// AnswerTimeout is how long a call waits while nothing at all comes
+	// from the server (no byte of any response) before failing with a
+	// *NoAnswerError; it bounds the writing of a request too. Halfway
+	// through such a silence the Client sends a ping, which a live server
+	// answers at once even while the call is slow, so only a server that
+	// is gone or hung (or has stopped reading: shutting down, or with
+	// every one of the connection's MaxInFlight requests running) makes
+	// a call fail this way. A call's own deadline comes from its context.
+	// Default DefaultAnswerTimeout.
+	AnswerTimeout time.Duration
+}
+
+func (d Dialer) connectTimeout() time.Duration {
+	if d.ConnectTimeout == 0 {
+		return DefaultConnectTimeout
+	}
+	return d.ConnectTimeout
+}
+
+func (d Dialer) answerTimeout() time.Duration {
+	if d.AnswerTimeout == 0 {
+		return DefaultAnswerTimeout
+	}
+	return max(d.AnswerTimeout, 0)
+}
+
 // Client is a connection to a server. It is safe for concurrent use:
 // calls from many goroutines are pipelined on the one connection and each
 // is matched to its response by id, whatever order the server answers in.
 type Client struct {
-	nc   net.Conn
-	done chan struct{} // closed when the reader goroutine has exited
+	nc     net.Conn
+	socket string        // the server's address, for messages
+	answer time.Duration // the answer timeout (see Dialer.AnswerTimeout); 0: none
+	done   chan struct{} // closed when the reader goroutine has exited
+
+	lastRead atomic.Int64 // when bytes last came from the server (UnixNano)
 
 	wmu sync.Mutex // serialises request writes
 
@@ -48,29 +138,60 @@ type response struct {
 	err    error // an *Error from the server, or a transport error
 }
 
+// Dial connects to the server on the Unix socket at path, with the
+// default timeouts (see Dialer). The server must run as the current user
+// (SameUser).
+func Dial(ctx context.Context, path string) (*Client, error) {
+	return Dialer{}.Dial(ctx, path)
+}
+
 // Dial connects to the server on the Unix socket at path. The server must
 // run as the current user (SameUser).
-func Dial(ctx context.Context, path string) (*Client, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", path)
+func (d Dialer) Dial(ctx context.Context, path string) (*Client, error) {
+	dctx := ctx
+	if t := d.connectTimeout(); t > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	var nd net.Dialer
+	nc, err := nd.DialContext(dctx, "unix", path)
 	if err != nil {
+		if ctx.Err() == nil && dctx.Err() != nil {
+			return nil, fmt.Errorf("%w: connecting to %s took over %v", ErrNoAnswer, path, d.connectTimeout())
+		}
 		return nil, err
 	}
 	if err := SameUser(nc); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	return NewClient(nc), nil
+	c := d.NewClient(nc)
+	c.socket = path
+	return c, nil
 }
 
-// NewClient returns a Client speaking on nc, which it owns from now on. It
-// starts the goroutine reading responses; Close stops it.
+// NewClient returns a Client speaking on nc with the default timeouts
+// (see Dialer). It owns nc from now on, and starts the goroutine reading
+// responses; Close stops it.
 func NewClient(nc net.Conn) *Client {
+	return Dialer{}.NewClient(nc)
+}
+
+// NewClient returns a Client speaking on nc with d's answer timeout. It
+// owns nc from now on, and starts the goroutine reading responses; Close
+// stops it.
+func (d Dialer) NewClient(nc net.Conn) *Client {
 	c := &Client{
 		nc:      nc,
+		answer:  d.answerTimeout(),
 		done:    make(chan struct{}),
 		pending: make(map[uint64]chan response),
 	}
+	if a := nc.RemoteAddr(); a != nil {
+		c.socket = a.String()
+	}
+	c.lastRead.Store(time.Now().UnixNano())
 	go c.readLoop()
 	return c
 }
@@ -95,45 +216,142 @@ func (c *Client) Close() error {
 // Call calls method with params and waits for the response. params is
 // marshalled to JSON (nil sends no params; a json.RawMessage is sent as
 // is). On success the result is stored in *result if result is not nil.
-// A JSON-RPC error response is returned as an *Error; any other error is
-// the context's, ErrClosed, or wraps ErrConnLost.
+// A JSON-RPC error response is returned as an *Error; a call not answered
+// in time (the Client's answer timeout, or ctx's deadline) as a
+// *NoAnswerError; any other error is ctx's, ErrClosed, or wraps
+// ErrConnLost.
 //
 // Cancelling ctx abandons the call (its response is discarded when it
 // comes); the server keeps working on it until the connection closes.
 func (c *Client) Call(ctx context.Context, method string, params any, result *json.RawMessage) error {
-	ch := make(chan response, 1)
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
+	id, ch, err := c.register()
+	if err != nil {
 		return err
 	}
-	c.nextID++
-	id := c.nextID
-	c.pending[id] = ch
-	c.mu.Unlock()
-
 	line, err := encodeRequest(strconv.AppendUint(nil, id, 10), method, params)
 	if err == nil {
-		err = c.write(ctx, line)
+		err = c.write(ctx, line, method)
 	}
 	if err != nil {
 		c.abandon(id)
 		return err
 	}
+	sent := time.Now()
+	var (
+		probes []uint64  // ids of the pings sent: abandoned on return
+		probed time.Time // when the last ping was sent
+	)
+	defer func() {
+		for _, p := range probes {
+			c.abandon(p)
+		}
+	}()
+	if c.answer > 0 {
+		t := time.NewTimer(c.answer / 2)
+		defer t.Stop()
+		// The silence is measured from the later of the request's sending
+		// and the last bytes received. Halfway through, a ping; at the
+		// end, failure.
+		check := func() error {
+			last := time.Unix(0, c.lastRead.Load())
+			if last.Before(sent) {
+				last = sent
+			}
+			quiet := time.Since(last)
+			if quiet >= c.answer {
+				return &NoAnswerError{Socket: c.socket, Method: method, Waited: c.answer, Silent: true}
+			}
+			next := c.answer - quiet
+			if quiet >= c.answer/2 {
+				if probed.IsZero() || last.After(probed) {
+					probed = time.Now()
+					if p, ok := c.probe(ctx); ok {
+						probes = append(probes, p)
+					}
+				}
+			} else {
+				next = c.answer/2 - quiet
+			}
+			t.Reset(next)
+			return nil
+		}
+		for {
+			select {
+			case r := <-ch:
+				return r.into(result)
+			case <-ctx.Done():
+				c.abandon(id)
+				return c.ctxErr(ctx, method, sent)
+			case <-t.C:
+				if err := check(); err != nil {
+					c.abandon(id)
+					return err
+				}
+			}
+		}
+	}
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return r.err
-		}
-		if result != nil {
-			*result = r.result
-		}
-		return nil
+		return r.into(result)
 	case <-ctx.Done():
 		c.abandon(id)
-		return ctx.Err()
+		return c.ctxErr(ctx, method, sent)
 	}
+}
+
+// into returns the response's error, or stores its result in *result.
+func (r response) into(result *json.RawMessage) error {
+	if r.err != nil {
+		return r.err
+	}
+	if result != nil {
+		*result = r.result
+	}
+	return nil
+}
+
+// ctxErr is the error of a call whose ctx is done: a *NoAnswerError when
+// its deadline passed, else ctx's error.
+func (c *Client) ctxErr(ctx context.Context, method string, sent time.Time) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		waited := time.Since(sent)
+		if dl, ok := ctx.Deadline(); ok {
+			waited = dl.Sub(sent)
+		}
+		return &NoAnswerError{Socket: c.socket, Method: method, Waited: waited, err: err}
+	}
+	return err
+}
+
+// register allocates a call's id and the channel its response will come
+// on.
+func (c *Client) register() (uint64, chan response, error) {
+	ch := make(chan response, 1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, nil, c.err
+	}
+	c.nextID++
+	c.pending[c.nextID] = ch
+	return c.nextID, ch, nil
+}
+
+// probe sends a ping whose answer nobody waits for: any bytes coming back
+// show that the server is alive (see Dialer.AnswerTimeout). It reports
+// the ping's id, for abandoning it, and whether it was sent.
+func (c *Client) probe(ctx context.Context) (uint64, bool) {
+	id, _, err := c.register()
+	if err != nil {
+		return 0, false
+	}
+	line, _ := encodeRequest(strconv.AppendUint(nil, id, 10), MethodPing, nil)
+	if c.write(ctx, line, MethodPing) != nil {
+		c.abandon(id)
+		return 0, false
+	}
+	return id, true
 }
 
 // Notify sends a notification: a request without an id, which the server
@@ -149,7 +367,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.write(ctx, line)
+	return c.write(ctx, line, method)
 }
 
 // Ping calls ping and waits for the answer.
@@ -164,42 +382,62 @@ func (c *Client) abandon(id uint64) {
 	c.mu.Unlock()
 }
 
-// write sends one request line. A write interrupted midway leaves half a
-// line on the wire, so any write failure closes the connection.
-func (c *Client) write(ctx context.Context, line []byte) error {
+// write sends one request line, within the answer timeout. A write
+// interrupted midway leaves half a line on the wire, so any write failure
+// closes the connection.
+func (c *Client) write(ctx context.Context, line []byte, method string) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if c.answer > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.answer))
 	}
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		c.nc.SetWriteDeadline(aLongTimeAgo) // interrupts the write
 		close(fired)
 	})
+	start := time.Now()
 	_, err := c.nc.Write(line)
 	if !stop() {
-		// The deadline was set, maybe after the write completed: clear
-		// it for the next writer.
+		// The deadline was set, maybe after the write completed.
 		<-fired
-		c.nc.SetWriteDeadline(time.Time{})
 		if err != nil {
 			err = ctx.Err()
 		}
 	}
+	c.nc.SetWriteDeadline(time.Time{}) // for the next writer
 	if err != nil {
 		c.nc.Close() // the reader notices, fails the pending calls and exits
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.closed {
+		switch {
+		case c.closed:
 			return ErrClosed
-		}
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		case errors.Is(err, context.DeadlineExceeded):
+			return c.ctxErr(ctx, method, start)
+		case errors.Is(err, context.Canceled):
 			return err
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The server did not read the request for the answer timeout.
+			return &NoAnswerError{Socket: c.socket, Method: method, Waited: c.answer, Silent: true}
 		}
 		return fmt.Errorf("%w: %v", ErrConnLost, err)
 	}
 	return nil
+}
+
+// readRecorder reads the connection, recording when bytes came.
+type readRecorder struct{ c *Client }
+
+func (r readRecorder) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.lastRead.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // encodeRequest builds a request line; a nil id makes a notification.
@@ -245,11 +483,11 @@ func encodeRequest(id []byte, method string, params any) ([]byte, error) {
 // until the connection fails or is closed.
 func (c *Client) readLoop() {
 	defer close(c.done)
-	lr := newLineReader(c.nc, 64<<10, maxResponseSize)
+	lr := lineread.New(readRecorder{c}, 64<<10, maxResponseSize)
 	var err error
 	for {
 		var line []byte
-		line, err = lr.next()
+		line, err = lr.Next()
 		if err != nil {
 			break
 		}

@@ -27,7 +27,11 @@
 //
 // A request is {"jsonrpc":"2.0","id":ID,"method":NAME,"params":PARAMS}.
 // ID is a string, a number or null and is echoed in the response; params
-// may be omitted when a method takes none. A request without an id member
+// may be omitted when a method takes none. Responses are always valid
+// JSON text, so UTF-8: a string id that is not valid UTF-8 is an invalid
+// request (answered with id null), and invalid UTF-8 elsewhere in a
+// request that a result echoes (a tool's params_input) is answered as
+// U+FFFD. A request without an id member
 // is a notification: it is carried out, but never answered, not even with
 // an error.
 //
@@ -96,7 +100,11 @@
 // Only processes of the daemon's own user may connect: the server checks
 // each connection's SO_PEERCRED uid and closes any other without a word
 // (and Dial checks the server the same way). The socket is 0600 in a 0700
-// directory owned by the user.
+// directory owned by the user: Listen refuses a directory that is a
+// symbolic link, belongs to another user or that others may write to,
+// and, when it lies under TMPDIR (the fallback path
+// $TMPDIR/indexd-UID/indexd.sock), every directory on the way there
+// below TMPDIR too (ErrInsecureDir, naming the directory and what to do).
 //
 // A connection is dropped when it has been quiet (nothing received,
 // nothing answered) for 5 minutes while none of its requests is in
@@ -108,6 +116,20 @@
 // its input) and still receive the answers to the requests it sent. When
 // it closes the connection entirely, the requests it has in flight are
 // cancelled.
+//
+// # Client timeouts
+//
+// A Client never waits forever for a server that accepted its
+// connection and then hung (Dialer): connecting is bounded (5 s), and a
+// call fails with a *NoAnswerError (ErrNoAnswer) once nothing at all has
+// come from the server for the answer timeout (10 s; writing a request
+// too). Halfway through such a silence the Client pipelines a ping,
+// which a live server answers at once while the call is still being
+// worked on, so a slow answer is waited for as long as the server is
+// alive; the call's own deadline is its context's (indexctl gives a tool
+// call the tool's time limit plus 30 s). The error says how long it
+// waited and for which socket: "indexd did not answer within 10s
+// (socket PATH)".
 //
 // # Shutdown
 //
@@ -132,6 +154,10 @@
 //
 //   - Cancelling a Client.Call's context abandons the call but does not
 //     cancel it in the daemon; closing the Client does.
+//   - The Client's liveness pings count as requests: a connection whose
+//     MaxInFlight requests are all running leaves them unread, and a
+//     daemon draining for shutdown reads no more, so a call can fail
+//     with ErrNoAnswer then although the daemon is alive.
 //   - The protocol has no authentication beyond the peer uid: every
 //     process of the user may query every root.
 package rpc

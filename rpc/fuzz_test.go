@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 var fuzzSeeds = []string{
@@ -16,6 +17,8 @@ var fuzzSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":5}`,
 	`{"id":-0.5e3,"method":"\u0070ing","jsonrpc":"2.0"}`,
 	`{`, `"x"`, `null`, ` `,
+	"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[\"\xff\"]}",
 }
 
 // Any line gets either a request or an error, and the error response is
@@ -82,8 +85,8 @@ func checkResponseLine(t *testing.T, b []byte) {
 		t.Fatalf("response is not one line: %q", b)
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("response is not JSON: %q", b)
+	if err := json.Unmarshal(b, &m); err != nil || !utf8.Valid(b) {
+		t.Fatalf("response is not JSON in UTF-8: %q", b)
 	}
 	if string(m["jsonrpc"]) != `"2.0"` || m["id"] == nil || len(m) != 3 {
 		t.Fatalf("malformed response: %q", b)

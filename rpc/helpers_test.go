@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // wait is how long a test waits for something that should happen at once;
@@ -184,8 +185,9 @@ func (rc *rawClient) recv() reply {
 		rc.t.Fatalf("reading a response: %v (got %q)", err, line)
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
-		rc.t.Fatalf("response is not a JSON object: %q", line)
+	// encoding/json accepts invalid UTF-8; JSON text must be UTF-8.
+	if err := json.Unmarshal([]byte(line), &m); err != nil || !utf8.ValidString(line) {
+		rc.t.Fatalf("response is not a JSON object in UTF-8: %q", line)
 	}
 	if string(m["jsonrpc"]) != `"2.0"` {
 		rc.t.Errorf("response without jsonrpc 2.0: %q", line)

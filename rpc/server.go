@@ -14,6 +14,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"github.com/indexd/indexd/internal/lineread"
 )
 
 // Defaults for the zero Server fields.
@@ -320,7 +323,7 @@ func (c *conn) arm(timeout time.Duration) bool {
 // stopped at end of input, false if it stopped for any other reason
 // (reading stopped, idle timeout, a read error).
 func (c *conn) readLoop() (eof bool) {
-	lr := newLineReader(activityReader{c}, 64<<10, c.cfg.MaxRequestSize)
+	lr := lineread.New(activityReader{c}, 64<<10, c.cfg.MaxRequestSize)
 	idle := c.cfg.IdleTimeout
 	c.touch()
 	timeout := idle
@@ -329,13 +332,13 @@ func (c *conn) readLoop() (eof bool) {
 			return false
 		}
 		timeout = idle
-		line, err := lr.next()
+		line, err := lr.Next()
 		switch {
 		case err == nil:
 			if !c.dispatch(line) {
 				return false
 			}
-		case errors.Is(err, errLineTooLong):
+		case errors.Is(err, lineread.ErrTooLong):
 			c.send(appendError(nil, nil, Errorf(CodeInvalidRequest, "request too large (limit %d bytes)", c.cfg.MaxRequestSize)))
 		case errors.Is(err, io.EOF):
 			return true
@@ -347,7 +350,7 @@ func (c *conn) readLoop() (eof bool) {
 			switch {
 			case quiet < idle:
 				timeout = idle - quiet // there was activity since the deadline was set
-			case lr.partial():
+			case lr.Partial():
 				c.cfg.logf("rpc: dropped a connection stalled mid-request for %v", quiet.Round(time.Millisecond))
 				return false
 			case c.inflight.Load() == 0:
@@ -536,7 +539,13 @@ func parseRequest(line []byte) (request, *Error) {
 	}
 	if id, ok := m["id"]; ok {
 		switch id[0] {
-		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		case '"':
+			// Echoed as read, so it must be valid JSON text: UTF-8.
+			if !utf8.Valid(id) {
+				return req, Errorf(CodeInvalidRequest, "invalid request: id must be valid UTF-8")
+			}
+			req.id = id
+		case 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			req.id = id
 		default:
 			return req, Errorf(CodeInvalidRequest, "invalid request: id must be a string, a number or null")
@@ -563,7 +572,8 @@ func parseRequest(line []byte) (request, *Error) {
 
 // appendResult appends a success response line. A result that is not
 // valid JSON becomes an internal error; whitespace is removed so the
-// response stays on one line.
+// response stays on one line, and invalid UTF-8 (which a result may
+// carry from a request's params) becomes U+FFFD.
 func appendResult(dst []byte, id, result json.RawMessage) []byte {
 	if len(result) == 0 {
 		result = nullID
@@ -576,7 +586,21 @@ func appendResult(dst []byte, id, result json.RawMessage) []byte {
 		return appendError(dst[:0], id, Errorf(CodeInternalError, "internal error: the handler returned invalid JSON"))
 	}
 	buf.WriteString("}\n")
-	return buf.Bytes()
+	return toValidUTF8(buf.Bytes())
+}
+
+// replacementEscape is U+FFFD as a JSON escape.
+var replacementEscape = []byte(`\ufffd`)
+
+// toValidUTF8 replaces each run of invalid UTF-8 in a response line with
+// the escape of U+FFFD. The line is valid JSON apart from its encoding,
+// so invalid bytes can only be inside strings, where the escape is valid:
+// the result is valid JSON text, which must be UTF-8 (RFC 8259).
+func toValidUTF8(line []byte) []byte {
+	if utf8.Valid(line) {
+		return line
+	}
+	return bytes.ToValidUTF8(line, replacementEscape)
 }
 
 // appendError appends an error response line; a nil id is written as
@@ -593,7 +617,7 @@ func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
 	dst = append(dst, id...)
 	dst = append(dst, `,"error":`...)
 	dst = append(dst, eb...)
-	return append(dst, "}\n"...)
+	return toValidUTF8(append(dst, "}\n"...))
 }
 
 // marshalNoEscape is json.Marshal without HTML escaping.

@@ -214,6 +214,9 @@ func TestBadInput(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "1", "method must be a string"},
 		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, CodeInvalidRequest, "null", "id must be"},
 		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, CodeInvalidRequest, "null", "id must be"},
+		// An id that is not UTF-8 cannot be echoed in valid JSON.
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}", CodeInvalidRequest, "null", "id must be valid UTF-8"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\",\"method\":\"nope\"}", CodeInvalidRequest, "null", "id must be valid UTF-8"},
 		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}`, CodeInvalidRequest, "1", "params must be an object or an array"},
 		{`{"jsonrpc":"2.0","id":1,"method":"nope"}`, CodeMethodNotFound, "1", `method not found: "nope"`},
 		{`{"jsonrpc":"2.0","id":1,"method":"glob"}`, CodeInvalidParams, "1", "missing params"},
@@ -239,6 +242,16 @@ func TestBadInput(t *testing.T) {
 	rc.send(`  {"jsonrpc":"2.0","id":null,"method":"ping","extra":1}  ` + "\r")
 	if r := rc.recv(); string(r.ID) != "null" || string(r.Result) != `"pong"` {
 		t.Errorf("id null: %q", r.line)
+	}
+	// Invalid UTF-8 elsewhere reaches the handler; what it echoes is
+	// answered as U+FFFD (recv checks that every answer is UTF-8).
+	rc.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"echo\",\"params\":[\"a\xff\xfeb\", \"\xe2\x82\"]}")
+	if r := rc.recv(); string(r.ID) != "2" || string(r.Result) != `["a\ufffdb","\ufffd"]` {
+		t.Errorf("params with invalid UTF-8: %q", r.line)
+	}
+	rc.send("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\xff\"}")
+	if r := rc.recv(); string(r.ID) != "3" || r.Error == nil || r.Error.Code != CodeMethodNotFound {
+		t.Errorf("method with invalid UTF-8: %q", r.line)
 	}
 	rc.send("", "   ", `{"jsonrpc":"2.0","id":"\u00e9<&>","method":"echo"}`) // blank lines are skipped
 	if r := rc.recv(); string(r.ID) != `"\u00e9<&>"` || string(r.Result) != "null" {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/privdir"
 )
 
 // Listen errors.
@@ -62,9 +64,12 @@ const maxSocketPath = 107
 // Listen makes path the daemon's socket and returns its listener and a
 // function releasing the instance lock:
 //
-//   - the directory is created 0700 if missing; an existing directory must
-//     be owned by the current user and not group- or world-writable
-//     (ErrInsecureDir);
+//   - the directory is created 0700 if missing; it, and every directory
+//     below the system's temporary directory on the way to it when it
+//     lies there (indexd-UID in the fallback path), must be a real
+//     directory (not a symbolic link) owned by the current user and not
+//     group- or world-writable (ErrInsecureDir; see privdir.Ensure);
+//   - the lock file is opened with O_NOFOLLOW;
 //   - the lock file (LockPath) is locked exclusively without waiting; if
 //     another process holds it, Listen returns ErrAlreadyRunning;
 //   - holding the lock, a socket file left by a daemon that died is
@@ -80,11 +85,7 @@ func Listen(path string) (ln net.Listener, unlock func(), err error) {
 	if len(path) > maxSocketPath {
 		return nil, nil, fmt.Errorf("rpc: socket path %s is too long (%d bytes, at most %d); set INDEXD_SOCKET to a shorter one", path, len(path), maxSocketPath)
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("rpc: socket directory: %w", err)
-	}
-	if err := checkDir(dir); err != nil {
+	if err := ensureDir(filepath.Dir(path)); err != nil {
 		return nil, nil, err
 	}
 	lockf, err := lockFile(LockPath(path))
@@ -111,24 +112,15 @@ func Listen(path string) (ln net.Listener, unlock func(), err error) {
 	return l, unlock, nil
 }
 
-// checkDir refuses a socket directory another user could tamper with.
-func checkDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil {
+// ensureDir makes the socket's directory, refusing one another user could
+// tamper with (see privdir.Ensure).
+func ensureDir(dir string) error {
+	err := privdir.Ensure(dir)
+	switch {
+	case errors.Is(err, privdir.ErrInsecure):
+		return fmt.Errorf("%w: %w (INDEXD_SOCKET or --socket chooses another socket path)", ErrInsecureDir, err)
+	case err != nil:
 		return fmt.Errorf("rpc: socket directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("rpc: socket directory %s is not a directory", dir)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fmt.Errorf("rpc: socket directory %s: cannot read its owner", dir)
-	}
-	if me := os.Getuid(); st.Uid != uint32(me) {
-		return fmt.Errorf("%w: %s is owned by uid %d, not by the current user (uid %d)", ErrInsecureDir, dir, st.Uid, me)
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("%w: %s is writable by its group or others (mode %04o); fix it with: chmod 700 %s", ErrInsecureDir, dir, perm, dir)
 	}
 	return nil
 }
@@ -137,7 +129,7 @@ func checkDir(dir string) error {
 // this process's id into it (for people and `indexctl status`). The lock
 // lives as long as the returned file is open.
 func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := privdir.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("rpc: lock file: %w", err)
 	}

@@ -257,3 +257,61 @@ func TestListenLeavesOthersAlone(t *testing.T) {
 		f.Close()
 	}
 }
+
+// A socket directory that is a symbolic link is refused, even to a
+// private directory: whoever controls the link's directory could point
+// it elsewhere.
+func TestListenRefusesSymlinkDir(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Listen(filepath.Join(link, "indexd.sock"))
+	if !errors.Is(err, ErrInsecureDir) || !strings.Contains(err.Error(), link+" is a symbolic link") || !strings.Contains(err.Error(), "INDEXD_SOCKET or --socket chooses another socket path") {
+		t.Errorf("symlinked directory: %v", err)
+	}
+	if ents, _ := os.ReadDir(real); len(ents) != 0 {
+		t.Errorf("written through the link: %v", ents)
+	}
+}
+
+// Without XDG_RUNTIME_DIR, XDG_CACHE_HOME and HOME, the socket is in
+// $TMPDIR/indexd-UID, which other users could have made first.
+func TestListenTmpFallback(t *testing.T) {
+	tmp := t.TempDir()
+	for k, v := range map[string]string{"TMPDIR": tmp, "HOME": "", "XDG_RUNTIME_DIR": "", "XDG_CACHE_HOME": "", "INDEXD_SOCKET": ""} {
+		t.Setenv(k, v)
+	}
+	dir := filepath.Join(tmp, "indexd-"+strconv.Itoa(os.Getuid()))
+	path := DefaultSocketPath()
+	if want := filepath.Join(dir, "indexd.sock"); path != want {
+		t.Fatalf("DefaultSocketPath() = %s, want %s", path, want)
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777)
+	if _, _, err := Listen(path); !errors.Is(err, ErrInsecureDir) || !strings.Contains(err.Error(), dir+" is writable by its group or others (mode 0777)") {
+		t.Errorf("indexd-UID with mode 0777: %v", err)
+	}
+	if err := os.Lchown(dir, 12345, 12345); err == nil {
+		if _, _, err := Listen(path); !errors.Is(err, ErrInsecureDir) || !strings.Contains(err.Error(), dir+" is owned by uid 12345") {
+			t.Errorf("indexd-UID of another user: %v", err)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("written in a directory refused: %v", ents)
+	}
+	// Made by the daemon itself: 0700, and served.
+	os.Remove(dir)
+	ln, unlock, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	unlock()
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v, %v", dir, fi.Mode(), err)
+	}
+}

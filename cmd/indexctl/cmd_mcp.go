@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/mcp"
+	"github.com/indexd/indexd/rpc"
 )
 
 // mcpCmd is "indexctl mcp": the MCP server an agent runs on stdio.
@@ -35,7 +38,10 @@ they are answered in this process by walking the tree.
 The workspace root is --root; without it, the first file:// root the
 client offers (MCP roots); without any, the nearest ancestor of the
 current directory holding .git, else the current directory. Nothing
-outside the root can be searched. Warnings go to standard error.`,
+outside the root can be searched. A client root of / or one owned by
+another user, and a default root of /, are refused (the calls answer
+ACCESS_DENIED): only --root can choose such a root. Warnings go to
+standard error.`,
 	exit: "Exit status: 0 once the client disconnects (or on SIGINT or SIGTERM), 2 error.",
 	examples: []string{
 		"indexctl mcp --root ~/src/myrepo",
@@ -71,7 +77,13 @@ outside the root can be searched. Warnings go to standard error.`,
 			}
 			r := c.runner(g)
 			cfg.Query = func(ctx context.Context, tool, root string, args json.RawMessage) (json.RawMessage, error) {
-				return r.query(ctx, request{Tool: tool, Root: root, Cwd: ".", Args: args})
+				env, err := r.query(ctx, request{Tool: tool, Root: root, Cwd: ".", Args: args})
+				if errors.Is(err, rpc.ErrNoAnswer) {
+					// A hung daemon: the agent gets a TIMEOUT envelope
+					// saying so, as the CLI exits 2.
+					return envelope.Fail(envelope.Context{Cwd: ".", ParamsInput: args}, envelope.Errorf(envelope.CodeTimeout, "%v", err), 0).MarshalJSON()
+				}
+				return env, err
 			}
 			srv, err := mcp.New(cfg)
 			if err != nil {

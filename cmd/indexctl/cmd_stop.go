@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // stopCmd is "indexctl stop": stop the daemon.
@@ -31,6 +36,10 @@ is not an error.`,
 			socket := g.socketPath()
 			stopped, err := stopDaemon(ctx, socket)
 			switch {
+			case errors.Is(err, rpc.ErrNoAnswer):
+				// Hung: shutdown cannot reach it. Say who holds its lock.
+				fmt.Fprintf(c.stderr, "indexctl stop: %v%s\n", err, lockHolder(socket))
+				return exitError, nil
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl stop: %v\n", err)
 				return exitError, nil
@@ -42,6 +51,20 @@ is not an error.`,
 			return exitFound, nil
 		}
 	},
+}
+
+// lockHolder names the process holding the instance lock of socket (the
+// pid the daemon wrote in it), as advice to end it: "" if unknown.
+func lockHolder(socket string) string {
+	b, err := os.ReadFile(rpc.LockPath(socket))
+	if err != nil {
+		return ""
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the daemon is pid %d (from %s): end it with 'kill %d'", pid, rpc.LockPath(socket), pid)
 }
 
 // stopTimeout bounds stop: the daemon's drain (10 s) and its cleanup.

@@ -101,12 +101,17 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 	}
 	if err == nil {
 		defer cl.Close()
+		cctx, cancel := context.WithTimeout(ctx, requestTimeout(req))
+		defer cancel()
 		var res json.RawMessage
-		err = cl.Call(ctx, methodForTool(req.Tool), rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args}, &res)
+		err = cl.Call(cctx, methodForTool(req.Tool), rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args}, &res)
 		var rerr *rpc.Error
 		switch {
 		case err == nil:
 			return res, nil
+		case errors.Is(err, rpc.ErrNoAnswer):
+			// A daemon is there but hung: walking here would hide it.
+			return nil, noAnswer(err)
 		case errors.As(err, &rerr), ctx.Err() != nil:
 			// The daemon refused the request, or the user gave up.
 			return nil, err
@@ -114,6 +119,45 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 	}
 	fmt.Fprintf(r.stderr, "indexctl: warning: answering without the daemon: %v\n", err)
 	return inProcess{reason: daemon.ReasonDaemonUnavailable}.query(ctx, req)
+}
+
+// noAnswer adds what to do to the error of a daemon that did not answer
+// (one that wraps rpc.ErrNoAnswer).
+func noAnswer(err error) error {
+	return fmt.Errorf("%w; try 'indexctl stop' or --direct", err)
+}
+
+// dialer connects to the daemon: the rpc package's default timeouts (the
+// tests shorten them).
+var dialer rpc.Dialer
+
+// requestMargin is added to a tool's own time limit to bound the wait for
+// the daemon's answer: for the daemon's read-your-writes barrier
+// (daemon.SyncTimeout), a fallback walk and the answer's way back, on a
+// busy machine.
+const requestMargin = 30 * time.Second
+
+// requestTimeout bounds the wait for the daemon's answer to a tool call:
+// the tool's own time limit (Grep's timeout_ms, default 2 s; Glob's
+// search bound; the same 2 s for LS, which reads one directory) plus
+// requestMargin. An unreadable timeout_ms counts as Grep's largest: the
+// tool reports it, the wait must not cut it short. (The client's answer
+// timeout catches a daemon that is hung long before this.)
+func requestTimeout(req request) time.Duration {
+	ms := int64(max(query.GrepDefaultTimeoutMS, query.GlobMaxDurationMS))
+	if req.Tool == query.ToolGrep {
+		var a struct {
+			TimeoutMS json.RawMessage `json:"timeout_ms"`
+		}
+		if json.Unmarshal(req.Args, &a) == nil && a.TimeoutMS != nil {
+			ms = query.GrepMaxTimeoutMS
+			var n float64
+			if json.Unmarshal(a.TimeoutMS, &n) == nil && n >= 1 && n < query.GrepMaxTimeoutMS {
+				ms = int64(n)
+			}
+		}
+	}
+	return time.Duration(ms)*time.Millisecond + requestMargin
 }
 
 // methodForTool returns the protocol method of a tool.
@@ -130,7 +174,7 @@ func methodForTool(tool string) string {
 // connect connects to the daemon on socket, starting it if nothing
 // answers there.
 func connect(ctx context.Context, socket string) (*rpc.Client, error) {
-	return rpc.EnsureDaemon(ctx, socket, daemonStarter(socket))
+	return dialer.EnsureDaemon(ctx, socket, daemonStarter(socket))
 }
 
 // daemonStarter returns the start function for rpc.EnsureDaemon: it runs
@@ -255,7 +299,7 @@ func findRoot(dir string) string {
 // dialRunning connects to the daemon on socket without starting one; ok
 // is false when none is running there.
 func dialRunning(ctx context.Context, socket string) (cl *rpc.Client, ok bool, err error) {
-	cl, err = rpc.Dial(ctx, socket)
+	cl, err = dialer.Dial(ctx, socket)
 	switch {
 	case err == nil:
 		return cl, true, nil

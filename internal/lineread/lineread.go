@@ -1,4 +1,8 @@
-package rpc
+// Package lineread reads newline-terminated lines with a bounded buffer,
+// for the daemon's socket protocol (package rpc) and the MCP server's
+// standard input (package mcp): a line longer than the limit is skipped
+// without being held in memory and reported as ErrTooLong.
+package lineread
 
 import (
 	"bufio"
@@ -6,16 +10,16 @@ import (
 	"io"
 )
 
-// errLineTooLong reports a line longer than the limit. The line has been
+// ErrTooLong reports a line longer than the limit. The line has been
 // consumed (up to and including its newline, or to the end of input) and
 // the reader is positioned at the start of the next one.
-var errLineTooLong = errors.New("rpc: line too long")
+var ErrTooLong = errors.New("line too long")
 
-// lineReader reads newline-terminated lines with a bounded buffer: a line
+// Reader reads newline-terminated lines with a bounded buffer: a line
 // longer than max is skipped without being held in memory (the bufio
-// buffer's worth at a time), so a client cannot make the reader allocate
+// buffer's worth at a time), so a peer cannot make the reader allocate
 // more than max plus the bufio buffer for one line.
-type lineReader struct {
+type Reader struct {
 	br  *bufio.Reader
 	max int
 	buf []byte // the current line; reused between lines
@@ -25,20 +29,22 @@ type lineReader struct {
 	skipping bool
 }
 
-func newLineReader(r io.Reader, bufSize, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, bufSize), max: max}
+// New returns a Reader of r with a bufio buffer of bufSize bytes and
+// lines of at most max bytes (not counting the newline).
+func New(r io.Reader, bufSize, max int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, bufSize), max: max}
 }
 
-// partial reports whether part of a line has been read.
-func (lr *lineReader) partial() bool { return len(lr.buf) > 0 || lr.skipping }
+// Partial reports whether part of a line has been read.
+func (lr *Reader) Partial() bool { return len(lr.buf) > 0 || lr.skipping }
 
-// next returns the next line without its trailing newline. The slice is
+// Next returns the next line without its trailing newline. The slice is
 // valid until the next call. A final line without a newline at EOF is
 // returned as a line; EOF itself is returned once no bytes remain. A line
-// over the limit yields errLineTooLong. On any other error (a deadline, a
+// over the limit yields ErrTooLong. On any other error (a deadline, a
 // closed connection) the bytes read so far are kept, and a later call
 // continues the same line.
-func (lr *lineReader) next() ([]byte, error) {
+func (lr *Reader) Next() ([]byte, error) {
 	if len(lr.buf) == 0 {
 		lr.release()
 	}
@@ -69,7 +75,7 @@ func (lr *lineReader) next() ([]byte, error) {
 		case err == nil, err == io.EOF && (len(lr.buf) > 0 || lr.skipping):
 			if lr.skipping {
 				lr.skipping = false
-				return nil, errLineTooLong
+				return nil, ErrTooLong
 			}
 			line := lr.buf
 			lr.buf = lr.buf[:0]
@@ -85,7 +91,7 @@ func (lr *lineReader) next() ([]byte, error) {
 
 // release drops a large line buffer so one big request does not pin its
 // memory for the life of the connection.
-func (lr *lineReader) release() {
+func (lr *Reader) release() {
 	if cap(lr.buf) > 64<<10 {
 		lr.buf = nil
 	} else {

@@ -1,4 +1,4 @@
-package rpc
+package lineread
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ func TestLineReader(t *testing.T) {
 	const max = 20
 	tests := []struct {
 		name, in string
-		want     []string // "!" for errLineTooLong
+		want     []string // "!" for ErrTooLong
 	}{
 		{"empty", "", nil},
 		{"lines", "a\nbb\n\nccc\n", []string{"a", "bb", "", "ccc"}},
@@ -32,14 +32,14 @@ func TestLineReader(t *testing.T) {
 			{"whole", strings.NewReader(tc.in)},
 			{"byte at a time", iotest.OneByteReader(strings.NewReader(tc.in))},
 		} {
-			lr := newLineReader(r.r, 16, max) // bufio's minimum size: lines span buffers
+			lr := New(r.r, 16, max) // bufio's minimum size: lines span buffers
 			var got []string
 			for {
-				line, err := lr.next()
+				line, err := lr.Next()
 				if errors.Is(err, io.EOF) {
 					break
 				}
-				if errors.Is(err, errLineTooLong) {
+				if errors.Is(err, ErrTooLong) {
 					got = append(got, "!")
 					continue
 				}
@@ -72,15 +72,15 @@ func TestLineReaderResumes(t *testing.T) {
 		}
 		return copy(p, s), nil
 	})
-	lr := newLineReader(r, 16, 100)
+	lr := New(r, 16, 100)
 	var got []string
 	for {
-		line, err := lr.next()
+		line, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if errors.Is(err, errTimeout) {
-			if !lr.partial() {
+			if !lr.Partial() {
 				t.Error("partial() = false mid-line")
 			}
 			got = append(got, "timeout")

@@ -1,0 +1,151 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// mute is a listener on a socket that accepts connections and never
+// reads or writes them: a daemon that hangs.
+func mute(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "indexd.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return path
+}
+
+// callAsync calls method on c in a goroutine; the error comes on the
+// channel.
+func callAsync(ctx context.Context, c *Client, method string, params any) <-chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(ctx, method, params, nil) }()
+	return errc
+}
+
+// A server that accepts and never answers fails a call once it has been
+// silent for the answer timeout, with an error naming the wait and the
+// socket.
+func TestClientNoAnswer(t *testing.T) {
+	path := mute(t)
+	c, err := Dialer{AnswerTimeout: 100 * time.Millisecond}.Dial(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = recvSignal(t, callAsync(context.Background(), c, MethodGlob, ToolParams{Root: "/w"}), "the unanswered call")
+	var nae *NoAnswerError
+	if !errors.As(err, &nae) || !errors.Is(err, ErrNoAnswer) || !nae.Silent || nae.Socket != path || nae.Method != MethodGlob || nae.Waited != 100*time.Millisecond {
+		t.Fatalf("call to a mute server: %#v", err)
+	}
+	if want := "indexd did not answer within 100ms (socket " + path + ")"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%v is not the context's", err)
+	}
+
+	// A request the server does not even read: the write is bounded too
+	// (1 MiB is more than the socket buffers hold).
+	big := strings.Repeat("x", DefaultMaxRequestSize-100)
+	err = recvSignal(t, callAsync(context.Background(), c, "echo", []string{big}), "the unread request")
+	if !errors.As(err, &nae) || !nae.Silent || nae.Method != "echo" || nae.Waited != 100*time.Millisecond {
+		t.Errorf("request never read: %#v", err)
+	}
+}
+
+// The call's deadline, with no answer timeout, fails it the same way,
+// naming the request.
+func TestClientDeadline(t *testing.T) {
+	path := mute(t)
+	c, err := Dialer{AnswerTimeout: -1}.Dial(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = recvSignal(t, callAsync(ctx, c, MethodGrep, ToolParams{Root: "/w"}), "the call past its deadline")
+	var nae *NoAnswerError
+	if !errors.As(err, &nae) || !errors.Is(err, ErrNoAnswer) || !errors.Is(err, context.DeadlineExceeded) || nae.Silent || nae.Waited <= 0 || nae.Waited > 50*time.Millisecond {
+		t.Fatalf("call past its deadline: %#v", err)
+	}
+	if re := regexp.MustCompile(`^indexd did not answer the grep request within \d+ms \(socket ` + regexp.QuoteMeta(path) + `\)$`); !re.MatchString(err.Error()) {
+		t.Errorf("message %q", err)
+	}
+	// Cancelled rather than timed out: the context's error.
+	ctx, cancel = context.WithCancel(context.Background())
+	errc := callAsync(ctx, c, MethodPing, nil)
+	cancel()
+	if err := recvSignal(t, errc, "the cancelled call"); err != context.Canceled {
+		t.Errorf("cancelled call: %v", err)
+	}
+}
+
+// A live server whose answer is slow is waited for: the pings sent in
+// the silences are answered.
+func TestClientSlowAnswer(t *testing.T) {
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	pings := make(chan struct{}, 100)
+	m := blockingMethods(started, release, nil)
+	m[MethodPing] = func(context.Context, json.RawMessage) (json.RawMessage, *Error) {
+		pings <- struct{}{}
+		return Pong, nil
+	}
+	ts := startServer(t, m, nil)
+	c, err := Dialer{AnswerTimeout: 40 * time.Millisecond}.Dial(context.Background(), ts.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var res json.RawMessage
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(context.Background(), "slow", []int{1}, &res) }()
+	recvSignal(t, started, "the slow call")
+	// Each ping comes half a silence after the previous answer: five
+	// span more than twice the answer timeout.
+	for i := range 5 {
+		recvSignal(t, pings, "ping "+string(rune('1'+i)))
+	}
+	close(release)
+	if err := recvSignal(t, errc, "the slow call's answer"); err != nil || string(res) != `"released"` {
+		t.Fatalf("slow call: %v, %s", err, res)
+	}
+}
