@@ -188,7 +188,7 @@ func TestExchangeLoopDuringQueries(t *testing.T) {
 		{"ls", `{"path":"d/sub"}`},
 	}
 	var leaked []string
-	var ran int
+	var ran, leakCount int
 	for i := 0; ran < n; i++ {
 		q := queries[i%len(queries)]
 		var a answer
@@ -198,13 +198,16 @@ func TestExchangeLoopDuringQueries(t *testing.T) {
 			a = walked(t, q.method, root, strings.Replace(q.args, `,"sync":false`, "", 1))
 		}
 		ran++
-		if leaks(a) && len(leaked) < 5 {
-			leaked = append(leaked, fmt.Sprintf("%s %s: %s", q.method, q.args, a.js))
+		if leaks(a) {
+			leakCount++
+			if len(leaked) < 5 {
+				leaked = append(leaked, fmt.Sprintf("%s %s: %s", q.method, q.args, a.js))
+			}
 		}
 	}
 	swaps := stop()
 	if len(leaked) > 0 {
-		t.Fatalf("answers from outside the root:\n%s", strings.Join(leaked, "\n"))
+		t.Fatalf("%d of %d answers from outside the root; the first:\n%s", leakCount, ran, strings.Join(leaked, "\n"))
 	}
 	if swaps == 0 {
 		t.Fatal("the exchange loop never ran")
