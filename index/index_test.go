@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	csindex "github.com/google/codesearch/index"
 
@@ -279,45 +277,6 @@ func TestIncrementalEqualsFreshBuild(t *testing.T) {
 	ix2.Close()
 }
 
-// Crash safety: a child process writing the DB is killed; the DB opens,
-// is consistent (or is rebuilt) and answers correctly.
-func TestCrashWhileWriting(t *testing.T) {
-	if os.Getenv("INDEX_CRASH_CHILD") != "" {
-		return // the child's work is in TestMain
-	}
-	if testing.Short() {
-		t.Skip("spawns a child process")
-	}
-	files := map[string]string{}
-	for i := range 400 {
-		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = strings.Repeat(fmt.Sprintf("word%d other%d ", i, i*7), 50) + "\n"
-	}
-	root := writeTree(t, files)
-	db := filepath.Join(t.TempDir(), "ix.db")
-	for round := range 4 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWhileWriting$")
-		cmd.Env = append(os.Environ(), "INDEX_CRASH_CHILD=1", "INDEX_CRASH_ROOT="+root, "INDEX_CRASH_DB="+db)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Kill it at a different moment each round (the child loops
-		// writing until killed; this wait picks the crash point, it
-		// synchronises nothing).
-		time.Sleep(time.Duration(40+round*90) * time.Millisecond)
-		cmd.Process.Kill()
-		cmd.Wait()
-		ix, _, err := OpenOrBuild(context.Background(), db, root, nil)
-		if err != nil {
-			t.Fatalf("round %d: reopen: %v", round, err)
-		}
-		checkIndex(t, ix)
-		if got := candidates(t, ix, "word123 "); !slices.Equal(got, []string{"d3/f123.txt"}) {
-			t.Fatalf("round %d: candidates %q", round, got)
-		}
-		ix.Close()
-	}
-}
-
 func TestMain(m *testing.M) {
 	if os.Getenv("INDEX_CRASH_CHILD") != "" {
 		crashChild()
@@ -328,25 +287,6 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
-}
-
-// crashChild rewrites the DB in a loop (full saves and incremental
-// updates) until it is killed.
-func crashChild() {
-	root, db := os.Getenv("INDEX_CRASH_ROOT"), os.Getenv("INDEX_CRASH_DB")
-	for i := 0; ; i++ {
-		ix, _, err := OpenOrBuild(context.Background(), db, root, nil)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(3)
-		}
-		for j := range 20 {
-			ix.Update(fmt.Sprintf("d%d/f%d.txt", j%10, (i*20+j)%400))
-		}
-		ix.Compact()
-		ix.Save(db)
-		ix.Close()
-	}
 }
 
 // Apply on a path that is now ignored records it as a build would, and a
