@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -111,7 +112,28 @@ func TestDamagedDBPageByPage(t *testing.T) {
 		damaged[p*ps+r.IntN(ps)] ^= byte(1 + r.IntN(255))
 		trial(fmt.Sprintf("page %d: one byte changed", p), damaged)
 	}
-	t.Logf("%d pages of %d bytes: %d trials reopened the DB, %d rebuilt it", pages, ps, rebuilt[false], rebuilt[true])
+	// Random damage anywhere: a few bytes changed, a run zeroed, a cut at
+	// any length. INDEXD_CORRUPT_TRIALS sets how many (default 150).
+	extra := 150
+	if s := os.Getenv("INDEXD_CORRUPT_TRIALS"); s != "" {
+		extra, _ = strconv.Atoi(s)
+	}
+	for i := range extra {
+		damaged := bytes.Clone(good)
+		switch i % 3 {
+		case 0:
+			for range 1 + r.IntN(8) {
+				damaged[r.IntN(len(damaged))] ^= byte(1 + r.IntN(255))
+			}
+		case 1:
+			at := r.IntN(len(damaged))
+			clear(damaged[at:min(len(damaged), at+1+r.IntN(512))])
+		case 2:
+			damaged = damaged[:r.IntN(len(damaged))]
+		}
+		trial(fmt.Sprintf("random damage %d", i), damaged)
+	}
+	t.Logf("%d pages of %d bytes, %d random: %d trials reopened the DB, %d rebuilt it", pages, ps, extra, rebuilt[false], rebuilt[true])
 }
 
 // mustOpen opens the DB at path with OpenOrBuild and checks whether it
