@@ -42,7 +42,7 @@ type Freshener interface {
 type FreshenerFunc func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error)
 
 // WatchFreshener is the default Freshener: a watch.Watcher on the root
-// (recursive fsnotify watches, the cookie sync barrier, overflow
+// (recursive inotify watches, the cookie sync barrier, overflow
 // reconcile, per-subtree watch-limit degradation), whose State decides
 // Stale.
 func WatchFreshener(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {

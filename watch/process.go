@@ -15,8 +15,8 @@ import (
 	"github.com/indexd/indexd/internal/rooted"
 )
 
-// drain moves events from fsnotify into the dirty set. It blocks only on
-// fsnotify's channels, so inotify's queue is emptied as fast as it fills.
+// drain moves events from the notifier into the dirty set. It blocks only on
+// the notifier's channels, so inotify's queue is emptied as fast as it fills.
 func (w *Watcher) drain() {
 	for {
 		select {
@@ -83,11 +83,11 @@ func (w *Watcher) event(ev fsnotify.Event) {
 	w.signal()
 }
 
-// fault handles an error from fsnotify. An overflow means events were
+// fault handles an error from the notifier. An overflow means events were
 // lost: the root is suspect until a whole-tree reconcile ends.
 func (w *Watcher) fault(err error) {
 	if !errors.Is(err, fsnotify.ErrEventOverflow) {
-		w.log.Warn("watch: fsnotify error", "root", w.root, "err", err)
+		w.log.Warn("watch: inotify error", "root", w.root, "err", err)
 		return
 	}
 	w.log.Warn("watch: event queue overflow; reconciling the whole tree", "root", w.root)

@@ -129,7 +129,7 @@ type Options struct {
 	// failed updates). Nil means slog.Default().
 	Logger *slog.Logger
 	// AddWatch, if set, is called to watch each directory instead of add,
-	// the watcher's own fsnotify Add; it may call add or fail on its own
+	// the watcher's own inotify add; it may call add or fail on its own
 	// (tests return ENOSPC to play the inotify watch limit).
 	AddWatch func(path string, add func(string) error) error
 	// MaxWatches is the watch limit the warning compares against; 0 reads
@@ -168,7 +168,7 @@ type State struct {
 	// Pending is the number of paths marked dirty and not yet applied.
 	Pending int
 	// Counters since Start.
-	Events     uint64 // fsnotify events received
+	Events     uint64 // inotify events received
 	Batches    uint64 // batches processed
 	Applies    uint64 // Index.Apply calls
 	Reconciles uint64 // whole-tree reconciles
@@ -233,7 +233,7 @@ type Watcher struct {
 	removed    int  // watches removed in the current batch
 }
 
-// eventBuffer is the capacity of fsnotify's Events channel: slack for the
+// eventBuffer is the capacity of the notifier's Events channel: slack for the
 // drain, which only takes a mutex per event.
 const eventBuffer = 4096
 
