@@ -138,7 +138,9 @@
 // A client may shut down its writing side (as socat does at the end of
 // its input) and still receive the answers to the requests it sent. When
 // it closes the connection entirely, the requests it has in flight are
-// cancelled.
+// cancelled (also while the server drains, see Shutdown). Handlers return
+// promptly once cancelled: Grep, for one, stops scanning within about
+// 100 ms however large the file (see package query).
 //
 // # Shutdown
 //
@@ -146,7 +148,9 @@
 // shutdown method) it stops accepting connections and stops reading
 // requests; requests already read finish and are answered, for up to 10
 // seconds, after which they are cancelled (and their answers get one
-// more second to be written); then every connection is closed. Requests sent but not yet read when the server stopped are not
+// more second to be written); then every connection is closed. The
+// requests of a client that hangs up during the drain are cancelled at
+// once. Requests sent but not yet read when the server stopped are not
 // answered: the client sees the connection close.
 //
 // # Goroutines

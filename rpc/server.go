@@ -335,9 +335,10 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex    // guards stopping and the read deadline
-	stopping bool          // reading has been stopped for good
-	stopc    chan struct{} // closed when stopping is set
+	mu        sync.Mutex    // guards stopping, watchOver and the read deadline
+	stopping  bool          // reading has been stopped for good
+	watchOver bool          // the hang-up watch has ended (see watchHangup)
+	stopc     chan struct{} // closed when stopping is set
 
 	dmu sync.Mutex // serialises setting the write deadline (see setWriteDeadline)
 
@@ -433,12 +434,16 @@ func (c *conn) serve() {
 		c.cfg.logf("rpc: rejected connection: %v", err)
 		return
 	}
-	if c.readLoop() && c.inflight.Load() > 0 {
-		// The client has closed its side for writing. It may only have
-		// half-closed and still be waiting for its answers (like
+	eof := c.readLoop()
+	if c.inflight.Load() > 0 && c.ctx.Err() == nil {
+		// Either the client has closed its side for writing (eof) or
+		// reading has stopped (the server drains, the connection was
+		// dropped). At end of input the client may only have half-closed
+		// and still be waiting for its answers (like
 		// `echo REQ | socat - UNIX-CONNECT:...`), so keep the requests
-		// running unless it hangs up entirely.
-		c.watchHangup()
+		// running unless it hangs up entirely; and a client that hangs up
+		// while the server drains has its requests cancelled at once.
+		c.watchHangup(eof)
 	}
 	c.reqs.Wait()
 }
@@ -528,36 +533,60 @@ func (c *conn) isStopping() bool {
 }
 
 // watchHangup waits until the requests in flight are done or the client
-// hangs up entirely, whichever comes first; a hang-up cancels them.
-func (c *conn) watchHangup() {
+// hangs up entirely, whichever comes first; a hang-up cancels them. eof
+// says reading ended at the end of the client's input (rather than being
+// stopped). The watch reads nothing: it only polls the socket, so it runs
+// whether or not reading has been stopped, and a stop (the server
+// starting its drain) does not end it.
+func (c *conn) watchHangup(eof bool) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		c.reqs.Wait()
-		c.stop() // ends the wait below
+		c.mu.Lock()
+		c.watchOver = true
+		c.nc.SetReadDeadline(aLongTimeAgo) // ends the wait below
+		c.mu.Unlock()
+		c.stop()
 	}()
 	defer func() { <-done }()
 	rc, err := syscallConn(c.nc)
 	if err != nil || !hangupDetectable {
 		// Half-close and hang-up cannot be told apart: treat end of
 		// input as a hang-up.
-		c.cancel()
+		if eof {
+			c.cancel()
+		}
 		return
 	}
-	if !c.arm(-1) {
-		return
-	}
-	gone := rc.Read(func(fd uintptr) bool {
-		if hungUp(fd) {
-			return true
+	for {
+		c.mu.Lock()
+		over := c.watchOver
+		if !over {
+			c.nc.SetReadDeadline(time.Time{})
 		}
-		if c.cfg.testHookWatching != nil {
-			c.cfg.testHookWatching()
+		c.mu.Unlock()
+		if over {
+			return
 		}
-		return false
-	})
-	if gone == nil {
-		c.cancel()
+		gone := rc.Read(func(fd uintptr) bool {
+			if hungUp(fd) {
+				return true
+			}
+			if c.cfg.testHookWatching != nil {
+				c.cfg.testHookWatching()
+			}
+			return false
+		})
+		if gone == nil {
+			c.cancel()
+			return
+		}
+		if !errors.Is(gone, os.ErrDeadlineExceeded) {
+			return
+		}
+		// Interrupted: by the end of the requests (over), or by a stop
+		// (its read deadline), after which the watch goes on.
 	}
 }
 
