@@ -207,10 +207,15 @@ type outcome struct {
 }
 
 // decide is the one place that turns an outcome into a status (SPEC §3):
-// an abort with nothing found is a TIMEOUT error; truncation, an abort with
-// results or a discount is partial; anything else is success.
+// an abort with nothing found is a TIMEOUT error (EXECUTION_ERROR for a
+// read error); truncation, an abort with results, a size limit (the rest
+// of the tree was searched) or a discount is partial; anything else is
+// success.
 func decide(o outcome) (Status, *Error) {
 	switch {
+	case o.aborted == AbortSizeLimit:
+		// Everything else was searched: an answer, discounted.
+		return StatusPartial, nil
 	case o.aborted == AbortReadError && o.results == 0:
 		return StatusError, &Error{Code: CodeExecution, Message: abortMessage(o.aborted)}
 	case o.aborted != "" && o.results == 0:
@@ -227,6 +232,7 @@ const (
 	AbortTimeLimit  = "time_limit"  // Glob's time breaker
 	AbortTimeout    = "timeout"     // Grep's timeout
 	AbortReadError  = "read_error"  // Grep: a file or directory could not be read (out of descriptors, I/O error)
+	AbortSizeLimit  = "size_limit"  // Grep: a file was searched only in part (multiline mode reads at most 32 MiB of one)
 )
 
 func abortMessage(reason string) string {

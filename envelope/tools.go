@@ -223,6 +223,8 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 		b.WriteString("\n[Error: " + err.Message + "]")
 	case d.AbortedReason == AbortReadError:
 		b.WriteString("\n[Partial: some files could not be read (out of file descriptors or an I/O error). Results may be incomplete.]")
+	case d.AbortedReason == AbortSizeLimit:
+		b.WriteString("\n[Partial: a file was too large to search whole in multiline mode (limit 32 MiB); only its beginning was searched. Results may be incomplete.]")
 	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}

@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
@@ -143,6 +142,42 @@ type fileHit struct {
 	read    bool                 // the file was read
 	binary  bool
 	fault   bool // the file could not be read, and not because it is gone
+	cut     bool // only the first multilineMax bytes were searched
+	// interrupted: the context ended before the file was done; the hit
+	// is incomplete and never part of an answer.
+	interrupted bool
+}
+
+// scanners bounds the files being scanned at once by every Grep in the
+// process together, and holds their buffers (see fileScanner) for reuse,
+// so that concurrent queries add waiting, not memory: a Scan worker takes
+// one for each file and puts it back after.
+var scanners = func() chan *fileScanner {
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	c := make(chan *fileScanner, n)
+	for range n {
+		c <- new(fileScanner)
+	}
+	return c
+}()
+
+// takeScanner waits for a free scanner; nil once ctx has ended.
+func takeScanner(ctx context.Context) *fileScanner {
+	if ctx.Err() != nil {
+		return nil
+	}
+	select {
+	case fs := <-scanners:
+		return fs
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// putScanner returns a scanner taken with takeScanner.
+func putScanner(fs *fileScanner) {
+	fs.release()
+	scanners <- fs
 }
 
 // Scan reads files (already in Grep's order) in parallel and returns the
@@ -151,6 +186,12 @@ type fileHit struct {
 // completed prefix, so the answer does not depend on scheduling, and the
 // scan stops as soon as the prefix holds limit+1 results. When ctx ends
 // first, the completed prefix is the (partial) answer.
+//
+// Goroutines: Scan starts its workers and waits for them before it
+// returns. A worker looks at ctx between bounded pieces of work (see
+// chunk.go), so once ctx ends Scan returns within about one such piece
+// (a scanWindow of lines, checkEvery runes of a long line, one read),
+// however large the file being scanned.
 func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	p := q.Params
 	need := p.Limit + 1 // results (lines, or files) that settle truncation
@@ -175,13 +216,23 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	var wg sync.WaitGroup
 	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
-			fs := fileScanner{root: root}
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) || ctx.Err() != nil {
+				fs := takeScanner(ctx)
+				if fs == nil {
 					return
 				}
-				hits[i] = fs.scan(q, files[i], perFile)
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					putScanner(fs)
+					return
+				}
+				fs.root = root
+				h := fs.scan(ctx, q, files[i], perFile)
+				putScanner(fs)
+				if h.interrupted {
+					return // ctx has ended: the prefix stops before this file
+				}
+				hits[i] = h
 				done <- i
 			}
 		})
@@ -226,6 +277,9 @@ func assemble(q *GrepQuery, files []FileRef, hits []fileHit, aborted bool) envel
 		if h.fault && d.AbortedReason == "" {
 			d.AbortedReason = envelope.AbortReadError
 		}
+		if h.cut && d.AbortedReason == "" {
+			d.AbortedReason = envelope.AbortSizeLimit
+		}
 		if h.read {
 			st.FilesScanned++
 		}
@@ -267,53 +321,6 @@ func assemble(q *GrepQuery, files []FileRef, hits []fileHit, aborted bool) envel
 		}
 	}
 	return run
-}
-
-// fileScanner holds one worker's reusable buffers.
-type fileScanner struct {
-	root *rooted.Root
-	rd   rawfile.Reader
-	sc   Scanner
-}
-
-// maxRead bounds how much of one file Grep reads (1 GiB).
-const maxRead = 1 << 30
-
-// scan reads one file and collects up to max matches (all if max < 0;
-// counting continues past max only in count mode).
-func (fs *fileScanner) scan(q *GrepQuery, f FileRef, max int) fileHit {
-	rel := f.Rel
-	data, err := fs.rd.Read(fs.root, rel, f.Size, maxRead)
-	if err != nil {
-		// Gone or replaced since it was listed: nothing to find. Over
-		// maxRead: skipped by design. Anything else may hide a match.
-		return fileHit{fault: !rooted.Gone(err) && !errors.Is(err, rawfile.ErrTooLarge)}
-	}
-	h := fileHit{read: true}
-	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
-		h.binary = true
-		return h
-	}
-	p := q.Params
-	content := p.OutputMode == envelope.ModeContent
-	line, last := 1, 0
-	q.Matcher.Scan(&fs.sc, data, func(s, e int) bool {
-		line += bytes.Count(data[last:s], []byte{'\n'})
-		last = s
-		h.count++
-		if content {
-			m := envelope.GrepMatch{File: rel, Line: line, Text: lineText(data[s:e])}
-			if p.Before > 0 {
-				m.Before = linesBefore(data, s, p.Before)
-			}
-			if p.After > 0 {
-				m.After = linesAfter(data, e, p.After)
-			}
-			h.matches = append(h.matches, m)
-		}
-		return max < 0 || h.count < max
-	})
-	return h
 }
 
 // lineText returns a line for display: without "\r", cut at MaxLineBytes

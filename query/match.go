@@ -19,7 +19,10 @@ import (
 // a line break. The pattern is parsed with ^ and $ matching at line
 // boundaries and rewritten so that no character class, nor ".", matches
 // "\n"; a match found anywhere in the buffer therefore lies within one line,
-// and the whole buffer can be searched in one pass instead of line by line.
+// and the whole buffer can be searched in one pass instead of line by line
+// (or in pieces of whole lines, each on its own: see chunk.go). \A and \z
+// are rewritten to ^ and $, so each line is its own text for them too, as
+// in ripgrep, wherever the search starts.
 //
 // Before running the regexp, Matcher looks for literals every match must
 // contain (one of a small set, found by walking the parsed pattern) with
@@ -123,9 +126,14 @@ func hasLiteralNewline(re *syntax.Regexp) bool {
 	return false
 }
 
-// noNewline rewrites re in place so that nothing in it matches "\n".
+// noNewline rewrites re in place so that nothing in it matches "\n", and
+// the text anchors are line anchors.
 func noNewline(re *syntax.Regexp) {
 	switch re.Op {
+	case syntax.OpBeginText:
+		re.Op = syntax.OpBeginLine
+	case syntax.OpEndText:
+		re.Op = syntax.OpEndLine
 	case syntax.OpAnyChar:
 		re.Op = syntax.OpAnyCharNotNL
 	case syntax.OpCharClass:

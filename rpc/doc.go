@@ -109,13 +109,46 @@
 // A connection is dropped when it has been quiet (nothing received,
 // nothing answered) for 5 minutes while none of its requests is in
 // flight, or when it sends nothing for that long in the middle of a
-// request line; a client waiting for a slow answer is never dropped. A client that stops reading its answers is
-// dropped once one response has waited a minute to be written.
+// request line; a client waiting for a slow answer is never dropped. A
+// client that stops reading its answers is dropped once one response has
+// waited a minute (Server.WriteTimeout) to be written; its requests in
+// flight are cancelled.
+//
+// # Memory: the reply budget
+//
+// Responses are written by one writer per connection, in the order they
+// are ready; until written they wait in the connection's queue. The bytes
+// waiting are bounded per connection (Server.MaxConnReplyBytes, default
+// 16 MiB) and over all connections (Server.MaxReplyBytes, default
+// 128 MiB):
+//
+//   - A response is queued if it fits in both budgets, or if its
+//     connection has nothing queued (so one answer of any size always
+//     goes through to a client that reads).
+//   - Otherwise it waits for room while the connection's writer makes
+//     progress. Once the writer has been stuck in one write for a second
+//     (the client is not reading), the response is replaced by an error
+//     with code -32050 (CodeRepliesUnread, "response dropped: N bytes of
+//     earlier responses on this connection are still unread ..."), and the
+//     handler's memory is released: a client that does not read never
+//     makes the server hold more than its budget.
+//   - Back-pressure: a connection is not read (its further requests wait
+//     in the socket) while half its budget is queued, or while it has
+//     anything queued and half the server's budget is used. A client that
+//     reads its answers is never held up by one that does not.
+//
+// With the per-connection limit of 64 requests in flight, the memory a
+// connection can hold is bounded by its budget plus what its running
+// handlers use (Grep's file buffers are shared by the whole process: see
+// package query). Server.Stats reports the bytes queued, their peak, and
+// how many responses were replaced.
 //
 // A client may shut down its writing side (as socat does at the end of
 // its input) and still receive the answers to the requests it sent. When
 // it closes the connection entirely, the requests it has in flight are
-// cancelled.
+// cancelled (also while the server drains, see Shutdown). Handlers return
+// promptly once cancelled: Grep, for one, stops scanning within about
+// 100 ms however large the file (see package query).
 //
 // # Client timeouts
 //
@@ -137,16 +170,21 @@
 // shutdown method) it stops accepting connections and stops reading
 // requests; requests already read finish and are answered, for up to 10
 // seconds, after which they are cancelled (and their answers get one
-// more second to be written); then every connection is closed. Requests sent but not yet read when the server stopped are not
+// more second to be written); then every connection is closed. The
+// requests of a client that hangs up during the drain are cancelled at
+// once. Requests sent but not yet read when the server stopped are not
 // answered: the client sees the connection close.
 //
 // # Goroutines
 //
 // Serve owns one goroutine per connection and returns only after all of
 // them have ended. A connection's goroutine reads its requests and owns
-// one goroutine per request (the Handler call and the writing of its
-// response, serialised with the other responses by the connection's
-// write mutex); it waits for them before it closes the connection. A
+// one goroutine per request (the Handler call and the queueing of its
+// response) and the connection's writer, which writes the queued
+// responses in order. It waits for the request goroutines, then tells the
+// writer no more responses will come; the writer ends once the queue is
+// written (or at the first failed write, dropping the rest), and the
+// connection is closed after it. A
 // Client owns one goroutine, which reads responses and hands each to the
 // call waiting for its id; Close stops it and waits for it.
 //

@@ -26,7 +26,21 @@ const (
 	DefaultDrainTimeout   = 10 * time.Second
 	DefaultMaxRequestSize = 1 << 20
 	DefaultMaxInFlight    = 64
+	// DefaultMaxConnReplyBytes and DefaultMaxReplyBytes are the reply
+	// budgets (see Server.MaxConnReplyBytes).
+	DefaultMaxConnReplyBytes = 16 << 20
+	DefaultMaxReplyBytes     = 128 << 20
 )
+
+// CodeRepliesUnread is the error that replaces a response the server
+// could not hold: its client had left too many earlier responses unread
+// (see Server.MaxConnReplyBytes).
+const CodeRepliesUnread = -32050
+
+// replyStall is how long a response may wait for room in the reply
+// budget while its connection's writer is stuck in one write, before it
+// is replaced by a CodeRepliesUnread error.
+const replyStall = time.Second
 
 // Server serves the protocol on stream connections. The zero value of
 // each field selects its default; set a timeout to a negative value to
@@ -54,6 +68,17 @@ type Server struct {
 	// MaxInFlight bounds the requests of one connection handled at once;
 	// the connection is not read while the bound is reached. Default 64.
 	MaxInFlight int
+	// MaxConnReplyBytes bounds the bytes of one connection's responses
+	// waiting to be written, and MaxReplyBytes those of all connections
+	// together. A response that does not fit waits while its connection's
+	// writer makes progress, and is replaced by a short CodeRepliesUnread
+	// error once that writer has been stuck in one write for a second; a
+	// connection with nothing waiting always gets one response in,
+	// whatever its size. A connection stops being read while half its
+	// budget is waiting, or while it has anything waiting and half the
+	// server's budget is used. Defaults 16 MiB and 128 MiB.
+	MaxConnReplyBytes int
+	MaxReplyBytes     int
 
 	// CheckPeer vets each accepted connection; one it rejects is closed
 	// without a word. Nil means SameUser: only the server's own uid may
@@ -66,6 +91,93 @@ type Server struct {
 	// testHookWatching, if set, is called each time the hang-up watch
 	// (see conn.watchHangup) finds the peer still there.
 	testHookWatching func()
+	// replyStall overrides the constant in tests (0: replyStall).
+	replyStall time.Duration
+
+	// state holds the counters of a serving server (see Stats); Serve's
+	// copy of the configuration shares it.
+	state *serverState
+}
+
+// stateMu guards Server.state's creation.
+var stateMu sync.Mutex
+
+// st returns the server's counters, creating them on first use.
+func (s *Server) st() *serverState {
+	stateMu.Lock()
+	defer stateMu.Unlock()
+	if s.state == nil {
+		s.state = &serverState{changed: make(chan struct{})}
+	}
+	return s.state
+}
+
+// ServerStats are a server's counters at one moment.
+type ServerStats struct {
+	Conns int // connections open
+	// ReplyBytes is the bytes of the responses waiting to be written (the
+	// one being written included) on every connection; QueuedReplies is
+	// their number.
+	ReplyBytes    int64
+	QueuedReplies int
+	// PeakReplyBytes is the most ReplyBytes has been, and
+	// PeakConnReplyBytes the most waiting on one connection.
+	PeakReplyBytes     int64
+	PeakConnReplyBytes int64
+	// RepliesReplaced counts the responses replaced by a
+	// CodeRepliesUnread error.
+	RepliesReplaced int64
+}
+
+// Stats returns the server's counters (all zero before Serve).
+func (s *Server) Stats() ServerStats {
+	st := s.st()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ServerStats
+}
+
+// serverState is the budget of the responses waiting to be written, on
+// every connection of one server, and the server's counters.
+type serverState struct {
+	mu sync.Mutex
+	ServerStats
+	// changed is closed (and replaced) whenever ReplyBytes drops, waking
+	// the connections waiting for room.
+	changed chan struct{}
+}
+
+// add counts n bytes more waiting (one response if n > 0).
+func (st *serverState) add(n int64, connQueued int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ReplyBytes += n
+	st.PeakReplyBytes = max(st.PeakReplyBytes, st.ReplyBytes)
+	st.PeakConnReplyBytes = max(st.PeakConnReplyBytes, connQueued)
+	st.QueuedReplies++
+}
+
+// sub counts n bytes (one response) fewer waiting.
+func (st *serverState) sub(n int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ReplyBytes -= n
+	st.QueuedReplies--
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// used returns the bytes waiting and the channel closed when they drop.
+func (st *serverState) used() (int64, <-chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ReplyBytes, st.changed
+}
+
+func (st *serverState) count(f func(*ServerStats)) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	f(&st.ServerStats)
 }
 
 // Serve serves h on ln with the default settings. See Server.Serve.
@@ -84,8 +196,8 @@ func Serve(ctx context.Context, ln net.Listener, h Handler) error {
 //
 // Goroutines: Serve owns one goroutine per connection and waits for all
 // of them; each connection's goroutine owns the goroutines of its
-// requests (one per request) and waits for them before it closes the
-// connection. Handlers must return once their context is cancelled, or
+// requests (one per request) and its writer, and waits for them before it
+// closes the connection. Handlers must return once their context is cancelled, or
 // Serve cannot return.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.Handler == nil {
@@ -183,6 +295,16 @@ func (s *Server) withDefaults() Server {
 	if cfg.CheckPeer == nil {
 		cfg.CheckPeer = SameUser
 	}
+	if cfg.MaxConnReplyBytes <= 0 {
+		cfg.MaxConnReplyBytes = DefaultMaxConnReplyBytes
+	}
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	if cfg.replyStall <= 0 {
+		cfg.replyStall = replyStall
+	}
+	cfg.state = s.st()
 	return cfg
 }
 
@@ -216,18 +338,36 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex    // guards stopping and the read deadline
-	stopping bool          // reading has been stopped for good
-	stopc    chan struct{} // closed when stopping is set
+	mu        sync.Mutex    // guards stopping, watchOver and the read deadline
+	stopping  bool          // reading has been stopped for good
+	watchOver bool          // the hang-up watch has ended (see watchHangup)
+	stopc     chan struct{} // closed when stopping is set
 
-	wmu     sync.Mutex // serialises response writes; guards wfailed
-	wfailed bool       // a write failed: no more responses can be sent
-	dmu     sync.Mutex // serialises setting the write deadline (see setWriteDeadline)
+	dmu sync.Mutex // serialises setting the write deadline (see setWriteDeadline)
+
+	// The responses waiting to be written, in order, and the writer
+	// goroutine's state; guarded by qmu (taken before the server's
+	// state.mu).
+	qmu     sync.Mutex
+	queue   []outgoing
+	queued  int64         // bytes in queue, plus the response being written
+	roomc   chan struct{} // closed (and replaced) when queued drops or the writer dies
+	writing time.Time     // when the write in progress started; zero if none
+	dead    bool          // a write failed: responses are dropped
+	closing bool          // no more responses will come: the writer ends once the queue is empty
+	wake    chan struct{} // wakes the writer (capacity 1)
+	wdone   chan struct{} // closed when the writer has ended
 
 	reqs       sync.WaitGroup // the request goroutines
 	sem        chan struct{}  // one token per request in flight
 	inflight   atomic.Int32   // requests whose response has not been written yet
 	lastActive atomic.Int64   // when bytes were last read or a response written (UnixNano)
+}
+
+// outgoing is a response waiting to be written.
+type outgoing struct {
+	line []byte
+	req  bool // the answer to a request counted in inflight
 }
 
 // touch records activity on the connection.
@@ -258,15 +398,33 @@ func newConn(parent context.Context, cfg *Server, nc net.Conn) *conn {
 		cancel: cancel,
 		stopc:  make(chan struct{}),
 		sem:    make(chan struct{}, cfg.MaxInFlight),
+		roomc:  make(chan struct{}),
+		wake:   make(chan struct{}, 1),
+		wdone:  make(chan struct{}),
 	}
 }
 
 // serve runs the connection: it reads and dispatches requests until the
 // client hangs up or reading is stopped, then waits for the requests in
-// flight and closes the connection.
+// flight and for their responses to be written (or dropped) and closes
+// the connection.
+//
+// Goroutines: serve starts the connection's writer (writeLoop) and one
+// goroutine per request; it waits for the request goroutines, then tells
+// the writer that no more responses will come and waits for it to end.
 func (c *conn) serve() {
+	c.cfg.state.count(func(s *ServerStats) { s.Conns++ })
+	defer c.cfg.state.count(func(s *ServerStats) { s.Conns-- })
 	defer c.nc.Close()
 	defer c.cancel()
+	go c.writeLoop()
+	defer func() {
+		c.qmu.Lock()
+		c.closing = true
+		c.qmu.Unlock()
+		c.signalWriter()
+		<-c.wdone
+	}()
 	// Once the requests are cancelled, a response still being written
 	// gets a short deadline: a client that does not read must not hold up
 	// Serve's return.
@@ -279,12 +437,16 @@ func (c *conn) serve() {
 		c.cfg.logf("rpc: rejected connection: %v", err)
 		return
 	}
-	if c.readLoop() && c.inflight.Load() > 0 {
-		// The client has closed its side for writing. It may only have
-		// half-closed and still be waiting for its answers (like
+	eof := c.readLoop()
+	if c.inflight.Load() > 0 && c.ctx.Err() == nil {
+		// Either the client has closed its side for writing (eof) or
+		// reading has stopped (the server drains, the connection was
+		// dropped). At end of input the client may only have half-closed
+		// and still be waiting for its answers (like
 		// `echo REQ | socat - UNIX-CONNECT:...`), so keep the requests
-		// running unless it hangs up entirely.
-		c.watchHangup()
+		// running unless it hangs up entirely; and a client that hangs up
+		// while the server drains has its requests cancelled at once.
+		c.watchHangup(eof)
 	}
 	c.reqs.Wait()
 }
@@ -374,36 +536,60 @@ func (c *conn) isStopping() bool {
 }
 
 // watchHangup waits until the requests in flight are done or the client
-// hangs up entirely, whichever comes first; a hang-up cancels them.
-func (c *conn) watchHangup() {
+// hangs up entirely, whichever comes first; a hang-up cancels them. eof
+// says reading ended at the end of the client's input (rather than being
+// stopped). The watch reads nothing: it only polls the socket, so it runs
+// whether or not reading has been stopped, and a stop (the server
+// starting its drain) does not end it.
+func (c *conn) watchHangup(eof bool) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		c.reqs.Wait()
-		c.stop() // ends the wait below
+		c.mu.Lock()
+		c.watchOver = true
+		c.nc.SetReadDeadline(aLongTimeAgo) // ends the wait below
+		c.mu.Unlock()
+		c.stop()
 	}()
 	defer func() { <-done }()
 	rc, err := syscallConn(c.nc)
 	if err != nil || !hangupDetectable {
 		// Half-close and hang-up cannot be told apart: treat end of
 		// input as a hang-up.
-		c.cancel()
+		if eof {
+			c.cancel()
+		}
 		return
 	}
-	if !c.arm(-1) {
-		return
-	}
-	gone := rc.Read(func(fd uintptr) bool {
-		if hungUp(fd) {
-			return true
+	for {
+		c.mu.Lock()
+		over := c.watchOver
+		if !over {
+			c.nc.SetReadDeadline(time.Time{})
 		}
-		if c.cfg.testHookWatching != nil {
-			c.cfg.testHookWatching()
+		c.mu.Unlock()
+		if over {
+			return
 		}
-		return false
-	})
-	if gone == nil {
-		c.cancel()
+		gone := rc.Read(func(fd uintptr) bool {
+			if hungUp(fd) {
+				return true
+			}
+			if c.cfg.testHookWatching != nil {
+				c.cfg.testHookWatching()
+			}
+			return false
+		})
+		if gone == nil {
+			c.cancel()
+			return
+		}
+		if !errors.Is(gone, os.ErrDeadlineExceeded) {
+			return
+		}
+		// Interrupted: by the end of the requests (over), or by a stop
+		// (its read deadline), after which the watch goes on.
 	}
 }
 
@@ -428,6 +614,9 @@ func (c *conn) dispatch(line []byte) bool {
 		c.send(appendError(nil, req.id, rerr))
 		return true
 	}
+	if !c.waitRoom() {
+		return false
+	}
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.stopc:
@@ -441,12 +630,12 @@ func (c *conn) dispatch(line []byte) bool {
 
 func (c *conn) handle(req request) {
 	defer func() {
-		c.inflight.Add(-1)
 		<-c.sem
 		c.reqs.Done()
 	}()
 	result, herr := c.call(req)
 	if req.id == nil {
+		c.inflight.Add(-1)
 		return // a notification: no response, whatever happened
 	}
 	var b []byte
@@ -455,7 +644,8 @@ func (c *conn) handle(req request) {
 	} else {
 		b = appendResult(nil, req.id, result)
 	}
-	c.send(b)
+	result = nil
+	c.queueReply(b, req.id, true)
 }
 
 // call runs the handler, turning a panic into an internal error.
@@ -469,22 +659,182 @@ func (c *conn) call(req request) (result json.RawMessage, herr *Error) {
 	return c.cfg.Handler.Handle(c.ctx, req.method, req.params)
 }
 
-// send writes one response line. After a failed write the connection is
-// useless: its requests are cancelled and reading stops.
+// send queues a protocol error's response line, whatever the budget (it
+// is short).
 func (c *conn) send(b []byte) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.wfailed {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if c.dead {
 		return
 	}
-	c.setWriteDeadline()
-	if _, err := c.nc.Write(b); err != nil {
-		c.wfailed = true
-		c.cancel()
-		c.stop()
-		return
+	c.push(outgoing{line: b})
+}
+
+// queueReply queues the response line b to the request id for the writer.
+// If it does not fit in the reply budget (see Server.MaxConnReplyBytes) it
+// waits for room while the writer makes progress; once the writer has
+// been stuck in one write for replyStall, the response is replaced by a
+// short CodeRepliesUnread error, so a client that does not read holds no
+// more than the budget. After a failed write responses are dropped.
+func (c *conn) queueReply(b []byte, id json.RawMessage, req bool) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	stall := c.cfg.replyStall
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	for !c.dead {
+		n := int64(len(b))
+		total, changed := c.cfg.state.used()
+		if c.queued == 0 || (c.queued+n <= int64(c.cfg.MaxConnReplyBytes) && total+n <= int64(c.cfg.MaxReplyBytes)) {
+			c.push(outgoing{line: b, req: req})
+			return
+		}
+		wait := stall
+		if !c.writing.IsZero() {
+			stuck := time.Since(c.writing)
+			if stuck >= stall {
+				c.cfg.state.count(func(s *ServerStats) { s.RepliesReplaced++ })
+				b = appendError(nil, id, Errorf(CodeRepliesUnread,
+					"response dropped: %d bytes of earlier responses on this connection are still unread (the server holds at most %d); read the responses before sending more requests",
+					c.queued, c.cfg.MaxConnReplyBytes))
+				c.push(outgoing{line: b, req: req})
+				return
+			}
+			wait = stall - stuck
+		}
+		roomc := c.roomc
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		c.qmu.Unlock()
+		select {
+		case <-roomc:
+		case <-changed:
+		case <-timer.C:
+		}
+		c.qmu.Lock()
 	}
-	c.touch()
+	if req {
+		c.inflight.Add(-1) // dropped: the connection is dead
+	}
+}
+
+// push appends a response to the queue and wakes the writer. c.qmu is
+// held.
+func (c *conn) push(o outgoing) {
+	n := int64(len(o.line))
+	c.queue = append(c.queue, o)
+	c.queued += n
+	c.cfg.state.add(n, c.queued)
+	c.signalWriter()
+}
+
+func (c *conn) signalWriter() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// done counts a response written or dropped. c.qmu is held.
+func (c *conn) done(o outgoing) {
+	c.queued -= int64(len(o.line))
+	c.cfg.state.sub(int64(len(o.line)))
+	if o.req {
+		c.inflight.Add(-1)
+	}
+}
+
+// waitRoom is the reader's back-pressure: it waits while the connection
+// has half its reply budget waiting to be written, or has anything
+// waiting while half the server's budget is used. It reports false if
+// reading has been stopped meanwhile.
+func (c *conn) waitRoom() bool {
+	for {
+		c.qmu.Lock()
+		total, changed := c.cfg.state.used()
+		full := !c.dead && c.queued > 0 &&
+			(c.queued >= int64(c.cfg.MaxConnReplyBytes)/2 || total >= int64(c.cfg.MaxReplyBytes)/2)
+		roomc := c.roomc
+		c.qmu.Unlock()
+		if !full {
+			return true
+		}
+		select {
+		case <-roomc:
+		case <-changed:
+		case <-c.stopc:
+			return false
+		}
+	}
+}
+
+// writeLoop is the connection's writer: it writes the queued responses in
+// order, each with its write deadline, until serve says no more will come
+// and the queue is empty. After a failed write (the client stopped
+// reading for WriteTimeout, or hung up) it drops what is queued, cancels
+// the connection's requests, stops reading and ends.
+func (c *conn) writeLoop() {
+	defer close(c.wdone)
+	for {
+		c.qmu.Lock()
+		for len(c.queue) == 0 && !c.closing {
+			c.qmu.Unlock()
+			<-c.wake
+			c.qmu.Lock()
+		}
+		if len(c.queue) == 0 {
+			c.qmu.Unlock()
+			return
+		}
+		o := c.queue[0]
+		c.queue[0] = outgoing{}
+		c.queue = c.queue[1:]
+		if len(c.queue) == 0 {
+			c.queue = nil // let the backing array go
+		}
+		c.writing = time.Now()
+		c.qmu.Unlock()
+
+		c.setWriteDeadline()
+		_, err := c.nc.Write(o.line)
+		if err == nil {
+			c.touch()
+		}
+
+		c.qmu.Lock()
+		c.writing = time.Time{}
+		c.done(o)
+		if err != nil {
+			c.dead = true
+			for _, q := range c.queue {
+				c.done(q)
+			}
+			c.queue = nil
+		}
+		close(c.roomc)
+		c.roomc = make(chan struct{})
+		c.qmu.Unlock()
+		if err != nil {
+			if c.ctx.Err() == nil && !isClosedPeer(err) {
+				c.cfg.logf("rpc: dropped a connection: a response could not be written: %v", err)
+			}
+			c.cancel()
+			c.stop()
+			return
+		}
+	}
+}
+
+// isClosedPeer reports whether a write error means the client hung up.
+func isClosedPeer(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
 
 // cancelledWriteTimeout bounds the writing of a response once the

@@ -1,0 +1,380 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/rooted"
+)
+
+// generous bounds how long a deadline test waits for an answer that is due
+// within its timeout plus a little: reaching it is a failure (the scan
+// ignored its context), never a measurement.
+const generous = 10 * time.Second
+
+// hugeLine writes a file of n bytes of 'a' and no line break at rel under
+// root.
+func hugeLine(t testing.TB, root, rel string, n int) {
+	t.Helper()
+	writeRepeated(t, filepath.Join(root, rel), []byte("a"), n)
+}
+
+// writeRepeated writes unit repeated to n bytes (n a multiple of its
+// length) to path.
+func writeRepeated(t testing.TB, path string, unit []byte, n int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := bytes.Repeat(unit, (1<<20)/len(unit))
+	for left := n; left > 0; left -= len(block) {
+		if _, err := f.Write(block[:min(left, len(block))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// slowPattern costs the regexp engine hundreds of nanoseconds per byte of
+// 'a's, and its best prefilter literal ("a") is everywhere, so a search
+// that ignores its context takes tens of seconds over 64 MiB.
+const slowPattern = `a[a-z]{1,30}[a-z]{1,30}z`
+
+// waitGoroutines waits until no more goroutines run than base.
+func waitGoroutines(t testing.TB, base int) {
+	t.Helper()
+	deadline := time.Now().Add(generous)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, baseline %d:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+		}
+		runtime.Gosched()
+	}
+}
+
+// A Grep with timeout_ms 200 over a 64 MiB file that the pattern makes
+// slow answers with a timeout, not after the whole file: one huge line
+// (searched through the context-checking reader) and 64 MiB of short
+// lines (searched in windows).
+func TestGrepTimeoutHoldsOnHugeFiles(t *testing.T) {
+	const size = 64 << 20
+	for _, tc := range []struct {
+		name string
+		unit string
+	}{
+		{"one line", "a"},
+		{"short lines", strings.Repeat("a", 63) + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := newRoot(t, nil)
+			writeRepeated(t, filepath.Join(root, "big.txt"), []byte(tc.unit), size)
+			tools := newTools(t, root)
+			base := runtime.NumGoroutine()
+			ch := make(chan *envelope.Envelope, 1)
+			go func() {
+				ch <- tools.Run(context.Background(), ToolGrep, ".", []byte(`{"pattern":"`+slowPattern+`","timeout_ms":200}`))
+			}()
+			var e *envelope.Envelope
+			select {
+			case e = <-ch:
+			case <-time.After(generous):
+				t.Fatalf("no answer within %v of a 200 ms timeout", generous)
+			}
+			if e.Status != envelope.StatusError || e.Error == nil || e.Error.Code != envelope.CodeTimeout {
+				t.Errorf("status %s, error %+v; want a TIMEOUT error", e.Status, e.Error)
+			}
+			if d, ok := e.Data.(*envelope.GrepData); !ok || d.AbortedReason != envelope.AbortTimeout {
+				t.Errorf("data %+v; want aborted_reason timeout", e.Data)
+			}
+			// Nothing keeps scanning after the answer.
+			waitGoroutines(t, base)
+		})
+	}
+}
+
+// scanOne builds a query for pattern over the workspace at root and scans
+// the one file rel with ctx.
+func scanOne(ctx context.Context, t testing.TB, root, rel, pattern string, p GrepParams) envelope.GrepRun {
+	t.Helper()
+	ws, err := NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, eerr := CompileMatcher(pattern, MatchOptions{CaseSensitive: p.CaseSensitive, Multiline: p.Multiline})
+	if eerr != nil {
+		t.Fatal(eerr)
+	}
+	p.Pattern = pattern
+	if p.Limit == 0 {
+		p.Limit = 100
+	}
+	if p.OutputMode == "" {
+		p.OutputMode = envelope.ModeContent
+	}
+	q := &GrepQuery{WS: ws, Dir: ".", Params: p, Matcher: m, Start: time.Now()}
+	fi, err := os.Stat(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Scan(ctx, q, []FileRef{{Rel: rel, ModTime: fi.ModTime().UnixNano(), Size: fi.Size()}})
+}
+
+// Cancelling the context in the middle of a file (one huge line, short
+// lines, a multiline search) makes Scan return at once with a timeout and
+// no result from that file.
+func TestScanCancelMidFile(t *testing.T) {
+	root := newRoot(t, nil)
+	hugeLine(t, root, "line.txt", 64<<20)
+	writeRepeated(t, filepath.Join(root, "lines.txt"), []byte(strings.Repeat("a", 63)+"\n"), 64<<20)
+	for _, tc := range []struct {
+		rel, pattern string
+		multiline    bool
+	}{
+		{"line.txt", slowPattern, false},
+		{"lines.txt", slowPattern, false},
+		{"lines.txt", `a[a-z]{1,30}[a-z]{1,30}[\s\S]z`, true},
+	} {
+		t.Run(fmt.Sprintf("%s %s multiline=%v", tc.rel, tc.pattern, tc.multiline), func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// Cancel at the third look at the context: the file is being
+			// scanned by then.
+			var checks atomic.Int32
+			testHookCheck = func() {
+				if checks.Add(1) == 3 {
+					cancel()
+				}
+			}
+			defer func() { testHookCheck = nil }()
+			ch := make(chan envelope.GrepRun, 1)
+			go func() { ch <- scanOne(ctx, t, root, tc.rel, tc.pattern, GrepParams{Multiline: tc.multiline}) }()
+			var run envelope.GrepRun
+			select {
+			case run = <-ch:
+			case <-time.After(generous):
+				t.Fatalf("Scan did not return within %v of its cancellation", generous)
+			}
+			if checks.Load() < 3 {
+				t.Fatalf("Scan returned after %d looks at its context, before it was cancelled", checks.Load())
+			}
+			if run.Data.AbortedReason != envelope.AbortTimeout || len(run.Data.Matches) != 0 || run.Stats.FilesScanned != 0 {
+				t.Errorf("run after cancel: aborted %q, %d matches, %d files scanned; want a timeout and nothing",
+					run.Data.AbortedReason, len(run.Data.Matches), run.Stats.FilesScanned)
+			}
+			waitGoroutines(t, base)
+		})
+	}
+}
+
+// shrinkSizes makes every scanning size tiny, so that small files cross
+// every boundary: windows, chunks, lines longer than both, context checks.
+func shrinkSizes(t testing.TB, window, chunk, multiline int) {
+	t.Helper()
+	old := []int{scanWindow, chunkSize, multilineMax, checkEvery}
+	scanWindow, chunkSize, multilineMax, checkEvery = window, chunk, multiline, 3
+	t.Cleanup(func() { scanWindow, chunkSize, multilineMax, checkEvery = old[0], old[1], old[2], old[3] })
+	// The pooled scanners hold buffers sized for the old chunk size.
+	for range cap(scanners) {
+		fs := <-scanners
+		*fs = fileScanner{}
+		defer func() { scanners <- fs }()
+	}
+}
+
+// refScan is the scan of a whole file in memory as Grep did it before
+// files were read in chunks: one Matcher.Scan over all of it.
+func refScan(q *GrepQuery, rel string, data []byte, max int) fileHit {
+	h := fileHit{read: true}
+	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
+		h.binary = true
+		return h
+	}
+	p := q.Params
+	content := p.OutputMode == envelope.ModeContent
+	line, last := 1, 0
+	var sc Scanner
+	q.Matcher.Scan(&sc, data, func(s, e int) bool {
+		line += bytes.Count(data[last:s], []byte{'\n'})
+		last = s
+		h.count++
+		if content {
+			m := envelope.GrepMatch{File: rel, Line: line, Text: lineText(data[s:e])}
+			if p.Before > 0 {
+				m.Before = linesBefore(data, s, p.Before)
+			}
+			if p.After > 0 {
+				m.After = linesAfter(data, e, p.After)
+			}
+			h.matches = append(h.matches, m)
+		}
+		return max < 0 || h.count < max
+	})
+	return h
+}
+
+// randomContent returns a file of random lines: short ones, long ones
+// (longer than a window or a chunk), empty ones, CRLF ends, non-ASCII and
+// invalid UTF-8, with or without a final line break.
+func randomContent(r *rand.Rand, long int) []byte {
+	pieces := []string{"a", "b", "ab", "A", "B", "é", "É", "x", "\xff", " ", "\r", "foo", "FOO", "k", "K", "\u212a"}
+	var b []byte
+	for range r.IntN(40) {
+		n := r.IntN(6)
+		if r.IntN(4) == 0 {
+			n = long/2 + r.IntN(2*long)
+		}
+		for range n {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		if r.IntN(5) == 0 {
+			b = append(b, '\r')
+		}
+		b = append(b, '\n')
+	}
+	if r.IntN(2) == 0 {
+		for range r.IntN(2 * long) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+	}
+	return b
+}
+
+// The chunked scan (windows, chunks, streamed lines, context across them)
+// finds exactly what one Matcher.Scan over the whole file finds, in every
+// output mode, with every limit and context, case-sensitive or not.
+func TestChunkedScanMatchesWholeFile(t *testing.T) {
+	for _, sz := range []struct{ window, chunk int }{{8, 24}, {1, 5}, {64, 16}, {3, 700}} {
+		t.Run(fmt.Sprintf("window %d chunk %d", sz.window, sz.chunk), func(t *testing.T) {
+			testChunkedScan(t, sz.window, sz.chunk)
+		})
+	}
+}
+
+func testChunkedScan(t *testing.T, window, chunk int) {
+	shrinkSizes(t, window, chunk, 1<<20)
+	root := newRoot(t, nil)
+	ws, err := NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := rooted.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	patterns := []string{
+		"a", "ab", "foo", "b$", "^a", `\Aa`, `b\z`, "^$", "^", "x*", "a.*b", "[^a]b", "é", "k", `\bab\b`,
+		"(a|b)+x", "a[a-z]{1,3}b", `\x{fffd}`, "foo|ab", "o{2}",
+	}
+	r := rand.New(rand.NewPCG(uint64(window), uint64(chunk)))
+	fs := &fileScanner{root: rt}
+	iters := 3000
+	if testing.Short() {
+		iters = 500
+	}
+	for i := range iters {
+		data := randomContent(r, 48)
+		if err := os.WriteFile(filepath.Join(root, "f.txt"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pattern := patterns[r.IntN(len(patterns))]
+		p := GrepParams{
+			Pattern:       pattern,
+			CaseSensitive: r.IntN(2) == 0,
+			Multiline:     r.IntN(6) == 0,
+			Limit:         1 + r.IntN(8),
+			OutputMode:    []string{envelope.ModeContent, envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount}[r.IntN(4)],
+			Before:        r.IntN(4),
+			After:         r.IntN(4),
+		}
+		if p.Multiline && r.IntN(2) == 0 {
+			pattern = `b\s+a`
+			p.Pattern = pattern
+		}
+		m, eerr := CompileMatcher(pattern, MatchOptions{CaseSensitive: p.CaseSensitive, Multiline: p.Multiline})
+		if eerr != nil {
+			t.Fatal(eerr)
+		}
+		q := &GrepQuery{WS: ws, Dir: ".", Params: p, Matcher: m, Start: time.Now()}
+		max := p.Limit + 1
+		switch p.OutputMode {
+		case envelope.ModeFiles:
+			max = 1
+		case envelope.ModeCount:
+			max = -1
+		}
+		// A size hint of 0 as well as the true size: the first read may
+		// stop anywhere.
+		hint := int64(len(data))
+		if r.IntN(2) == 0 {
+			hint = 0
+		}
+		got := fs.scan(context.Background(), q, FileRef{Rel: "f.txt", Size: hint}, max)
+		fs.release()
+		fs.root = rt
+		want := refScan(q, "f.txt", data, max)
+		if got.count != want.count || got.binary != want.binary || got.fault || got.interrupted || got.cut ||
+			!slices.EqualFunc(got.matches, want.matches, matchEqual) {
+			t.Fatalf("case %d: pattern %q params %+v on %q:\n got  %d %+v\n want %d %+v", i, pattern, p, data, got.count, got.matches, want.count, want.matches)
+		}
+	}
+}
+
+func matchEqual(a, b envelope.GrepMatch) bool {
+	return a.File == b.File && a.Line == b.Line && a.Text == b.Text && slices.Equal(a.Before, b.Before) && slices.Equal(a.After, b.After)
+}
+
+// Lines far longer than MaxLineBytes, streamed from the file (longer than
+// a chunk): found, numbered, cut for display, with context on both sides.
+func TestGrepStreamedLongLines(t *testing.T) {
+	shrinkSizes(t, 256, 4096, 1<<20)
+	long := strings.Repeat("é", 3000) + "needle" + strings.Repeat("z", 3000)
+	tools, _ := setup(t, fsTree{"f.txt": "one\n" + long + "\nthree\n" + strings.Repeat("q", 9000) + "\nfive needle\n"})
+	r := run(t, tools, ToolGrep, `{"pattern":"needle","context":1}`)
+	wantStatus(t, r, "success")
+	cut := strings.Repeat("é", MaxLineBytes/2) + LineCutMark
+	equal(t, "matches", r.Data.Matches, []envelope.GrepMatch{
+		{File: "f.txt", Line: 2, Text: cut, Before: []string{"one"}, After: []string{"three"}},
+		{File: "f.txt", Line: 5, Text: "five needle", Before: []string{strings.Repeat("q", MaxLineBytes) + LineCutMark}},
+	})
+	// The literal only in the seam between two reads of a streamed line.
+	seam := strings.Repeat("x", 4096-3) + "needle" + strings.Repeat("x", 5000)
+	tools, _ = setup(t, fsTree{"g.txt": seam + "\n"})
+	r = run(t, tools, ToolGrep, `{"pattern":"needle","output_mode":"count"}`)
+	equal(t, "counts", r.Data.Counts, []envelope.FileCount{{File: "g.txt", Count: 1}})
+}
+
+// A multiline search reads at most multilineMax bytes of a file: a larger
+// one is searched in its beginning and the answer says so (partial, also
+// when nothing was found).
+func TestGrepMultilineSizeLimit(t *testing.T) {
+	shrinkSizes(t, 64, 256, 100)
+	tools, _ := setup(t, fsTree{"f.txt": "ab\ncd\n" + strings.Repeat("x", 200) + "\nab\ncd\n"})
+	r := run(t, tools, ToolGrep, `{"pattern":"b\\ncd","multiline":true}`)
+	wantStatus(t, r, "partial")
+	equal(t, "matches", r.matchLines(), []string{"f.txt:1: ab\ncd"})
+	if r.Data.AbortedReason != envelope.AbortSizeLimit || !strings.Contains(r.Text, "[Partial: a file was too large to search whole in multiline mode") {
+		t.Errorf("aborted %q, text %q", r.Data.AbortedReason, r.Text)
+	}
+	r = run(t, tools, ToolGrep, `{"pattern":"zz\\nq","multiline":true}`)
+	wantStatus(t, r, "partial")
+	if r.Data.AbortedReason != envelope.AbortSizeLimit || r.Error != nil {
+		t.Errorf("nothing found: aborted %q, error %+v", r.Data.AbortedReason, r.Error)
+	}
+}
