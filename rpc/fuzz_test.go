@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 )
@@ -33,6 +34,7 @@ func FuzzParseRequest(f *testing.F) {
 			return
 		}
 		req, rerr := parseRequest(line)
+		checkParsed(t, line, req, rerr)
 		if rerr == nil {
 			resp := appendResult(nil, req.id, req.params)
 			if req.id == nil {
@@ -43,6 +45,60 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		checkResponseLine(t, appendError(nil, req.id, rerr))
 	})
+}
+
+// checkParsed is FuzzParseRequest's oracle: the line decoded on its own
+// (a generic JSON decode) is a valid request exactly when parseRequest
+// accepted it, and then its method, id and params are what was parsed.
+func checkParsed(t *testing.T, line []byte, req request, rerr *Error) {
+	t.Helper()
+	var m map[string]any
+	obj := json.Unmarshal(line, &m) == nil && len(bytes.TrimSpace(line)) > 0 && bytes.TrimSpace(line)[0] == '{'
+	method, isStr := m["method"].(string)
+	params, hasParams := m["params"]
+	id, hasID := m["id"]
+	okParams := !hasParams || params == nil
+	switch params.(type) {
+	case map[string]any, []any:
+		okParams = true
+	}
+	okID := !hasID
+	if hasID {
+		switch id.(type) {
+		case nil, string, float64:
+			okID = true
+		}
+	}
+	if s, ok := id.(string); ok && !utf8.ValidString(s) {
+		okID = false
+	}
+	valid := obj && m["jsonrpc"] == "2.0" && isStr && okParams && okID && utf8.Valid(line)
+	if valid != (rerr == nil) {
+		// Invalid UTF-8 inside a string that is not the id is accepted by
+		// both decoders alike; only the id's bytes are checked.
+		if !(rerr == nil && !utf8.Valid(line)) {
+			t.Fatalf("%q: parseRequest error %v, but the oracle says valid=%v", line, rerr, valid)
+		}
+	}
+	if rerr != nil {
+		return
+	}
+	if req.method != method {
+		t.Fatalf("%q: method %q, oracle %q", line, req.method, method)
+	}
+	same := func(what string, raw json.RawMessage, want any) {
+		var got any
+		if raw != nil {
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatalf("%q: %s %q does not decode: %v", line, what, raw, err)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %s %v, oracle %v", line, what, got, want)
+		}
+	}
+	same("params", req.params, params)
+	same("id", req.id, id)
 }
 
 // A request the client encodes is parsed back to the same method and
