@@ -25,8 +25,9 @@ import (
 // each update keeping both maps in step.
 //
 // Goroutines: newNotifier starts read, which Close ends (closing the
-// descriptor unblocks it) and waits for; read closes Events and Errors
-// when it returns.
+// descriptor unblocks its read, closing closing unblocks its sends, so it
+// ends whether or not anyone still receives) and waits for; read closes
+// Events and Errors when it returns.
 type notifier struct {
 	f *os.File // the inotify descriptor, non-blocking, in Go's poller
 
@@ -34,9 +35,11 @@ type notifier struct {
 	byWd   map[int32]string // watch descriptor -> absolute directory path
 	byPath map[string]int32 // absolute directory path -> watch descriptor
 
-	Events chan fsnotify.Event
-	Errors chan error
-	done   chan struct{} // closed when read returns
+	Events  chan fsnotify.Event
+	Errors  chan error
+	closing chan struct{} // closed by Close: read stops sending
+	once    sync.Once
+	done    chan struct{} // closed when read returns
 }
 
 // watchMask is what every watch asks for: fsnotify's default set plus
@@ -54,12 +57,13 @@ func newNotifier(buffer int) (*notifier, error) {
 		return nil, fmt.Errorf("watch: inotify_init1: %w", err)
 	}
 	n := &notifier{
-		f:      os.NewFile(uintptr(fd), "inotify"),
-		byWd:   make(map[int32]string),
-		byPath: make(map[string]int32),
-		Events: make(chan fsnotify.Event, buffer),
-		Errors: make(chan error, 1),
-		done:   make(chan struct{}),
+		f:       os.NewFile(uintptr(fd), "inotify"),
+		byWd:    make(map[int32]string),
+		byPath:  make(map[string]int32),
+		Events:  make(chan fsnotify.Event, buffer),
+		Errors:  make(chan error, 1),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	go n.read()
 	return n, nil
@@ -109,8 +113,10 @@ func (n *notifier) Remove(abs string) {
 	_, _ = unix.InotifyRmWatch(fd, uint32(w)) // EINVAL: the kernel dropped it first
 }
 
-// Close closes the descriptor and waits for the reader to end.
+// Close closes the descriptor and waits for the reader to end, which
+// stops sending at once even if nobody receives any more.
 func (n *notifier) Close() error {
+	n.once.Do(func() { close(n.closing) })
 	err := n.f.Close()
 	<-n.done
 	if errors.Is(err, os.ErrClosed) {
@@ -141,7 +147,10 @@ func (n *notifier) read() {
 		k, err := n.f.Read(buf[:])
 		if err != nil {
 			if !errors.Is(err, os.ErrClosed) {
-				n.Errors <- fmt.Errorf("watch: reading inotify: %w", err)
+				select {
+				case n.Errors <- fmt.Errorf("watch: reading inotify: %w", err):
+				case <-n.closing:
+				}
 			}
 			return
 		}
@@ -165,8 +174,13 @@ func (n *notifier) read() {
 				continue
 			}
 			ev, ok := n.event(raw.Wd, raw.Mask, name)
-			if ok {
-				n.Events <- ev
+			if !ok {
+				continue
+			}
+			select {
+			case n.Events <- ev:
+			case <-n.closing:
+				return
 			}
 		}
 	}

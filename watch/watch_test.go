@@ -773,3 +773,34 @@ func TestExchangeLoopWatcher(t *testing.T) {
 		t.Logf("state after the loop: %+v", st)
 	}
 }
+
+// Close returns while the notifier holds events nobody will receive (the
+// drain has stopped): its reader stops sending when Close begins.
+func TestNotifierCloseWithUnreadEvents(t *testing.T) {
+	root := tempRoot(t)
+	n, err := newNotifier(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	if err := n.Add(dir, root); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 { // far more events than the channel holds
+		writeFile(t, root, fmt.Sprintf("f%d", i), "x")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- n.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return: the reader is stuck sending")
+	}
+}
