@@ -4,52 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// mute is a listener on a socket that accepts connections and never
-// reads or writes them: a daemon that hangs.
-func mute(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "indexd.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return path
-}
+	"github.com/indexd/indexd/internal/fakesock"
+)
 
 // callAsync calls method on c in a goroutine; the error comes on the
 // channel.
@@ -63,7 +24,7 @@ func callAsync(ctx context.Context, c *Client, method string, params any) <-chan
 // silent for the answer timeout, with an error naming the wait and the
 // socket.
 func TestClientNoAnswer(t *testing.T) {
-	path := mute(t)
+	path := fakesock.Mute(t)
 	c, err := Dialer{AnswerTimeout: 100 * time.Millisecond}.Dial(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +54,7 @@ func TestClientNoAnswer(t *testing.T) {
 // The call's deadline, with no answer timeout, fails it the same way,
 // naming the request.
 func TestClientDeadline(t *testing.T) {
-	path := mute(t)
+	path := fakesock.Mute(t)
 	c, err := Dialer{AnswerTimeout: -1}.Dial(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

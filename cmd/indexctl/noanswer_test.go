@@ -5,59 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/internal/fakesock"
 	"github.com/indexd/indexd/rpc"
 )
-
-// muteDaemon listens on a new socket, accepting connections and never
-// reading or writing them: a daemon that hangs. It returns the socket.
-func muteDaemon(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "indexctl-mute-") // short enough for bind
-	if err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(dir, "indexd.sock")
-	ln, err := net.Listen("unix", socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		os.RemoveAll(dir)
-	})
-	return socket
-}
 
 // shortAnswerTimeout makes the CLI give up on a silent daemon after 100ms.
 func shortAnswerTimeout(t *testing.T) {
@@ -90,7 +44,7 @@ func waitExit(t *testing.T, code <-chan int, what string) int {
 // A daemon that accepts and never answers: the query ends with exit 2 and
 // says what it waited for and what to do, instead of hanging.
 func TestQueryDaemonNoAnswer(t *testing.T) {
-	socket := muteDaemon(t)
+	socket := fakesock.Mute(t)
 	shortAnswerTimeout(t)
 	root := t.TempDir()
 	want := "indexctl: indexd did not answer within 100ms (socket " + socket + "); try 'indexctl stop' or --direct\n"
@@ -115,7 +69,7 @@ func TestQueryDaemonNoAnswer(t *testing.T) {
 
 // Through MCP the same is a TIMEOUT envelope, and the session goes on.
 func TestMCPDaemonNoAnswer(t *testing.T) {
-	socket := muteDaemon(t)
+	socket := fakesock.Mute(t)
 	shortAnswerTimeout(t)
 	root := t.TempDir()
 	inR, inW := io.Pipe()
