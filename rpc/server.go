@@ -417,6 +417,17 @@ func (c *conn) serve() {
 	defer c.cfg.state.count(func(s *ServerStats) { s.Conns-- })
 	defer c.nc.Close()
 	defer c.cancel()
+	// Once the requests are cancelled (the drain timed out), a response
+	// still being written gets a short deadline: a client that does not
+	// read must not hold up Serve's return. Deferred before the wait for
+	// the writer, so that it stays armed during that wait (a writer
+	// blocked on a client that never reads, with every request done, is
+	// exactly what the drain's cancellation must cut).
+	defer context.AfterFunc(c.ctx, func() {
+		c.dmu.Lock()
+		defer c.dmu.Unlock()
+		c.nc.SetWriteDeadline(time.Now().Add(cancelledWriteTimeout))
+	})()
 	go c.writeLoop()
 	defer func() {
 		c.qmu.Lock()
@@ -425,14 +436,6 @@ func (c *conn) serve() {
 		c.signalWriter()
 		<-c.wdone
 	}()
-	// Once the requests are cancelled, a response still being written
-	// gets a short deadline: a client that does not read must not hold up
-	// Serve's return.
-	defer context.AfterFunc(c.ctx, func() {
-		c.dmu.Lock()
-		defer c.dmu.Unlock()
-		c.nc.SetWriteDeadline(time.Now().Add(cancelledWriteTimeout))
-	})()
 	if err := c.cfg.CheckPeer(c.nc); err != nil {
 		c.cfg.logf("rpc: rejected connection: %v", err)
 		return
