@@ -27,7 +27,7 @@ const (
 	// daemon began to stop.
 	CodeStopped = -32002
 	// CodeFailed: forget could not delete the root's index.
-	CodeFailed = -32003
+	CodeFailed = -32004
 )
 
 // Status is the result of status.
