@@ -119,6 +119,7 @@
 //     state directory) and reopened in the background at start; until a
 //     reopen has revalidated the tree by stat, the walk answers
 //     (index_building).
-//   - A daemon keeps running the binary it was started from; after an
-//     upgrade, `indexctl stop` makes the next query start the new one.
+//   - A daemon keeps running the binary it was started from; a client of
+//     another build (compared by Go build ID, see rpc's ping) replaces it
+//     at its first query or index. A status only shows the daemon's build.
 package daemon
