@@ -24,6 +24,7 @@ import (
 
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/internal/privdir"
 	"github.com/indexd/indexd/rpc"
 )
@@ -66,6 +67,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by status.
 	Version string
+	// Build identifies the daemon's build (buildid.Self by default):
+	// ping refuses a client of another build, which then replaces this
+	// daemon with one of its own (see rpc.PingParams).
+	Build string
 	// NewFreshener keeps each ready index current. Default WatchFreshener.
 	NewFreshener FreshenerFunc
 
@@ -178,6 +183,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir()
+	}
+	if c.Build == "" {
+		c.Build = buildid.Self()
 	}
 	if abs, err := filepath.Abs(c.StateDir); err == nil {
 		c.StateDir = abs
@@ -602,6 +610,7 @@ func (d *daemon) snapshot(only string) Status {
 		PID:      os.Getpid(),
 		UptimeMS: time.Since(d.started).Milliseconds(),
 		Version:  d.cfg.Version,
+		Build:    d.cfg.Build,
 		Socket:   d.cfg.SocketPath,
 		StateDir: d.cfg.StateDir,
 		Queries:  d.queries.Load(),

@@ -115,13 +115,11 @@
 //
 // # Caveats
 //
-//   - Roots are not remembered across restarts until they are used: the
-//     saved DBs stay in the state directory and are reopened on the
-//     root's first query, which the walk answers (index_building) while
-//     the reopen checks the tree.
-//   - A daemon keeps running the binary it was started from; after an
-//     upgrade, `indexctl stop` makes the next query start the new one.
-//   - Until a watcher is the Freshener, files added or renamed after a
-//     root's build are not found through the index, and a changed file's
-//     new contents only if its old contents made it a candidate too.
+//   - Roots served are remembered across restarts (roots.json in the
+//     state directory) and reopened in the background at start; until a
+//     reopen has revalidated the tree by stat, the walk answers
+//     (index_building).
+//   - A daemon keeps running the binary it was started from; a client of
+//     another build (compared by Go build ID, see rpc's ping) replaces it
+//     at its first query or index. A status only shows the daemon's build.
 package daemon

@@ -10,8 +10,9 @@ import (
 
 // Freshener keeps one root's index current with its tree after the build
 // and tells queries when the index may be trusted (SPEC §9). The watcher
-// (package watch) is meant to implement it: watch.Watcher has Sync, Ready,
-// Done and Close, and Stale is its State().Stale.
+// (package watch) implements it (WatchFreshener): watch.Watcher has Sync,
+// Ready, Done and Close, and Stale is its State().Stale; tests use their
+// own.
 type Freshener interface {
 	// Sync returns once every change made to the tree before the call is
 	// in the index: the read-your-writes barrier each query passes before
@@ -57,23 +58,3 @@ type watched struct{ *watch.Watcher }
 
 func (w watched) Stale(dir string) string { return w.State().Stale(dir) }
 func (w watched) Live() []string          { return w.State().Unwatched }
-
-// NoFreshener keeps nothing current: the index is as fresh as its last
-// reconcile (at build or reopen). Grep reads candidates live, so contents
-// are current, but new files and renames are not seen by Glob or Grep
-// until the root is indexed again. For tests, and for file systems where
-// watching is impossible.
-func NoFreshener(context.Context, string, *index.Index, *slog.Logger) (Freshener, error) {
-	return noFreshener{}, nil
-}
-
-type noFreshener struct{}
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-func (noFreshener) Sync(context.Context) error { return nil }
-func (noFreshener) Stale(string) string        { return "" }
-func (noFreshener) Live() []string             { return nil }
-func (noFreshener) Ready() <-chan struct{}     { return closedChan }
-func (noFreshener) Done() <-chan struct{}      { return nil }
-func (noFreshener) Close() error               { return nil }

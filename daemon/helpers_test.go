@@ -287,3 +287,7 @@ func openFDs(t testing.TB) int {
 	}
 	return len(ents)
 }
+
+// closedChan is a channel that is always ready: the Ready of test
+// Fresheners that have nothing to catch up.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

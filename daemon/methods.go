@@ -27,7 +27,10 @@ const (
 	// daemon began to stop.
 	CodeStopped = -32002
 	// CodeFailed: forget could not delete the root's index.
-	CodeFailed = -32003
+	CodeFailed = -32004
+	// CodeOtherBuild: ping from a client of another build (see
+	// rpc.PingParams); the client replaces the daemon.
+	CodeOtherBuild = -32005
 )
 
 // Status is the result of status.
@@ -35,6 +38,7 @@ type Status struct {
 	PID      int          `json:"pid"`
 	UptimeMS int64        `json:"uptime_ms"`
 	Version  string       `json:"version"`
+	Build    string       `json:"build"` // the daemon binary's Go build ID
 	Socket   string       `json:"socket"`
 	StateDir string       `json:"state_dir"`
 	Queries  int64        `json:"queries"` // tool queries answered since the start
@@ -87,7 +91,16 @@ type ShutdownResult struct {
 	Stopping bool `json:"stopping"`
 }
 
-func (d *daemon) ping(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
+func (d *daemon) ping(_ context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	var p rpc.PingParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid params: %v", err)
+		}
+	}
+	if p.Build != "" && d.cfg.Build != "" && p.Build != d.cfg.Build {
+		return nil, rpc.Errorf(CodeOtherBuild, "daemon of another build: the daemon is %s, the client %s", d.cfg.Build, p.Build)
+	}
 	return rpc.Pong, nil
 }
 

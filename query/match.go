@@ -47,18 +47,6 @@ type MatchOptions struct {
 	Multiline     bool
 }
 
-// Regexp returns the compiled expression the matcher runs (line mode).
-func (m *Matcher) Regexp() *regexp.Regexp { return m.re }
-
-// Literals returns the prefilter literals, and whether they are lowercase.
-func (m *Matcher) Literals() ([]string, bool) {
-	out := make([]string, len(m.lits))
-	for i, l := range m.lits {
-		out[i] = string(l)
-	}
-	return out, m.fold
-}
-
 // Syntax returns the parsed pattern, with the line rewrite applied, so the
 // index plans its trigram query from exactly what the matcher runs.
 func (m *Matcher) Syntax() *syntax.Regexp { return m.syntax }

@@ -45,7 +45,7 @@ func NewWorkspace(root string) (*Workspace, error) {
 	return &Workspace{Root: real, given: abs}, nil
 }
 
-// errAccessDenied is the message of every escape (SPEC §4).
+// msgAccessDenied is the message of every escape (SPEC §4).
 const msgAccessDenied = "Access denied. Path must be within project root."
 
 // Resolve resolves p (relative to cwd, itself root-relative, or absolute)

@@ -30,7 +30,8 @@ const (
 )
 
 // Searcher runs checked Glob and Grep queries. Implementations: Walker (the
-// live tree) and, later, the index.
+// live tree, the reference) and Indexed (the index, with the walk for
+// what it cannot answer).
 type Searcher interface {
 	Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error)
 	Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error)

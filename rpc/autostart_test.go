@@ -46,7 +46,7 @@ func (d *inProcessDaemon) start() error {
 	go func() {
 		defer d.wg.Done()
 		defer unlock()
-		Serve(d.ctx, ln, testMethods())
+		(&Server{Handler: testMethods()}).Serve(d.ctx, ln)
 	}()
 	return nil
 }

@@ -57,8 +57,11 @@
 //	            root, a timeout and every other tool fault is an envelope
 //	            with status "error", not a JSON-RPC error.
 //	ping
-//	    params: none. result: "pong". Answered even while roots are
-//	    indexing; clients use it to see that a daemon is there.
+//	    params: none, or {"build": ID}. result: "pong". Answered even
+//	    while roots are indexing; clients use it to see that a daemon is
+//	    there. With a build (the client executable's Go build ID), a
+//	    daemon of another build answers the error -32005 instead; indexctl
+//	    then asks it to shut down and starts a daemon of its own build.
 //	status
 //	    params: none, or {"root": ABS} for one root. result: an object
 //	    describing the daemon and its roots (defined by the daemon).

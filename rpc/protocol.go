@@ -25,6 +25,14 @@ const (
 // Pong is the result of ping.
 var Pong = json.RawMessage(`"pong"`)
 
+// PingParams are ping's optional params. A client that sends its Build
+// (its executable's Go build ID) is refused by a daemon of another build
+// with an error (the daemon's CodeOtherBuild); without it, ping always
+// answers Pong.
+type PingParams struct {
+	Build string `json:"build,omitempty"`
+}
+
 // ToolForMethod returns the agent tool name ("Glob", "Grep", "LS", the
 // values of query.ToolGlob, ToolGrep and ToolLS) answered by a tool method,
 // and false for any other method.

@@ -180,11 +180,6 @@ func (st *serverState) count(f func(*ServerStats)) {
 	f(&st.ServerStats)
 }
 
-// Serve serves h on ln with the default settings. See Server.Serve.
-func Serve(ctx context.Context, ln net.Listener, h Handler) error {
-	return (&Server{Handler: h}).Serve(ctx, ln)
-}
-
 // Serve accepts connections on ln and answers their requests until ctx is
 // cancelled or Accept fails for good, then closes ln and shuts down
 // gracefully: connections are no longer read (requests not yet read are

@@ -626,7 +626,7 @@ func TestServeErrors(t *testing.T) {
 	}
 	// Accept failing for good ends Serve with its error.
 	ln.Close()
-	if err := Serve(context.Background(), ln, testMethods()); !errors.Is(err, net.ErrClosed) {
+	if err := (&Server{Handler: testMethods()}).Serve(context.Background(), ln); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Serve on a closed listener: %v", err)
 	}
 }

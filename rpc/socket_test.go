@@ -141,7 +141,7 @@ func TestListenOneInstance(t *testing.T) {
 	// The first one is untouched.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, testMethods()) }()
+	go func() { done <- (&Server{Handler: testMethods()}).Serve(ctx, ln) }()
 	c, err := Dial(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	defer unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, testMethods()) }()
+	go func() { done <- (&Server{Handler: testMethods()}).Serve(ctx, ln) }()
 	defer func() { cancel(); recvSignal(t, done, "Serve to return") }()
 	c, err := Dial(ctx, path)
 	if err != nil {

@@ -72,7 +72,7 @@ func formatStatus(st *daemon.Status) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "indexd is running: pid %d, up %s, %d queries answered, version %s\n",
 		st.PID, (time.Duration(st.UptimeMS) * time.Millisecond).Round(time.Second), st.Queries, st.Version)
-	fmt.Fprintf(&b, "socket %s\nstate  %s\n\n", st.Socket, st.StateDir)
+	fmt.Fprintf(&b, "socket %s\nstate  %s\nbuild  %s\n\n", st.Socket, st.StateDir, st.Build)
 	if len(st.Roots) == 0 {
 		b.WriteString("No roots indexed yet: the first query in a root, or 'indexctl index', adds it.\n")
 		return b.String()

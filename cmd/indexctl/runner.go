@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tree"
@@ -99,6 +100,9 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 	if err != nil && ctx.Err() != nil {
 		return nil, err // the user gave up
 	}
+	if errors.Is(err, rpc.ErrNoAnswer) {
+		return nil, noAnswer(err) // a daemon is there but hung: walking here would hide it
+	}
 	if err == nil {
 		defer cl.Close()
 		cctx, cancel := context.WithTimeout(ctx, requestTimeout(req))
@@ -172,9 +176,68 @@ func methodForTool(tool string) string {
 }
 
 // connect connects to the daemon on socket, starting it if nothing
-// answers there.
+// answers there. A daemon of another build (an older indexctl's, say,
+// after an upgrade, or a deleted go run binary's) is asked to shut down
+// and replaced by one of this build (SPEC §10): the client's first ping
+// carries its build ID and such a daemon refuses it. Only one
+// replacement is tried, so two builds in use at once do not take turns
+// forever: the second finds its daemon serving and keeps it.
 func connect(ctx context.Context, socket string) (*rpc.Client, error) {
+	cl, err := dialer.EnsureDaemon(ctx, socket, daemonStarter(socket))
+	if err != nil {
+		return nil, err
+	}
+	self := buildid.Self()
+	if self == "" {
+		return cl, nil
+	}
+	err = cl.Call(ctx, rpc.MethodPing, rpc.PingParams{Build: self}, nil)
+	var rerr *rpc.Error
+	switch {
+	case err == nil:
+		return cl, nil
+	case errors.As(err, &rerr) && rerr.Code == daemon.CodeOtherBuild:
+	case errors.As(err, &rerr):
+		return cl, nil // a daemon that does not know the check: its answers are its own
+	default:
+		cl.Close()
+		return nil, err // a hung daemon (rpc.ErrNoAnswer) or a broken connection
+	}
+	_ = cl.Call(ctx, rpc.MethodShutdown, nil, nil) // it may be gone before it answers
+	cl.Close()
+	if err := waitStopped(ctx, socket); err != nil {
+		return nil, err
+	}
 	return dialer.EnsureDaemon(ctx, socket, daemonStarter(socket))
+}
+
+// stopWait bounds how long connect waits for a daemon of another build to
+// stop accepting connections once asked: its drain (rpc.DrainTimeout)
+// and a margin.
+const stopWait = rpc.DefaultDrainTimeout + 5*time.Second
+
+// waitStopped returns once nothing accepts connections on socket any
+// more, checking with a growing interval, or fails after stopWait.
+func waitStopped(ctx context.Context, socket string) error {
+	ctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	delay := time.Millisecond
+	for {
+		c, err := dialer.Dial(ctx, socket)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("indexctl: the daemon of another build on %s did not stop within %v", socket, stopWait)
+			}
+			return nil
+		}
+		c.Close()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("indexctl: the daemon of another build on %s did not stop within %v", socket, stopWait)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
 }
 
 // daemonStarter returns the start function for rpc.EnsureDaemon: it runs

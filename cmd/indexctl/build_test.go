@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/internal/buildid"
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// Two builds of indexctl (the same source linked with different -X
+// flags, so two build IDs, as after an upgrade): the second build's first
+// query replaces the first build's daemon with its own, and its answer
+// comes from a daemon of its build.
+func TestOtherBuildDaemonReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds indexctl twice")
+	}
+	dir := t.TempDir()
+	sockDir, err := os.MkdirTemp("", "indexctl-build-") // short enough for bind
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	env := append(os.Environ(), "INDEXCTL_DIRECT=", "INDEXD_SOCKET="+filepath.Join(sockDir, "indexd.sock"),
+		"XDG_STATE_HOME="+filepath.Join(dir, "state"), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	bins := map[string]string{}
+	for _, v := range []string{"one", "two"} {
+		bin := filepath.Join(dir, "indexctl-"+v)
+		cmd := exec.Command("go", "build", "-ldflags", "-X main.buildTag="+v, "-o", bin, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		bins[v] = bin
+	}
+	if buildid.Of(bins["one"]) == buildid.Of(bins["two"]) || buildid.Of(bins["one"]) == "" {
+		t.Fatalf("the two builds have the same ID %q", buildid.Of(bins["one"]))
+	}
+	root := testtree.Write(t, map[string]string{"a.txt": "needle\n"})
+	run := func(v string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bins[v], args...)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("indexctl-%s %v: %v\n%s", v, args, err, out)
+		}
+		return string(out)
+	}
+	status := func(v string) daemon.Status {
+		t.Helper()
+		var st daemon.Status
+		if err := json.Unmarshal([]byte(run(v, "status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	t.Cleanup(func() {
+		cmd := exec.Command(bins["two"], "stop")
+		cmd.Env = env
+		cmd.Run()
+	})
+
+	if out := run("one", "grep", "needle", "--root", root); !strings.Contains(out, "a.txt:1: needle") {
+		t.Fatalf("first build's grep: %s", out)
+	}
+	first := status("one")
+	if first.Build != buildid.Of(bins["one"]) {
+		t.Fatalf("status build %q, want the first build's %q", first.Build, buildid.Of(bins["one"]))
+	}
+	if out := run("two", "grep", "needle", "--root", root); !strings.Contains(out, "a.txt:1: needle") {
+		t.Fatalf("second build's grep: %s", out)
+	}
+	second := status("two")
+	if second.Build != buildid.Of(bins["two"]) || second.PID == first.PID {
+		t.Fatalf("after the second build's query: daemon pid %d build %q; the first was pid %d, want build %q",
+			second.PID, second.Build, first.PID, buildid.Of(bins["two"]))
+	}
+	// The first build's status does not replace (only queries do), but its
+	// next query does, back again.
+	if out := run("one", "grep", "needle", "--root", root); !strings.Contains(out, "a.txt:1: needle") {
+		t.Fatalf("first build again: %s", out)
+	}
+	if third := status("one"); third.Build != buildid.Of(bins["one"]) || third.PID == second.PID {
+		t.Fatalf("the first build's query did not replace the second's daemon: %+v", third)
+	}
+}
