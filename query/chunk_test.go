@@ -190,11 +190,7 @@ func shrinkSizes(t testing.TB, window, chunk, multiline int) {
 	scanWindow, chunkSize, multilineMax, checkEvery = window, chunk, multiline, 3
 	t.Cleanup(func() { scanWindow, chunkSize, multilineMax, checkEvery = old[0], old[1], old[2], old[3] })
 	// The pooled scanners hold buffers sized for the old chunk size.
-	for range cap(scanners) {
-		fs := <-scanners
-		*fs = fileScanner{}
-		defer func() { scanners <- fs }()
-	}
+	scanners.reset()
 }
 
 // refScan is the scan of a whole file in memory as Grep did it before

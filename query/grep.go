@@ -152,33 +152,7 @@ type fileHit struct {
 // process together, and holds their buffers (see fileScanner) for reuse,
 // so that concurrent queries add waiting, not memory: a Scan worker takes
 // one for each file and puts it back after.
-var scanners = func() chan *fileScanner {
-	n := max(4, 2*runtime.GOMAXPROCS(0))
-	c := make(chan *fileScanner, n)
-	for range n {
-		c <- new(fileScanner)
-	}
-	return c
-}()
-
-// takeScanner waits for a free scanner; nil once ctx has ended.
-func takeScanner(ctx context.Context) *fileScanner {
-	if ctx.Err() != nil {
-		return nil
-	}
-	select {
-	case fs := <-scanners:
-		return fs
-	case <-ctx.Done():
-		return nil
-	}
-}
-
-// putScanner returns a scanner taken with takeScanner.
-func putScanner(fs *fileScanner) {
-	fs.release()
-	scanners <- fs
-}
+var scanners = newScanPool(max(4, 2*runtime.GOMAXPROCS(0)))
 
 // Scan reads files (already in Grep's order) in parallel and returns the
 // first matches in that order: the first limit, and truncated exactly when
@@ -217,18 +191,20 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for {
-				fs := takeScanner(ctx)
+				// This query's files taken so far rank it among the
+				// waiters: the fewer, the sooner (see scanPool).
+				fs := scanners.take(ctx, int(next.Load()))
 				if fs == nil {
 					return
 				}
 				i := int(next.Add(1) - 1)
 				if i >= len(files) {
-					putScanner(fs)
+					scanners.put(fs)
 					return
 				}
 				fs.root = root
 				h := fs.scan(ctx, q, files[i], perFile)
-				putScanner(fs)
+				scanners.put(fs)
 				if h.interrupted {
 					return // ctx has ended: the prefix stops before this file
 				}
