@@ -99,11 +99,13 @@
 //     Run and ends when the daemon's context is cancelled (it cancels it
 //     itself when idle); Run waits for it.
 //   - Each root's workspace goroutine is started when the root is added
-//     (or its failed build is retried, one attempt at a time). It builds
-//     the index, starts the Freshener, then loops compacting the index
-//     when a query found that it needs it (so two compactions never run
-//     at once), until the workspace's context (a child of the daemon's)
-//     is cancelled by forget or by the daemon's stop. It owns the index
+//     (or its failed build is retried, one attempt at a time). It opens
+//     or builds the index (index.OpenOrBuild), starts the Freshener, then
+//     waits until the workspace's context (a child of the daemon's) is
+//     cancelled by forget or by the daemon's stop, serving the root
+//     afresh if the Freshener stops because the root was replaced. The
+//     Freshener (the watcher's processor) is the index's only writer
+//     after the build, compactions included. It owns the index
 //     and the Freshener and closes both on its way out. forget waits for
 //     it before deleting the DB; Run waits for all of them after Serve
 //     returns, before it removes the instance lock.

@@ -9,7 +9,9 @@ import (
 )
 
 // Freshener keeps one root's index current with its tree after the build
-// and tells queries when the index may be trusted (SPEC §9). The watcher
+// and tells queries when the index may be trusted (SPEC §9). It is the
+// index's only writer once started, and compacts it when
+// Index.NeedsCompact says so. The watcher
 // (package watch) implements it (WatchFreshener): watch.Watcher has Sync,
 // Ready, Done and Close, and Stale is its State().Stale; tests use their
 // own.

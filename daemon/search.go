@@ -78,7 +78,6 @@ func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResu
 	if ix == nil {
 		return FallbackWalk{Reason: reason}.Glob(ctx, q)
 	}
-	defer s.w.queried(ix)
 	return query.Indexed{Index: ix, Live: live}.Glob(ctx, q)
 }
 
@@ -90,6 +89,5 @@ func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResu
 	if ix == nil {
 		return FallbackWalk{Reason: reason}.Grep(ctx, q)
 	}
-	defer s.w.queried(ix)
 	return query.Indexed{Index: ix, Live: live}.Grep(ctx, q)
 }

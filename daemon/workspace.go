@@ -43,7 +43,7 @@ type workspace struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the workspace goroutine (one build attempt at a time)
-	nudge  chan struct{}  // one slot: a query saw that the index needs compacting
+	nudge  chan struct{}  // one slot: a query found the Freshener stopped (is the root back?)
 
 	queries atomic.Int64 // tool queries answered for this root
 
@@ -120,9 +120,9 @@ func (w *workspace) run() {
 	}
 }
 
-// serve opens (or builds) the index, starts its Freshener, publishes
-// both, then compacts the index when queries ask for it, until the
-// workspace's context ends. It owns the index and the Freshener and
+// serve opens (or builds) the index, starts its Freshener (which alone
+// updates and compacts the index from then on) and publishes both, until
+// the workspace's context ends. It owns the index and the Freshener and
 // closes them when it returns. It reports true when the Freshener stopped
 // because the root was replaced (deleted and made again, or swapped for
 // another directory) and a directory is there now: the index describes
@@ -165,15 +165,6 @@ func (w *workspace) serve() (again bool) {
 			if stopped && isDir(w.root) { // the root is back
 				w.rebuilding()
 				return true
-			}
-			if ix.NeedsCompact() {
-				t0 := time.Now()
-				if err := ix.Compact(); err != nil {
-					w.d.log.Error("compacting the index", "root", w.root, "err", err)
-					w.setErr(fmt.Errorf("compacting the index: %w", err))
-				} else {
-					w.d.log.Info("compacted the index", "root", w.root, "took", time.Since(t0).Round(time.Millisecond))
-				}
 			}
 		case <-freshDone:
 			freshDone, stopped = nil, true
@@ -338,18 +329,6 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 		return nil, nil, r
 	}
 	return ix, live, "" // unwatched subtrees are walked and merged by query.Indexed
-}
-
-// queried is called after each query the index answered: if the index
-// needs compacting, it nudges the workspace goroutine (never waiting; one
-// compaction at a time, since only that goroutine compacts).
-func (w *workspace) queried(ix *index.Index) {
-	if ix.NeedsCompact() {
-		select {
-		case w.nudge <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // wait blocks until the current build attempt ends, ctx is done or the

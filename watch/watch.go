@@ -17,7 +17,8 @@
 //     not be). It takes the whole dirty set at once, so bursts coalesce
 //     into one Index.Apply per batch; it adds and removes watches; then it
 //     releases the Sync callers whose cookies arrived with the batch. When
-//     idle it compacts the index if Index.NeedsCompact says so.
+//     idle it compacts the index if Index.NeedsCompact says so: it is the
+//     index's only writer, compactions included.
 //
 // The notifier's reader goroutine is ended by the notifier's Close, which
 // Close calls and which waits for it. Sync callers wait on their cookie,

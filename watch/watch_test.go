@@ -804,3 +804,25 @@ func TestNotifierCloseWithUnreadEvents(t *testing.T) {
 		t.Fatal("Close did not return: the reader is stuck sending")
 	}
 }
+
+// The watcher is the index's only writer, compactions included: after a
+// burst that outgrows the base, it compacts once idle, and the index
+// still equals a fresh build (checked at cleanup).
+func TestWatcherCompacts(t *testing.T) {
+	root := tempRoot(t)
+	for i := range 1100 {
+		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("file %d\n", i))
+	}
+	w, ix := start(t, root, Options{})
+	for i := range 1100 {
+		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("changed file %d\n", i))
+	}
+	syncNow(t, w)
+	end := time.Now().Add(deadline)
+	for ix.NeedsCompact() {
+		if time.Now().After(end) {
+			t.Fatal("the watcher never compacted the index")
+		}
+		syncNow(t, w) // another batch, then the idle point where it compacts
+	}
+}
