@@ -7,12 +7,48 @@ import (
 	"github.com/indexd/indexd/internal/quote"
 )
 
+// FallbackReason says why the index could not be trusted for an answer
+// (data.fallback_reason). The reasons are the constants below and no
+// others: every package that walks in the index's place says why with one
+// of them.
+type FallbackReason string
+
+// The fallback reasons (README, "Using it"; daemon/doc.go).
+const (
+	// ReasonIndexBuilding: the root's index is being built or reopened, or
+	// its watcher has not caught up with the tree yet.
+	ReasonIndexBuilding FallbackReason = "index_building"
+	// ReasonIndexStale: the index may be behind the tree (the sync
+	// barrier failed, events were lost, or the root is gone).
+	ReasonIndexStale FallbackReason = "index_stale"
+	// ReasonWatchLimit: part of the answer came from walking subtrees the
+	// index is not kept current for (past the inotify watch limit).
+	ReasonWatchLimit FallbackReason = "watch_limit"
+	// ReasonIgnoredPaths: the query asks for ignored files, or its path
+	// lies in an ignored subtree, which the index does not hold.
+	ReasonIgnoredPaths FallbackReason = "ignored_paths"
+	// ReasonIndexError: the root's index could not be built.
+	ReasonIndexError FallbackReason = "index_error"
+	// ReasonDaemonStopping: the daemon is shutting down and takes no new
+	// roots.
+	ReasonDaemonStopping FallbackReason = "daemon_stopping"
+	// ReasonDaemonUnavailable: the client could not reach a daemon and
+	// answered in its own process.
+	ReasonDaemonUnavailable FallbackReason = "daemon_unavailable"
+)
+
+// FallbackReasons lists every FallbackReason, in the order above.
+var FallbackReasons = []FallbackReason{
+	ReasonIndexBuilding, ReasonIndexStale, ReasonWatchLimit, ReasonIgnoredPaths,
+	ReasonIndexError, ReasonDaemonStopping, ReasonDaemonUnavailable,
+}
+
 // Fallback describes an answer served by the uncached walk because the index
 // could not be trusted. The zero value means the index (or a deliberate
 // direct walk) served it.
 type Fallback struct {
-	Used   bool   `json:"fallback_used,omitempty"`
-	Reason string `json:"fallback_reason,omitempty"`
+	Used   bool           `json:"fallback_used,omitempty"`
+	Reason FallbackReason `json:"fallback_reason,omitempty"`
 }
 
 // infoLine renders the fallback note for text.

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
@@ -72,7 +73,7 @@ func (g *globals) socketPath() string {
 // for it (the daemon could not be reached); --direct has none: walking is
 // then the user's choice.
 type inProcess struct {
-	reason string
+	reason envelope.FallbackReason
 }
 
 func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, error) {
@@ -122,7 +123,7 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 		}
 	}
 	fmt.Fprintf(r.stderr, "indexctl: warning: answering without the daemon: %v\n", err)
-	return inProcess{reason: daemon.ReasonDaemonUnavailable}.query(ctx, req)
+	return inProcess{reason: envelope.ReasonDaemonUnavailable}.query(ctx, req)
 }
 
 // noAnswer adds what to do to the error of a daemon that did not answer
