@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/indexd/indexd/internal/quote"
@@ -59,6 +60,22 @@ func (f Fallback) infoLine() string {
 	return fmt.Sprintf("[Info: The index could not be trusted (%s); answered by a full walk.]", f.Reason)
 }
 
+// The limits the texts quote. They are defined here, where the texts are,
+// and package query defines its limits from them.
+const (
+	// GlobMaxLimit is the largest Glob limit an agent may ask for.
+	GlobMaxLimit = 200
+	// GlobMaxVisited is the number of entries after which Glob's walk
+	// stops (AbortCountLimit).
+	GlobMaxVisited = 20000
+	// GlobMaxDurationMS is Glob's time breaker (AbortTimeLimit), in
+	// milliseconds.
+	GlobMaxDurationMS = 2000
+	// GrepMultilineMaxBytes is how much of one file Grep's multiline mode
+	// reads (AbortSizeLimit).
+	GrepMultilineMaxBytes = 32 << 20
+)
+
 // ---- Glob ----
 
 // GlobData is Glob's payload (SPEC §6).
@@ -110,15 +127,15 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	}
 	fmt.Fprintf(&b, "(Scanned %d items in %dms)", st.Visited, st.TimeMS)
 	if d.Truncated {
-		fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max 200).]", r.Limit)
+		fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max %d).]", r.Limit, GlobMaxLimit)
 	}
 	switch {
 	case err != nil:
 		b.WriteString("\n[Error: " + err.Message + "]")
 	case d.AbortedReason == AbortTimeLimit:
-		b.WriteString("\n[Partial: Search timed out (>2s). Results are incomplete.]")
+		fmt.Fprintf(&b, "\n[Partial: Search timed out (>%ss). Results are incomplete.]", strconv.FormatFloat(GlobMaxDurationMS/1000.0, 'f', -1, 64))
 	case d.AbortedReason == AbortCountLimit:
-		b.WriteString("\n[Partial: Scanned too many entries (>20000). Results are incomplete.]")
+		fmt.Fprintf(&b, "\n[Partial: Scanned too many entries (>%d). Results are incomplete.]", GlobMaxVisited)
 	}
 	writeLines(&b, d.Fallback.infoLine())
 	writeLines(&b, r.Hints...)
@@ -260,7 +277,7 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	case d.AbortedReason == AbortReadError:
 		b.WriteString("\n[Partial: some files could not be read (out of file descriptors or an I/O error). Results may be incomplete.]")
 	case d.AbortedReason == AbortSizeLimit:
-		b.WriteString("\n[Partial: a file was too large to search whole in multiline mode (limit 32 MiB); only its beginning was searched. Results may be incomplete.]")
+		fmt.Fprintf(&b, "\n[Partial: a file was too large to search whole in multiline mode (limit %d MiB); only its beginning was searched. Results may be incomplete.]", GrepMultilineMaxBytes>>20)
 	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}
