@@ -26,6 +26,7 @@ import (
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/internal/privdir"
+	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -305,13 +306,13 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 	d.touch()
 	d.methods = rpc.Methods{
 		rpc.MethodPing:     d.ping,
-		rpc.MethodGlob:     d.tool(rpc.MethodGlob),
-		rpc.MethodGrep:     d.tool(rpc.MethodGrep),
-		rpc.MethodLS:       d.tool(rpc.MethodLS),
 		rpc.MethodStatus:   d.status,
 		rpc.MethodIndex:    d.index,
 		rpc.MethodForget:   d.forget,
 		rpc.MethodShutdown: d.shutdown,
+	}
+	for _, s := range query.ToolSpecs() {
+		d.methods[s.Method] = d.tool(s)
 	}
 	return d
 }

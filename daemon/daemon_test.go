@@ -74,7 +74,7 @@ func TestBuildingThenReady(t *testing.T) {
 				t.Errorf("%s %s while building: %s", q.method, q.args, a.js)
 			}
 		default:
-			if !a.data.Used || a.data.Reason != ReasonBuilding {
+			if !a.data.Used || a.data.Reason != envelope.ReasonIndexBuilding {
 				t.Errorf("%s %s while building: no fallback index_building: %s", q.method, q.args, a.js)
 			}
 			if q.method == rpc.MethodGrep && a.Status != envelope.StatusPartial {
@@ -300,7 +300,7 @@ func TestBuildFailureRetry(t *testing.T) {
 		t.Fatalf("failed build: %+v", rs)
 	}
 	a := td.query(rpc.MethodGrep, root, `{"pattern":"func"}`)
-	if !a.data.Used || a.data.Reason != ReasonError || a.Status != envelope.StatusPartial {
+	if !a.data.Used || a.data.Reason != envelope.ReasonIndexError || a.Status != envelope.StatusPartial {
 		t.Errorf("grep on a failed root: %s", a.js)
 	}
 	if rs := td.index(root, true); rs.State != StateReady || rs.LastError != "" {
@@ -431,9 +431,9 @@ func (f *syncFreshener) Sync(ctx context.Context) error {
 	_, err := f.ix.Reconcile(ctx)
 	return err
 }
-func (f *syncFreshener) Stale(dir string) string {
+func (f *syncFreshener) Stale(dir string) envelope.FallbackReason {
 	if strings.HasPrefix(dir, "stale") {
-		return "test_stale"
+		return envelope.ReasonIndexStale // the barrier passes: only Stale says so
 	}
 	return ""
 }
@@ -463,7 +463,7 @@ func TestFreshenerBarrierAndStale(t *testing.T) {
 	if a.data.Used || len(a.data.Matches) != 1 {
 		t.Errorf("a file written before the query: %s", a.js)
 	}
-	if a := td.query(rpc.MethodGlob, root, `{"pattern":"*","path":"stale"}`); a.data.Reason != "test_stale" {
+	if a := td.query(rpc.MethodGlob, root, `{"pattern":"*","path":"stale"}`); a.data.Reason != envelope.ReasonIndexStale {
 		t.Errorf("stale directory: %s", a.js)
 	}
 	// Queries after many changes: still the Freshener's barrier, and the

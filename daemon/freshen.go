@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/indexd/indexd/envelope"
+
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/watch"
 )
@@ -22,9 +24,10 @@ type Freshener interface {
 	Sync(ctx context.Context) error
 	// Stale says why the index cannot be trusted for a query of dir
 	// (root-relative, "." for the root), as a fallback reason such as
-	// "index_stale"; "" when it can. "watch_limit" is not a reason to walk
+	// envelope.ReasonIndexStale; "" when it can. envelope.ReasonWatchLimit
+	// is not a reason to walk
 	// everything: the subtrees Live lists are walked and merged instead.
-	Stale(dir string) string
+	Stale(dir string) envelope.FallbackReason
 	// Live lists the subtrees (root-relative) it cannot keep current,
 	// such as directories past the inotify watch limit.
 	Live() []string
@@ -58,5 +61,5 @@ func WatchFreshener(ctx context.Context, root string, ix *index.Index, log *slog
 
 type watched struct{ *watch.Watcher }
 
-func (w watched) Stale(dir string) string { return w.State().Stale(dir) }
-func (w watched) Live() []string          { return w.State().Unwatched }
+func (w watched) Stale(dir string) envelope.FallbackReason { return w.State().Stale(dir) }
+func (w watched) Live() []string                           { return w.State().Unwatched }

@@ -104,10 +104,10 @@ func (d *daemon) ping(_ context.Context, params json.RawMessage) (json.RawMessag
 	return rpc.Pong, nil
 }
 
-// tool answers glob, grep or ls: always with an envelope, whatever goes
-// wrong with the root.
-func (d *daemon) tool(method string) rpc.MethodFunc {
-	name, _ := rpc.ToolForMethod(method)
+// tool answers a tool's method (glob, grep, ls): always with an envelope,
+// whatever goes wrong with the root.
+func (d *daemon) tool(spec *query.ToolSpec) rpc.MethodFunc {
+	name := spec.Name
 	return func(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 		p, perr := rpc.DecodeToolParams(params)
 		if perr != nil {

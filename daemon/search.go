@@ -9,31 +9,13 @@ import (
 	"github.com/indexd/indexd/query"
 )
 
-// Fallback reasons (data.fallback_reason) of answers the walk gave in the
-// index's place. The index itself adds query.FallbackIgnoredPaths, and a
-// Freshener may add its own (the watcher: "index_stale", "watch_limit").
-const (
-	// ReasonBuilding: the root's index is being built or reopened.
-	ReasonBuilding = "index_building"
-	// ReasonError: the root's index could not be built (status says why).
-	ReasonError = "index_error"
-	// ReasonStale: the Freshener's sync barrier failed, so the index may
-	// be behind the tree.
-	ReasonStale = "index_stale"
-	// ReasonStopping: the daemon is shutting down and takes no new roots.
-	ReasonStopping = "daemon_stopping"
-	// ReasonDaemonUnavailable: the client could not reach a daemon and
-	// answered in its own process (used by indexctl, not by the daemon).
-	ReasonDaemonUnavailable = "daemon_unavailable"
-)
-
 // FallbackWalk is the Searcher that answers from the live tree, like
 // query.Walker, and marks each answer as a fallback for Reason: Glob and
 // Grep carry data.fallback_used and data.fallback_reason, and Grep's status
 // becomes partial (the envelope's status rule). LS never goes through a
 // Searcher and is not marked.
 type FallbackWalk struct {
-	Reason string
+	Reason envelope.FallbackReason
 }
 
 // Glob walks for q and marks the result.
@@ -63,16 +45,16 @@ type searcher struct {
 
 // pick returns the index to query for dir, or nil and the fallback
 // reason.
-func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, string) {
+func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
 	if s.w == nil {
-		return nil, nil, ReasonStopping
+		return nil, nil, envelope.ReasonDaemonStopping
 	}
 	return s.w.trusted(ctx, dir, sync)
 }
 
 func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
 	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
-	if reason == ReasonStale {
+	if reason == envelope.ReasonIndexStale {
 		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
 	}
 	if ix == nil {
@@ -83,7 +65,7 @@ func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResu
 
 func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
 	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
-	if reason == ReasonStale {
+	if reason == envelope.ReasonIndexStale {
 		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
 	}
 	if ix == nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
-	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/watch"
 )
@@ -72,7 +71,7 @@ func TestSyncTimeoutAndSyncFalse(t *testing.T) {
 	root := writeTree(t, map[string]string{"a.txt": "needle\n"})
 	td.index(root, true)
 	a := td.query(rpc.MethodGrep, root, `{"pattern":"needle"}`)
-	if !a.data.Used || a.data.Reason != ReasonStale || a.Status != envelope.StatusPartial || len(a.data.Matches) != 1 {
+	if !a.data.Used || a.data.Reason != envelope.ReasonIndexStale || a.Status != envelope.StatusPartial || len(a.data.Matches) != 1 {
 		t.Errorf("barrier timed out: want the walk with index_stale: %s", a.js)
 	}
 	a = td.query(rpc.MethodGrep, root, `{"pattern":"needle","sync":false}`)
@@ -92,11 +91,11 @@ func (stuckFreshener) Sync(ctx context.Context) error {
 	<-ctx.Done()
 	return ctx.Err()
 }
-func (stuckFreshener) Stale(string) string    { return "" }
-func (stuckFreshener) Live() []string         { return nil }
-func (stuckFreshener) Ready() <-chan struct{} { return closedChan }
-func (stuckFreshener) Done() <-chan struct{}  { return nil }
-func (stuckFreshener) Close() error           { return nil }
+func (stuckFreshener) Stale(string) envelope.FallbackReason { return "" }
+func (stuckFreshener) Live() []string                       { return nil }
+func (stuckFreshener) Ready() <-chan struct{}               { return closedChan }
+func (stuckFreshener) Done() <-chan struct{}                { return nil }
+func (stuckFreshener) Close() error                         { return nil }
 
 // At the inotify watch limit only the unwatched subtree is degraded: it is
 // walked and merged (fallback watch_limit), the rest keeps the index and
@@ -124,7 +123,7 @@ func TestWatchLimitDegradesOneSubtree(t *testing.T) {
 		writeFile(t, root, fmt.Sprintf("warm/w%d.txt", i), tok+" warm\n")
 		writeFile(t, root, fmt.Sprintf("cold/c%d.txt", i), tok+" cold\n")
 		a := td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q}`, tok))
-		if !a.data.Used || a.data.Reason != query.FallbackWatchLimit || len(a.data.Matches) != 2 {
+		if !a.data.Used || a.data.Reason != envelope.ReasonWatchLimit || len(a.data.Matches) != 2 {
 			t.Fatalf("round %d: root grep: %s", i, a.js)
 		}
 		a = td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q,"path":"warm"}`, tok))
@@ -132,7 +131,7 @@ func TestWatchLimitDegradesOneSubtree(t *testing.T) {
 			t.Fatalf("round %d: warm grep must use the index alone: %s", i, a.js)
 		}
 		a = td.query(rpc.MethodGlob, root, fmt.Sprintf(`{"pattern":"cold/c%d.txt"}`, i))
-		if a.data.Reason != query.FallbackWatchLimit || len(a.data.Paths) != 1 {
+		if a.data.Reason != envelope.ReasonWatchLimit || len(a.data.Paths) != 1 {
 			t.Fatalf("round %d: cold glob: %s", i, a.js)
 		}
 	}

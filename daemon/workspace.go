@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
-	"github.com/indexd/indexd/query"
 )
 
 // States of a root (RootStatus.State).
@@ -292,15 +292,15 @@ const SyncTimeout = 2 * time.Second
 // it must walk instead. A ready index is trusted once the Freshener's sync
 // barrier has passed (unless the query asked for sync=false) and it
 // vouches for dir.
-func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.Index, []string, string) {
+func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
 	w.mu.Lock()
 	state, ix, fresh := w.state, w.ix, w.fresh
 	w.mu.Unlock()
 	switch state {
 	case StateBuilding:
-		return nil, nil, ReasonBuilding
+		return nil, nil, envelope.ReasonIndexBuilding
 	case StateError:
-		return nil, nil, ReasonError
+		return nil, nil, envelope.ReasonIndexError
 	}
 	select {
 	case <-fresh.Done():
@@ -310,7 +310,7 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 		case w.nudge <- struct{}{}:
 		default:
 		}
-		return nil, nil, ReasonStale
+		return nil, nil, envelope.ReasonIndexStale
 	default:
 	}
 	if sync {
@@ -318,14 +318,14 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 		err := fresh.Sync(sctx)
 		cancel()
 		if err != nil {
-			return nil, nil, ReasonStale
+			return nil, nil, envelope.ReasonIndexStale
 		}
 	}
 	live := fresh.Live()
 	if slices.Contains(live, ".") {
-		return nil, nil, query.FallbackWatchLimit // the root itself is not watched
+		return nil, nil, envelope.ReasonWatchLimit // the root itself is not watched
 	}
-	if r := fresh.Stale(dir); r != "" && r != query.FallbackWatchLimit {
+	if r := fresh.Stale(dir); r != "" && r != envelope.ReasonWatchLimit {
 		return nil, nil, r
 	}
 	return ix, live, "" // unwatched subtrees are walked and merged by query.Indexed

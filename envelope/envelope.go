@@ -232,7 +232,7 @@ const (
 	AbortTimeLimit  = "time_limit"  // Glob's time breaker
 	AbortTimeout    = "timeout"     // Grep's timeout
 	AbortReadError  = "read_error"  // Grep: a file or directory could not be read (out of descriptors, I/O error)
-	AbortSizeLimit  = "size_limit"  // Grep: a file was searched only in part (multiline mode reads at most 32 MiB of one)
+	AbortSizeLimit  = "size_limit"  // Grep: a file was searched only in part (multiline mode reads at most GrepMultilineMaxBytes of one)
 )
 
 func abortMessage(reason string) string {

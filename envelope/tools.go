@@ -2,17 +2,54 @@ package envelope
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/indexd/indexd/internal/quote"
 )
 
+// FallbackReason says why the index could not be trusted for an answer
+// (data.fallback_reason). The reasons are the constants below and no
+// others: every package that walks in the index's place says why with one
+// of them.
+type FallbackReason string
+
+// The fallback reasons (README, "Using it"; daemon/doc.go).
+const (
+	// ReasonIndexBuilding: the root's index is being built or reopened, or
+	// its watcher has not caught up with the tree yet.
+	ReasonIndexBuilding FallbackReason = "index_building"
+	// ReasonIndexStale: the index may be behind the tree (the sync
+	// barrier failed, events were lost, or the root is gone).
+	ReasonIndexStale FallbackReason = "index_stale"
+	// ReasonWatchLimit: part of the answer came from walking subtrees the
+	// index is not kept current for (past the inotify watch limit).
+	ReasonWatchLimit FallbackReason = "watch_limit"
+	// ReasonIgnoredPaths: the query asks for ignored files, or its path
+	// lies in an ignored subtree, which the index does not hold.
+	ReasonIgnoredPaths FallbackReason = "ignored_paths"
+	// ReasonIndexError: the root's index could not be built.
+	ReasonIndexError FallbackReason = "index_error"
+	// ReasonDaemonStopping: the daemon is shutting down and takes no new
+	// roots.
+	ReasonDaemonStopping FallbackReason = "daemon_stopping"
+	// ReasonDaemonUnavailable: the client could not reach a daemon and
+	// answered in its own process.
+	ReasonDaemonUnavailable FallbackReason = "daemon_unavailable"
+)
+
+// FallbackReasons lists every FallbackReason, in the order above.
+var FallbackReasons = []FallbackReason{
+	ReasonIndexBuilding, ReasonIndexStale, ReasonWatchLimit, ReasonIgnoredPaths,
+	ReasonIndexError, ReasonDaemonStopping, ReasonDaemonUnavailable,
+}
+
 // Fallback describes an answer served by the uncached walk because the index
 // could not be trusted. The zero value means the index (or a deliberate
 // direct walk) served it.
 type Fallback struct {
-	Used   bool   `json:"fallback_used,omitempty"`
-	Reason string `json:"fallback_reason,omitempty"`
+	Used   bool           `json:"fallback_used,omitempty"`
+	Reason FallbackReason `json:"fallback_reason,omitempty"`
 }
 
 // infoLine renders the fallback note for text.
@@ -22,6 +59,22 @@ func (f Fallback) infoLine() string {
 	}
 	return fmt.Sprintf("[Info: The index could not be trusted (%s); answered by a full walk.]", f.Reason)
 }
+
+// The limits the texts quote. They are defined here, where the texts are,
+// and package query defines its limits from them.
+const (
+	// GlobMaxLimit is the largest Glob limit an agent may ask for.
+	GlobMaxLimit = 200
+	// GlobMaxVisited is the number of entries after which Glob's walk
+	// stops (AbortCountLimit).
+	GlobMaxVisited = 20000
+	// GlobMaxDurationMS is Glob's time breaker (AbortTimeLimit), in
+	// milliseconds.
+	GlobMaxDurationMS = 2000
+	// GrepMultilineMaxBytes is how much of one file Grep's multiline mode
+	// reads (AbortSizeLimit).
+	GrepMultilineMaxBytes = 32 << 20
+)
 
 // ---- Glob ----
 
@@ -74,15 +127,15 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	}
 	fmt.Fprintf(&b, "(Scanned %d items in %dms)", st.Visited, st.TimeMS)
 	if d.Truncated {
-		fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max 200).]", r.Limit)
+		fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max %d).]", r.Limit, GlobMaxLimit)
 	}
 	switch {
 	case err != nil:
 		b.WriteString("\n[Error: " + err.Message + "]")
 	case d.AbortedReason == AbortTimeLimit:
-		b.WriteString("\n[Partial: Search timed out (>2s). Results are incomplete.]")
+		fmt.Fprintf(&b, "\n[Partial: Search timed out (>%ss). Results are incomplete.]", strconv.FormatFloat(GlobMaxDurationMS/1000.0, 'f', -1, 64))
 	case d.AbortedReason == AbortCountLimit:
-		b.WriteString("\n[Partial: Scanned too many entries (>20000). Results are incomplete.]")
+		fmt.Fprintf(&b, "\n[Partial: Scanned too many entries (>%d). Results are incomplete.]", GlobMaxVisited)
 	}
 	writeLines(&b, d.Fallback.infoLine())
 	writeLines(&b, r.Hints...)
@@ -224,7 +277,7 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	case d.AbortedReason == AbortReadError:
 		b.WriteString("\n[Partial: some files could not be read (out of file descriptors or an I/O error). Results may be incomplete.]")
 	case d.AbortedReason == AbortSizeLimit:
-		b.WriteString("\n[Partial: a file was too large to search whole in multiline mode (limit 32 MiB); only its beginning was searched. Results may be incomplete.]")
+		fmt.Fprintf(&b, "\n[Partial: a file was too large to search whole in multiline mode (limit %d MiB); only its beginning was searched. Results may be incomplete.]", GrepMultilineMaxBytes>>20)
 	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}

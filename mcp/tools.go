@@ -18,11 +18,13 @@ const (
 
 // Tool sets for ParseTools.
 var (
-	// DefaultTools are offered when --tools is not given.
-	DefaultTools = []string{query.ToolGlob, query.ToolGrep, query.ToolLS}
+	// DefaultTools are offered when --tools is not given: the agent tools
+	// of query's table of tools (query.ToolSpecs), each of which has its
+	// definition in toolDefs.
+	DefaultTools = query.ToolNames()
 	// AllTools are every tool the server can offer, in the order it lists
 	// them; "compat" selects them all.
-	AllTools = []string{query.ToolGlob, query.ToolGrep, query.ToolLS, ToolFindFiles, ToolSearchInFiles}
+	AllTools = append(query.ToolNames(), ToolFindFiles, ToolSearchInFiles)
 )
 
 // ParseTools reads a --tools value: comma-separated tool names (any case),

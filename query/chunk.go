@@ -51,7 +51,7 @@ var (
 	// read of a larger one.
 	chunkSize = 1 << 20
 	// multilineMax is how much of a file multiline mode reads.
-	multilineMax = 32 << 20
+	multilineMax = envelope.GrepMultilineMaxBytes
 	// checkEvery is how many runes a lineReader hands out between two
 	// looks at the context.
 	checkEvery = 16 << 10

@@ -16,16 +16,6 @@ import (
 	"github.com/indexd/indexd/tree"
 )
 
-// Fallback reasons (data.fallback_reason) the index itself gives.
-const (
-	// FallbackIgnoredPaths: the query asks for ignored files, or its path
-	// lies in an ignored subtree, which the index does not hold.
-	FallbackIgnoredPaths = "ignored_paths"
-	// FallbackWatchLimit: part of the answer came from walking subtrees
-	// the index is not kept current for (Indexed.Live).
-	FallbackWatchLimit = "watch_limit"
-)
-
 // Indexed is the Searcher that answers from an index: Glob from the path
 // table, Grep from trigram candidates read live. What the index does not
 // hold is answered by Walker, and the result says so. Its answers equal
@@ -85,13 +75,13 @@ func reachable(dir, sub string, descend, allow func(string) bool, includeHidden 
 // plan says how to answer a query of dir: the Live subtrees below it to
 // walk and merge, or a reason to leave it all to the walk ("" if the index
 // can answer).
-func (s Indexed) plan(dir string, includeIgnored bool) (live []string, reason string) {
+func (s Indexed) plan(dir string, includeIgnored bool) (live []string, reason envelope.FallbackReason) {
 	if includeIgnored || s.Index.Ignored(walkStart(dir)) {
-		return nil, FallbackIgnoredPaths
+		return nil, envelope.ReasonIgnoredPaths
 	}
 	live, inside := s.liveSplit(dir)
 	if inside {
-		return nil, FallbackWatchLimit
+		return nil, envelope.ReasonWatchLimit
 	}
 	return live, ""
 }
@@ -138,7 +128,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		if res.Run.Data.AbortedReason != "" || !reachable(q.Dir, sub, g.Descend, g.AllowHidden, p.IncludeHidden) {
 			continue
 		}
-		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: FallbackWatchLimit}
+		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
 		st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), globWalkOptions(q), func(e tree.Entry) error {
 			if (e.Type&fs.ModeSymlink == 0 || e.LinkToFile) && g.Match(relTo(q.Dir, e.Rel)) {
 				hits = append(hits, globHit{e.Rel, e.ModTime})
@@ -191,7 +181,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		if !reachable(q.Dir, sub, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden) {
 			continue
 		}
-		fb = envelope.Fallback{Used: true, Reason: FallbackWatchLimit}
+		fb = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
 		st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), grepWalkOptions(q), func(e tree.Entry) error {
 			if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
 				files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 )
 
@@ -312,7 +313,7 @@ func TestIndexedLiveSubtrees(t *testing.T) {
 		i := comparableEnvelope(t, idx, c[0], c[1])
 		wd, id := w["data"].(map[string]any), i["data"].(map[string]any)
 		reaches := strings.Contains(c[1], "cold") || !strings.Contains(c[1], "warm")
-		if reaches && (id["fallback_used"] != true || id["fallback_reason"] != FallbackWatchLimit) {
+		if reaches && (id["fallback_used"] != true || id["fallback_reason"] != string(envelope.ReasonWatchLimit)) {
 			t.Errorf("%s %s: reaches cold/ but says no watch_limit fallback: %v", c[0], c[1], id)
 		}
 		if !reaches && id["fallback_used"] != nil {

@@ -133,15 +133,16 @@ func (a args) strings(key string) ([]string, *envelope.Error) {
 // Limits from the seeds and SPEC §6–8.
 const (
 	GlobDefaultLimit = 50
-	GlobMaxLimit     = 200
+	GlobMaxLimit     = envelope.GlobMaxLimit
 	GrepDefaultLimit = 100
 	GrepMaxLimit     = 1000
 	LSDefaultLimit   = 100
 	LSMaxLimit       = 200
 	MaxContext       = 20
-	// GlobMaxVisited and GlobMaxDuration are the walk's breakers (seed 000 §5.2).
-	GlobMaxVisited    = 20000
-	GlobMaxDurationMS = 2000
+	// GlobMaxVisited and GlobMaxDuration are the walk's breakers (seed 000
+	// §5.2); Glob's text quotes them.
+	GlobMaxVisited    = envelope.GlobMaxVisited
+	GlobMaxDurationMS = envelope.GlobMaxDurationMS
 	// GrepDefaultTimeoutMS is Grep's timeout (seed 001 §5.1).
 	GrepDefaultTimeoutMS = 2000
 	GrepMaxTimeoutMS     = 60000
@@ -172,7 +173,7 @@ func decodeGlob(a args) (p GlobParams, err *envelope.Error) {
 	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
 		return
 	}
-	if p.Limit, err = a.integer("limit", GlobDefaultLimit, 1, GlobMaxLimit, "limit must be an integer between 1 and 200."); err != nil {
+	if p.Limit, err = a.integer("limit", GlobDefaultLimit, 1, GlobMaxLimit, fmt.Sprintf("limit must be an integer between 1 and %d.", GlobMaxLimit)); err != nil {
 		return
 	}
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
@@ -224,7 +225,7 @@ func decodeGrep(a args) (p GrepParams, err *envelope.Error) {
 	if p.FixedStrings, err = a.boolean("fixed_strings", false); err != nil {
 		return
 	}
-	if p.Limit, err = a.integer("limit", GrepDefaultLimit, 1, GrepMaxLimit, "limit must be an integer between 1 and 1000."); err != nil {
+	if p.Limit, err = a.integer("limit", GrepDefaultLimit, 1, GrepMaxLimit, fmt.Sprintf("limit must be an integer between 1 and %d.", GrepMaxLimit)); err != nil {
 		return
 	}
 	if p.OutputMode, err = a.oneOf("output_mode", envelope.ModeContent, envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount); err != nil {
@@ -274,7 +275,7 @@ func decodeLS(a args) (p LSParams, err *envelope.Error) {
 	if p.Offset, err = a.integer("offset", 0, 0, math.MaxInt32, "offset must be a non-negative integer."); err != nil {
 		return
 	}
-	if p.Limit, err = a.integer("limit", LSDefaultLimit, 1, LSMaxLimit, "limit must be an integer between 1 and 200."); err != nil {
+	if p.Limit, err = a.integer("limit", LSDefaultLimit, 1, LSMaxLimit, fmt.Sprintf("limit must be an integer between 1 and %d.", LSMaxLimit)); err != nil {
 		return
 	}
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {

@@ -22,13 +22,6 @@ import (
 	"github.com/indexd/indexd/envelope"
 )
 
-// Tool names as agents call them.
-const (
-	ToolGlob = "Glob"
-	ToolGrep = "Grep"
-	ToolLS   = "LS"
-)
-
 // Searcher runs checked Glob and Grep queries. Implementations: Walker (the
 // live tree, the reference) and Indexed (the index, with the walk for
 // what it cannot answer).
@@ -91,15 +84,11 @@ func (t *Tools) Run(ctx context.Context, tool, cwd string, raw json.RawMessage) 
 	if err != nil {
 		return fail(err)
 	}
-	switch tool {
-	case ToolGlob:
-		return t.glob(ctx, ectx, a, start)
-	case ToolGrep:
-		return t.grep(ctx, ectx, a, start)
-	case ToolLS:
-		return t.ls(ctx, ectx, a, start)
+	spec, lerr := LookupTool(tool)
+	if lerr != nil {
+		return fail(envelope.Errorf(envelope.CodeInvalidParam, "Unknown tool '%s'.", tool))
 	}
-	return fail(envelope.Errorf(envelope.CodeInvalidParam, "Unknown tool '%s'.", tool))
+	return spec.run(t, ctx, ectx, a, start)
 }
 
 // internal turns an unexpected failure into an envelope error.

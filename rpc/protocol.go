@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+
+	"github.com/indexd/indexd/query"
 )
 
 // Method names (see the package documentation for their params and
-// results).
+// results). The tools' methods are those of query's table of tools
+// (query.ToolSpecs); ToolForMethod and MethodForTool map them.
 const (
-	MethodGlob     = "glob"
-	MethodGrep     = "grep"
-	MethodLS       = "ls"
+	MethodGlob     = query.MethodGlob
+	MethodGrep     = query.MethodGrep
+	MethodLS       = query.MethodLS
 	MethodStatus   = "status"
 	MethodIndex    = "index"
 	MethodForget   = "forget"
@@ -33,19 +36,24 @@ type PingParams struct {
 	Build string `json:"build,omitempty"`
 }
 
-// ToolForMethod returns the agent tool name ("Glob", "Grep", "LS", the
-// values of query.ToolGlob, ToolGrep and ToolLS) answered by a tool method,
-// and false for any other method.
+// ToolForMethod returns the agent tool name (query.ToolGlob, ToolGrep,
+// ToolLS, ...) answered by a tool method, from query's table of tools, and
+// false for any other method.
 func ToolForMethod(method string) (string, bool) {
-	switch method {
-	case MethodGlob:
-		return "Glob", true
-	case MethodGrep:
-		return "Grep", true
-	case MethodLS:
-		return "LS", true
+	if s := query.LookupMethod(method); s != nil {
+		return s.Name, true
 	}
 	return "", false
+}
+
+// MethodForTool returns the method answering the agent tool, from query's
+// table of tools; an unknown tool is an error.
+func MethodForTool(tool string) (string, error) {
+	s, err := query.LookupTool(tool)
+	if err != nil {
+		return "", err
+	}
+	return s.Method, nil
 }
 
 // The JSON-RPC 2.0 error codes this package produces. Handlers may use

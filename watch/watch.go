@@ -104,6 +104,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
@@ -342,21 +343,21 @@ func (w *Watcher) State() State {
 }
 
 // Stale says whether a query of the directory dir (root-relative, "." or
-// "" for the root) can trust the index, and if not why: "index_building"
-// before the initial reconcile, "index_stale" while events are known lost
-// or once the root is gone, "watch_limit" when dir is inside an unwatched
+// "" for the root) can trust the index, and if not why: ReasonIndexBuilding
+// before the initial reconcile, ReasonIndexStale while events are known lost
+// or once the root is gone, ReasonWatchLimit when dir is inside an unwatched
 // subtree or holds one. It returns "" when the index may be used.
-func (s State) Stale(dir string) string {
+func (s State) Stale(dir string) envelope.FallbackReason {
 	switch {
 	case !s.Ready:
-		return "index_building"
+		return envelope.ReasonIndexBuilding
 	case s.Suspect || s.RootGone:
-		return "index_stale"
+		return envelope.ReasonIndexStale
 	}
 	dir = strings.Trim(dir, "/")
 	for _, u := range s.Unwatched {
 		if u == "." || dir == "" || dir == "." || dir == u || strings.HasPrefix(dir, u+"/") || strings.HasPrefix(u, dir+"/") {
-			return "watch_limit"
+			return envelope.ReasonWatchLimit
 		}
 	}
 	return ""

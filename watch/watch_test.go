@@ -18,6 +18,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 )
 
@@ -286,7 +287,7 @@ func TestWatchLimit(t *testing.T) {
 	if st.Dirs != 5 {
 		t.Errorf("Dirs = %d, want 5", st.Dirs)
 	}
-	for dir, want := range map[string]string{".": "watch_limit", "a": "", "a/x": "", "b": "watch_limit", "b/x": "watch_limit", "c/x/deep": "watch_limit", "d": "watch_limit"} {
+	for dir, want := range map[string]envelope.FallbackReason{".": "watch_limit", "a": "", "a/x": "", "b": "watch_limit", "b/x": "watch_limit", "c/x/deep": "watch_limit", "d": "watch_limit"} {
 		if got := st.Stale(dir); got != want {
 			t.Errorf("Stale(%q) = %q, want %q", dir, got, want)
 		}
@@ -611,7 +612,7 @@ func TestStateStale(t *testing.T) {
 	for _, tc := range []struct {
 		st   State
 		dir  string
-		want string
+		want envelope.FallbackReason
 	}{
 		{State{}, ".", "index_building"},
 		{State{Ready: true}, ".", ""},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/query"
 )
 
 func TestToolArgs(t *testing.T) {
@@ -91,27 +92,33 @@ func TestParseObjectErrors(t *testing.T) {
 
 func TestExitCode(t *testing.T) {
 	for _, tc := range []struct {
-		env  string
-		want int
+		tool, env string
+		want      int
+		err       string // in the error; "" for none
 	}{
-		{`{"status":"success","data":{"paths":["a"]}}`, exitFound},
-		{`{"status":"partial","data":{"matches":[{"file":"a","line":1,"text":""}],"truncated":true}}`, exitFound},
-		{`{"status":"success","data":{"files":["a"]}}`, exitFound},
-		{`{"status":"success","data":{"counts":[{"file":"a","count":1}]}}`, exitFound},
-		{`{"status":"success","data":{"entries":[{"path":"a/","type":"dir"}]}}`, exitFound},
-		{`{"status":"success","data":{"paths":[]}}`, exitNothing},
-		{`{"status":"partial","data":{"matches":[],"fallback_used":true}}`, exitNothing},
-		{`{"status":"success","data":{"counts":[]}}`, exitNothing},
-		{`{"status":"error","data":{},"error":{"code":"TIMEOUT","message":"m"}}`, exitError},
-		{`{"status":"weird","data":{"paths":["a"]}}`, exitError},
-		{`{"status":"success","data":{"paths":"a"}}`, exitError},
+		{query.ToolGlob, `{"status":"success","data":{"paths":["a"]}}`, exitFound, ""},
+		{query.ToolGrep, `{"status":"partial","data":{"matches":[{"file":"a","line":1,"text":""}],"truncated":true}}`, exitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"files":["a"]}}`, exitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"counts":[{"file":"a","count":1}]}}`, exitFound, ""},
+		{query.ToolLS, `{"status":"success","data":{"entries":[{"path":"a/","type":"dir"}]}}`, exitFound, ""},
+		{query.ToolGlob, `{"status":"success","data":{"paths":[]}}`, exitNothing, ""},
+		{query.ToolGrep, `{"status":"partial","data":{"matches":[],"fallback_used":true}}`, exitNothing, ""},
+		{query.ToolGrep, `{"status":"success","data":{"counts":[]}}`, exitNothing, ""},
+		{query.ToolLS, `{"status":"error","data":{},"error":{"code":"TIMEOUT","message":"m"}}`, exitError, ""},
+		{query.ToolGlob, `{"status":"weird","data":{"paths":["a"]}}`, exitError, `unknown status "weird"`},
+		{query.ToolGlob, `{"status":"success","data":{"entries":[]}}`, exitError, "none of paths"},
+		{query.ToolLS, `{"status":"success","data":{"paths":["a"]}}`, exitError, "none of entries"},
+		{query.ToolGrep, `{"status":"success","data":[]}`, exitError, "not an object"},
+		{"Find", `{"status":"success","data":{"paths":["a"]}}`, exitError, `unknown tool "Find"`},
+		{query.ToolGlob, `{"status":"success","data":{"paths":"a"}}`, exitError, "data.paths that is not an array"},
 	} {
 		var env envelope.Raw
 		if err := json.Unmarshal([]byte(tc.env), &env); err != nil {
 			t.Fatal(err)
 		}
-		if got := exitCode(&env); got != tc.want {
-			t.Errorf("exitCode(%s) = %d, want %d", tc.env, got, tc.want)
+		got, err := exitCode(tc.tool, &env)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("exitCode(%s, %s) = %d, %v; want %d, error with %q", tc.tool, tc.env, got, err, tc.want, tc.err)
 		}
 	}
 }

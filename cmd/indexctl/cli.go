@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/query"
 )
 
 // Exit codes (SPEC §10).
@@ -199,7 +200,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
 		return exitError
 	}
-	return c.print(answer, g.json)
+	return c.print(cmd.tool, answer, g.json)
 }
 
 // manage runs a command that is not a query.
@@ -223,10 +224,10 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 	return code
 }
 
-// print writes the answer (the envelope's text, or with asJSON the envelope
-// itself) to stdout and returns the exit code it calls for. A tool's error
-// is its answer, so it goes to stdout too.
-func (c *cli) print(answer json.RawMessage, asJSON bool) int {
+// print writes the answer of tool (the envelope's text, or with asJSON the
+// envelope itself) to stdout and returns the exit code it calls for. A
+// tool's error is its answer, so it goes to stdout too.
+func (c *cli) print(tool string, answer json.RawMessage, asJSON bool) int {
 	var env envelope.Raw
 	if err := json.Unmarshal(answer, &env); err != nil {
 		fmt.Fprintf(c.stderr, "indexctl: malformed response: %v\n", err)
@@ -237,27 +238,38 @@ func (c *cli) print(answer json.RawMessage, asJSON bool) int {
 	} else {
 		fmt.Fprintln(c.stdout, env.Text)
 	}
-	return exitCode(&env)
+	code, err := exitCode(tool, &env)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
+	}
+	return code
 }
 
-// exitCode is 2 for an error envelope, 1 for an answer with nothing in it
-// (no paths, matches, files, counts or entries) and 0 otherwise.
-func exitCode(env *envelope.Raw) int {
+// exitCode is 2 for an error envelope, 1 for an answer of tool with
+// nothing in it and 0 otherwise; what counts as a result is the tool's
+// rule in query's table of tools (ToolSpec.Results). An unknown tool, an
+// unknown status or data that is not the tool's is exit 2 with an error
+// saying what was wrong.
+func exitCode(tool string, env *envelope.Raw) (int, error) {
 	switch env.Status {
 	case envelope.StatusSuccess, envelope.StatusPartial:
+	case envelope.StatusError:
+		return exitError, nil
 	default:
-		return exitError
+		return exitError, fmt.Errorf("malformed response: unknown status %q", env.Status)
 	}
-	var d struct {
-		Paths, Matches, Files, Counts, Entries []json.RawMessage
+	spec, err := query.LookupTool(tool)
+	if err != nil {
+		return exitError, err
 	}
-	if err := json.Unmarshal(env.Data, &d); err != nil {
-		return exitError
+	n, err := spec.Results(env.Data)
+	if err != nil {
+		return exitError, fmt.Errorf("malformed response: %v", err)
 	}
-	if len(d.Paths)+len(d.Matches)+len(d.Files)+len(d.Counts)+len(d.Entries) == 0 {
-		return exitNothing
+	if n == 0 {
+		return exitNothing, nil
 	}
-	return exitFound
+	return exitFound, nil
 }
 
 // flagError rewords pflag's report of a flag value that does not parse

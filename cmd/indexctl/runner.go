@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
@@ -72,7 +73,7 @@ func (g *globals) socketPath() string {
 // for it (the daemon could not be reached); --direct has none: walking is
 // then the user's choice.
 type inProcess struct {
-	reason string
+	reason envelope.FallbackReason
 }
 
 func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, error) {
@@ -96,6 +97,10 @@ type viaDaemon struct {
 }
 
 func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, error) {
+	method, err := rpc.MethodForTool(req.Tool)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := connect(ctx, r.socket)
 	if err != nil && ctx.Err() != nil {
 		return nil, err // the user gave up
@@ -108,7 +113,7 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 		cctx, cancel := context.WithTimeout(ctx, requestTimeout(req))
 		defer cancel()
 		var res json.RawMessage
-		err = cl.Call(cctx, methodForTool(req.Tool), rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args}, &res)
+		err = cl.Call(cctx, method, rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args}, &res)
 		var rerr *rpc.Error
 		switch {
 		case err == nil:
@@ -122,7 +127,7 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 		}
 	}
 	fmt.Fprintf(r.stderr, "indexctl: warning: answering without the daemon: %v\n", err)
-	return inProcess{reason: daemon.ReasonDaemonUnavailable}.query(ctx, req)
+	return inProcess{reason: envelope.ReasonDaemonUnavailable}.query(ctx, req)
 }
 
 // noAnswer adds what to do to the error of a daemon that did not answer
@@ -162,17 +167,6 @@ func requestTimeout(req request) time.Duration {
 		}
 	}
 	return time.Duration(ms)*time.Millisecond + requestMargin
-}
-
-// methodForTool returns the protocol method of a tool.
-func methodForTool(tool string) string {
-	switch tool {
-	case query.ToolGlob:
-		return rpc.MethodGlob
-	case query.ToolGrep:
-		return rpc.MethodGrep
-	}
-	return rpc.MethodLS
 }
 
 // connect connects to the daemon on socket, starting it if nothing

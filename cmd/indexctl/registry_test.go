@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/mcp"
+	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/rpc"
+)
+
+// exampleCalls are a call of each tool that finds something in the tree
+// TestEveryLayerKnowsEveryTool writes: a.txt holding "needle".
+var exampleCalls = map[string]string{
+	query.ToolGlob: `{"pattern":"*.txt"}`,
+	query.ToolGrep: `{"pattern":"needle"}`,
+	query.ToolLS:   `{}`,
+}
+
+// Every tool of query's table is known to every layer: the CLI (a command
+// for it, its method, the exit-code rule), rpc (method to tool and back),
+// the daemon (it answers the tool's method), the MCP server (a definition,
+// offered by default) and the envelope (a text). A tool added to the table
+// and forgotten by a layer fails here.
+func TestEveryLayerKnowsEveryTool(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	socket := filepath.Join(t.TempDir(), "indexd.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, daemon.Config{SocketPath: socket, StateDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the daemon did not stop")
+		}
+	}()
+	cl, err := rpc.EnsureDaemon(ctx, socket, func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+
+	specs := query.ToolSpecs()
+	if len(specs) == 0 {
+		t.Fatal("no tools in the table")
+	}
+	for _, spec := range specs {
+		t.Run(spec.Name, func(t *testing.T) {
+			// CLI: a command runs the tool.
+			if !slices.ContainsFunc(commands, func(c *command) bool { return c.tool == spec.Name }) {
+				t.Errorf("no indexctl command runs %s", spec.Name)
+			}
+			// rpc: method to tool and back.
+			if m, err := rpc.MethodForTool(spec.Name); err != nil || m != spec.Method {
+				t.Errorf("rpc.MethodForTool(%q) = %q, %v; want %q", spec.Name, m, err, spec.Method)
+			}
+			if name, ok := rpc.ToolForMethod(spec.Method); !ok || name != spec.Name {
+				t.Errorf("rpc.ToolForMethod(%q) = %q, %v; want %q", spec.Method, name, ok, spec.Name)
+			}
+			// MCP: defined, and offered by default.
+			if mcp.Tool(spec.Name) == nil || !slices.Contains(mcp.DefaultTools, spec.Name) {
+				t.Errorf("the MCP server does not offer %s", spec.Name)
+			}
+			args, ok := exampleCalls[spec.Name]
+			if !ok {
+				t.Fatalf("no example call of %s in exampleCalls: add one", spec.Name)
+			}
+			req := request{Tool: spec.Name, Root: root, Args: json.RawMessage(args)}
+			// The daemon answers the tool's method (viaDaemon fails on
+			// an rpc error such as method not found), and in process;
+			// each answer has a text and finds something by the
+			// tool's exit-code rule.
+			for _, r := range []runner{&viaDaemon{socket: socket, stderr: io.Discard}, inProcess{}} {
+				answer, err := r.query(ctx, req)
+				if err != nil {
+					t.Fatalf("%T: %v", r, err)
+				}
+				var env envelope.Raw
+				if err := json.Unmarshal(answer, &env); err != nil {
+					t.Fatal(err)
+				}
+				if env.Text == "" {
+					t.Errorf("%T: %s's answer has no text: %s", r, spec.Name, answer)
+				}
+				if code, err := exitCode(spec.Name, &env); code != exitFound || err != nil {
+					t.Errorf("%T: exit code %d, %v for %s", r, code, err, answer)
+				}
+			}
+		})
+	}
+
+	// An unknown tool is an error in every layer, never another tool.
+	if m, err := rpc.MethodForTool("Find"); err == nil {
+		t.Errorf("rpc.MethodForTool(Find) = %q, want an error", m)
+	}
+	if _, err := (&viaDaemon{socket: socket, stderr: io.Discard}).query(ctx, request{Tool: "Find", Root: root, Args: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), `unknown tool "Find"`) {
+		t.Errorf("a query of an unknown tool: %v", err)
+	}
+	if _, ok := rpc.ToolForMethod(rpc.MethodStatus); ok {
+		t.Error("rpc.ToolForMethod(status) names a tool")
+	}
+}
