@@ -140,10 +140,7 @@ func (w *Watcher) process() {
 	if w.ctx.Err() != nil {
 		return
 	}
-	w.mu.Lock()
-	w.st.Ready = true
-	w.mu.Unlock()
-	close(w.ready)
+	w.markReady() // if the initial reconcile panicked, it did not
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -348,10 +345,27 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 	if err != nil {
 		w.log.Warn("watch: reconcile failed; the index stays suspect", "root", w.root, "err", err)
 	}
+	if b == nil {
+		// Ready before the callers that joined during the initial
+		// reconcile are released: a Sync that returns finds it ready.
+		w.markReady()
+	}
 	w.finishBatch(release, true)
 }
 
 func isDirStat(st unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
+
+// markReady publishes that the initial watch and reconcile are done and
+// closes Ready; later calls do nothing.
+func (w *Watcher) markReady() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.st.Ready {
+		return
+	}
+	w.st.Ready = true
+	close(w.ready)
+}
 
 // applyPaths brings paths up to date in the index.
 func (w *Watcher) applyPaths(paths []string) {
