@@ -13,10 +13,11 @@
 // their contents, and a directory named explicitly as the search path is
 // searched even when a rule ignores it.
 //
-// Hidden names are not this package's business beyond IsHidden: whether
-// they are shown depends on the query (include_hidden, names in the
-// pattern), and a whitelisting rule wins over hiddenness (Match reports
-// Whitelist).
+// The package also owns the one classifier every traversal asks about an
+// entry (Classifier, Cache; see classify.go): private directories, sync
+// cookies, ignored entries, and hidden names (a whitelisting rule wins over
+// hiddenness). Whether a hidden name is shown depends on the query
+// (include_hidden, names in the pattern), which the caller decides.
 package ignore
 
 import (
@@ -38,12 +39,6 @@ var DefaultDirs = map[string]bool{
 	".venv": true, ".mypy_cache": true, ".pytest_cache": true,
 	".ruff_cache": true, ".tox": true, ".cache": true, "site-packages": true,
 }
-
-// IsDefaultDir reports whether a directory named name is skipped by default.
-func IsDefaultDir(name string) bool { return DefaultDirs[name] }
-
-// IsHidden reports whether name is a hidden name (starts with ".").
-func IsHidden(name string) bool { return len(name) > 0 && name[0] == '.' }
 
 // Names of the files this package reads.
 const (

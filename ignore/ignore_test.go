@@ -284,16 +284,13 @@ func TestIgnoreWhitespaceOnlyLine(t *testing.T) {
 
 func TestIgnoreDefaultDirs(t *testing.T) {
 	for _, n := range []string{".git", "node_modules", "__pycache__", "target", "build", "dist", ".venv", "site-packages"} {
-		if !ignore.IsDefaultDir(n) {
-			t.Errorf("IsDefaultDir(%q) = false", n)
+		if !ignore.DefaultDirs[n] {
+			t.Errorf("DefaultDirs[%q] = false", n)
 		}
 	}
 	for _, n := range []string{"src", "Build", "node_module", ""} {
-		if ignore.IsDefaultDir(n) {
-			t.Errorf("IsDefaultDir(%q) = true", n)
+		if ignore.DefaultDirs[n] {
+			t.Errorf("DefaultDirs[%q] = true", n)
 		}
-	}
-	if !ignore.IsHidden(".x") || ignore.IsHidden("x.") || ignore.IsHidden("") {
-		t.Error("IsHidden")
 	}
 }

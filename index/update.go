@@ -67,7 +67,7 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 	var files []File
 	var gone, dirs []string
 	var ignoredAdds []Skipped
-	rules := newRuleCache(ix.root, root)
+	rules := ignore.NewCache(root)
 	seen := make(map[string]bool, len(paths))
 	for i := 0; i < len(paths); i++ {
 		rel := strings.Trim(filepath.ToSlash(paths[i]), "/")
@@ -77,10 +77,6 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		seen[rel] = true
 		if rel == "" || rel == "." {
 			dirs = append(dirs, "")
-			continue
-		}
-		if ignore.UnderPrivate(ix.root, rel) {
-			gone = append(gone, rel)
 			continue
 		}
 		st, err := root.Lstat(rel)
@@ -99,11 +95,13 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		}
 		f := fileFromStat(rel, &st)
 		isDir := f.Mode.IsDir()
-		ignored, self, hidden := rules.classify(rel, isDir)
+		v := rules.Path(rel, isDir)
 		switch {
-		case ignored:
+		case v.Reserved(): // private, a cookie: never indexed nor recorded
 			gone = append(gone, rel)
-			if self { // recorded as a build records it; an ignored ancestor already is
+		case v.Ignored:
+			gone = append(gone, rel)
+			if v.Self { // recorded as a build records it; an ignored ancestor already is
 				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: isDir})
 			}
 		case isDir:
@@ -115,7 +113,7 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 			if ix.holdsUnder(rel) { // a directory replaced by a file or a link
 				gone = append(gone, rel)
 			}
-			f.Hidden = hidden
+			f.Hidden = v.Hidden
 			files = append(files, f)
 		default:
 			gone = append(gone, rel) // FIFOs, sockets, devices are never indexed
@@ -228,7 +226,7 @@ func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped
 	}
 	if dir != "" {
 		// The walk counts hidden bits from dir; shift them to the root.
-		_, _, hidden := newRuleCache(ix.root, root).classify(dir, true)
+		hidden := ignore.NewCache(root).Path(dir, true).Hidden
 		for i := range files {
 			files[i].Hidden |= hidden
 		}
@@ -336,54 +334,6 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64) (chs []c
 		}
 	}
 	return kept, gone
-}
-
-// ruleCache holds the ignore rules of the directories one Apply looks at,
-// so a batch opens the root's rules (global config, ancestors' files)
-// once, not once per path.
-type ruleCache struct {
-	root *rooted.Root
-	dirs map[string]*ignore.Dir // by root-relative directory, "" for the root
-}
-
-func newRuleCache(path string, root *rooted.Root) *ruleCache {
-	return &ruleCache{root: root, dirs: map[string]*ignore.Dir{"": ignore.Open(path)}}
-}
-
-func (c *ruleCache) at(dir string) *ignore.Dir {
-	if d, ok := c.dirs[dir]; ok {
-		return d
-	}
-	parent := ""
-	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
-		parent = dir[:i]
-	}
-	d := c.at(parent).Step(c.root, dir)
-	c.dirs[dir] = d
-	return d
-}
-
-// classify says whether rel is ignored (by a default directory name or an
-// ignore rule, at any component; self when at rel's own name) and which
-// of its components are hidden and not whitelisted, as a build sees it.
-func (c *ruleCache) classify(rel string, isDir bool) (ignored, self bool, hidden uint64) {
-	comps := strings.Split(rel, "/")
-	for i, name := range comps {
-		p := strings.Join(comps[:i+1], "/")
-		last := i == len(comps)-1
-		dir := !last || isDir
-		if dir && ignore.IsDefaultDir(name) {
-			return true, last, 0
-		}
-		m := c.at(strings.Join(comps[:i], "/")).Match(p, dir)
-		if m == ignore.Ignore {
-			return true, last, 0
-		}
-		if m != ignore.Whitelist && ignore.IsHidden(name) {
-			hidden |= 1 << min(i, 63)
-		}
-	}
-	return false, false, hidden
 }
 
 // commit applies changes to memory and to the DB in one transaction. The

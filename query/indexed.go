@@ -13,6 +13,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -58,18 +59,35 @@ func underAny(p string, dirs []string) bool {
 
 // reachable reports whether a walk of dir would enter the subtree sub
 // (root-relative, below dir): every directory on the way, sub included,
-// must pass descend and not be a hidden name the query leaves out.
-func reachable(dir, sub string, descend, allow func(string) bool, includeHidden bool) bool {
+// must pass descend and not be hidden (the classifier's verdict, through
+// rules) unless the query lets it through.
+func reachable(dir, sub string, descend, allow func(string) bool, includeHidden bool, rules *ignore.Cache) bool {
 	comps := strings.Split(relTo(dir, sub), "/")
+	var mask uint64
+	if !includeHidden {
+		mask = rules.Hidden(sub, true)
+	}
+	depth := dirDepth(dir)
 	for i, c := range comps {
 		if !descend(strings.Join(comps[:i+1], "/")) {
 			return false
 		}
-		if !includeHidden && ignore.IsHidden(c) && !allow(c) {
+		if mask&(1<<min(depth+i, 63)) != 0 && !allow(c) {
 			return false
 		}
 	}
 	return true
+}
+
+// ruleCache returns a rule cache for the workspace's root, to be closed
+// by done (nil if the root cannot be opened: the walks that follow fail
+// on the same open).
+func ruleCache(ws *Workspace) (c *ignore.Cache, done func()) {
+	r, err := rooted.Open(ws.Root)
+	if err != nil {
+		return nil, func() {}
+	}
+	return ignore.NewCache(r), func() { r.Close() }
 }
 
 // plan says how to answer a query of dir: the Live subtrees below it to
@@ -99,6 +117,8 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	}
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
 	defer cancel()
+	rules, done := ruleCache(q.WS)
+	defer done()
 	g := q.Glob
 	depth := dirDepth(q.Dir)
 	var hits []globHit
@@ -125,7 +145,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	})
 	walkedIgnored := 0
 	for _, sub := range live {
-		if res.Run.Data.AbortedReason != "" || !reachable(q.Dir, sub, g.Descend, g.AllowHidden, p.IncludeHidden) {
+		if res.Run.Data.AbortedReason != "" || !reachable(q.Dir, sub, g.Descend, g.AllowHidden, p.IncludeHidden, rules) {
 			continue
 		}
 		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
@@ -146,7 +166,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	}
 	res.Run.Data.Paths, res.Run.Data.Truncated = orderGlob(hits, p)
 	res.Run.Stats.Visited = visited
-	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, g.Descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0, live)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, g.Descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0, live, rules)
 	res.Run.Stats.Ignored += walkedIgnored
 	return &res, nil
 }
@@ -165,6 +185,8 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	}
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(p.TimeoutMS)*time.Millisecond))
 	defer cancel()
+	rules, done := ruleCache(q.WS)
+	defer done()
 	depth := dirDepth(q.Dir)
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())
 	cands := s.Index.Candidates(tq, walkStart(q.Dir), func(f *index.File) bool {
@@ -178,7 +200,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var fb envelope.Fallback
 	walkedIgnored := 0
 	for _, sub := range live {
-		if !reachable(q.Dir, sub, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden) {
+		if !reachable(q.Dir, sub, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, rules) {
 			continue
 		}
 		fb = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
@@ -199,7 +221,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	n := len(cands)
 	res.Run.Stats.Candidates = &n
 	found := len(res.Run.Data.Matches)+len(res.Run.Data.Files)+len(res.Run.Data.Counts) > 0
-	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, !found, live)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, !found, live, rules)
 	res.Run.Stats.Ignored += walkedIgnored
 	return res, nil
 }
@@ -232,9 +254,9 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 // entries (from the index's record of them) and, when wantHidden (the
 // hints need them only for an empty result), the hidden ones (from the
 // table's hidden masks) whose parent the walk would enter, in walk order.
-func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool, live []string) (int, []tree.Skip) {
+func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool, live []string, rules *ignore.Cache) (int, []tree.Skip) {
 	entered := func(parent string) bool {
-		return parent == walkStart(dir) || reachable(dir, parent, descend, allow, includeHidden)
+		return parent == walkStart(dir) || reachable(dir, parent, descend, allow, includeHidden, rules)
 	}
 	var out []tree.Skip
 	ignored := 0
@@ -269,7 +291,7 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 			return true
 		})
 	}
-	slices.SortFunc(out, func(a, b tree.Skip) int { return walkOrder(a.Rel, b.Rel) })
+	slices.SortFunc(out, func(a, b tree.Skip) int { return tree.Order(a.Rel, b.Rel) })
 	if len(out) > tree.MaxSkips {
 		out = out[:tree.MaxSkips]
 	}
@@ -281,31 +303,4 @@ func parentOf(rel string) string {
 		return rel[:i]
 	}
 	return ""
-}
-
-// walkOrder compares root-relative paths in the walk's order: depth first,
-// each directory's entries by name (so "a/b" comes before "a.txt").
-func walkOrder(a, b string) int {
-	for {
-		ai, bi := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
-		ac, bc := a, b
-		if ai >= 0 {
-			ac = a[:ai]
-		}
-		if bi >= 0 {
-			bc = b[:bi]
-		}
-		if c := strings.Compare(ac, bc); c != 0 {
-			return c
-		}
-		switch {
-		case ai < 0 && bi < 0:
-			return 0
-		case ai < 0:
-			return -1 // a is b's ancestor
-		case bi < 0:
-			return 1
-		}
-		a, b = a[ai+1:], b[bi+1:]
-	}
 }

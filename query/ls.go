@@ -54,6 +54,7 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 		return fail(internal(readErr))
 	}
 	rules := dirRules(t.WS, dir)
+	cl := ignore.Classifier{Root: t.WS.Root, NoRules: p.IncludeIgnored}
 	var run envelope.LSRun
 	var entries []envelope.LSEntry
 	var skipped []tree.Skip
@@ -64,23 +65,15 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 			rel = dir + "/" + name
 		}
 		isDir := de.IsDir()
-		if isDir && ignore.IsPrivate(t.WS.Root, rel) {
+		v := cl.Entry(rules, rel, isDir)
+		switch {
+		case v.Reserved():
 			continue
-		}
-		m := ignore.None
-		if !p.IncludeIgnored {
-			if isDir && ignore.IsDefaultDir(name) {
-				m = ignore.Ignore
-			} else {
-				m = rules.Match(rel, isDir)
-			}
-			if m == ignore.Ignore {
-				run.Stats.Ignored++
-				skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir})
-				continue
-			}
-		}
-		if !p.IncludeHidden && m != ignore.Whitelist && ignore.IsHidden(name) {
+		case v.Ignored:
+			run.Stats.Ignored++
+			skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir})
+			continue
+		case v.Hidden && !p.IncludeHidden:
 			skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir, Hidden: true})
 			continue
 		}

@@ -9,6 +9,11 @@
 // consumes the listings in order. So the output, the visited count and the
 // point where a breaker fires do not depend on scheduling.
 //
+// What is skipped is ignore.Classifier's verdict on each entry: the
+// daemon's private directories and sync cookies are not even visited;
+// ignored entries (unless IncludeIgnored) and hidden ones (unless
+// IncludeHidden or AllowHidden) are counted and reported as skipped.
+//
 // Every directory is opened through a rooted.Root: by its root-relative
 // name, refusing any symlink on the way, so a directory swapped for a link
 // mid-walk is not entered (SPEC §4). Symbolic links are reported, never
@@ -140,7 +145,7 @@ const MaxSkips = 256
 type dirent struct {
 	name string
 	typ  fs.FileMode
-	skip uint8 // 0 keep, skipIgnored, skipHidden, skipPruned
+	skip uint8 // keep, skipIgnored, skipHidden, skipPruned, skipReserved
 	hid  bool  // hidden name, not whitelisted
 	size int64
 	mod  int64
@@ -155,7 +160,7 @@ const (
 	skipIgnored
 	skipHidden
 	skipPruned
-	skipPrivate // the daemon's own directories: not even visited
+	skipReserved // the daemon's own directories, sync cookies: not even visited
 )
 
 // node is one directory queued for reading; done closes once entries is set.
@@ -288,7 +293,7 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 	w.push(subs...)
 	si := 0
 	for _, e := range nd.entries {
-		if e.skip == skipPrivate {
+		if e.skip == skipReserved {
 			continue
 		}
 		st.Visited++
@@ -364,26 +369,21 @@ func (w *walker) read(nd *node) {
 		nd.ign = nd.parent.Child(f, nd.rel, rf)
 	}
 	o := &w.opts
+	cl := ignore.Classifier{Root: w.root, NoRules: o.IncludeIgnored}
 	for i := range ents {
 		e := &ents[i]
 		isDir := e.typ.IsDir()
 		rel := join(nd.rel, e.name)
-		if isDir && ignore.IsPrivate(w.root, rel) {
-			e.skip = skipPrivate
+		v := cl.Entry(nd.ign, rel, isDir)
+		switch {
+		case v.Reserved():
+			e.skip = skipReserved
+			continue
+		case v.Ignored:
+			e.skip = skipIgnored
 			continue
 		}
-		m := ignore.None
-		if !o.IncludeIgnored {
-			if isDir && ignore.IsDefaultDir(e.name) {
-				e.skip = skipIgnored
-				continue
-			}
-			if m = nd.ign.Match(rel, isDir); m == ignore.Ignore {
-				e.skip = skipIgnored
-				continue
-			}
-		}
-		e.hid = m != ignore.Whitelist && ignore.IsHidden(e.name)
+		e.hid = v.Hidden
 		if e.hid && !o.IncludeHidden && (o.AllowHidden == nil || !o.AllowHidden(e.name)) {
 			e.skip = skipHidden
 			continue
@@ -469,4 +469,32 @@ func join(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
+}
+
+// Order compares root-relative paths in the order Walk hands them out:
+// depth first, each directory's entries by name (so "a/b" comes before
+// "a.txt"), a directory before what it holds.
+func Order(a, b string) int {
+	for {
+		ai, bi := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
+		ac, bc := a, b
+		if ai >= 0 {
+			ac = a[:ai]
+		}
+		if bi >= 0 {
+			bc = b[:bi]
+		}
+		if c := strings.Compare(ac, bc); c != 0 {
+			return c
+		}
+		switch {
+		case ai < 0 && bi < 0:
+			return 0
+		case ai < 0:
+			return -1 // a is b's ancestor
+		case bi < 0:
+			return 1
+		}
+		a, b = a[ai+1:], b[bi+1:]
+	}
 }

@@ -72,47 +72,6 @@ func (t *dirTree) remove(rel string, fn func(string)) {
 	fn(rel)
 }
 
-// rulesCache computes, for one batch, the ignore rules in force in each
-// directory, reading each rule file once.
-type rulesCache struct {
-	root *rooted.Root
-	at   map[string]*ignore.Dir // rules for the entries of a directory
-}
-
-func newRulesCache(root *rooted.Root) *rulesCache {
-	return &rulesCache{root: root, at: map[string]*ignore.Dir{"": ignore.Open(root.Path())}}
-}
-
-// dir returns the rules for the entries of the directory rel.
-func (c *rulesCache) dir(rel string) *ignore.Dir {
-	if d, ok := c.at[rel]; ok {
-		return d
-	}
-	parent, _ := split(rel)
-	d := c.dir(parent).Step(c.root, rel)
-	c.at[rel] = d
-	return d
-}
-
-// classify says whether rel is ignored as index.Build would see it (a
-// default-ignored directory name or an ignore rule, at any component), and
-// whether it is rel's own name that is (rather than an ancestor's).
-func (c *rulesCache) classify(rel string, isDir bool) (ignored, self bool) {
-	if rel == "" {
-		return false, false // the root is never ignored
-	}
-	comps := strings.Split(rel, "/")
-	for i, name := range comps {
-		p := strings.Join(comps[:i+1], "/")
-		dir := i < len(comps)-1 || isDir
-		parent, _ := split(p)
-		if dir && ignore.IsDefaultDir(name) || c.dir(parent).Match(p, dir) == ignore.Ignore {
-			return true, i == len(comps)-1
-		}
-	}
-	return false, false
-}
-
 // addWatch watches dir, open beneath the root, under the name abs,
 // through the AddWatch seam.
 func (w *Watcher) addWatch(dir *os.File, abs string) error {
@@ -135,14 +94,19 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 		ign    *ignore.Dir // rules for rel's entries, if known
 	}
 	visited := make(map[string]bool)
+	cl := ignore.Classifier{Root: w.root}
+	// rel itself was chosen by the caller, past ignore rules; only a
+	// reserved name (the daemon's own directories) keeps it unwatched.
+	// Below it, each directory is chosen by the classifier's verdict.
+	topReserved := rel != "" && ignore.Classifier{Root: w.root, NoRules: true}.Entry(nil, rel, true).Reserved()
 	stack := []item{{rel: rel, ign: ign}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		abs := w.abs(it.rel)
 		visited[it.rel] = true
-		if it.rel != "" && ignore.IsPrivate(w.root, it.rel) {
-			continue // the daemon's own directories are never watched
+		if it.rel == rel && topReserved {
+			continue
 		}
 		// Open it beneath the root (no symlink anywhere on the way), then
 		// watch and list what was opened: a directory swapped for a link
@@ -206,8 +170,8 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 				continue
 			}
 			sub := join(it.rel, e.Name())
-			if ignore.IsDefaultDir(e.Name()) || d.Match(sub, true) == ignore.Ignore {
-				continue
+			if v := cl.Entry(d, sub, true); v.Reserved() || v.Ignored {
+				continue // watched exactly where the walk enters, hidden or not
 			}
 			stack = append(stack, item{rel: sub, parent: d})
 		}
@@ -309,7 +273,7 @@ func removeLeftoverCookies(r *rooted.Root, rel string) {
 		return
 	}
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), CookiePrefix) && e.Type().IsRegular() {
+		if ignore.IsCookie(e.Name()) && e.Type().IsRegular() {
 			_ = r.Remove(join(rel, e.Name())) // another process may have removed it first
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"strings"
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
@@ -47,7 +46,7 @@ func (w *Watcher) event(ev fsnotify.Event) {
 		return
 	}
 	dir, name := split(rel)
-	if strings.HasPrefix(name, CookiePrefix) {
+	if ignore.IsCookie(name) {
 		if ev.Has(fsnotify.Create) && (dir == "" || dir == ignore.GitDir) {
 			w.cookieSeen(name)
 		}
@@ -226,7 +225,7 @@ func (w *Watcher) handle(b batch) {
 		w.resync(&b, b.cookies)
 		return
 	}
-	rc := newRulesCache(w.r)
+	rc := ignore.NewCache(w.r)
 	var apply []string          // paths for Index.Apply
 	isDir := map[string]bool{}  // which of them are directories now
 	isFile := map[string]bool{} // which are files (or links, or others) now
@@ -247,7 +246,8 @@ func (w *Watcher) handle(b batch) {
 			w.unwatch(p)
 			apply = append(apply, p)
 		case isDirStat(st):
-			ignored, self := rc.classify(p, true)
+			v := rc.Path(p, true)
+			ignored, self := v.Ignored, v.Self
 			// Created, moved in, replaced, or not watched yet: any watch
 			// at p is stale and goes before any is added.
 			fresh := ignored || op&(fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 || !w.dirs.has(p)
@@ -266,7 +266,7 @@ func (w *Watcher) handle(b batch) {
 			}
 		default:
 			w.unwatch(p) // a directory replaced by a file
-			if ignored, self := rc.classify(p, false); ignored && self {
+			if v := rc.Path(p, false); v.Ignored && v.Self {
 				prune = append(prune, index.Skipped{Path: p})
 			} else {
 				w.dropReplaced(p, false)
@@ -280,7 +280,7 @@ func (w *Watcher) handle(b batch) {
 		if d != "" && !w.dirs.has(parent) {
 			continue // its parent is not watched (gone, unwatched): nor is it
 		}
-		w.watchTree(d, rc.dir(d))
+		w.watchTree(d, rc.At(d))
 	}
 	w.applyPaths(minimal(apply, isDir, isFile))
 	if len(prune) > 0 {
@@ -291,7 +291,6 @@ func (w *Watcher) handle(b batch) {
 	if w.removed > 0 && len(w.unwatched) > 0 {
 		w.retryUnwatched(rc)
 	}
-	w.dropCookieEntries()
 	w.finishBatch(b.cookies, false)
 }
 
@@ -304,9 +303,9 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 	if b != nil && w.opts.beforeResync != nil {
 		w.opts.beforeResync()
 	}
-	rc := newRulesCache(w.r)
+	rc := ignore.NewCache(w.r)
 	if b != nil { // the initial one follows Start's watching
-		w.watchTree("", rc.dir(""))
+		w.watchTree("", rc.At(""))
 		w.chooseCookieDir()
 	}
 	_, err := w.ix.Reconcile(w.ctx)
@@ -317,7 +316,7 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 		var files []string
 		for _, p := range sortedKeys(b.paths) {
 			if st, e := w.r.Lstat(p); e == nil && !isDirStat(st) {
-				if ignored, _ := rc.classify(p, false); !ignored {
+				if !rc.Path(p, false).Ignored {
 					files = append(files, p)
 				}
 			}
@@ -326,7 +325,6 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 			err = w.ix.Apply(w.ctx, files)
 		}
 	}
-	w.dropCookieEntries()
 	if w.ctx.Err() != nil {
 		return
 	}
@@ -399,14 +397,14 @@ func (w *Watcher) failed(err error) {
 // out, now that watches were freed; each one watched is reconciled, since
 // the index there may have gone stale. It stops at the first that still
 // fails.
-func (w *Watcher) retryUnwatched(rc *rulesCache) {
+func (w *Watcher) retryUnwatched(rc *ignore.Cache) {
 	var now []string
 	for _, u := range sortedKeys(w.unwatched) {
 		parent, _ := split(u)
 		if u != "" && !w.dirs.has(parent) {
 			continue
 		}
-		if w.watchTree(u, rc.dir(u)) {
+		if w.watchTree(u, rc.At(u)) {
 			break
 		}
 		if w.dirs.has(u) {
@@ -450,23 +448,6 @@ func holds(ix *index.Index, rel string) bool {
 		return false
 	})
 	return found
-}
-
-// dropCookieEntries removes cookie files that a walk listed in the instant
-// they existed (cookies in the root only).
-func (w *Watcher) dropCookieEntries() {
-	var leaked []string
-	w.ix.Files("", CookiePrefix, func(f *index.File) bool {
-		if !strings.Contains(f.Path, "/") {
-			leaked = append(leaked, f.Path)
-		}
-		return true
-	})
-	for _, p := range leaked {
-		if err := w.ix.Remove(p); err != nil {
-			w.failed(err)
-		}
-	}
 }
 
 // finishBatch publishes the state after a batch and releases its cookies.

@@ -10,13 +10,9 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/rooted"
 )
-
-// CookiePrefix starts the name of every sync cookie file. Names with it
-// are reserved: the watcher never indexes them, and a walk should not list
-// them.
-const CookiePrefix = ".indexd-cookie-"
 
 // cookie is one sync barrier, shared by the Sync callers that joined it.
 type cookie struct {
@@ -35,7 +31,7 @@ var cookiePID = strconv.Itoa(os.Getpid())
 
 func newCookie() *cookie {
 	return &cookie{
-		name: CookiePrefix + cookiePID + "-" + strconv.FormatUint(cookieSeq.Add(1), 10),
+		name: ignore.CookiePrefix + cookiePID + "-" + strconv.FormatUint(cookieSeq.Add(1), 10),
 		done: make(chan struct{}),
 	}
 }

@@ -39,8 +39,8 @@
 //     watch, then its listing, then Index.Apply walks it. A file created
 //     before the watch is in the listing; one created after makes an event.
 //   - The watched directories are exactly those the index would hold (the
-//     same ignore rules as index.Build: hidden directories included,
-//     default-ignored and ignore-file-ignored ones never watched), except
+//     verdicts as index.Build, from ignore.Classifier: hidden directories
+//     included, ignored and private ones never watched), except
 //     for unwatched subtrees: a directory whose watch failed for lack of
 //     inotify watches (ENOSPC) is recorded as an unwatched subtree root and
 //     nothing below it is watched. Every watched directory's parent is
@@ -53,11 +53,11 @@
 //     cookie's has been applied, or when a whole-tree reconcile that began
 //     after the caller joined its cookie has ended.
 //   - Cookie files never reach the index: the drain drops their events and
-//     the processor removes any that a walk happened to see.
+//     the walk and Index.Apply skip their names (ignore.Classifier).
 //
 // # Sync cookies
 //
-// Sync creates a uniquely named empty file (CookiePrefix, then the process
+// Sync creates a uniquely named empty file (ignore.CookiePrefix, then the process
 // id and a counter), removes it at once, and waits for the watcher to see
 // its creation: inotify delivers one instance's events in order, so every
 // change made before Sync was called has been received by then; the
@@ -70,8 +70,9 @@
 // watchman puts them in the VCS directory: other tools watching the
 // workspace (editors, bundlers, git status) never see them, and walks of
 // the tree skip .git. Without .git they go in the root itself, where a
-// walk could list one for the instant it exists; the index drops such
-// entries, and the walk fallback should skip names with CookiePrefix too.
+// walk could meet one for the instant it exists: the classifier
+// (ignore.Classifier) marks cookie names reserved, so no walk, index
+// update or LS lists them.
 // Leftover cookies (a crash between create and remove) are removed by
 // Start.
 //
@@ -298,8 +299,8 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 	removeLeftoverCookies(r, "")
 	removeLeftoverCookies(r, ignore.GitDir)
 	w.wg.Go(w.drain)
-	rc := newRulesCache(r)
-	w.watchTree("", rc.dir(""))
+	rc := ignore.NewCache(r)
+	w.watchTree("", rc.At(""))
 	w.chooseCookieDir()
 	w.r = nil // the processor opens its own, batch by batch
 	w.publish()

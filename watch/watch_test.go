@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 )
 
@@ -154,7 +155,7 @@ func TestOverflowReconciles(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	opts := Options{
 		onEvent: func(ev fsnotify.Event) bool {
-			return !drop.Load() || strings.Contains(ev.Name, CookiePrefix)
+			return !drop.Load() || strings.Contains(ev.Name, ignore.CookiePrefix)
 		},
 		beforeResync: func() {
 			close(entered)
@@ -493,7 +494,7 @@ func TestSyncCoalescesAndTimesOut(t *testing.T) {
 	writeFile(t, root, "f.txt", "f\n")
 	var dropCookies atomic.Bool
 	w, _ := start(t, root, Options{onEvent: func(ev fsnotify.Event) bool {
-		return !(dropCookies.Load() && strings.Contains(ev.Name, CookiePrefix))
+		return !(dropCookies.Load() && strings.Contains(ev.Name, ignore.CookiePrefix))
 	}})
 	before := w.State().Cookies
 	const callers, rounds = 32, 10
@@ -534,10 +535,10 @@ func TestCookiesNeverIndexed(t *testing.T) {
 		t.Run(fmt.Sprintf("git=%v", git), func(t *testing.T) {
 			root := tempRoot(t)
 			writeFile(t, root, "a/f.txt", "f\n")
-			leftovers := []string{CookiePrefix + "1-1"}
+			leftovers := []string{ignore.CookiePrefix + "1-1"}
 			if git {
 				mkdirs(t, root, ".git")
-				leftovers = append(leftovers, ".git/"+CookiePrefix+"1-2")
+				leftovers = append(leftovers, ".git/"+ignore.CookiePrefix+"1-2")
 			}
 			for _, l := range leftovers {
 				writeFile(t, root, l, "")
@@ -545,7 +546,7 @@ func TestCookiesNeverIndexed(t *testing.T) {
 			var mu sync.Mutex
 			var cookieDirs []string
 			w, ix := start(t, root, Options{onEvent: func(ev fsnotify.Event) bool {
-				if strings.Contains(ev.Name, CookiePrefix+cookiePID+"-") {
+				if strings.Contains(ev.Name, ignore.CookiePrefix+cookiePID+"-") {
 					mu.Lock()
 					cookieDirs = append(cookieDirs, filepath.Dir(ev.Name))
 					mu.Unlock()
@@ -578,7 +579,7 @@ func TestCookiesNeverIndexed(t *testing.T) {
 			// A file with the reserved prefix that stays (not one of
 			// ours): its events are dropped, and a walk of the root that
 			// lists it does not keep it.
-			stray := CookiePrefix + "stray"
+			stray := ignore.CookiePrefix + "stray"
 			writeFile(t, root, stray, "")
 			writeFile(t, root, ".ignore", "# walk the root\n")
 			syncNow(t, w)
@@ -588,7 +589,7 @@ func TestCookiesNeverIndexed(t *testing.T) {
 			must(t, os.Remove(filepath.Join(root, stray)))
 			syncNow(t, w)
 			ix.Files("", "", func(f *index.File) bool {
-				if strings.Contains(f.Path, CookiePrefix) {
+				if strings.Contains(f.Path, ignore.CookiePrefix) {
 					t.Errorf("cookie %s in the index", f.Path)
 				}
 				return true

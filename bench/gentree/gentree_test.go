@@ -96,7 +96,7 @@ func TestManifest(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := d.Name()
-			if p != root && (ignore.IsHidden(name) || d.IsDir() && (ignore.IsDefaultDir(name) || name == "coverage")) {
+			if p != root && (strings.HasPrefix(name, ".") || d.IsDir() && (ignore.DefaultDirs[name] || name == "coverage")) {
 				if d.IsDir() {
 					return fs.SkipDir
 				}

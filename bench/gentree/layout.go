@@ -153,7 +153,7 @@ func skewed(r *rand.Rand, list []string) string {
 }
 
 func okDirName(n string) bool {
-	return n != "" && !ignore.IsDefaultDir(n) && n != "internal" && n != "testdata" && n != "node_modules"
+	return n != "" && !ignore.DefaultDirs[n] && n != "internal" && n != "testdata" && n != "node_modules"
 }
 
 // makePlan lays out the whole tree.
