@@ -359,16 +359,15 @@ func TestGrepTimeout(t *testing.T) {
 	equal(t, "matches", r.matchLines(), []string{"needle/needle.txt:1: needle"})
 }
 
-// BUG (tree.Walk): a directory whose read starts after the deadline gets
-// the context's error as its read error, and consume treats that like an
-// unreadable directory (Stats.Errors++) and goes on when its select picks
-// nd.done over ctx.Done (both are ready; Go picks at random). If that
-// happens for every directory still to be consumed, Walk returns nil: the
-// walk looks complete though it skipped directories, so Glob and Grep
-// answer "success" with missing results instead of time_limit/timeout.
-// Seen here with a deadline already past when the walk starts (the
-// easiest way to hit the window); it fails on most runs, not all: the
-// race has to go the wrong way once in the loop (about 1 in 5000 walks).
+// Regression test for a race tree.Walk had (fixed: consume checks the
+// context after its select): a directory whose read started after the
+// deadline got the context's error as its read error, and consume, when
+// its select picked nd.done over ctx.Done (both ready), counted it as
+// unreadable and went on; if that happened for every directory left,
+// Walk returned nil and Glob and Grep answered "success" with missing
+// results instead of time_limit/timeout. A deadline already past when the
+// walk starts is the easiest way into the window; the old code failed
+// about 1 walk in 5000, so the test loops.
 func TestWalkerExpiredDeadlineIsNeverComplete(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loops over a race")
