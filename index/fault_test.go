@@ -81,7 +81,7 @@ func TestDamagedDBPageByPage(t *testing.T) {
 	db := filepath.Join(dir, "ix.db")
 	rebuilt := map[bool]int{}
 	trial := func(name string, data []byte) {
-		for _, n := range dirNames(t, dir) {
+		for _, n := range testtree.Names(t, dir) {
 			os.Remove(filepath.Join(dir, n))
 		}
 		if err := os.WriteFile(db, data, 0o600); err != nil {
@@ -146,18 +146,4 @@ func mustOpen(t *testing.T, ctx context.Context, path, root string, rebuilt bool
 	}
 	t.Cleanup(func() { ix.Close() })
 	return ix
-}
-
-// dirNames lists a directory's names, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
 }

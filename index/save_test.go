@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/indexd/indexd/internal/testtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,7 +53,7 @@ func TestFailedSaveRemovesItsFile(t *testing.T) {
 		t.Fatalf("child's saves:\n%s", out)
 	}
 	t.Logf("child's saves:\n%s", out)
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"old.db"}) {
+	if names := testtree.Names(t, dir); !slices.Equal(names, []string{"old.db"}) {
 		t.Fatalf("after the failed saves the directory holds %q, want only old.db", names)
 	}
 	after, err := os.ReadFile(old)
@@ -107,7 +108,7 @@ func TestSaveRenameFailure(t *testing.T) {
 	if !errors.Is(err, syscall.EISDIR) && !errors.Is(err, syscall.EEXIST) && !errors.Is(err, syscall.ENOTEMPTY) {
 		t.Fatalf("Save over a directory: %v", err)
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"ix.db"}) {
+	if names := testtree.Names(t, dir); !slices.Equal(names, []string{"ix.db"}) {
 		t.Fatalf("directory after the failed save: %q", names)
 	}
 	if ix.db != nil {

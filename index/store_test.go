@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/internal/testtree"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -82,20 +84,6 @@ func copyFile(t *testing.T, from, to string) {
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// dirNames lists a directory's names, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // firstKey returns the first key of bucket b.
@@ -192,7 +180,7 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			if len(discarded) != 1 || !errors.Is(discarded[0], c.want) || filepath.Dir(moved[0]) != dir || !strings.HasPrefix(filepath.Base(moved[0]), "ix.db"+kind) {
 				t.Fatalf("Discarded calls: %v, moved to %q", discarded, moved)
 			}
-			if names := dirNames(t, dir); !slices.Equal(names, []string{"ix.db", filepath.Base(moved[0])}) {
+			if names := testtree.Names(t, dir); !slices.Equal(names, []string{"ix.db", filepath.Base(moved[0])}) {
 				t.Fatalf("state directory: %q", names)
 			}
 			checkIndex(t, ix)
@@ -223,13 +211,13 @@ func TestOneDiscardedDBKept(t *testing.T) {
 		}
 		ix.Close()
 	}
-	if names := dirNames(t, dir); len(moved) != 3 || !slices.Equal(names, []string{"ix.db", filepath.Base(moved[2])}) {
+	if names := testtree.Names(t, dir); len(moved) != 3 || !slices.Equal(names, []string{"ix.db", filepath.Base(moved[2])}) {
 		t.Fatalf("moved to %q; directory %q", moved, names)
 	}
 	if err := RemoveDB(db); err != nil {
 		t.Fatal(err)
 	}
-	if names := dirNames(t, dir); len(names) != 0 {
+	if names := testtree.Names(t, dir); len(names) != 0 {
 		t.Fatalf("after RemoveDB: %q", names)
 	}
 }

@@ -3,7 +3,6 @@ package query_test
 import (
 	"context"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/tree"
 	"github.com/indexd/indexd/watch"
@@ -47,13 +47,7 @@ func TestClassifierAgreesWithTraversals(t *testing.T) {
 	files["state/db"] = "the daemon's own\n"
 	files["src/.hdir/deeper/x.txt"] = "hidden ancestor\n"
 	for rel, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testtree.File(t, root, rel, content)
 	}
 	diffGitInit(t, root, "*.excl\n")
 	ignore.SetPrivate(filepath.Join(root, "state"))

@@ -42,6 +42,20 @@ func File(t testing.TB, root, rel, contents string) {
 	}
 }
 
+// Names lists the names in the directory dir, sorted.
+func Names(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
 // ExchangeLoop exchanges the entries a and b (absolute paths; typically a
 // directory and a symlink to one outside the root) with renameat2
 // RENAME_EXCHANGE in a loop on a goroutine of its own, until the returned
