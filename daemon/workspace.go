@@ -162,13 +162,13 @@ func (w *workspace) serve() (again bool) {
 		case <-w.ctx.Done():
 			return false
 		case <-w.nudge:
-			if stopped && isDir(w.root) { // the root is back
+			if stopped && !gone(w.root) { // the root is back
 				w.rebuilding()
 				return true
 			}
 		case <-freshDone:
 			freshDone, stopped = nil, true
-			if w.ctx.Err() == nil && isDir(w.root) {
+			if w.ctx.Err() == nil && !gone(w.root) {
 				w.rebuilding()
 				return true
 			}
@@ -189,12 +189,6 @@ func (w *workspace) rebuilding() {
 	w.progress, w.reopened = index.Progress{}, false
 	w.started = time.Now()
 	w.attempt = make(chan struct{})
-}
-
-// isDir reports whether path is a directory (not a link to one).
-func isDir(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.IsDir()
 }
 
 // open opens or builds the index and starts its Freshener, returning once

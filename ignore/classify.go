@@ -124,7 +124,7 @@ func (c *Cache) At(dir string) *Dir {
 		return d
 	}
 	if dir == "" {
-		d := Open(c.root.Path())
+		d := OpenAt(c.root)
 		c.dirs[""] = d
 		return d
 	}

@@ -82,6 +82,23 @@ func (l *level) rel(path string) string {
 // of ancestors up to the one holding .git) and of the root itself, plus the
 // global excludes file.
 func Open(root string) *Dir {
+	r, err := rooted.Open(root)
+	if err != nil {
+		return above(root)
+	}
+	defer r.Close()
+	return OpenAt(r)
+}
+
+// OpenAt is Open for a root already open: the root's own rule files are
+// read through r.
+func OpenAt(r *rooted.Root) *Dir {
+	return above(r.Path()).Step(r, "")
+}
+
+// above returns the rules in force above root: its ancestors' files and
+// the global excludes file.
+func above(root string) *Dir {
 	var chain []string // root's ancestors, nearest first
 	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
 		chain = append(chain, d)
@@ -122,13 +139,7 @@ func Open(root string) *Dir {
 			top = l
 		}
 	}
-	base := &Dir{top: top, global: readRules(globalExcludesFile())}
-	r, err := rooted.Open(root)
-	if err != nil {
-		return base
-	}
-	defer r.Close()
-	return base.Step(r, "")
+	return &Dir{top: top, global: readRules(globalExcludesFile())}
 }
 
 // RuleFiles says which of .git, .gitignore and .ignore a directory holds.
@@ -318,21 +329,6 @@ func gitConfigValue(path, section, key string) string {
 		value = strings.Trim(v, `"`)
 	}
 	return value
-}
-
-// At returns the Dir in force for the entries of the directory at rel
-// (root-relative, slash separated; "" for root itself), d being the root's
-// Dir: it reads the rule files of each directory on the way down.
-func (d *Dir) At(root *rooted.Root, rel string) *Dir {
-	if rel == "" || rel == "." {
-		return d
-	}
-	cur := d
-	parts := strings.Split(rel, "/")
-	for i := range parts {
-		cur = cur.Step(root, strings.Join(parts[:i+1], "/"))
-	}
-	return cur
 }
 
 // Step returns the Dir for the subdirectory at rel (root-relative, "" for

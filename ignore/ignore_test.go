@@ -59,19 +59,20 @@ type verdict struct {
 	want  ignore.Result
 }
 
-func checkVerdicts(t *testing.T, root string, d *ignore.Dir, vs []verdict) {
+func checkVerdicts(t *testing.T, root string, vs []verdict) {
 	t.Helper()
 	r, err := rooted.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	rules := ignore.NewCache(r)
 	for _, v := range vs {
 		dir := ""
 		if i := strings.LastIndexByte(v.rel, '/'); i >= 0 {
 			dir = v.rel[:i]
 		}
-		if got := d.At(r, dir).Match(v.rel, v.isDir); got != v.want {
+		if got := rules.At(dir).Match(v.rel, v.isDir); got != v.want {
 			t.Errorf("Match(%q, dir=%v) = %v, want %v", v.rel, v.isDir, name(got), name(v.want))
 		}
 	}
@@ -96,7 +97,7 @@ func TestIgnorePrecedence(t *testing.T) {
 	if !d.InRepo() {
 		t.Fatal("InRepo() = false in a repository")
 	}
-	checkVerdicts(t, root, d, []verdict{
+	checkVerdicts(t, root, []verdict{
 		// Each source alone.
 		{"a.ign", false, ignore.Ignore},
 		{"a.git", false, ignore.Ignore},
@@ -127,7 +128,7 @@ func TestIgnoreNestedScoping(t *testing.T) {
 		"sub/.gitignore":        "x\n/y\nz/\nw/*.c\n",
 		"sub/deeper/.gitignore": "!x\n",
 	})
-	checkVerdicts(t, root, ignore.Open(root), []verdict{
+	checkVerdicts(t, root, []verdict{
 		{"sub/x", false, ignore.Ignore},
 		{"sub/a/x", false, ignore.Ignore},
 		{"x", false, ignore.None}, // sub's rules apply only under sub
@@ -157,7 +158,7 @@ func TestIgnoreNestedRepo(t *testing.T) {
 		"sub/.gitignore":        "*.tmp\n",
 		"sub/in/.gitignore":     "*.inner\n",
 	})
-	checkVerdicts(t, root, ignore.Open(root), []verdict{
+	checkVerdicts(t, root, []verdict{
 		{"a.log", false, ignore.Ignore},
 		{"sub/a.log", false, ignore.None}, // the parent repo's .gitignore stops at sub/.git
 		{"sub/anchored", false, ignore.None},
@@ -170,7 +171,7 @@ func TestIgnoreNestedRepo(t *testing.T) {
 		{"sub/a.glob", false, ignore.Ignore},
 	})
 	// Opened at the nested repository, the outer one is invisible too.
-	checkVerdicts(t, filepath.Join(root, "sub"), ignore.Open(filepath.Join(root, "sub")), []verdict{
+	checkVerdicts(t, filepath.Join(root, "sub"), []verdict{
 		{"a.log", false, ignore.None},
 		{"a.tmp", false, ignore.Ignore},
 		{"a.subexcl", false, ignore.Ignore},
@@ -192,7 +193,7 @@ func TestIgnoreOutsideRepo(t *testing.T) {
 	if d.InRepo() {
 		t.Fatal("InRepo() = true outside a repository")
 	}
-	checkVerdicts(t, root, d, []verdict{
+	checkVerdicts(t, root, []verdict{
 		{"a.log", false, ignore.None}, // .gitignore needs a repository
 		{"sub/a.tmp", false, ignore.None},
 		{"a.glob", false, ignore.None}, // so do the global excludes
@@ -202,7 +203,7 @@ func TestIgnoreOutsideRepo(t *testing.T) {
 	})
 	// A repository below the root: its rules apply inside it only.
 	layout(t, root, map[string]string{"repo/.git/": "", "repo/.gitignore": "*.r\n"})
-	checkVerdicts(t, root, ignore.Open(root), []verdict{
+	checkVerdicts(t, root, []verdict{
 		{"repo/x.r", false, ignore.Ignore},
 		{"repo/x.log", false, ignore.None}, // the root's .gitignore is outside any repository
 		{"repo/x.glob", false, ignore.Ignore},
@@ -226,7 +227,7 @@ func TestIgnoreRootInsideRepo(t *testing.T) {
 	if !d.InRepo() {
 		t.Fatal("InRepo() = false below a repository")
 	}
-	checkVerdicts(t, root, d, []verdict{
+	checkVerdicts(t, root, []verdict{
 		{"a.log", false, ignore.Ignore},
 		{"keep.log", false, ignore.Whitelist},
 		{"gen", true, ignore.Ignore},
@@ -261,7 +262,7 @@ func TestIgnoreGlobalExcludesFile(t *testing.T) {
 			layout(t, home, c.files)
 			root := realTemp(t)
 			layout(t, root, map[string]string{".git/": ""})
-			checkVerdicts(t, root, ignore.Open(root), []verdict{
+			checkVerdicts(t, root, []verdict{
 				{"a.glob", false, ignore.Ignore},
 				{"sub/a.glob", false, ignore.Ignore},
 				{"a.other", false, ignore.None},
@@ -291,6 +292,24 @@ func TestIgnoreDefaultDirs(t *testing.T) {
 	for _, n := range []string{"src", "Build", "node_module", ""} {
 		if ignore.DefaultDirs[n] {
 			t.Errorf("DefaultDirs[%q] = true", n)
+		}
+	}
+}
+
+func TestIsPrivate(t *testing.T) {
+	dir := t.TempDir()
+	ignore.SetPrivate(filepath.Join(dir, "state"), "/run-x")
+	defer ignore.SetPrivate()
+	for _, c := range []struct {
+		root, rel string
+		want      bool
+	}{
+		{dir, "state", true}, {dir, "stat", false}, {dir, "state/x", false}, {dir, "states", false},
+		{filepath.Dir(dir), filepath.Base(dir) + "/state", true}, {"/", "run-x", true}, {"/", "run", false},
+		{dir + "x", "state", false},
+	} {
+		if got := ignore.IsPrivate(c.root, c.rel); got != c.want {
+			t.Errorf("IsPrivate(%q, %q) = %v, want %v", c.root, c.rel, got, c.want)
 		}
 	}
 }

@@ -11,13 +11,13 @@ import (
 // not index its own DB and log, nor show them. The set is process-wide,
 // as the daemon's directories are; it is empty in a process that never
 // sets it (the CLI's --direct mode, tests).
-var private atomic.Pointer[map[string]bool]
+var private atomic.Pointer[[]string]
 
 // SetPrivate replaces the set of private directories with dirs (absolute
 // paths; each is cleaned and, where it exists, its symlinks resolved, so
 // that it compares with the real roots traversals work under).
 func SetPrivate(dirs ...string) {
-	m := make(map[string]bool, len(dirs))
+	var set []string
 	for _, d := range dirs {
 		if d == "" {
 			continue
@@ -26,37 +26,28 @@ func SetPrivate(dirs ...string) {
 		if real, err := filepath.EvalSymlinks(d); err == nil {
 			d = real
 		}
-		m[d] = true
+		set = append(set, d)
 	}
-	private.Store(&m)
+	private.Store(&set)
 }
 
 // IsPrivate reports whether the directory at rel (root-relative, slash
 // separated) under root (absolute, real) is one of the private
-// directories. Traversals ask it of every directory they would enter.
+// directories. Traversals ask it of every directory they would enter, so
+// it compares in place: no path is built.
 func IsPrivate(root, rel string) bool {
-	m := private.Load()
-	if m == nil || len(*m) == 0 {
+	set := private.Load()
+	if set == nil {
 		return false
 	}
-	return (*m)[filepath.Join(root, filepath.FromSlash(rel))]
-}
-
-// UnderPrivate reports whether rel under root is a private directory or
-// lies inside one.
-func UnderPrivate(root, rel string) bool {
-	m := private.Load()
-	if m == nil || len(*m) == 0 {
-		return false
+	n := len(root) // p is root, '/', rel; the root "/" brings its own '/'
+	if root == "/" {
+		n = 0
 	}
-	for p := filepath.Join(root, filepath.FromSlash(rel)); ; {
-		if (*m)[p] {
+	for _, p := range *set {
+		if len(p) == n+1+len(rel) && p[:n] == root[:n] && p[n] == '/' && p[n+1:] == rel {
 			return true
 		}
-		parent := filepath.Dir(p)
-		if parent == p || len(parent) < len(root) {
-			return false
-		}
-		p = parent
 	}
+	return false
 }

@@ -97,7 +97,7 @@ func TestCrashAtEveryPhase(t *testing.T) {
 		if got, want := paths(ix), paths(fresh); !slices.Equal(got, want) {
 			t.Fatalf("trial %d (killed in %s): table %d paths, fresh build %d", trial, phase, len(got), len(want))
 		}
-		for _, word := range []string{"word7 ", "tok" + strconv.Itoa(trial-1) + "x"} {
+		for _, word := range []string{"word7 ", "tok" + strconv.Itoa(trial) + "x", "tok" + strconv.Itoa(trial-1) + "x"} {
 			want := candidates(t, fresh, word)
 			got := candidates(t, ix, word)
 			for _, f := range want {

@@ -232,6 +232,11 @@ func (ix *Index) reorder() {
 // id order while the next is read, so memory stays bounded by two batches.
 func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress)) error {
 	const batch = 512
+	root, err := rooted.Open(ix.root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	type result struct {
 		tris  []uint32
 		flags Flags
@@ -260,13 +265,6 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	}()
 	workers := runtime.GOMAXPROCS(0)
 	readers := make([]reader, workers)
-	root, err := rooted.Open(ix.root)
-	if err != nil {
-		close(merged)
-		<-mergeDone
-		return err
-	}
-	defer root.Close()
 	for lo := 0; lo < len(ix.files) && err == nil; lo += batch {
 		if err = ctx.Err(); err != nil {
 			break

@@ -968,42 +968,54 @@ func encodeFile(id uint32, f *File) []byte {
 
 func decodeFile(path string, b []byte) (uint32, File, bool) {
 	f := File{Path: path}
-	id, n := binary.Uvarint(b)
-	if n <= 0 || id > 1<<31 || path == "" || strings.HasPrefix(path, "/") {
-		return 0, f, false
-	}
-	b = b[n:]
-	if f.Size, n = binary.Varint(b); n <= 0 {
-		return 0, f, false
-	}
-	b = b[n:]
-	if f.ModTime, n = binary.Varint(b); n <= 0 {
-		return 0, f, false
-	}
-	b = b[n:]
-	if f.Ctime, n = binary.Varint(b); n <= 0 {
-		return 0, f, false
-	}
-	b = b[n:]
-	if f.Ino, n = binary.Uvarint(b); n <= 0 {
-		return 0, f, false
-	}
-	b = b[n:]
-	if f.Dev, n = binary.Uvarint(b); n <= 0 {
-		return 0, f, false
-	}
-	b = b[n:]
-	if len(b) < 2 || b[0] > 1 {
+	r := varints{b: b, ok: true}
+	id := r.uvarint()
+	f.Size = r.varint()
+	f.ModTime = r.varint()
+	f.Ctime = r.varint()
+	f.Ino = r.uvarint()
+	f.Dev = r.uvarint()
+	b = r.b
+	if !r.ok || id > 1<<31 || path == "" || strings.HasPrefix(path, "/") || f.Size < 0 || len(b) < 2 || b[0] > 1 {
 		return 0, f, false
 	}
 	if b[0] == 1 {
 		f.Mode = fs.ModeSymlink
 	}
 	f.Flags = Flags(b[1])
-	if f.Hidden, n = binary.Uvarint(b[2:]); n <= 0 || n != len(b)-2 || f.Size < 0 {
+	r.b = b[2:]
+	f.Hidden = r.uvarint()
+	if !r.ok || len(r.b) != 0 {
 		return 0, f, false
 	}
 	return uint32(id), f, true
+}
+
+// varints reads a record's varints in order; ok turns false at the first
+// that does not decode, and stays false.
+type varints struct {
+	b  []byte
+	ok bool
+}
+
+func (r *varints) uvarint() uint64 {
+	x, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.ok = false
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+func (r *varints) varint() int64 {
+	x, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.ok = false
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
 }
 
 func packTrigrams(tris []uint32) []byte {

@@ -120,7 +120,7 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		}
 	}
 	for _, d := range dirs {
-		fs, ign, err := ix.walkSubtree(ctx, d)
+		fs, ign, err := ix.walkSubtree(ctx, rules, d)
 		if err != nil {
 			return err
 		}
@@ -180,15 +180,15 @@ func (ix *Index) holdsUnder(rel string) bool {
 // vanished ones removed. It returns how many files changed.
 func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 	t0 := now().UnixNano()
-	files, ign, err := ix.walkSubtree(ctx, "")
-	if err != nil {
-		return 0, err
-	}
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return 0, fmt.Errorf("index: reconcile: %w", err)
 	}
 	defer root.Close()
+	files, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "")
+	if err != nil {
+		return 0, err
+	}
 	read, vanished := ix.readChanges(root, ix.changedOnly(files), t0)
 	var chs []change
 	for _, g := range append(ix.missingUnder("", files), vanished...) {
@@ -199,17 +199,12 @@ func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 }
 
 // walkSubtree lists the files under dir ("" for the root) as a build
-// would, with the entries ignore rules pruned.
-func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped, error) {
+// would, with the entries ignore rules pruned; rules is the batch's rule
+// cache.
+func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string) ([]File, []Skipped, error) {
 	var files []File
 	var ign []Skipped
-	root, err := rooted.Open(ix.root)
-	if err != nil {
-		return nil, nil, fmt.Errorf("index: %w", err)
-	}
-	defer root.Close()
-	rules := ignore.Open(ix.root).At(root, dir)
-	_, err = tree.Walk(ctx, ix.root, dir, rules, tree.Options{
+	_, err := tree.Walk(ctx, ix.root, dir, rules.At(dir), tree.Options{
 		IncludeHidden: true,
 		Info:          true,
 		OnSkip: func(s tree.Skip) {
@@ -226,7 +221,7 @@ func (ix *Index) walkSubtree(ctx context.Context, dir string) ([]File, []Skipped
 	}
 	if dir != "" {
 		// The walk counts hidden bits from dir; shift them to the root.
-		hidden := ignore.NewCache(root).Path(dir, true).Hidden
+		hidden := rules.Path(dir, true).Hidden
 		for i := range files {
 			files[i].Hidden |= hidden
 		}

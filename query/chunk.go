@@ -346,33 +346,18 @@ func (st *fileState) multiline(buf []byte) {
 		st.m.Scan(&st.fs.sc, buf, func(s, e int) bool { return st.match(buf, s, e) })
 		return
 	}
-	// As Matcher.scanMultiline, through a lineReader.
+	// As Matcher.scanMultiline, through a lineReader that sees the
+	// context.
 	rr := &st.fs.rr
-	for pos := 0; pos <= len(buf); {
-		rr.resetBytes(st.done, buf[pos:])
+	multilineMatches(buf, func(rest []byte) []int {
+		rr.resetBytes(st.done, rest)
 		loc := st.m.re.FindReaderIndex(rr)
 		if rr.cancelled {
 			st.interrupted = true
-			return
+			return nil
 		}
-		if loc == nil {
-			return
-		}
-		s, e := pos+loc[0], pos+loc[1]
-		ls := lineStart(buf, s)
-		if ls == len(buf) {
-			return
-		}
-		last := e
-		if e > s && buf[e-1] == '\n' {
-			last = e - 1
-		}
-		le := lineEnd(buf, last)
-		if !st.match(buf, ls, le) {
-			return
-		}
-		pos = le + 1
-	}
+		return loc
+	}, func(ls, le int) bool { return st.match(buf, ls, le) })
 }
 
 // chunked scans a file larger than chunkSize, of which data (more than

@@ -166,13 +166,12 @@ const (
 
 // dirRules returns the ignore rules in force for the entries of dir.
 func dirRules(ws *Workspace, dir string) *ignore.Dir {
-	d := ignore.Open(ws.Root)
 	r, err := rooted.Open(ws.Root)
 	if err != nil {
-		return d // the walk that follows fails on the same open
+		return ignore.Open(ws.Root) // the walk that follows fails on the same open
 	}
 	defer r.Close()
-	return d.At(r, walkStart(dir))
+	return ignore.NewCache(r).At(walkStart(dir))
 }
 
 // walkStart converts a resolved directory ("." for the root) to the walk's

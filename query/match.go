@@ -553,8 +553,16 @@ func (m *Matcher) scanLiterals(sc *Scanner, buf []byte, fn func(int, int) bool) 
 }
 
 func (m *Matcher) scanMultiline(buf []byte, fn func(int, int) bool) {
+	multilineMatches(buf, m.re.FindIndex, fn)
+}
+
+// multilineMatches calls fn with the span of whole lines [ls, le) of each
+// match in buf, in order, until fn returns false. find is given the rest
+// of buf after the previous span and returns a match's location in it,
+// nil for none (or to stop).
+func multilineMatches(buf []byte, find func([]byte) []int, fn func(ls, le int) bool) {
 	for pos := 0; pos <= len(buf); {
-		loc := m.re.FindIndex(buf[pos:])
+		loc := find(buf[pos:])
 		if loc == nil {
 			return
 		}

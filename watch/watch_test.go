@@ -771,9 +771,6 @@ func TestExchangeLoopWatcher(t *testing.T) {
 		t.Fatal("the watcher stopped")
 	default:
 	}
-	if st := w.State(); st.Err != nil {
-		t.Logf("state after the loop: %+v", st)
-	}
 }
 
 // Close returns while the notifier holds events nobody will receive (the

@@ -18,18 +18,7 @@ import (
 func TestMCPMalformedInput(t *testing.T) {
 	e := newMCPEnv(t, true)
 	root := mcpTree(t)
-	cmd := e.command("mcp", "--root", root)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout := e.start("mcp", "--root", root)
 	defer cmd.Process.Kill()
 	replies := make(chan string, 64)
 	exited := make(chan error, 1)

@@ -104,6 +104,25 @@ func (e *mcpEnv) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// start starts "indexctl ARGS" with pipes to its standard input and
+// output.
+func (e *mcpEnv) start(args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	e.t.Helper()
+	cmd := e.command(args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	return cmd, stdin, stdout
+}
+
 // session runs "indexctl mcp ARGS" in dir ("" for the test's) and returns
 // the SDK client's session with it. client may be nil: a client that
 // offers no roots. opts may be nil: the SDK's latest protocol.
@@ -596,18 +615,7 @@ func TestMCPBadClients(t *testing.T) {
 			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"LS","arguments":{}}}`}, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := e.command("mcp", "--root", root)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, stdin, stdout := e.start("mcp", "--root", root)
 			done := make(chan error, 1)
 			read := make(chan struct{}) // closed once tc.kill lines are read
 			go func() {

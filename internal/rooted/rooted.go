@@ -118,30 +118,6 @@ func (r *Root) Lstat(rel string) (unix.Stat_t, error) {
 	return st, nil
 }
 
-// Readlink returns the target of the symlink at rel.
-func (r *Root) Readlink(rel string) (string, error) {
-	dir, name := split(rel)
-	if name == "" {
-		return "", &os.PathError{Op: "readlink", Path: r.abs(rel), Err: unix.EINVAL}
-	}
-	dfd, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if err != nil {
-		return "", err
-	}
-	defer unix.Close(dfd)
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlinkat(dfd, name, buf)
-		if err != nil {
-			return "", &os.PathError{Op: "readlink", Path: r.abs(rel), Err: err}
-		}
-		if n < len(buf) {
-			return string(buf[:n]), nil
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
-
 // open resolves rel beneath the root and opens it with flags.
 func (r *Root) open(rel string, flags int) (int, error) {
 	fd, err := openBeneath(r.fd, rel, flags)
@@ -348,11 +324,15 @@ func (r *Root) Remove(rel string) error {
 	if name == "" {
 		return &os.PathError{Op: "remove", Path: r.abs(rel), Err: unix.EINVAL}
 	}
-	dfd, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if err != nil {
-		return err
+	dfd := r.fd // a name at the top is unlinked from the root itself
+	if dir != "" {
+		fd, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		dfd = fd
 	}
-	defer unix.Close(dfd)
 	if err := unix.Unlinkat(dfd, name, 0); err != nil {
 		return &os.PathError{Op: "remove", Path: r.abs(rel), Err: err}
 	}

@@ -147,9 +147,7 @@ func TestLstatAndDirs(t *testing.T) {
 		if len(names) != 2 {
 			t.Errorf("OpenDir(d) lists %v", names)
 		}
-		if target, err := r.Readlink("out"); err != nil || target != filepath.Join(filepath.Dir(root), "outside") {
-			t.Errorf("Readlink(out) = %q, %v", target, err)
-		}
+
 		if err := r.CreateExclusive("d/new"); err != nil {
 			t.Fatal(err)
 		}
