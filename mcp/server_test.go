@@ -43,9 +43,9 @@ func TestParseTools(t *testing.T) {
 // wantProperties are each tool's parameters, as SPEC §6–8 and seed 004
 // define them.
 var wantProperties = map[string][]string{
-	"Glob": {"pattern", "path", "limit", "include_hidden", "include_ignored", "case_sensitive", "sort"},
+	"Glob": {"pattern", "path", "limit", "include_hidden", "include_ignored", "case_sensitive", "type", "type_not", "sort"},
 	"Grep": {"pattern", "path", "include", "case_sensitive", "fixed_strings", "limit", "output_mode",
-		"context_before", "context_after", "context", "multiline", "timeout_ms", "include_hidden", "include_ignored"},
+		"context_before", "context_after", "context", "multiline", "timeout_ms", "include_hidden", "include_ignored", "type", "type_not"},
 	"LS":                 {"path", "offset", "limit", "include_hidden", "include_ignored", "ignore"},
 	"find_files_by_name": {"name_pattern", "path"},
 	"search_in_files":    {"query", "file_pattern", "path", "use_regex", "exclude_query", "timeout"},
@@ -101,7 +101,7 @@ func TestSchemas(t *testing.T) {
 			if ps.Description == "" {
 				t.Errorf("%s: property %s has no description", name, p)
 			}
-			if ps.Type == "" {
+			if ps.Type == "" && len(ps.Types) == 0 {
 				t.Errorf("%s: property %s has no type", name, p)
 			}
 		}
@@ -113,14 +113,14 @@ func TestSchemas(t *testing.T) {
 
 	// The limits of query/params.go.
 	valid := map[string][]string{
-		"Glob":               {`{"pattern":"**/*.go"}`, `{"pattern":"x","limit":200,"sort":"recent","case_sensitive":false}`},
-		"Grep":               {`{"pattern":"x","limit":1000,"output_mode":"count","context":20,"timeout_ms":60000}`},
+		"Glob":               {`{"pattern":"**/*.go"}`, `{"pattern":"x","limit":200,"sort":"recent","case_sensitive":false}`, `{"pattern":"**","type":"go","type_not":["md"]}`},
+		"Grep":               {`{"pattern":"x","limit":1000,"output_mode":"count","context":20,"timeout_ms":60000}`, `{"pattern":"x","type":["go","py"],"type_not":"md"}`},
 		"LS":                 {`{}`, `{"path":"src","offset":10,"limit":200,"ignore":["*.md","**/testdata"]}`},
 		"find_files_by_name": {`{"name_pattern":"*.py"}`},
 		"search_in_files":    {`{"query":"x","file_pattern":"*.py","use_regex":true,"exclude_query":"y","timeout":5}`},
 	}
 	invalid := map[string][]string{
-		"Glob": {`{}`, `{"pattern":"x","limit":0}`, `{"pattern":"x","limit":201}`, `{"pattern":"x","sort":"size"}`, `{"pattern":1}`},
+		"Glob": {`{}`, `{"pattern":"x","type":1}`, `{"pattern":"x","limit":0}`, `{"pattern":"x","limit":201}`, `{"pattern":"x","sort":"size"}`, `{"pattern":1}`},
 		"Grep": {`{}`, `{"pattern":"x","limit":1001}`, `{"pattern":"x","output_mode":"lines"}`, `{"pattern":"x","context":21}`,
 			`{"pattern":"x","timeout_ms":0}`, `{"pattern":"x","include":["*.go"]}`},
 		"LS":                 {`{"limit":201}`, `{"offset":-1}`, `{"ignore":"*.md","limit":0}`},

@@ -115,7 +115,7 @@ var toolDefs = []*toolDef{
 	{
 		name:  query.ToolGlob,
 		title: "Find files by glob pattern",
-		description: `Find files whose path matches a glob pattern (names, not contents: use Grep for contents). Returns file paths (never directories) sorted by path, or with sort="recent" the files modified in the last 24 hours first, newest first.
+		description: `Find files whose path matches a glob pattern (names, not contents: use Grep for contents). Returns file paths (never directories) sorted by path, or with sort="recent" the files modified in the last 24 hours first, newest first. "type" keeps only files of a file type by ripgrep's names ("go", "py", "ts", "rust", "md", ...; a list for several), "type_not" leaves a type out.
 
 The pattern is relative to "path" (default: the workspace root): with path "src", "*.ts" finds src/a.ts but not src/lib/b.ts; "**/*.ts" finds both. "*" and "?" never cross "/"; "**" matches zero or more directories, so "**/x.go" also matches x.go directly under path; braces ("*.{ts,tsx}") and classes ("[a-z]*.go") work. Hidden names (starting with ".") and ignored paths (.gitignore, .ignore, node_modules, build, dist, target, .venv, ...) are skipped unless include_hidden / include_ignored is true; a pattern segment naming a hidden directory (".github/**/*.yml") or a path inside an ignored one is searched anyway.
 
@@ -154,6 +154,16 @@ data.paths holds the matches. data.truncated is true only when more files matche
       "description": "If false, letters in the pattern match either case.",
       "default": true
     },
+    "type": {
+      "type": ["string", "array"],
+      "items": {"type": "string"},
+      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py, *.pyi), 'ts' (*.ts, *.tsx, *.cts, *.mts), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
+    },
+    "type_not": {
+      "type": ["string", "array"],
+      "items": {"type": "string"},
+      "description": "Leave out files of this file type (or of any of these types), by ripgrep's type names as for type."
+    },
     "sort": {
       "type": "string",
       "description": "'path': byte order of the path. 'recent': files modified in the last 24 hours first, newest first, then the rest by path.",
@@ -170,7 +180,7 @@ data.paths holds the matches. data.truncated is true only when more files matche
 		title: "Search file contents",
 		description: `Search file contents with a regular expression (Go RE2 syntax: no backreferences or lookaround). Case-insensitive unless case_sensitive is true; set fixed_strings to search a literal string without escaping. Results are sorted by file modification time, newest first (then path, then line), so recently edited code comes first; each match is "file:line: text" with the whole line.
 
-Restricting the files with "include" is highly recommended: "*.ts" or "*.{ts,tsx}" (matched against the file name), or "src/**/*.ts" (with a "/": matched against the path relative to "path"). Narrow with "path" too. output_mode "files_with_matches" lists only the files, "count" the number of matching lines per file; context_before / context_after / context add lines around each match. A pattern never matches across lines unless multiline is true. Hidden files, ignored paths (.gitignore, node_modules, ...) and binary files are skipped unless include_hidden / include_ignored.
+Restricting the files with "include" is highly recommended: "*.ts" or "*.{ts,tsx}" (matched against the file name), or "src/**/*.ts" (with a "/": matched against the path relative to "path"); or "type", a file type by ripgrep's names ("go", "py", "ts", "rust", "md", ...; a list for several; "type_not" leaves a type out). Narrow with "path" too. output_mode "files_with_matches" lists only the files, "count" the number of matching lines per file; context_before / context_after / context add lines around each match. A pattern never matches across lines unless multiline is true. Hidden files, ignored paths (.gitignore, node_modules, ...) and binary files are skipped unless include_hidden / include_ignored.
 
 data.matches holds {file, line, text}. data.truncated is true only when more results exist than "limit": narrow with path, include or a more specific pattern (or raise limit, max 1000). status "partial" also means a timeout fired with some results (data.aborted_reason "timeout": narrow the search or raise timeout_ms) or data.fallback_used: the index was still building or could not be trusted, so a full walk answered (results are still exact, only slower).` + envelopeNotes,
 		input: `{
@@ -188,6 +198,16 @@ data.matches holds {file, line, text}. data.truncated is true only when more res
     "include": {
       "type": "string",
       "description": "Glob filter on the files searched. Highly recommended. Without '/' it matches the file name: '*.ts', '*.{ts,tsx}', 'Dockerfile'. With '/' it matches the path relative to path: 'src/**/*.ts'."
+    },
+    "type": {
+      "type": ["string", "array"],
+      "items": {"type": "string"},
+      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py, *.pyi), 'ts' (*.ts, *.tsx, *.cts, *.mts), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
+    },
+    "type_not": {
+      "type": ["string", "array"],
+      "items": {"type": "string"},
+      "description": "Leave out files of this file type (or of any of these types), by ripgrep's type names as for type."
     },
     "case_sensitive": {
       "type": "boolean",

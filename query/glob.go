@@ -49,7 +49,11 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 	if err != nil {
 		return fail(err)
 	}
-	q := &GlobQuery{WS: t.WS, Dir: dir, Params: p, Pattern: pat, Glob: g, Start: start}
+	filter, err := CompileFilter(p.Filter)
+	if err != nil {
+		return fail(err)
+	}
+	q := &GlobQuery{WS: t.WS, Dir: dir, Params: p, Pattern: pat, Glob: g, Filter: filter, Start: start}
 	res, runErr := t.Searcher.Glob(ctx, q)
 	if runErr != nil {
 		return fail(internal(runErr))
@@ -61,9 +65,9 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		run.Hints = skipHints(res.Skipped, func(s tree.Skip) bool {
 			r := relTo(dir, s.Rel)
 			if s.IsDir {
-				return g.Descend(r) || g.Match(r)
+				return q.descend(r) || q.match(r)
 			}
-			return g.Match(r)
+			return q.match(r)
 		})
 	}
 	return envelope.Glob(ectx, run)
@@ -79,13 +83,12 @@ func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
 	defer cancel()
 	p := q.Params
-	g := q.Glob
 	var hits []globHit
 	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), globWalkOptions(q), func(e tree.Entry) error {
 		if e.Type&fs.ModeSymlink != 0 && !e.LinkToFile {
 			return nil
 		}
-		if g.Match(relTo(q.Dir, e.Rel)) {
+		if q.match(relTo(q.Dir, e.Rel)) {
 			hits = append(hits, globHit{e.Rel, e.ModTime})
 		}
 		return nil
@@ -114,7 +117,7 @@ func globWalkOptions(q *GlobQuery) tree.Options {
 		IncludeHidden:  p.IncludeHidden,
 		IncludeIgnored: p.IncludeIgnored,
 		AllowHidden:    g.AllowHidden,
-		Descend:        func(rel string) bool { return g.Descend(relTo(q.Dir, rel)) },
+		Descend:        func(rel string) bool { return q.descend(relTo(q.Dir, rel)) },
 		Info:           p.Sort == SortRecent,
 		ResolveLinks:   true,
 		MaxVisited:     GlobMaxVisited,

@@ -52,6 +52,11 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	if err != nil {
 		return fail(err)
 	}
+	filter, err := CompileFilter(p.Filter)
+	if err != nil {
+		return fail(err)
+	}
+	inc = inc.withFilter(filter)
 	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Search root")
 	if err != nil {
 		return fail(err)

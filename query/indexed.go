@@ -134,7 +134,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 			return false
 		}
 		rel := relTo(q.Dir, f.Path)
-		if !visible(f.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !g.Match(rel) || underAny(f.Path, live) {
+		if !visible(f.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !q.match(rel) || underAny(f.Path, live) {
 			return true
 		}
 		// A link is listed when it points to a file inside the root now.
@@ -145,12 +145,12 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	})
 	walkedIgnored := 0
 	for _, sub := range live {
-		if res.Run.Data.AbortedReason != "" || !reachable(q.Dir, sub, g.Descend, g.AllowHidden, p.IncludeHidden, rules) {
+		if res.Run.Data.AbortedReason != "" || !reachable(q.Dir, sub, q.descend, g.AllowHidden, p.IncludeHidden, rules) {
 			continue
 		}
 		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
 		st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), globWalkOptions(q), func(e tree.Entry) error {
-			if (e.Type&fs.ModeSymlink == 0 || e.LinkToFile) && g.Match(relTo(q.Dir, e.Rel)) {
+			if (e.Type&fs.ModeSymlink == 0 || e.LinkToFile) && q.match(relTo(q.Dir, e.Rel)) {
 				hits = append(hits, globHit{e.Rel, e.ModTime})
 			}
 			return nil
@@ -166,7 +166,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	}
 	res.Run.Data.Paths, res.Run.Data.Truncated = orderGlob(hits, p)
 	res.Run.Stats.Visited = visited
-	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, g.Descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0, live, rules)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0, live, rules)
 	res.Run.Stats.Ignored += walkedIgnored
 	return &res, nil
 }

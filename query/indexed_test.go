@@ -157,6 +157,14 @@ func TestIndexEqualsWalkGOROOT(t *testing.T) {
 			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}
+	// The filters (type, type_not, glob) select the same files from the
+	// index as from the walk.
+	for _, f := range []string{`"type":"go"`, `"type":["c","asm"]`, `"type_not":"go"`, `"glob":["*.go","!*_test.go"]`,
+		`"glob":["!internal"]`, `"type":"go","glob":["!**/testdata/**"]`} {
+		cases = append(cases,
+			[2]string{ToolGlob, `{"pattern":"**","limit":200,"path":"net",` + f + `}`},
+			[2]string{ToolGrep, `{"pattern":"TODO","timeout_ms":60000,"output_mode":"files_with_matches","limit":1000,` + f + `}`})
+	}
 	for _, c := range cases {
 		diffEngines(t, walk, idx, c[0], c[1])
 	}

@@ -164,6 +164,8 @@ type GlobParams struct {
 	// Sync (default true) asks an index-backed answer to wait for the
 	// read-your-writes barrier first; false trades freshness for latency.
 	Sync bool
+	// Filter: type, type_not and glob.
+	Filter FilterParams
 }
 
 func decodeGlob(a args) (p GlobParams, err *envelope.Error) {
@@ -188,6 +190,9 @@ func decodeGlob(a args) (p GlobParams, err *envelope.Error) {
 	if p.Sync, err = a.boolean("sync", true); err != nil {
 		return
 	}
+	if p.Filter, err = decodeFilter(a); err != nil {
+		return
+	}
 	p.Sort, err = a.oneOf("sort", "path", "path", "recent")
 	return
 }
@@ -207,6 +212,7 @@ type GrepParams struct {
 	IncludeHidden  bool
 	IncludeIgnored bool
 	Sync           bool // as GlobParams.Sync
+	Filter         FilterParams
 }
 
 func decodeGrep(a args) (p GrepParams, err *envelope.Error) {
@@ -252,6 +258,9 @@ func decodeGrep(a args) (p GrepParams, err *envelope.Error) {
 		return
 	}
 	if p.Sync, err = a.boolean("sync", true); err != nil {
+		return
+	}
+	if p.Filter, err = decodeFilter(a); err != nil {
 		return
 	}
 	p.IncludeIgnored, err = a.boolean("include_ignored", false)

@@ -247,9 +247,26 @@ func normalizeGlob(pattern string, dirAbs ...string) (string, *envelope.Error) {
 // Include is Grep's file filter (SPEC §7): a pattern without "/" matches
 // the base name ("*.ts", "*.{ts,tsx}"); one with "/" matches the path
 // relative to the search directory ("src/**/*.ts").
+//
+// An Include also carries the query's FileFilter (types and globs), so
+// that every place that selects Grep's files applies both.
 type Include struct {
-	g    *GlobPattern
-	base bool
+	g      *GlobPattern // nil: only the filter
+	base   bool
+	filter *FileFilter
+}
+
+// withFilter returns in with the filter f added; nil when both are nil.
+func (in *Include) withFilter(f *FileFilter) *Include {
+	if f == nil {
+		return in
+	}
+	if in == nil {
+		return &Include{filter: f}
+	}
+	c := *in
+	c.filter = f
+	return &c
 }
 
 // CompileInclude compiles Grep's include; "" means no filter (nil). An
@@ -273,7 +290,13 @@ func (in *Include) Match(rel string) bool {
 	if in == nil {
 		return true
 	}
-	if in.base {
+	if !in.filter.Match(rel) {
+		return false
+	}
+	switch {
+	case in.g == nil:
+		return true
+	case in.base:
 		return in.g.Match(rel[strings.LastIndexByte(rel, '/')+1:])
 	}
 	return in.g.Match(rel)
@@ -281,8 +304,13 @@ func (in *Include) Match(rel string) bool {
 
 // Descend reports whether the directory rel could hold a passing file.
 func (in *Include) Descend(rel string) bool {
-	return in == nil || in.base || in.g.Descend(rel)
+	if in == nil {
+		return true
+	}
+	return in.filter.Descend(rel) && (in.g == nil || in.base || in.g.Descend(rel))
 }
 
 // AllowHidden reports whether the include names a hidden entry.
-func (in *Include) AllowHidden(name string) bool { return in != nil && in.g.AllowHidden(name) }
+func (in *Include) AllowHidden(name string) bool {
+	return in != nil && in.g != nil && in.g.AllowHidden(name)
+}

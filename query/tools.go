@@ -39,8 +39,16 @@ type GlobQuery struct {
 	// compiled form.
 	Pattern string
 	Glob    *GlobPattern
+	Filter  *FileFilter // type, type_not and glob; nil: none
 	Start   time.Time
 }
+
+// match reports whether the file rel (relative to Dir) is a result.
+func (q *GlobQuery) match(rel string) bool { return q.Glob.Match(rel) && q.Filter.Match(rel) }
+
+// descend reports whether the directory rel (relative to Dir) can hold a
+// result.
+func (q *GlobQuery) descend(rel string) bool { return q.Glob.Descend(rel) && q.Filter.Descend(rel) }
 
 // GrepQuery is a checked Grep request.
 type GrepQuery struct {

@@ -1,0 +1,120 @@
+package query_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/testtree"
+	"github.com/indexd/indexd/query"
+)
+
+// filterFixture holds no hidden or ignored file: ripgrep's -g globs
+// override its ignore rules while ours only filter what they let through,
+// and on such a tree both mean the same.
+var filterFixture = map[string]string{
+	"main.go":              "package main // TODO\n",
+	"main_test.go":         "package main // TODO\n",
+	"Makefile":             "all: # TODO\n",
+	"README.md":            "TODO\n",
+	"docs/guide.md":        "TODO\n",
+	"docs/conf.yaml":       "x: TODO\n",
+	"src/app.ts":           "// TODO\n",
+	"src/view.tsx":         "// TODO\n",
+	"src/lib/util.py":      "# TODO\n",
+	"src/lib/types.pyi":    "# TODO\n",
+	"vendor2/x/dep.go":     "package x // TODO\n",
+	"vendor2/x/notes.txt":  "TODO\n",
+	"c/a.c":                "// TODO\n",
+	"c/a.h":                "// TODO\n",
+	"Dockerfile":           "# TODO\n",
+	"build.gradle":         "// TODO\n",
+	"scripts/run.sh":       "# TODO\n",
+	"scripts/lib/more.sh":  "# TODO\n",
+	"scripts/lib/data.csv": "TODO\n",
+}
+
+// filterCases are type, type_not and glob parameters with the ripgrep
+// flags that mean the same.
+var filterCases = []struct {
+	args map[string]any
+	rg   []string
+}{
+	{map[string]any{"type": "go"}, []string{"-t", "go"}},
+	{map[string]any{"type": []string{"ts", "py"}}, []string{"-t", "ts", "-t", "py"}},
+	{map[string]any{"type": "c"}, []string{"-t", "c"}},
+	{map[string]any{"type": "docker"}, []string{"-t", "docker"}},
+	{map[string]any{"type": "make"}, []string{"-t", "make"}},
+	{map[string]any{"type_not": "md"}, []string{"-T", "md"}},
+	{map[string]any{"type": []string{"go", "md"}, "type_not": "md"}, []string{"-t", "go", "-t", "md", "-T", "md"}},
+	{map[string]any{"glob": []string{"*.go"}}, []string{"-g", "*.go"}},
+	{map[string]any{"glob": []string{"*.go", "*.md"}}, []string{"-g", "*.go", "-g", "*.md"}},
+	{map[string]any{"glob": []string{"!*.md"}}, []string{"-g", "!*.md"}},
+	{map[string]any{"glob": []string{"!docs"}}, []string{"-g", "!docs"}},
+	{map[string]any{"glob": []string{"!scripts/lib"}}, []string{"-g", "!scripts/lib"}},
+	{map[string]any{"glob": []string{"scripts/**"}}, []string{"-g", "scripts/**"}},
+	{map[string]any{"glob": []string{"*.sh", "!more.sh"}}, []string{"-g", "*.sh", "-g", "!more.sh"}},
+	{map[string]any{"glob": []string{"!*.sh", "more.sh"}}, []string{"-g", "!*.sh", "-g", "more.sh"}},
+	{map[string]any{"glob": []string{"!vendor2/"}}, []string{"-g", "!vendor2/"}},
+	{map[string]any{"type": "go", "glob": []string{"!*_test.go"}}, []string{"-t", "go", "-g", "!*_test.go"}},
+}
+
+// TestFilterAgainstRipgrep: Glob's files and Grep's files with matches
+// under type, type_not and glob equal ripgrep's under -t, -T and -g.
+func TestFilterAgainstRipgrep(t *testing.T) {
+	rg := diffRg(t)
+	root := testtree.Write(t, filterFixture)
+	tools := newToolsExt(t, root)
+	for _, c := range filterCases {
+		want := diffRgFiles(t, rg, root, ".", c.rg...)
+		if len(want) == 0 {
+			t.Fatalf("rg %q listed nothing: a case that cannot fail", c.rg)
+		}
+		args := map[string]any{"pattern": "**", "limit": query.GlobMaxLimit}
+		for k, v := range c.args {
+			args[k] = v
+		}
+		env := diffRun(t, tools, query.ToolGlob, args)
+		if got := env.Data.(*envelope.GlobData).Paths; !slices.Equal(got, want) {
+			t.Errorf("Glob %v = %q, rg %q lists %q", c.args, got, c.rg, want)
+		}
+		args["pattern"] = "todo"
+		args["output_mode"] = envelope.ModeFiles
+		args["limit"] = query.GrepMaxLimit
+		env = diffRun(t, tools, query.ToolGrep, args)
+		got := slices.Sorted(slices.Values(env.Data.(*envelope.GrepData).Files))
+		if !slices.Equal(got, want) {
+			t.Errorf("Grep %v = %q, rg %q lists %q", c.args, got, c.rg, want)
+		}
+	}
+}
+
+// TestFilterErrors: an unknown type or a bad glob is an invalid
+// parameter, named.
+func TestFilterErrors(t *testing.T) {
+	tools := newToolsExt(t, testtree.Write(t, map[string]string{"a.go": "x"}))
+	for _, tc := range []struct {
+		tool, args, msg string
+	}{
+		{query.ToolGlob, `{"pattern":"*","type":"golang"}`, "type: unknown file type 'golang'"},
+		{query.ToolGrep, `{"pattern":"x","type_not":["go","nope"]}`, "type_not: unknown file type 'nope'"},
+		{query.ToolGrep, `{"pattern":"x","glob":["[x"]}`, "Invalid glob '[x'."},
+		{query.ToolGlob, `{"pattern":"*","type":3}`, "type must be a list of strings."},
+	} {
+		env := tools.Run(t.Context(), tc.tool, ".", []byte(tc.args))
+		if env.Status != envelope.StatusError || env.Error.Code != envelope.CodeInvalidParam || !startsWith(env.Error.Message, tc.msg) {
+			t.Errorf("%s %s: %s %v, want INVALID_PARAM starting %q", tc.tool, tc.args, env.Status, env.Error, tc.msg)
+		}
+	}
+}
+
+func startsWith(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
+
+func newToolsExt(t *testing.T, root string) *query.Tools {
+	t.Helper()
+	ws, err := query.NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return query.NewDirect(ws)
+}
