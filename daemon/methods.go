@@ -145,7 +145,7 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		w.queries.Add(1)
 		s.w = w
 	}
-	return (&query.Tools{WS: ws, Searcher: s}).Run(ctx, tool, p.Cwd, p.Args)
+	return (&query.Tools{WS: ws, Searcher: s, Unlimited: p.Unlimited}).Run(ctx, tool, p.Cwd, p.Args)
 }
 
 // rootEnvelopeError is the envelope error for a root query.NewWorkspace

@@ -31,7 +31,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
 	}
-	p, err := decodeGlob(a)
+	p, err := decodeGlob(a, t.Unlimited)
 	if err != nil {
 		return fail(err)
 	}
@@ -80,7 +80,7 @@ type Walker struct{}
 
 // Glob walks q.Dir, bounded by the visited-entry and time breakers.
 func (Walker) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
-	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
+	ctx, cancel := globDeadline(ctx, q)
 	defer cancel()
 	p := q.Params
 	var hits []globHit
@@ -120,8 +120,17 @@ func globWalkOptions(q *GlobQuery) tree.Options {
 		Descend:        func(rel string) bool { return q.descend(relTo(q.Dir, rel)) },
 		Info:           p.Sort == SortRecent,
 		ResolveLinks:   true,
-		MaxVisited:     GlobMaxVisited,
+		MaxVisited:     max(GlobMaxVisited, p.Limit), // lifted with Unlimited
 	}
+}
+
+// globDeadline is Glob's time breaker, lifted (to ctx's own deadline)
+// for an Unlimited query.
+func globDeadline(ctx context.Context, q *GlobQuery) (context.Context, context.CancelFunc) {
+	if q.Params.Limit == Unlimited {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
 }
 
 // globHit is one matching file: root-relative path and mtime (with sort

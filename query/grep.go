@@ -39,7 +39,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 			ectx.Pattern = s
 		}
 	}
-	p, err := decodeGrep(a)
+	p, err := decodeGrep(a, t.Unlimited)
 	if err != nil {
 		return fail(err)
 	}

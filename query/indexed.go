@@ -115,7 +115,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		}
 		return res, err
 	}
-	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
+	ctx, cancel := globDeadline(ctx, q)
 	defer cancel()
 	rules, done := ruleCache(q.WS)
 	defer done()

@@ -27,7 +27,7 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
 	}
-	p, err := decodeLS(a)
+	p, err := decodeLS(a, t.Unlimited)
 	if err != nil {
 		return fail(err)
 	}

@@ -152,6 +152,22 @@ const (
 	LineCutMark  = " [... line truncated]"
 )
 
+// Unlimited is the limit of a query that asked for every result: a limit
+// of 0 from a caller allowed to ask (Tools.Unlimited, the command line).
+const Unlimited = math.MaxInt32
+
+// limit returns the optional "limit" in [1, hi], or Unlimited for a limit
+// of 0 when unlimited is allowed.
+func (a args) limit(def, hi int, unlimited bool) (int, *envelope.Error) {
+	if v, ok := a["limit"]; ok && unlimited {
+		var f float64
+		if json.Unmarshal(v, &f) == nil && f == 0 {
+			return Unlimited, nil
+		}
+	}
+	return a.integer("limit", def, 1, hi, fmt.Sprintf("limit must be an integer between 1 and %d.", hi))
+}
+
 // GlobParams are Glob's checked parameters.
 type GlobParams struct {
 	Pattern        string
@@ -168,14 +184,14 @@ type GlobParams struct {
 	Filter FilterParams
 }
 
-func decodeGlob(a args) (p GlobParams, err *envelope.Error) {
+func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
 	if p.Pattern, err = a.pattern(); err != nil {
 		return
 	}
 	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
 		return
 	}
-	if p.Limit, err = a.integer("limit", GlobDefaultLimit, 1, GlobMaxLimit, fmt.Sprintf("limit must be an integer between 1 and %d.", GlobMaxLimit)); err != nil {
+	if p.Limit, err = a.limit(GlobDefaultLimit, GlobMaxLimit, unlimited); err != nil {
 		return
 	}
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
@@ -215,7 +231,7 @@ type GrepParams struct {
 	Filter         FilterParams
 }
 
-func decodeGrep(a args) (p GrepParams, err *envelope.Error) {
+func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
 	if p.Pattern, err = a.pattern(); err != nil {
 		return
 	}
@@ -231,7 +247,7 @@ func decodeGrep(a args) (p GrepParams, err *envelope.Error) {
 	if p.FixedStrings, err = a.boolean("fixed_strings", false); err != nil {
 		return
 	}
-	if p.Limit, err = a.integer("limit", GrepDefaultLimit, 1, GrepMaxLimit, fmt.Sprintf("limit must be an integer between 1 and %d.", GrepMaxLimit)); err != nil {
+	if p.Limit, err = a.limit(GrepDefaultLimit, GrepMaxLimit, unlimited); err != nil {
 		return
 	}
 	if p.OutputMode, err = a.oneOf("output_mode", envelope.ModeContent, envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount); err != nil {
@@ -277,14 +293,14 @@ type LSParams struct {
 	Ignore         []string
 }
 
-func decodeLS(a args) (p LSParams, err *envelope.Error) {
+func decodeLS(a args, unlimited bool) (p LSParams, err *envelope.Error) {
 	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
 		return
 	}
 	if p.Offset, err = a.integer("offset", 0, 0, math.MaxInt32, "offset must be a non-negative integer."); err != nil {
 		return
 	}
-	if p.Limit, err = a.integer("limit", LSDefaultLimit, 1, LSMaxLimit, fmt.Sprintf("limit must be an integer between 1 and %d.", LSMaxLimit)); err != nil {
+	if p.Limit, err = a.limit(LSDefaultLimit, LSMaxLimit, unlimited); err != nil {
 		return
 	}
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {

@@ -10,14 +10,32 @@ import (
 // Parameter decoding: defaults, boundaries, null as absent, JSON number
 // forms. The error messages themselves are in seed_test.go.
 
-func decode[P any](t *testing.T, fn func(args) (P, *envelope.Error), raw string) (P, *envelope.Error) {
+func decode[P any](t *testing.T, fn func(args, bool) (P, *envelope.Error), raw string) (P, *envelope.Error) {
 	t.Helper()
 	a, err := decodeArgs(json.RawMessage(raw))
 	if err != nil {
 		var zero P
 		return zero, err
 	}
-	return fn(a)
+	return fn(a, false)
+}
+
+// TestParamsUnlimited: a limit of 0 asks for every result only where the
+// caller may (the command line); elsewhere it is out of range.
+func TestParamsUnlimited(t *testing.T) {
+	a, _ := decodeArgs(json.RawMessage(`{"pattern":"x","limit":0}`))
+	for name, fn := range map[string]func(bool) (int, *envelope.Error){
+		"glob": func(u bool) (int, *envelope.Error) { p, err := decodeGlob(a, u); return p.Limit, err },
+		"grep": func(u bool) (int, *envelope.Error) { p, err := decodeGrep(a, u); return p.Limit, err },
+		"ls":   func(u bool) (int, *envelope.Error) { p, err := decodeLS(a, u); return p.Limit, err },
+	} {
+		if n, err := fn(true); err != nil || n != Unlimited {
+			t.Errorf("%s, unlimited: limit %d, %v; want Unlimited", name, n, err)
+		}
+		if _, err := fn(false); err == nil || err.Code != envelope.CodeInvalidParam {
+			t.Errorf("%s: limit 0 accepted without Unlimited (%v)", name, err)
+		}
+	}
 }
 
 func TestParamsDefaults(t *testing.T) {
@@ -118,9 +136,9 @@ func TestParamsRejected(t *testing.T) {
 	}
 }
 
-func globAny(a args) (any, *envelope.Error) { return decodeGlob(a) }
-func grepAny(a args) (any, *envelope.Error) { return decodeGrep(a) }
-func lsAny(a args) (any, *envelope.Error)   { return decodeLS(a) }
+func globAny(a args) (any, *envelope.Error) { return decodeGlob(a, false) }
+func grepAny(a args) (any, *envelope.Error) { return decodeGrep(a, false) }
+func lsAny(a args) (any, *envelope.Error)   { return decodeLS(a, false) }
 
 func TestParamsDecodeArgs(t *testing.T) {
 	for _, raw := range []string{`[]`, `"x"`, `1`, `true`, `{`, `{"a":1}{}`, `{"a":}`, `{} x`} {

@@ -64,6 +64,10 @@ type GrepQuery struct {
 type Tools struct {
 	WS       *Workspace
 	Searcher Searcher
+	// Unlimited lets a limit of 0 ask for every result (Unlimited), with
+	// Glob's entry and time breakers lifted: for the command line, whose
+	// scripts want whole answers. The agent tools keep SPEC's limits.
+	Unlimited bool
 }
 
 // NewDirect returns Tools answering from the live tree (no index).

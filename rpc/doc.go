@@ -51,7 +51,10 @@
 //	      cwd:  the caller's working directory, relative to the root or
 //	            absolute inside it (optional, default the root);
 //	      args: the tool's arguments exactly as an agent gives them to
-//	            Glob, Grep or LS (optional, default {}).
+//	            Glob, Grep or LS (optional, default {});
+//	      unlimited: true lets "limit": 0 in args ask for every result,
+//	            with Glob's entry and time breakers lifted (optional;
+//	            indexctl's --all; agents' front-ends never send it).
 //	    result: the tool's envelope (status, data, text, stats, context
 //	            and, on error, error). A bad argument, a path outside the
 //	            root, a timeout and every other tool fault is an envelope

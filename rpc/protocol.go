@@ -136,6 +136,11 @@ type ToolParams struct {
 	// tool checks them (a bad argument is an error envelope, not a
 	// protocol error). Absent means {}.
 	Args json.RawMessage `json:"args,omitempty"`
+	// Unlimited lets a limit of 0 in Args ask for every result, with
+	// Glob's breakers lifted (query.Tools.Unlimited). indexctl sends it
+	// for --all; agents' front-ends never do, so the agent tools keep
+	// their limits.
+	Unlimited bool `json:"unlimited,omitempty"`
 }
 
 // DecodeToolParams decodes and checks the params of a tool method: an
