@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -31,16 +32,62 @@ const (
 // Flags default to their type's zero value, and only the flags given on
 // the command line reach the tool, so the tool's own defaults apply and
 // params_input shows exactly what was given.
+//
+// Several flags may set one parameter (-i, -s and --case-sensitive set
+// case_sensitive; -l, -c and --output-mode set output_mode): the one given
+// last on the command line wins, as in ripgrep.
 type param struct {
 	key   string // the tool's parameter name (snake_case)
 	short string // one-letter alias, "" for none
 	kind  kind
 	usage string // one line; a word in backquotes names the flag's value
+	// name is the flag's name when it is not the key in kebab case.
+	name string
+	// fixed, for a flag that takes no value, is the JSON value the
+	// parameter gets when the flag is given (-l: "files_with_matches").
+	fixed string
 }
 
-func (p param) flag() string { return strings.ReplaceAll(p.key, "_", "-") }
+func (p param) flag() string {
+	if p.name != "" {
+		return p.name
+	}
+	return strings.ReplaceAll(p.key, "_", "-")
+}
 
-func (p param) define(fs *pflag.FlagSet) {
+// flagOrder records the order in which flags were given, so that of the
+// flags setting one parameter the last wins.
+type flagOrder struct {
+	n  int
+	at map[string]int // flag name → position of its last use
+}
+
+// recorded is a flag's value that notes each use in a flagOrder.
+type recorded struct {
+	pflag.Value
+	name  string
+	order *flagOrder
+}
+
+func (r *recorded) Set(s string) error {
+	r.order.n++
+	r.order.at[r.name] = r.order.n
+	return r.Value.Set(s)
+}
+
+// Type is the wrapped value's: pflag tells bool flags by it.
+func (r *recorded) Type() string { return r.Value.Type() }
+
+func (p param) define(fs *pflag.FlagSet, order *flagOrder) {
+	defer func() {
+		if f := fs.Lookup(p.flag()); f != nil && order != nil {
+			f.Value = &recorded{Value: f.Value, name: p.flag(), order: order}
+		}
+	}()
+	if p.fixed != "" {
+		fs.BoolP(p.flag(), p.short, false, p.usage)
+		return
+	}
 	switch p.kind {
 	case kindString:
 		fs.StringP(p.flag(), p.short, "", p.usage)
@@ -62,6 +109,9 @@ func (p param) value(cmd *command, fs *pflag.FlagSet) (json.RawMessage, error) {
 		v   any
 		err error
 	)
+	if p.fixed != "" {
+		return json.RawMessage(p.fixed), nil
+	}
 	switch p.kind {
 	case kindString:
 		var s string
@@ -102,6 +152,21 @@ func limitParam(usage string) param {
 	return param{key: "limit", kind: kindInt, usage: usage}
 }
 
+func globParam() param {
+	return param{key: "glob", short: "g", kind: kindStrings,
+		usage: "only files matching `GLOB`, as rg -g: the base name without a '/', else the path relative to the search directory; '!' in front leaves out what matches (directories too); repeatable, the last match wins"}
+}
+
+func typeParam() param {
+	return param{key: "type", short: "t", kind: kindStrings,
+		usage: "only files of file type `TYPE` (rg's names: go, py, ts, rust, md, ...; see --type-list); repeatable"}
+}
+
+func typeNotParam() param {
+	return param{key: "type_not", short: "T", kind: kindStrings,
+		usage: "leave out files of file type `TYPE`; repeatable"}
+}
+
 func includeHiddenParam(verb string) param {
 	return param{key: "include_hidden", kind: kindBool,
 		usage: verb + " names starting with '.' too"}
@@ -112,44 +177,106 @@ func includeIgnoredParam(verb string) param {
 		usage: verb + " what ignore rules leave out too (.gitignore, .ignore, node_modules, build, ...)"}
 }
 
+// queryFlags are a query command's flags that are not tool parameters.
+type queryFlags struct {
+	args     string // --args
+	all      bool   // --all
+	word     bool   // -w
+	lineNum  bool   // -n: accepted; line numbers are always shown
+	typeList bool   // --type-list
+	order    flagOrder
+}
+
 // toolArgs builds the JSON object of tool arguments: the --args object if
-// one was given (argsValue, "-" to read it from stdin), then the
-// positional argument, then every flag given on the command line, each
-// replacing the key of the same name. Keys keep the order in which they
-// first appear.
-func toolArgs(cmd *command, fs *pflag.FlagSet, argsValue string, positional []string, stdin io.Reader) (json.RawMessage, error) {
+// one was given (q.args, "-" to read it from stdin), then the positional
+// argument, then every flag given on the command line, each replacing the
+// key of the same name (of flags setting the same key, the last given
+// wins). Keys keep the order in which they first appear. -w wraps the
+// pattern in \b(?:…)\b; --all (or --limit 0) sends limit 0, and
+// unlimited says so: the request asks for every result.
+func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []string, stdin io.Reader) (raw json.RawMessage, unlimited bool, err error) {
 	obj := &object{}
 	if fs.Changed("args") {
+		argsValue := q.args
 		src := []byte(argsValue)
 		if argsValue == "-" {
 			var err error
 			if src, err = io.ReadAll(stdin); err != nil {
-				return nil, fmt.Errorf("--args -: reading standard input: %w", err)
+				return nil, false, fmt.Errorf("--args -: reading standard input: %w", err)
 			}
 		}
-		var err error
 		if obj, err = parseObject(src); err != nil {
-			return nil, fmt.Errorf("--args: %w", err)
+			return nil, false, fmt.Errorf("--args: %w", err)
 		}
 	}
 	if len(positional) > 0 {
 		v, err := marshal(sendable(cmd, cmd.positional, positional[0]))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		obj.set(cmd.positional, v)
 	}
-	for _, p := range cmd.params {
-		if !fs.Changed(p.flag()) {
+	for i, p := range cmd.params {
+		if !fs.Changed(p.flag()) || !lastFor(cmd.params, i, fs, &q.order) {
 			continue
+		}
+		if p.fixed != "" {
+			if on, _ := fs.GetBool(p.flag()); !on {
+				continue // --files-with-matches=false: as if not given
+			}
 		}
 		v, err := p.value(cmd, fs)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		obj.set(p.key, v)
 	}
-	return obj.MarshalJSON()
+	if q.word {
+		if err := wordRegexp(obj); err != nil {
+			return nil, false, err
+		}
+	}
+	if q.all {
+		obj.set("limit", json.RawMessage("0"))
+	}
+	if v, ok := obj.vals["limit"]; ok && (q.all || fs.Changed("limit")) && string(v) == "0" {
+		unlimited = true
+	}
+	raw, err = obj.MarshalJSON()
+	return raw, unlimited, err
+}
+
+// lastFor reports whether params[i] is, of the flags given that set its
+// key, the one given last.
+func lastFor(params []param, i int, fs *pflag.FlagSet, order *flagOrder) bool {
+	at := order.at[params[i].flag()]
+	for j, o := range params {
+		if j != i && o.key == params[i].key && fs.Changed(o.flag()) && order.at[o.flag()] > at {
+			return false
+		}
+	}
+	return true
+}
+
+// wordRegexp makes the pattern match whole words only (-w): \b(?:PATTERN)\b,
+// the pattern quoted first if it was a fixed string (which it then no
+// longer is).
+func wordRegexp(obj *object) error {
+	var pat string
+	if err := json.Unmarshal(obj.vals["pattern"], &pat); err != nil || pat == "" {
+		return nil // the tool reports the missing pattern
+	}
+	var fixed bool
+	if v, ok := obj.vals["fixed_strings"]; ok && json.Unmarshal(v, &fixed) == nil && fixed {
+		pat = regexp.QuoteMeta(pat)
+		obj.set("fixed_strings", json.RawMessage("false"))
+	}
+	v, err := marshal(`\b(?:` + pat + `)\b`)
+	if err != nil {
+		return err
+	}
+	obj.set("pattern", v)
+	return nil
 }
 
 // sendable returns a string argument as JSON can carry it. A file name

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/query"
 )
 
@@ -50,7 +51,7 @@ type command struct {
 type runFunc func(c *cli, g *globals, args []string) (int, error)
 
 // commands are the subcommands, in the order help lists them.
-var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, mcpCmd, daemonCmd}
+var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, versionCmd, completionCmd, mcpCmd, daemonCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -63,11 +64,14 @@ func lookup(name string) *command {
 
 // globals are the flags every command accepts, before or after its name.
 type globals struct {
-	root   string
-	json   bool
-	direct bool
-	socket string
-	help   bool
+	root    string
+	json    bool
+	direct  bool
+	socket  string
+	color   string
+	stats   bool
+	version bool
+	help    bool
 }
 
 // define adds the global flags to fs. Their defaults are g's current
@@ -78,6 +82,9 @@ func (g *globals) define(fs *pflag.FlagSet) {
 	fs.BoolVar(&g.json, "json", g.json, "print the answer as one line of JSON instead of text: for a query, the whole response envelope")
 	fs.BoolVar(&g.direct, "direct", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
 	fs.StringVar(&g.socket, "socket", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
+	fs.StringVar(&g.color, "color", g.color, "colour paths, line numbers and matches: `WHEN` is auto (on a terminal, unless NO_COLOR is set; the default), always or never")
+	fs.BoolVar(&g.stats, "stats", g.stats, "when standard output is not a terminal, write the summary lines (counts, timing) to standard error too")
+	fs.BoolVar(&g.version, "version", g.version, "print indexctl's version and build")
 	fs.BoolVarP(&g.help, "help", "h", g.help, "show help")
 }
 
@@ -108,6 +115,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if g.help {
 		fmt.Fprint(c.stdout, mainHelp())
+		return exitFound
+	}
+	if g.version {
+		fmt.Fprintf(c.stdout, "indexctl %s\n", clientVersion())
 		return exitFound
 	}
 	rest := fs.Args()
@@ -150,7 +161,7 @@ func (c *cli) help(args []string) int {
 
 // flagSets returns the command's own flags (a query's are its tool's
 // parameters and --args) and the global flags.
-func (cmd *command) flagSets(g *globals, argsValue *string) (own, global *pflag.FlagSet) {
+func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *pflag.FlagSet) {
 	own = newFlagSet("indexctl " + cmd.name)
 	global = newFlagSet("indexctl")
 	g.define(global)
@@ -158,17 +169,27 @@ func (cmd *command) flagSets(g *globals, argsValue *string) (own, global *pflag.
 		cmd.define(own)
 		return own, global
 	}
+	q.order.at = map[string]int{}
 	for _, p := range cmd.params {
-		p.define(own)
+		p.define(own, &q.order)
 	}
-	own.StringVar(argsValue, "args", "", "the tool's arguments as one `JSON` object, as an agent sends them (\"-\": read it from standard input); flags given too override its keys")
+	if cmd.tool == query.ToolGrep {
+		own.BoolVarP(&q.word, "word-regexp", "w", false, "match whole words only")
+		own.BoolVarP(&q.lineNum, "line-number", "n", false, "accepted for rg's sake: line numbers are always shown")
+	}
+	if cmd.tool != query.ToolLS {
+		own.BoolVar(&q.typeList, "type-list", false, "list the file types -t and -T know, with their globs, and exit")
+	}
+	own.BoolVar(&q.all, "all", false, "show every result, with no limit (as --limit 0; the agent tools' limits stay)")
+	own.StringVar(&q.args, "args", "", "the tool's arguments as one `JSON` object, as an agent sends them (\"-\": read it from standard input); flags given too override its keys")
 	return own, global
 }
 
-// query runs one query subcommand.
+// query runs one query subcommand: once, or once per PATH argument, each
+// PATH searched as --path would be.
 func (c *cli) query(cmd *command, g *globals, args []string) int {
-	var argsValue string
-	fs, global := cmd.flagSets(g, &argsValue)
+	var q queryFlags
+	fs, global := cmd.flagSets(g, &q)
 	fs.AddFlagSet(global)
 	if err := fs.Parse(args); err != nil {
 		return c.usageError(cmd, flagError(err))
@@ -177,14 +198,26 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 		fmt.Fprint(c.stdout, cmd.help())
 		return exitFound
 	}
+	if q.typeList {
+		return c.typeList()
+	}
 	positional := fs.Args()
+	var paths []string
 	switch {
-	case len(positional) > 1:
-		return c.usageError(cmd, fmt.Errorf("unexpected argument %q (only one %s is taken; quote it if it holds spaces)", positional[1], strings.Trim(cmd.arg, "[]")))
+	case cmd.positional == "path" && len(positional) > 1:
+		return c.usageError(cmd, fmt.Errorf("unexpected argument %q (only one PATH is taken; quote it if it holds spaces)", positional[1]))
 	case len(positional) == 1 && cmd.positional == "path" && fs.Changed("path"):
 		return c.usageError(cmd, fmt.Errorf("the path is given both as an argument and with --path"))
+	case len(positional) > 1:
+		if fs.Changed("path") {
+			return c.usageError(cmd, fmt.Errorf("the path is given both as an argument and with --path"))
+		}
+		positional, paths = positional[:1], positional[1:]
 	}
-	raw, err := toolArgs(cmd, fs, argsValue, positional, c.stdin)
+	if err := checkColor(g.color); err != nil {
+		return c.usageError(cmd, err)
+	}
+	raw, unlimited, err := toolArgs(cmd, fs, &q, positional, c.stdin)
 	if err != nil {
 		return c.usageError(cmd, err)
 	}
@@ -195,12 +228,71 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	answer, err := c.runner(g).query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: raw})
-	if err != nil {
-		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
-		return exitError
+	out := c.newOutput(g, where.cwd)
+	reqs := []json.RawMessage{raw}
+	if len(paths) > 0 {
+		reqs = reqs[:0]
+		for _, p := range paths {
+			r, err := withPath(cmd, raw, p)
+			if err != nil {
+				return c.usageError(cmd, err)
+			}
+			reqs = append(reqs, r)
+		}
 	}
-	return c.print(cmd.tool, answer, g.json)
+	code := -1
+	r := c.runner(g)
+	for _, args := range reqs {
+		answer, err := r.query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: unlimited})
+		if err != nil {
+			out.flush()
+			fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
+			return exitError
+		}
+		code = combine(code, out.answer(cmd.tool, answer))
+		if out.closed() {
+			return exitFound // the reader has gone (| head): rg ends quietly too
+		}
+	}
+	return out.finish(code)
+}
+
+// withPath returns the tool arguments raw with "path" set to p.
+func withPath(cmd *command, raw json.RawMessage, p string) (json.RawMessage, error) {
+	obj, err := parseObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	v, err := marshal(sendable(cmd, "path", p))
+	if err != nil {
+		return nil, err
+	}
+	obj.set("path", v)
+	return obj.MarshalJSON()
+}
+
+// combine is the exit code of several answers, as rg's: an error wins,
+// then found, then nothing found. prev is -1 before the first.
+func combine(prev, code int) int {
+	switch {
+	case prev < 0:
+		return code
+	case prev == exitError || code == exitError:
+		return exitError
+	case prev == exitFound || code == exitFound:
+		return exitFound
+	}
+	return exitNothing
+}
+
+// typeList prints the file types of -t and -T as rg --type-list does.
+func (c *cli) typeList() int {
+	var b strings.Builder
+	for _, t := range filetype.All() {
+		b.WriteString(t.Name + ": " + strings.Join(t.Globs, ", ") + "\n")
+	}
+	fmt.Fprint(c.stdout, b.String())
+	return exitFound
 }
 
 // manage runs a command that is not a query.
@@ -220,27 +312,6 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 	code, err := runCmd(c, g, fs.Args())
 	if err != nil {
 		return c.usageError(cmd, err)
-	}
-	return code
-}
-
-// print writes the answer of tool (the envelope's text, or with asJSON the
-// envelope itself) to stdout and returns the exit code it calls for. A
-// tool's error is its answer, so it goes to stdout too.
-func (c *cli) print(tool string, answer json.RawMessage, asJSON bool) int {
-	var env envelope.Raw
-	if err := json.Unmarshal(answer, &env); err != nil {
-		fmt.Fprintf(c.stderr, "indexctl: malformed response: %v\n", err)
-		return exitError
-	}
-	if asJSON {
-		fmt.Fprintf(c.stdout, "%s\n", answer)
-	} else {
-		fmt.Fprintln(c.stdout, env.Text)
-	}
-	code, err := exitCode(tool, &env)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
 	}
 	return code
 }
@@ -327,7 +398,7 @@ each root it is asked about. Until a root's index is ready, and with
 started, indexctl warns and walks the tree itself.
 
 Usage:
-  indexctl [global flags] COMMAND [flags] [ARG]
+  indexctl [global flags] COMMAND [flags] [ARG...]
 
 Commands:
 `)
@@ -341,10 +412,16 @@ apply to the rest. --args JSON passes the tool's arguments as one JSON
 object, exactly as an agent sends them; flags and the positional argument
 given too override its keys.
 
-Output: the answer's text; with --json the whole response envelope (status,
-data, text, stats, context and, on error, error) as one line of JSON.
-A tool's error is its answer and goes to stdout; command-line errors go to
-stderr.
+Output: on a terminal, the answer's text as an agent reads it (a summary,
+notes, then the results), coloured (--color). When standard output is not
+a terminal it carries the results only, one per line, and the summary goes
+to standard error with --stats; notes ([Truncated: ...], [Info: ...]) and
+errors always go to standard error, prefixed "indexctl:". Paths are
+relative to the current directory when it lies inside the root, as git
+grep prints them; with --json, the whole response envelope (status, data,
+text, stats, context and, on error, error) as one line of JSON, its paths
+relative to the root as the agent tools give them. A reader that goes
+away (| head) ends indexctl quietly with status 0.
 
 Exit status: 0 found something, 1 found nothing, 2 error.
 (For index, status, forget and stop, see their help.)
@@ -357,10 +434,10 @@ Run 'indexctl help COMMAND' for a command's flags.
 // help is the text of "indexctl COMMAND -h".
 func (cmd *command) help() string {
 	var (
-		g         globals
-		argsValue string
+		g globals
+		q queryFlags
 	)
-	own, global := cmd.flagSets(&g, &argsValue)
+	own, global := cmd.flagSets(&g, &q)
 	ownRows, globalRows := flagRows(own), flagRows(global)
 	width := max(tableWidth(ownRows), tableWidth(globalRows))
 

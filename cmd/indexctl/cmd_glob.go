@@ -6,10 +6,11 @@ import "github.com/indexd/indexd/query"
 var globCmd = &command{
 	name:       "glob",
 	tool:       query.ToolGlob,
-	arg:        "PATTERN",
+	arg:        "PATTERN [PATH...]",
 	summary:    "find files by glob pattern",
 	positional: "pattern",
-	about: `Find the files whose path, relative to --path, matches a glob PATTERN.
+	about: `Find the files whose path, relative to each PATH (or --path; default:
+the current directory), matches a glob PATTERN.
 '*' and '?' never cross '/'; '**' matches any number of directories, so
 '**/x' also matches 'x'; {a,b} and [a-z] work. Only files are listed, as
 paths relative to the workspace root, in path order. Names starting with
@@ -17,7 +18,10 @@ paths relative to the workspace root, in path order. Names starting with
 in the pattern, as in '.github/**').`,
 	params: []param{
 		pathParam("search `DIR`, relative to the current directory (default: the current directory)"),
-		limitParam("list at most `N` files, 1-200 (default 50)"),
+		limitParam("list at most `N` files, 1-200 (default 50); 0: all of them, as --all"),
+		globParam(),
+		typeParam(),
+		typeNotParam(),
 		includeHiddenParam("match"),
 		includeIgnoredParam("match"),
 		{key: "case_sensitive", kind: kindBool, usage: "match case (default true; --case-sensitive=false ignores case)"},
@@ -25,6 +29,7 @@ in the pattern, as in '.github/**').`,
 	},
 	examples: []string{
 		"indexctl glob '**/*.go'",
+		"indexctl glob '**' -t go --all | wc -l",
 		"indexctl glob '*.{yml,yaml}' --path .github --include-hidden",
 		`indexctl glob --args '{"pattern":"**/*_test.go","limit":10}' --sort recent`,
 	},

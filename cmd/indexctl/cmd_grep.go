@@ -6,21 +6,34 @@ import "github.com/indexd/indexd/query"
 var grepCmd = &command{
 	name:       "grep",
 	tool:       query.ToolGrep,
-	arg:        "PATTERN",
+	arg:        "PATTERN [PATH...]",
 	summary:    "search file contents with a regular expression, newest files first",
 	positional: "pattern",
-	about: `Search the files under --path for PATTERN, a Go (RE2) regular expression,
-ignoring case unless --case-sensitive is given. Matches are listed as
-"file:line: text", newest file first, then by path and line; paths are
-relative to the workspace root. Binary files, names starting with '.' and
-what ignore rules leave out are skipped unless asked for.`,
+	about: `Search the files under each PATH (or --path; default: the current
+directory) for PATTERN, a Go (RE2) regular expression. Matches are listed
+as "file:line: text", newest file first, then by path and line. Binary
+files, names starting with '.' and what ignore rules leave out are skipped
+unless asked for.
+
+Unlike rg, case is ignored by default (as the Grep tool does for agents):
+-s (--case-sensitive) matches case, -i ignores it; the last one given
+wins. rg's -l, -c, -w, -n, -g, -t, -T and -F work as in rg. -g and -t
+only narrow what the ignore rules let through (rg's -g can also bring
+back ignored files; here --include-ignored does). -w wraps PATTERN in
+\b(?:PATTERN)\b.`,
 	params: []param{
 		pathParam("search `DIR`, relative to the current directory (default: the current directory)"),
 		{key: "include", kind: kindString, usage: "search only files matching `GLOB`: the base name without a '/' (*.go, *.{ts,tsx}), else the path relative to --path (src/**/*.ts)"},
-		{key: "case_sensitive", kind: kindBool, usage: "match case (default: case is ignored)"},
+		globParam(),
+		typeParam(),
+		typeNotParam(),
+		{key: "case_sensitive", short: "s", kind: kindBool, usage: "match case (default: case is ignored, unlike rg)"},
+		{key: "case_sensitive", short: "i", name: "ignore-case", fixed: "false", usage: "ignore case (the default)"},
 		{key: "fixed_strings", short: "F", kind: kindBool, usage: "PATTERN is a literal string, not a regular expression"},
-		limitParam("show at most `N` matches (files, with --output-mode files_with_matches or count), 1-1000 (default 100)"),
+		limitParam("show at most `N` matches (files, with --output-mode files_with_matches or count), 1-1000 (default 100); 0: all of them, as --all"),
 		{key: "output_mode", kind: kindString, usage: "show `MODE`: content (matching lines, default), files_with_matches (file names) or count (matching lines per file)"},
+		{key: "output_mode", short: "l", name: "files-with-matches", fixed: `"files_with_matches"`, usage: "show only the names of files with matches (--output-mode files_with_matches)"},
+		{key: "output_mode", short: "c", name: "count", fixed: `"count"`, usage: "show the number of matching lines per file (--output-mode count)"},
 		{key: "context_after", short: "A", kind: kindInt, usage: "show `N` lines after each match, 0-20"},
 		{key: "context_before", short: "B", kind: kindInt, usage: "show `N` lines before each match, 0-20"},
 		{key: "context", short: "C", kind: kindInt, usage: "show `N` lines before and after each match, 0-20"},
@@ -30,7 +43,9 @@ what ignore rules leave out are skipped unless asked for.`,
 		includeIgnoredParam("search"),
 	},
 	examples: []string{
-		"indexctl grep 'func main' --include '*.go'",
+		"indexctl grep 'func main' -t go",
+		"indexctl grep -l TODO src docs -g '!*.md'",
+		"indexctl grep -w -s Close --all | wc -l",
 		"indexctl grep -F 'a.b(c)' --path src -C 2",
 		`indexctl grep --args '{"pattern":"TODO","output_mode":"count"}' --limit 10`,
 	},

@@ -32,6 +32,8 @@ type request struct {
 	Root string          // absolute workspace root
 	Cwd  string          // working directory relative to Root, "." at the root
 	Args json.RawMessage // the tool's arguments
+	// Unlimited: a limit of 0 in Args asks for every result (--all).
+	Unlimited bool
 }
 
 // runner answers tool calls. It returns the response envelope as JSON, so
@@ -82,6 +84,7 @@ func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, err
 		return nil, err
 	}
 	tools := query.NewDirect(ws)
+	tools.Unlimited = req.Unlimited
 	if r.reason != "" {
 		tools.Searcher = daemon.FallbackWalk{Reason: r.reason}
 	}
@@ -113,7 +116,7 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 		cctx, cancel := context.WithTimeout(ctx, requestTimeout(req))
 		defer cancel()
 		var res json.RawMessage
-		err = cl.Call(cctx, method, rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args}, &res)
+		err = cl.Call(cctx, method, rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited}, &res)
 		var rerr *rpc.Error
 		switch {
 		case err == nil:

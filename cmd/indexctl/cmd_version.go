@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/internal/buildid"
+	"github.com/indexd/indexd/rpc"
+)
+
+// clientVersion is this executable's version (module version and VCS
+// revision) and Go build ID, the one a daemon of the same build reports.
+func clientVersion() string {
+	v := daemon.BinaryVersion()
+	if id := buildid.Self(); id != "" {
+		v += " (build " + id + ")"
+	}
+	return v
+}
+
+// versionCmd is "indexctl version": the client's build and the running
+// daemon's.
+var versionCmd = &command{
+	name:    "version",
+	summary: "show indexctl's version and build, and the running daemon's",
+	about: `Show this indexctl's version (module version, VCS revision) and Go build
+ID, and those of the daemon running on the socket, if one is; a daemon of
+another build is replaced at the next query. Version never starts a
+daemon. --version prints the first line only.`,
+	exit: "Exit status: 0 the daemon runs, 1 it does not, 2 error.",
+	define: func(fs *pflag.FlagSet) runFunc {
+		return func(c *cli, g *globals, args []string) (int, error) {
+			if len(args) > 0 {
+				return 0, fmt.Errorf("unexpected argument %q", args[0])
+			}
+			fmt.Fprintf(c.stdout, "indexctl %s\n", clientVersion())
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			cl, ok, err := dialRunning(ctx, g.socketPath())
+			switch {
+			case err != nil:
+				fmt.Fprintf(c.stderr, "indexctl version: %v\n", err)
+				return exitError, nil
+			case !ok:
+				fmt.Fprintf(c.stdout, "indexd   not running (%s)\n", g.socketPath())
+				return exitNothing, nil
+			}
+			defer cl.Close()
+			var res json.RawMessage
+			if err := cl.Call(ctx, rpc.MethodStatus, nil, &res); err != nil {
+				fmt.Fprintf(c.stderr, "indexctl version: %v\n", err)
+				return exitError, nil
+			}
+			var st daemon.Status
+			if err := json.Unmarshal(res, &st); err != nil {
+				fmt.Fprintf(c.stderr, "indexctl version: malformed status: %v\n", err)
+				return exitError, nil
+			}
+			same := ""
+			if st.Build != "" && st.Build == buildid.Self() {
+				same = ", the same build"
+			}
+			fmt.Fprintf(c.stdout, "indexd   %s (build %s), pid %d%s\n", st.Version, st.Build, st.PID, same)
+			return exitFound, nil
+		}
+	},
+}
