@@ -12,6 +12,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tree"
 )
 
 // JSON-RPC error codes of the daemon's own faults (the range -32000 to
@@ -127,6 +128,9 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(envelope.Context{Cwd: ".", ParamsInput: p.Args}, err, time.Since(start).Milliseconds())
 	}
+	if p.RootFrom != "" {
+		p.Root, p.Cwd = d.knownRoot(p.Root, p.Cwd, p.RootFrom)
+	}
 	ws, err := query.NewWorkspace(p.Root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -146,6 +150,48 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		s.w = w
 	}
 	return (&query.Tools{WS: ws, Searcher: s, Unlimited: p.Unlimited}).Run(ctx, tool, p.Cwd, p.Args)
+}
+
+// knownRoot returns the root and cwd a query whose root the client chose
+// (rpc.ToolParams.RootFrom) is answered in: the deepest root the daemon
+// has that holds the current directory, if it is deeper than a .git
+// root (from "git") or holds the directory taken as root (from "cwd");
+// else root and cwd as given.
+func (d *daemon) knownRoot(root, cwd, from string) (string, string) {
+	abs := root
+	if cwd != "" && cwd != "." {
+		abs = filepath.Join(root, filepath.FromSlash(cwd))
+		if filepath.IsAbs(cwd) {
+			abs = filepath.Clean(cwd)
+		}
+	}
+	realAbs, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return root, cwd
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return root, cwd
+	}
+	best := ""
+	d.mu.Lock()
+	for r := range d.roots {
+		if tree.Within(r, realAbs) && len(r) > len(best) {
+			best = r
+		}
+	}
+	d.mu.Unlock()
+	switch {
+	case best == "" || best == realRoot:
+		return root, cwd
+	case from == rpc.RootFromGit && !(tree.Within(realRoot, best)):
+		return root, cwd // not below the .git root: keep the repository
+	}
+	rel, err := filepath.Rel(best, realAbs)
+	if err != nil {
+		return root, cwd
+	}
+	return best, filepath.ToSlash(rel)
 }
 
 // rootEnvelopeError is the envelope error for a root query.NewWorkspace

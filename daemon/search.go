@@ -44,18 +44,19 @@ type searcher struct {
 }
 
 // pick returns the index to query for dir, or nil and the fallback
-// reason.
-func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
+// reason; waited says the query waited for a building root (its time
+// budget then starts afresh).
+func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason, bool) {
 	if s.w == nil {
-		return nil, nil, envelope.ReasonDaemonStopping
+		return nil, nil, envelope.ReasonDaemonStopping, false
 	}
 	return s.w.trusted(ctx, dir, sync)
 }
 
 func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
-	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
-	if reason == envelope.ReasonIndexStale {
-		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
+	ix, live, reason, waited := s.pick(ctx, q.Dir, q.Params.Sync)
+	if reason == envelope.ReasonIndexStale || waited {
+		q.Start = time.Now() // the search gets its full time budget after a failed barrier or a wait
 	}
 	if ix == nil {
 		return FallbackWalk{Reason: reason}.Glob(ctx, q)
@@ -64,9 +65,9 @@ func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResu
 }
 
 func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
-	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
-	if reason == envelope.ReasonIndexStale {
-		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
+	ix, live, reason, waited := s.pick(ctx, q.Dir, q.Params.Sync)
+	if reason == envelope.ReasonIndexStale || waited {
+		q.Start = time.Now() // the search gets its full time budget after a failed barrier or a wait
 	}
 	if ix == nil {
 		return FallbackWalk{Reason: reason}.Grep(ctx, q)

@@ -282,11 +282,54 @@ func (w *workspace) setProgress(p index.Progress) {
 // the query walks and says so (fallback "index_stale").
 const SyncTimeout = 2 * time.Second
 
+// First contact (README, "Using it"): a query that finds its root building
+// (new, or reopening and revalidating after a restart) waits for the
+// index for FirstContactWait, or, when the build reports that it will end
+// within FirstContactMaxETA, until then plus FirstContactWait; it walks
+// only if the index is still not ready. A small tree's first answer, and
+// the first answers after a restart, so come from the index.
+const (
+	FirstContactWait   = 300 * time.Millisecond
+	FirstContactMaxETA = 1500 * time.Millisecond
+)
+
+// awaitBuild waits, as first contact allows, for the current build
+// attempt to end; it reports whether it waited at all.
+func (w *workspace) awaitBuild(ctx context.Context) bool {
+	w.mu.Lock()
+	state, attempt, eta := w.state, w.attempt, w.progress.ETA
+	w.mu.Unlock()
+	if state != StateBuilding {
+		return false
+	}
+	budget := FirstContactWait
+	if eta > 0 && eta <= FirstContactMaxETA {
+		budget += eta
+	}
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case <-attempt:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-w.ctx.Done():
+	}
+	return true
+}
+
 // trusted returns the index a query of dir may use, or nil and the reason
-// it must walk instead. A ready index is trusted once the Freshener's sync
-// barrier has passed (unless the query asked for sync=false) and it
-// vouches for dir.
-func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
+// it must walk instead. A building root is first waited for (awaitBuild;
+// waited says so, and the query's time budget starts afresh). A ready
+// index is trusted once the Freshener's sync barrier has passed (unless
+// the query asked for sync=false) and it vouches for dir.
+func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (_ *index.Index, _ []string, _ envelope.FallbackReason, waited bool) {
+	waited = w.awaitBuild(ctx)
+	ix, live, reason := w.trustedNow(ctx, dir, sync)
+	return ix, live, reason, waited
+}
+
+// trustedNow is trusted without the wait for a building root.
+func (w *workspace) trustedNow(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
 	w.mu.Lock()
 	state, ix, fresh := w.state, w.ix, w.fresh
 	w.mu.Unlock()

@@ -54,7 +54,13 @@
 //	            Glob, Grep or LS (optional, default {});
 //	      unlimited: true lets "limit": 0 in args ask for every result,
 //	            with Glob's entry and time breakers lifted (optional;
-//	            indexctl's --all; agents' front-ends never send it).
+//	            indexctl's --all; agents' front-ends never send it);
+//	      root_from: "git" or "cwd" when the user named no root and the
+//	            client took the nearest ancestor holding .git, or the
+//	            current directory: the daemon then answers from the
+//	            deepest root it already has holding the current directory
+//	            (deeper than a "git" root; any, for "cwd"), so a
+//	            subdirectory adds no root of its own (optional).
 //	    result: the tool's envelope (status, data, text, stats, context
 //	            and, on error, error). A bad argument, a path outside the
 //	            root, a timeout and every other tool fault is an envelope

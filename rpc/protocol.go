@@ -141,7 +141,22 @@ type ToolParams struct {
 	// for --all; agents' front-ends never do, so the agent tools keep
 	// their limits.
 	Unlimited bool `json:"unlimited,omitempty"`
+	// RootFrom says how the client chose Root when the user named none:
+	// RootFromGit (the nearest ancestor of the current directory holding
+	// .git) or RootFromCwd (no such ancestor: the current directory).
+	// Then the daemon answers from the deepest root it already has that
+	// holds the current directory, when that is deeper than a .git root
+	// or holds a current directory taken as root; the envelope's
+	// context.cwd is relative to the root it used. "" (the user named
+	// the root): Root is used as given.
+	RootFrom string `json:"root_from,omitempty"`
 }
+
+// How a client chose the root (ToolParams.RootFrom).
+const (
+	RootFromGit = "git"
+	RootFromCwd = "cwd"
+)
 
 // DecodeToolParams decodes and checks the params of a tool method: an
 // object with root (an absolute path), optionally cwd (a string) and args

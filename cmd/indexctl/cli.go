@@ -243,7 +243,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	code := -1
 	r := c.runner(g)
 	for _, args := range reqs {
-		answer, err := r.query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: unlimited})
+		answer, err := r.query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: unlimited, RootFrom: where.from})
 		if err != nil {
 			out.flush()
 			fmt.Fprintf(c.stderr, "indexctl: %v\n", err)

@@ -102,10 +102,6 @@ func setupDaemonEnv(env *testscript.Env) error {
 	return nil
 }
 
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
-}
 
 // cmdExits runs "exits CODE PROGRAM [ARGS...]": it runs the program like
 // exec and checks its exit code.

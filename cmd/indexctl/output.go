@@ -145,6 +145,14 @@ func (o *output) answer(tool string, answer json.RawMessage) int {
 		o.note(msg)
 		return code
 	}
+	// The answer's cwd: the daemon may have answered from a deeper root
+	// than the one asked for (rpc.ToolParams.RootFrom).
+	var ectx struct {
+		Cwd string `json:"cwd"`
+	}
+	if json.Unmarshal(env.Context, &ectx) == nil && ectx.Cwd != "" {
+		o.cwd = quote.Unquote(ectx.Cwd)
+	}
 	head, _, _ := strings.Cut(env.Text, "\n\n")
 	var summary, notes []string
 	for _, l := range strings.Split(head, "\n") {

@@ -34,6 +34,10 @@ type request struct {
 	Args json.RawMessage // the tool's arguments
 	// Unlimited: a limit of 0 in Args asks for every result (--all).
 	Unlimited bool
+	// RootFrom: how Root was found when --root was not given
+	// (rpc.RootFromGit, rpc.RootFromCwd); the daemon may then answer
+	// from a deeper root it already has.
+	RootFrom string
 }
 
 // runner answers tool calls. It returns the response envelope as JSON, so
@@ -116,7 +120,7 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 		cctx, cancel := context.WithTimeout(ctx, requestTimeout(req))
 		defer cancel()
 		var res json.RawMessage
-		err = cl.Call(cctx, method, rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited}, &res)
+		err = cl.Call(cctx, method, rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}, &res)
 		var rerr *rpc.Error
 		switch {
 		case err == nil:
@@ -296,21 +300,29 @@ func daemonStarter(socket string) func() error {
 type place struct {
 	root string // absolute and clean, as given (symlinks not resolved)
 	cwd  string // the current directory relative to the root, "." when outside it
+	// from is how the root was found without --root: rpc.RootFromGit or
+	// rpc.RootFromCwd ("" with --root).
+	from string
 }
 
 // locate finds the workspace root and the current directory within it.
 // The root is rootFlag (relative to the current directory) if set, else the
 // nearest ancestor of the current directory holding .git, else the current
-// directory.
+// directory; in the last two cases the daemon may answer from a deeper
+// root it already has (rpc.ToolParams.RootFrom).
 func locate(rootFlag string) (place, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return place{}, fmt.Errorf("current directory: %w", err)
 	}
-	root := rootFlag
+	root, from := rootFlag, ""
 	switch {
 	case root == "":
 		root = findRoot(wd)
+		from = rpc.RootFromGit
+		if root == wd && !exists(filepath.Join(wd, ".git")) {
+			from = rpc.RootFromCwd
+		}
 	case !filepath.IsAbs(root):
 		root = filepath.Join(wd, root)
 	}
@@ -332,13 +344,18 @@ func locate(rootFlag string) (place, error) {
 	case err != nil:
 		return place{}, fmt.Errorf("root '%s': %w", name, err)
 	}
-	p := place{root: root, cwd: "."}
+	p := place{root: root, cwd: ".", from: from}
 	if realWd, err := filepath.EvalSymlinks(wd); err == nil && tree.Within(real, realWd) {
 		if rel, err := filepath.Rel(real, realWd); err == nil {
 			p.cwd = filepath.ToSlash(rel)
 		}
 	}
 	return p, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // findRoot returns the nearest ancestor of dir (dir included) holding .git
