@@ -151,10 +151,15 @@ type progress struct {
 	tty   bool
 	every time.Duration
 	last  string // the last text shown
+	// shown is when the last line was written (not on a terminal), now
+	// the clock: a line follows the last by a second at least, however
+	// the ticks bunch up behind a slow status call.
+	shown time.Time
+	now   func() time.Time
 }
 
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, every: time.Second}
+	p := &progress{w: w, every: time.Second, now: time.Now}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.tty, p.every = true, 100*time.Millisecond
 	}
@@ -167,10 +172,11 @@ const barWidth = 30
 func (p *progress) show(r *daemon.RootStatus) {
 	text := progressText(r)
 	if !p.tty {
-		if text != p.last {
+		now := p.now()
+		if text != p.last && (p.shown.IsZero() || now.Sub(p.shown) >= time.Second) {
 			fmt.Fprintf(p.w, "indexing %s: %s\n", r.Root, text)
+			p.last, p.shown = text, now
 		}
-		p.last = text
 		return
 	}
 	bar := strings.Repeat(" ", barWidth)
