@@ -72,6 +72,7 @@ type fileScanner struct {
 	head  []byte // the first bytes of a streamed line, for display
 	tail  []byte // a streamed line's last bytes, for literals across reads
 	rr    lineReader
+	hits  []int // invert_match: the starts of a window's matching lines
 }
 
 // keepBytes is how much buffer a fileScanner keeps between files; a
@@ -195,7 +196,11 @@ func (st *fileState) region(buf []byte, final bool) bool {
 		}
 		if end > pos {
 			base := pos
-			st.m.Scan(&st.fs.sc, buf[pos:end], func(s, e int) bool { return st.match(buf, base+s, base+e) })
+			if st.p.Invert {
+				st.invertWindow(buf, base, end)
+			} else {
+				st.m.Scan(&st.fs.sc, buf[pos:end], func(s, e int) bool { return st.match(buf, base+s, base+e) })
+			}
 			pos = end
 			continue
 		}
@@ -205,7 +210,7 @@ func (st *fileState) region(buf []byte, final bool) bool {
 		if !ok {
 			return false
 		}
-		if matched {
+		if matched != st.p.Invert {
 			st.match(buf, pos, le)
 		}
 		pos = le + 1
@@ -218,6 +223,30 @@ func (st *fileState) region(buf []byte, final bool) bool {
 		st.prev = lastLines(st.prev, linesBefore(buf, len(buf), st.p.Before), st.p.Before)
 	}
 	return !st.full || len(st.pending) > 0
+}
+
+// invertWindow records, for invert_match, each line of buf[s:e] (whole
+// lines) that does not match, and reports whether to look for more.
+func (st *fileState) invertWindow(buf []byte, s, e int) bool {
+	hits := st.fs.hits[:0]
+	st.m.Scan(&st.fs.sc, buf[s:e], func(ms, _ int) bool {
+		hits = append(hits, s+ms)
+		return true
+	})
+	st.fs.hits = hits
+	for pos := s; pos < e; {
+		le := min(lineEnd(buf, pos), e)
+		for len(hits) > 0 && hits[0] < pos {
+			hits = hits[1:]
+		}
+		if len(hits) == 0 || hits[0] != pos {
+			if !st.match(buf, pos, le) {
+				return false
+			}
+		}
+		pos = le + 1
+	}
+	return true
 }
 
 // match records the match on the line(s) [s, e) of buf, the current
@@ -494,7 +523,7 @@ func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, of
 	if end-start <= MaxLineBytes { // only with a chunkSize shrunk by a test
 		text = lineText(fs.head)
 	}
-	st.streamedLine(text, matched)
+	st.streamedLine(text, matched != st.p.Invert)
 	if st.full && len(st.pending) == 0 {
 		return nil, 0, false
 	}

@@ -70,6 +70,8 @@ type diffGrep struct {
 	// RgPattern, if set, is what rg is given instead of the ASCII rewrite
 	// of Pattern (see diffASCII).
 	RgPattern string
+	// RgExtra are more rg arguments (--invert-match).
+	RgExtra []string
 }
 
 func (c diffGrep) String() string {
@@ -201,6 +203,7 @@ func diffRgGrep(t testing.TB, rg, root string, c diffGrep) map[diffPair]bool {
 	default:
 		pat = diffASCII(t, c.Pattern)
 	}
+	args = append(args, c.RgExtra...)
 	args = append(args, "--regexp", pat, "--", c.path())
 	out := diffRgCmd(t, rg, root, args)
 	inc := diffInclude(t, c.Include)

@@ -1,7 +1,9 @@
 package query_test
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
@@ -117,4 +119,49 @@ func newToolsExt(t *testing.T, root string) *query.Tools {
 		t.Fatal(err)
 	}
 	return query.NewDirect(ws)
+}
+
+// TestInvertAgainstRipgrep: invert_match selects the lines rg -v selects
+// (empty lines, a last line without a newline, CRLF lines, a line longer
+// than a scan window), in every output mode.
+func TestInvertAgainstRipgrep(t *testing.T) {
+	rg := diffRg(t)
+	long := strings.Repeat("x", 300<<10)
+	root := testtree.Write(t, map[string]string{
+		"a.txt":     "alpha\n\nbeta\nALPHA beta\ngamma",
+		"b.txt":     "alpha\nalpha\n",
+		"c.txt":     "one\r\ntwo alpha\r\n\r\nthree\r\n",
+		"d.txt":     "",
+		"long.txt":  long + "\nalpha\n" + long + "alpha\nlast\n",
+		"e/f.go":    "package f\n\n// alpha\nfunc F() {}\n",
+		"e/only.go": "alpha\n",
+	})
+	tools := newToolsExt(t, root)
+	for _, pat := range []string{"alpha", "^$", "a", "zzz"} {
+		want := diffRgGrep(t, rg, root, diffGrep{Pattern: pat, RgPattern: pat, RgExtra: []string{"--invert-match"}})
+		env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "invert_match": true, "limit": query.GrepMaxLimit})
+		got := map[diffPair]bool{}
+		for _, m := range env.Data.(*envelope.GrepData).Matches {
+			got[diffPair{m.File, m.Line}] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("invert %q: got %v\nrg -v: %v", pat, diffPairs(slices.Collect(maps.Keys(got))), diffPairs(slices.Collect(maps.Keys(want))))
+		}
+		files := map[string]int{}
+		for p := range want {
+			files[p.File]++
+		}
+		env = diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "invert_match": true, "output_mode": "count", "limit": query.GrepMaxLimit})
+		gotCounts := map[string]int{}
+		for _, c := range env.Data.(*envelope.GrepData).Counts {
+			gotCounts[c.File] = c.Count
+		}
+		if !maps.Equal(gotCounts, files) {
+			t.Errorf("invert %q counts: got %v, rg -v: %v", pat, gotCounts, files)
+		}
+	}
+	env := tools.Run(t.Context(), query.ToolGrep, ".", []byte(`{"pattern":"x","invert_match":true,"multiline":true}`))
+	if env.Status != envelope.StatusError || env.Error.Message != "invert_match cannot be combined with multiline." {
+		t.Errorf("invert with multiline: %s %v", env.Status, env.Error)
+	}
 }

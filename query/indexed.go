@@ -189,6 +189,9 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	defer done()
 	depth := dirDepth(q.Dir)
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())
+	if p.Invert {
+		tq = &csindex.Query{Op: csindex.QAll} // a line without the pattern can be in any file
+	}
 	cands := s.Index.Candidates(tq, walkStart(q.Dir), func(f *index.File) bool {
 		rel := relTo(q.Dir, f.Path)
 		return q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live)

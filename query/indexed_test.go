@@ -165,6 +165,10 @@ func TestIndexEqualsWalkGOROOT(t *testing.T) {
 			[2]string{ToolGlob, `{"pattern":"**","limit":200,"path":"net",` + f + `}`},
 			[2]string{ToolGrep, `{"pattern":"TODO","timeout_ms":60000,"output_mode":"files_with_matches","limit":1000,` + f + `}`})
 	}
+	// invert_match reads every file the index holds.
+	for _, a := range []string{`"pattern":"e","path":"net/http","output_mode":"count"`, `"pattern":"^package","include":"*.s","limit":300`} {
+		cases = append(cases, [2]string{ToolGrep, `{"invert_match":true,"timeout_ms":60000,` + a + `}`})
+	}
 	for _, c := range cases {
 		diffEngines(t, walk, idx, c[0], c[1])
 	}

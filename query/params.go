@@ -229,6 +229,9 @@ type GrepParams struct {
 	IncludeIgnored bool
 	Sync           bool // as GlobParams.Sync
 	Filter         FilterParams
+	// Invert (invert_match, indexctl's -v) selects the lines that do not
+	// match; not with Multiline.
+	Invert bool
 }
 
 func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
@@ -265,6 +268,13 @@ func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
 		return
 	}
 	if p.Multiline, err = a.boolean("multiline", false); err != nil {
+		return
+	}
+	if p.Invert, err = a.boolean("invert_match", false); err != nil {
+		return
+	}
+	if p.Invert && p.Multiline {
+		err = invalid("invert_match cannot be combined with multiline.")
 		return
 	}
 	if p.TimeoutMS, err = a.integer("timeout_ms", GrepDefaultTimeoutMS, 1, GrepMaxTimeoutMS, fmt.Sprintf("timeout_ms must be an integer between 1 and %d.", GrepMaxTimeoutMS)); err != nil {

@@ -17,7 +17,7 @@ unless asked for.
 
 Unlike rg, case is ignored by default (as the Grep tool does for agents):
 -s (--case-sensitive) matches case, -i ignores it; the last one given
-wins. rg's -l, -c, -w, -n, -g, -t, -T and -F work as in rg. -g and -t
+wins. rg's -l, -c, -v, -w, -n, -g, -t, -T and -F work as in rg. -g and -t
 only narrow what the ignore rules let through (rg's -g can also bring
 back ignored files; here --include-ignored does). -w wraps PATTERN in
 \b(?:PATTERN)\b.`,
@@ -30,6 +30,7 @@ back ignored files; here --include-ignored does). -w wraps PATTERN in
 		{key: "case_sensitive", short: "s", kind: kindBool, usage: "match case (default: case is ignored, unlike rg)"},
 		{key: "case_sensitive", short: "i", name: "ignore-case", fixed: "false", usage: "ignore case (the default)"},
 		{key: "fixed_strings", short: "F", kind: kindBool, usage: "PATTERN is a literal string, not a regular expression"},
+		{key: "invert_match", short: "v", kind: kindBool, usage: "show the lines that do not match (not with --multiline)"},
 		limitParam("show at most `N` matches (files, with --output-mode files_with_matches or count), 1-1000 (default 100); 0: all of them, as --all"),
 		{key: "output_mode", kind: kindString, usage: "show `MODE`: content (matching lines, default), files_with_matches (file names) or count (matching lines per file)"},
 		{key: "output_mode", short: "l", name: "files-with-matches", fixed: `"files_with_matches"`, usage: "show only the names of files with matches (--output-mode files_with_matches)"},
