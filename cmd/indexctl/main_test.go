@@ -102,7 +102,6 @@ func setupDaemonEnv(env *testscript.Env) error {
 	return nil
 }
 
-
 // cmdExits runs "exits CODE PROGRAM [ARGS...]": it runs the program like
 // exec and checks its exit code.
 func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
