@@ -149,7 +149,12 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		w.queries.Add(1)
 		s.w = w
 	}
-	return (&query.Tools{WS: ws, Searcher: s, Unlimited: p.Unlimited}).Run(ctx, tool, p.Cwd, p.Args)
+	t := &query.Tools{WS: ws, Searcher: s, Unlimited: p.Unlimited}
+	if p.Stream && p.Unlimited {
+		// A client gone is noticed by ctx, which ends the search.
+		t.Sink = func(b query.Batch) { _ = rpc.Notify(ctx, b) }
+	}
+	return t.Run(ctx, tool, p.Cwd, p.Args)
 }
 
 // knownRoot returns the root and cwd a query whose root the client chose

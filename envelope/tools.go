@@ -104,6 +104,10 @@ type GlobRun struct {
 	Limit int
 	// Hints are extra info lines (what ignore rules left out).
 	Hints []string
+	// Streamed is the number of results handed to the caller as they
+	// were found (an unlimited query of the command line) and so not in
+	// Data: the text's counts and the status include them.
+	Streamed int
 }
 
 // Glob builds Glob's envelope: status by decide, text per seed 000 §7.
@@ -115,15 +119,15 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	d.Paths = quoteNames(d.Paths)
 	ctx = ctx.quoted()
 	st := r.Stats
-	st.Matched = len(d.Paths)
-	status, err := decide(outcome{results: len(d.Paths), truncated: d.Truncated, aborted: d.AbortedReason})
+	st.Matched = len(d.Paths) + r.Streamed
+	status, err := decide(outcome{results: st.Matched, truncated: d.Truncated, aborted: d.AbortedReason})
 	pattern, path := ctx.PatternNormalized, displayPath(ctx)
 
 	var b strings.Builder
-	if len(d.Paths) == 0 {
+	if st.Matched == 0 {
 		fmt.Fprintf(&b, "No files found matching '%s' in '%s'\n", pattern, path)
 	} else {
-		fmt.Fprintf(&b, "Found %d files matching '%s' in '%s'\n", len(d.Paths), pattern, path)
+		fmt.Fprintf(&b, "Found %d files matching '%s' in '%s'\n", st.Matched, pattern, path)
 	}
 	fmt.Fprintf(&b, "(Scanned %d items in %dms)", st.Visited, st.TimeMS)
 	if d.Truncated {
@@ -239,6 +243,8 @@ type GrepRun struct {
 	Limit int
 	// Hints are extra info lines (what ignore rules left out).
 	Hints []string
+	// Streamed is as GlobRun's: results (lines, or files) not in Data.
+	Streamed int
 }
 
 // Grep builds Grep's envelope: status by decide (the fallback counts as a
@@ -251,12 +257,13 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	ctx = ctx.quoted()
 	st := r.Stats
 	results := len(d.Matches) + len(d.Files) + len(d.Counts)
-	status, err := decide(outcome{results: results, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used})
+	all := results + r.Streamed
+	status, err := decide(outcome{results: all, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used})
 	pattern, path := echo(ctx.Pattern), displayPath(ctx)
 
 	var b strings.Builder
 	switch {
-	case results == 0:
+	case all == 0:
 		fmt.Fprintf(&b, "No matches found for '%s' in '%s'\n", pattern, path)
 	case d.Mode == ModeFiles:
 		fmt.Fprintf(&b, "Found %d files with matches for '%s' in '%s'\n", st.MatchedFiles, pattern, path)

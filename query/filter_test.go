@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -163,5 +164,64 @@ func TestInvertAgainstRipgrep(t *testing.T) {
 	env := tools.Run(t.Context(), query.ToolGrep, ".", []byte(`{"pattern":"x","invert_match":true,"multiline":true}`))
 	if env.Status != envelope.StatusError || env.Error.Message != "invert_match cannot be combined with multiline." {
 		t.Errorf("invert with multiline: %s %v", env.Status, env.Error)
+	}
+}
+
+// TestSink: an unlimited query with a Sink hands every result over in the
+// answer's order, in batches of at most BatchSize, and its envelope holds
+// none while its text and status count them; beyond GlobMaxLimit and
+// GrepMaxLimit.
+func TestSink(t *testing.T) {
+	files := map[string]string{}
+	for i := range 1500 {
+		files[fmt.Sprintf("d%02d/f%04d.txt", i%30, i)] = "x needle\nneedle y\n"
+	}
+	root := testtree.Write(t, files)
+	tools := newToolsExt(t, root)
+	var batches []query.Batch
+	tools.Unlimited = true
+	tools.Sink = func(b query.Batch) { batches = append(batches, b) }
+
+	env := diffRun(t, tools, query.ToolGlob, map[string]any{"pattern": "**/*.txt", "limit": 0})
+	var paths []string
+	for _, b := range batches {
+		if len(b.Paths) == 0 || len(b.Paths) > query.BatchSize || b.Cwd != "." {
+			t.Fatalf("Glob batch of %d paths, cwd %q", len(b.Paths), b.Cwd)
+		}
+		paths = append(paths, b.Paths...)
+	}
+	if len(paths) != 1500 || !slices.IsSorted(paths) {
+		t.Fatalf("Glob streamed %d paths (sorted: %v), want 1500 in order", len(paths), slices.IsSorted(paths))
+	}
+	if d := env.Data.(*envelope.GlobData); len(d.Paths) != 0 || d.Truncated || env.Status != envelope.StatusSuccess ||
+		!strings.HasPrefix(env.Text, "Found 1500 files matching") {
+		t.Fatalf("Glob envelope: %s, %d paths, %q", env.Status, len(d.Paths), env.Text)
+	}
+
+	batches = nil
+	env = diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": "needle", "limit": 0, "timeout_ms": 60000})
+	var got []envelope.GrepMatch
+	for _, b := range batches {
+		got = append(got, b.Matches...)
+	}
+	tools.Sink, tools.Unlimited = nil, false
+	var want []envelope.GrepMatch
+	for _, dir := range []string{"d00", "d01", "d02"} { // under GrepMaxLimit each
+		w := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": "needle", "limit": query.GrepMaxLimit, "path": dir})
+		want = append(want, w.Data.(*envelope.GrepData).Matches...)
+	}
+	if len(got) != 3000 {
+		t.Fatalf("Grep streamed %d matches, want 3000", len(got))
+	}
+	sub := slices.DeleteFunc(slices.Clone(got), func(m envelope.GrepMatch) bool {
+		return !strings.HasPrefix(m.File, "d00/") && !strings.HasPrefix(m.File, "d01/") && !strings.HasPrefix(m.File, "d02/")
+	})
+	slices.SortStableFunc(sub, func(a, b envelope.GrepMatch) int { return strings.Compare(a.File[:3], b.File[:3]) })
+	if !slices.EqualFunc(sub, want, func(a, b envelope.GrepMatch) bool { return a.File == b.File && a.Line == b.Line && a.Text == b.Text }) {
+		t.Errorf("streamed matches differ from the answers' order")
+	}
+	if d := env.Data.(*envelope.GrepData); len(d.Matches) != 0 || env.Status != envelope.StatusSuccess ||
+		!strings.HasPrefix(env.Text, "Found 3000 matches in 1500 files") {
+		t.Fatalf("Grep envelope: %s, %d matches, %q", env.Status, len(d.Matches), env.Text)
 	}
 }

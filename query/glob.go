@@ -59,9 +59,18 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(internal(runErr))
 	}
 	run := res.Run
+	if sink := t.sink(p.Limit, ectx.Cwd); sink != nil {
+		for paths := run.Data.Paths; len(paths) > 0; {
+			n := min(len(paths), BatchSize)
+			sink(Batch{Paths: slices.Clone(paths[:n])})
+			paths = paths[n:]
+			run.Streamed += n
+		}
+		run.Data.Paths = nil
+	}
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit = p.Limit
-	if len(run.Data.Paths) == 0 {
+	if len(run.Data.Paths)+run.Streamed == 0 {
 		run.Hints = skipHints(res.Skipped, func(s tree.Skip) bool {
 			r := relTo(dir, s.Rel)
 			if s.IsDir {

@@ -62,7 +62,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(err)
 	}
 	ectx.PathResolved = dir
-	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start}
+	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start, Sink: t.sink(p.Limit, ectx.Cwd)}
 	res, runErr := t.Searcher.Grep(ctx, q)
 	if runErr != nil {
 		return fail(internal(runErr))
@@ -71,7 +71,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit = p.Limit
 	run.Data.Mode = p.OutputMode
-	if len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts) == 0 {
+	if len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed == 0 {
 		run.Hints = skipHints(res.Skipped, func(s tree.Skip) bool {
 			r := relTo(dir, s.Rel)
 			if s.IsDir {
@@ -222,6 +222,13 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	finished := make([]bool, len(files))
 	prefix, have := 0, 0
 	aborted := false
+	var batch Batch
+	flush := func() {
+		if len(batch.Matches)+len(batch.Files)+len(batch.Counts) > 0 {
+			q.Sink(batch)
+			batch = Batch{}
+		}
+	}
 loop:
 	for prefix < len(files) && have < need {
 		select {
@@ -233,6 +240,22 @@ loop:
 				} else if hits[prefix].count > 0 {
 					have++
 				}
+				if q.Sink != nil && hits[prefix].count > 0 {
+					// Hand the file's results over as soon as the files
+					// before it are done, and let go of them.
+					switch p.OutputMode {
+					case envelope.ModeContent:
+						batch.Matches = append(batch.Matches, hits[prefix].matches...)
+						hits[prefix].matches = nil
+					case envelope.ModeFiles:
+						batch.Files = append(batch.Files, files[prefix].Rel)
+					case envelope.ModeCount:
+						batch.Counts = append(batch.Counts, envelope.FileCount{File: files[prefix].Rel, Count: hits[prefix].count})
+					}
+					if len(batch.Matches)+len(batch.Files)+len(batch.Counts) >= BatchSize {
+						flush()
+					}
+				}
 				prefix++
 			}
 		case <-ctx.Done():
@@ -242,6 +265,9 @@ loop:
 	}
 	cancel()
 	wg.Wait()
+	if q.Sink != nil {
+		flush()
+	}
 	return assemble(q, files[:prefix], hits[:prefix], aborted)
 }
 
@@ -268,6 +294,18 @@ func assemble(q *GrepQuery, files []FileRef, hits []fileHit, aborted bool) envel
 			st.BinarySkipped++
 		}
 		if h.count == 0 {
+			continue
+		}
+		if q.Sink != nil { // the results went to the sink (Scan)
+			st.MatchedFiles++
+			if p.OutputMode != envelope.ModeFiles {
+				st.MatchedLines += h.count
+			}
+			if p.OutputMode == envelope.ModeContent {
+				run.Streamed += h.count
+			} else {
+				run.Streamed++
+			}
 			continue
 		}
 		switch p.OutputMode {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/quote"
 )
 
 // Searcher runs checked Glob and Grep queries. Implementations: Walker (the
@@ -58,6 +59,9 @@ type GrepQuery struct {
 	Matcher *Matcher
 	Include *Include // nil: every file
 	Start   time.Time
+	// Sink, if set, takes the results in the answer's order as the scan
+	// completes them, instead of the answer's data (Tools.Sink).
+	Sink func(Batch)
 }
 
 // Tools answers tool calls for one workspace.
@@ -68,6 +72,51 @@ type Tools struct {
 	// Glob's entry and time breakers lifted: for the command line, whose
 	// scripts want whole answers. The agent tools keep SPEC's limits.
 	Unlimited bool
+	// Sink, with Unlimited, takes Glob's and Grep's results in batches,
+	// in the answer's order, instead of the envelope's data, which then
+	// holds none (its text and stats count them all): Grep's as the scan
+	// completes them, Glob's once the search is done. The caller prints
+	// them as they come, and no envelope proportional to the result is
+	// built. LS lists one directory and keeps its data.
+	Sink func(Batch)
+}
+
+// Batch is a run of results handed to a Sink. Names are in their printed
+// form (internal/quote), as in an envelope; Cwd is the envelope's
+// context.cwd, the caller's directory relative to the root.
+type Batch struct {
+	Cwd     string               `json:"cwd"`
+	Paths   []string             `json:"paths,omitempty"`
+	Matches []envelope.GrepMatch `json:"matches,omitempty"`
+	Files   []string             `json:"files,omitempty"`
+	Counts  []envelope.FileCount `json:"counts,omitempty"`
+}
+
+// BatchSize is how many results a Batch holds at most.
+const BatchSize = 1024
+
+// sink returns t.Sink for an unlimited query (limit Unlimited), with the
+// caller's cwd and the names quoted; nil otherwise.
+func (t *Tools) sink(limit int, cwd string) func(Batch) {
+	if t.Sink == nil || limit != Unlimited {
+		return nil
+	}
+	return func(b Batch) {
+		b.Cwd = quote.Name(cwd)
+		for i := range b.Paths {
+			b.Paths[i] = quote.Name(b.Paths[i])
+		}
+		for i := range b.Files {
+			b.Files[i] = quote.Name(b.Files[i])
+		}
+		for i := range b.Matches {
+			b.Matches[i].File = quote.Name(b.Matches[i].File)
+		}
+		for i := range b.Counts {
+			b.Counts[i].File = quote.Name(b.Counts[i].File)
+		}
+		t.Sink(b)
+	}
 }
 
 // NewDirect returns Tools answering from the live tree (no index).

@@ -127,6 +127,9 @@ type Client struct {
 
 	mu      sync.Mutex               // guards the fields below
 	pending map[uint64]chan response // calls waiting for their response, by id
+	// partial holds, by id, the calls of CallStream that take the
+	// "partial" notifications of their answer.
+	partial map[uint64]func(json.RawMessage)
 	nextID  uint64                   // the last id used
 	err     error                    // set once the client can no longer call; then pending is empty
 	closed  bool                     // Close was called
@@ -224,9 +227,34 @@ func (c *Client) Close() error {
 // Cancelling ctx abandons the call (its response is discarded when it
 // comes); the server keeps working on it until the connection closes.
 func (c *Client) Call(ctx context.Context, method string, params any, result *json.RawMessage) error {
+	return c.call(ctx, method, params, result, nil)
+}
+
+// CallStream is Call for a method whose handler sends parts of its answer
+// ahead of its response (Notify): onPartial gets the data of each, in
+// order, on the client's reading goroutine (so a slow onPartial slows the
+// server down, not the other way round), before Call returns.
+func (c *Client) CallStream(ctx context.Context, method string, params any, result *json.RawMessage, onPartial func(data json.RawMessage)) error {
+	return c.call(ctx, method, params, result, onPartial)
+}
+
+func (c *Client) call(ctx context.Context, method string, params any, result *json.RawMessage, onPartial func(json.RawMessage)) error {
 	id, ch, err := c.register()
 	if err != nil {
 		return err
+	}
+	if onPartial != nil {
+		c.mu.Lock()
+		if c.partial == nil {
+			c.partial = map[uint64]func(json.RawMessage){}
+		}
+		c.partial[id] = onPartial
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.partial, id)
+			c.mu.Unlock()
+		}()
 	}
 	line, err := encodeRequest(strconv.AppendUint(nil, id, 10), method, params)
 	if err == nil {
@@ -495,10 +523,27 @@ func (c *Client) readLoop() {
 			ID     json.RawMessage `json:"id"`
 			Result json.RawMessage `json:"result"`
 			Error  *Error          `json:"error"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 		}
 		if json.Unmarshal(line, &r) != nil {
 			err = fmt.Errorf("malformed response: %.100q", line)
 			break
+		}
+		if r.ID == nil && r.Method == MethodPartial {
+			var p struct {
+				ID   uint64          `json:"id"`
+				Data json.RawMessage `json:"data"`
+			}
+			if json.Unmarshal(r.Params, &p) == nil {
+				c.mu.Lock()
+				fn := c.partial[p.ID]
+				c.mu.Unlock()
+				if fn != nil {
+					fn(p.Data)
+				}
+			}
+			continue
 		}
 		id, perr := strconv.ParseUint(string(r.ID), 10, 64)
 		if perr != nil {

@@ -55,6 +55,13 @@
 //	      unlimited: true lets "limit": 0 in args ask for every result,
 //	            with Glob's entry and time breakers lifted (optional;
 //	            indexctl's --all; agents' front-ends never send it);
+//	      stream: true, with unlimited, sends glob's and grep's results
+//	            ahead of the response as notifications
+//	            {"jsonrpc":"2.0","method":"partial","params":{"id":ID,
+//	            "data":{"cwd":PATH,"paths"|"matches"|"files"|"counts":[...]}}}
+//	            (at most 1024 results each, in the answer's order); the
+//	            response's envelope then holds none of them, its text and
+//	            stats count them all (optional);
 //	      root_from: "git" or "cwd" when the user named no root and the
 //	            client took the nearest ancestor holding .git, or the
 //	            current directory: the daemon then answers from the

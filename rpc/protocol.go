@@ -141,6 +141,10 @@ type ToolParams struct {
 	// for --all; agents' front-ends never do, so the agent tools keep
 	// their limits.
 	Unlimited bool `json:"unlimited,omitempty"`
+	// Stream, with Unlimited, asks for Glob's and Grep's results as
+	// "partial" notifications ahead of the response (Notify; the data of
+	// each is a query.Batch), whose envelope then holds none of them.
+	Stream bool `json:"stream,omitempty"`
 	// RootFrom says how the client chose Root when the user named none:
 	// RootFromGit (the nearest ancestor of the current directory holding
 	// .git) or RootFromCwd (no such ancestor: the current directory).

@@ -646,7 +646,9 @@ func (c *conn) handle(req request) {
 	c.queueReply(b, req.id, true)
 }
 
-// call runs the handler, turning a panic into an internal error.
+// call runs the handler, turning a panic into an internal error. The
+// handler of a request (not a notification) may send parts of its answer
+// before its response (Notify).
 func (c *conn) call(req request) (result json.RawMessage, herr *Error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -654,7 +656,82 @@ func (c *conn) call(req request) (result json.RawMessage, herr *Error) {
 			result, herr = nil, Errorf(CodeInternalError, "internal error: %v", r)
 		}
 	}()
-	return c.cfg.Handler.Handle(c.ctx, req.method, req.params)
+	ctx := c.ctx
+	if req.id != nil {
+		ctx = context.WithValue(ctx, notifierKey{}, func(data []byte) error { return c.queuePartial(req.id, data) })
+	}
+	return c.cfg.Handler.Handle(ctx, req.method, req.params)
+}
+
+// MethodPartial is the notification a handler sends through Notify: part
+// of the answer to the request whose id it names, before that request's
+// response, as {"id": ID, "data": DATA}.
+const MethodPartial = "partial"
+
+type notifierKey struct{}
+
+// ErrNoRequest is Notify's error outside the handling of a request.
+var ErrNoRequest = errors.New("rpc: no request to send a part of the answer to")
+
+// Notify sends data (marshalled as JSON) to the client as a "partial"
+// notification naming the request ctx is handling, ahead of its response.
+// It waits while the connection's reply budget is full (the client reads
+// at its own pace) and fails once the connection has failed or ctx ends.
+func Notify(ctx context.Context, data any) error {
+	n, _ := ctx.Value(notifierKey{}).(func([]byte) error)
+	if n == nil {
+		return ErrNoRequest
+	}
+	b, err := marshalNoEscape(data)
+	if err != nil {
+		return err
+	}
+	if err := n(b); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// errConnDead is queuePartial's error once a write on the connection has
+// failed.
+var errConnDead = errors.New("rpc: the connection failed")
+
+// queuePartial queues a "partial" notification for the request id, waiting
+// for room in the reply budget as long as the connection lives (unlike a
+// response, it is never replaced: a slow reader is reading the answer).
+func (c *conn) queuePartial(id json.RawMessage, data []byte) error {
+	var buf bytes.Buffer
+	buf.WriteString(`{"jsonrpc":"2.0","method":"` + MethodPartial + `","params":{"id":`)
+	buf.Write(id)
+	buf.WriteString(`,"data":`)
+	if err := json.Compact(&buf, data); err != nil {
+		return err
+	}
+	buf.WriteString("}}\n")
+	b := toValidUTF8(buf.Bytes())
+	n := int64(len(b))
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	for {
+		if c.dead {
+			return errConnDead
+		}
+		total, changed := c.cfg.state.used()
+		if c.queued == 0 || (c.queued+n <= int64(c.cfg.MaxConnReplyBytes) && total+n <= int64(c.cfg.MaxReplyBytes)) {
+			c.push(outgoing{line: b})
+			return nil
+		}
+		roomc := c.roomc
+		c.qmu.Unlock()
+		select {
+		case <-roomc:
+		case <-changed:
+		case <-c.ctx.Done():
+			c.qmu.Lock()
+			return c.ctx.Err()
+		}
+		c.qmu.Lock()
+	}
 }
 
 // send queues a protocol error's response line, whatever the budget (it

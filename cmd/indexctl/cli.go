@@ -228,7 +228,10 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	out := c.newOutput(g, where.cwd)
+	out.gone = cancel // a reader gone mid-stream ends the query
 	reqs := []json.RawMessage{raw}
 	if len(paths) > 0 {
 		reqs = reqs[:0]
@@ -243,7 +246,15 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	code := -1
 	r := c.runner(g)
 	for _, args := range reqs {
-		answer, err := r.query(ctx, request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: unlimited, RootFrom: where.from})
+		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: unlimited, RootFrom: where.from}
+		if unlimited && !g.json && cmd.tool != query.ToolLS {
+			req.OnBatch = out.batch // every result, printed as it comes
+		}
+		out.begin(args)
+		answer, err := r.query(ctx, req)
+		if out.closed() {
+			return exitFound // the reader has gone (| head): rg ends quietly too
+		}
 		if err != nil {
 			out.flush()
 			fmt.Fprintf(c.stderr, "indexctl: %v\n", err)

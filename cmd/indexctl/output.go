@@ -49,7 +49,46 @@ type output struct {
 	tty    bool
 	color  bool
 	stats  bool
-	cwd    string // the current directory relative to the root; "." at the root or outside it
+	cwd    string         // the current directory relative to the root; "." at the root or outside it
+	hl     *regexp.Regexp // the pattern, to colour matches; nil: none
+
+	// Per answer: the results streamed ahead of it (batch), and where
+	// the matches printed so far ended, for the "--" between groups.
+	streamed int
+	lastFile string
+	lastLine int
+
+	// gone is called once the reader of stdout has gone while results
+	// are streamed: it ends the query.
+	gone func()
+}
+
+// begin prepares for the answer to a query with the tool arguments args.
+func (o *output) begin(args json.RawMessage) {
+	o.streamed, o.lastFile, o.lastLine = 0, "", 0
+	o.hl = nil
+	if o.color {
+		o.hl = highlighter(args)
+	}
+}
+
+// batch prints results streamed ahead of the answer (a query.Batch).
+func (o *output) batch(data json.RawMessage) {
+	var d answerData
+	if err := json.Unmarshal(data, &d); err != nil {
+		o.note(fmt.Sprintf("malformed results: %v", err))
+		return
+	}
+	if d.Cwd != "" {
+		o.cwd = quote.Unquote(d.Cwd)
+	}
+	var b strings.Builder
+	o.renderData(&b, &d)
+	o.streamed += len(d.Paths) + len(d.Matches) + len(d.Files) + len(d.Counts)
+	o.out.WriteString(b.String())
+	if o.closed() && o.gone != nil {
+		o.gone()
+	}
 }
 
 // errWriter remembers the first error of its writer and writes nothing
@@ -127,6 +166,9 @@ func (o *output) answer(tool string, answer json.RawMessage) int {
 		return exitError
 	}
 	code, cerr := exitCode(tool, &env)
+	if code == exitNothing && o.streamed > 0 {
+		code = exitFound
+	}
 	defer func() {
 		if cerr != nil {
 			o.note(cerr.Error())
@@ -168,6 +210,10 @@ func (o *output) answer(tool string, answer json.RawMessage) int {
 		return exitError
 	}
 	if o.tty {
+		if o.streamed > 0 {
+			// The results are out already: the summary follows them.
+			o.out.WriteString("\n")
+		}
 		o.out.WriteString(head + "\n")
 		if body != "" {
 			o.out.WriteString("\n" + body)
@@ -187,8 +233,10 @@ func (o *output) answer(tool string, answer json.RawMessage) int {
 	return code
 }
 
-// answerData is the union of the tools' data, as far as printing goes.
+// answerData is the union of the tools' data (and of query.Batch), as far
+// as printing goes.
 type answerData struct {
+	Cwd     string               `json:"cwd"`
 	Paths   []string             `json:"paths"`
 	Matches []envelope.GrepMatch `json:"matches"`
 	Files   []string             `json:"files"`
@@ -211,6 +259,12 @@ func (o *output) render(tool string, env *envelope.Raw) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
+	o.renderData(&b, &d)
+	return b.String(), nil
+}
+
+// renderData writes the results of d as lines.
+func (o *output) renderData(b *strings.Builder, d *answerData) {
 	for _, p := range d.Paths {
 		b.WriteString(o.path(p) + "\n")
 	}
@@ -221,9 +275,8 @@ func (o *output) render(tool string, env *envelope.Raw) (string, error) {
 		b.WriteString(o.path(c.File) + o.paint(":", "") + strconv.Itoa(c.Count) + "\n")
 	}
 	if len(d.Matches) > 0 {
-		o.matches(&b, d.Matches, highlighter(env.Context))
+		o.matches(b, d.Matches)
 	}
-	return b.String(), nil
 }
 
 // ANSI colours, as rg's defaults: paths magenta, line numbers green,
@@ -276,8 +329,10 @@ func relPath(cwd, p string) string {
 // matches writes Grep's content lines as envelope.Grep's text does:
 // "file:line: text", context lines "file-line- text", "--" between
 // groups that are not adjacent.
-func (o *output) matches(b *strings.Builder, ms []envelope.GrepMatch, hl *regexp.Regexp) {
-	lastFile, lastLine := "", 0
+func (o *output) matches(b *strings.Builder, ms []envelope.GrepMatch) {
+	hl := o.hl
+	lastFile, lastLine := o.lastFile, o.lastLine
+	defer func() { o.lastFile, o.lastLine = lastFile, lastLine }()
 	line := func(file string, n int, sep, text string, match bool) {
 		b.WriteString(o.path(file) + sep + o.paint(strconv.Itoa(n), colLine) + sep + " ")
 		q := quote.Line(text)
@@ -312,24 +367,23 @@ func (o *output) matches(b *strings.Builder, ms []envelope.GrepMatch, hl *regexp
 	}
 }
 
-// highlighter compiles the pattern of a Grep answer's params_input, to
-// colour the matches in its lines; nil when it cannot.
-func highlighter(ctxJSON json.RawMessage) *regexp.Regexp {
-	var c struct {
-		Params struct {
-			Pattern       string `json:"pattern"`
-			CaseSensitive bool   `json:"case_sensitive"`
-			FixedStrings  bool   `json:"fixed_strings"`
-		} `json:"params_input"`
+// highlighter compiles the pattern of Grep's arguments args, to colour
+// the matches in its lines; nil when it cannot.
+func highlighter(args json.RawMessage) *regexp.Regexp {
+	var a struct {
+		Pattern       string `json:"pattern"`
+		CaseSensitive bool   `json:"case_sensitive"`
+		FixedStrings  bool   `json:"fixed_strings"`
+		Invert        bool   `json:"invert_match"`
 	}
-	if json.Unmarshal(ctxJSON, &c) != nil || c.Params.Pattern == "" {
+	if json.Unmarshal(args, &a) != nil || a.Pattern == "" || a.Invert {
 		return nil
 	}
-	p := c.Params.Pattern
-	if c.Params.FixedStrings {
+	p := a.Pattern
+	if a.FixedStrings {
 		p = regexp.QuoteMeta(p)
 	}
-	if !c.Params.CaseSensitive {
+	if !a.CaseSensitive {
 		p = "(?i)" + p
 	}
 	re, err := regexp.Compile(p)

@@ -34,6 +34,10 @@ type request struct {
 	Args json.RawMessage // the tool's arguments
 	// Unlimited: a limit of 0 in Args asks for every result (--all).
 	Unlimited bool
+	// OnBatch, with Unlimited, takes Glob's and Grep's results as they
+	// come (a query.Batch as JSON), ahead of the answer, which then holds
+	// none of them.
+	OnBatch func(json.RawMessage)
 	// RootFrom: how Root was found when --root was not given
 	// (rpc.RootFromGit, rpc.RootFromCwd); the daemon may then answer
 	// from a deeper root it already has.
@@ -89,6 +93,13 @@ func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, err
 	}
 	tools := query.NewDirect(ws)
 	tools.Unlimited = req.Unlimited
+	if req.OnBatch != nil {
+		tools.Sink = func(b query.Batch) {
+			if js, err := marshal(b); err == nil {
+				req.OnBatch(js)
+			}
+		}
+	}
 	if r.reason != "" {
 		tools.Searcher = daemon.FallbackWalk{Reason: r.reason}
 	}
@@ -115,16 +126,32 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 	if errors.Is(err, rpc.ErrNoAnswer) {
 		return nil, noAnswer(err) // a daemon is there but hung: walking here would hide it
 	}
+	streamed := false
 	if err == nil {
 		defer cl.Close()
-		cctx, cancel := context.WithTimeout(ctx, requestTimeout(req))
-		defer cancel()
+		params := rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}
 		var res json.RawMessage
-		err = cl.Call(cctx, method, rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}, &res)
+		if req.OnBatch != nil {
+			// No overall time limit: the answer comes at the reader's
+			// pace (a hung daemon is still caught by the client's
+			// answer timeout, which every batch resets).
+			params.Stream = true
+			err = cl.CallStream(ctx, method, params, &res, func(data json.RawMessage) {
+				streamed = true
+				req.OnBatch(data)
+			})
+		} else {
+			cctx, cancel := context.WithTimeout(ctx, requestTimeout(req))
+			defer cancel()
+			err = cl.Call(cctx, method, params, &res)
+		}
 		var rerr *rpc.Error
 		switch {
 		case err == nil:
 			return res, nil
+		case streamed:
+			// Part of the answer is out: walking here would repeat it.
+			return nil, err
 		case errors.Is(err, rpc.ErrNoAnswer):
 			// A daemon is there but hung: walking here would hide it.
 			return nil, noAnswer(err)

@@ -1,0 +1,61 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestPartial: a handler's Notify calls reach the caller of CallStream in
+// order, before the response, also when they add up to more than the
+// connection's reply budget (the handler waits for the client to read);
+// Call ignores them; outside a request Notify fails.
+func TestPartial(t *testing.T) {
+	const parts = 200
+	h := Methods{"count": func(ctx context.Context, params json.RawMessage) (json.RawMessage, *Error) {
+		for i := range parts {
+			// 4 KiB each: 800 KiB in all, four times the budget below.
+			if err := Notify(ctx, map[string]any{"i": i, "pad": fmt.Sprintf("%4096d", i)}); err != nil {
+				return nil, Errorf(CodeInternalError, "notify: %v", err)
+			}
+		}
+		return json.RawMessage(`"done"`), nil
+	}}
+	ts := startServer(t, h, func(s *Server) { s.MaxConnReplyBytes = 200 << 10 })
+	c, err := Dialer{}.Dial(context.Background(), ts.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	var got []int
+	var res json.RawMessage
+	err = c.CallStream(context.Background(), "count", nil, &res, func(data json.RawMessage) {
+		var p struct{ I int }
+		if err := json.Unmarshal(data, &p); err != nil {
+			t.Errorf("part %s: %v", data, err)
+		}
+		got = append(got, p.I)
+	})
+	if err != nil || string(res) != `"done"` {
+		t.Fatalf("CallStream: %s, %v", res, err)
+	}
+	want := make([]int, parts)
+	for i := range want {
+		want[i] = i
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("parts %v, want 0..%d in order", got, parts-1)
+	}
+
+	// Call on the same connection: the parts are dropped, the answer comes.
+	if err := c.Call(context.Background(), "count", nil, &res); err != nil || string(res) != `"done"` {
+		t.Fatalf("Call: %s, %v", res, err)
+	}
+	if err := Notify(context.Background(), 1); !errors.Is(err, ErrNoRequest) {
+		t.Errorf("Notify outside a request: %v", err)
+	}
+}
