@@ -127,12 +127,13 @@ type Client struct {
 
 	mu      sync.Mutex               // guards the fields below
 	pending map[uint64]chan response // calls waiting for their response, by id
+	nextID  uint64                   // the last id used
+	err     error                    // set once the client can no longer call; then pending is empty
+	closed  bool                     // Close was called
+
 	// partial holds, by id, the calls of CallStream that take the
 	// "partial" notifications of their answer.
 	partial map[uint64]func(json.RawMessage)
-	nextID  uint64 // the last id used
-	err     error  // set once the client can no longer call; then pending is empty
-	closed  bool   // Close was called
 }
 
 // response is what a waiting call receives.
