@@ -157,7 +157,7 @@ data.paths holds the matches. data.truncated is true only when more files matche
     "type": {
       "type": ["string", "array"],
       "items": {"type": "string"},
-      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py, *.pyi), 'ts' (*.ts, *.tsx, *.cts, *.mts), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
+      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py), 'ts' (*.ts, *.tsx), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
     },
     "type_not": {
       "type": ["string", "array"],
@@ -202,7 +202,7 @@ data.matches holds {file, line, text}. data.truncated is true only when more res
     "type": {
       "type": ["string", "array"],
       "items": {"type": "string"},
-      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py, *.pyi), 'ts' (*.ts, *.tsx, *.cts, *.mts), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
+      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py), 'ts' (*.ts, *.tsx), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
     },
     "type_not": {
       "type": ["string", "array"],
