@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/indexd/indexd/internal/rooted"
@@ -262,8 +263,11 @@ func parseRules(data []byte) *Rules {
 	return r
 }
 
-// globalExcludesFile returns git's core.excludesFile: from
-// $XDG_CONFIG_HOME/git/config or ~/.gitconfig (the latter wins), else
+// globalExcludesFile returns git's core.excludesFile, found as git finds
+// it: from the configuration in git's environment variables
+// (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n), else from the
+// global configuration, $GIT_CONFIG_GLOBAL if set, else
+// $XDG_CONFIG_HOME/git/config and ~/.gitconfig (the latter wins); else
 // $XDG_CONFIG_HOME/git/ignore (default ~/.config/git/ignore).
 func globalExcludesFile() string {
 	home, _ := os.UserHomeDir()
@@ -271,11 +275,18 @@ func globalExcludesFile() string {
 	if xdg == "" && home != "" {
 		xdg = filepath.Join(home, ".config")
 	}
+	globals := []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")}
+	if g, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		globals = []string{g}
+	}
 	var file string
-	for _, cfg := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")} {
+	for _, cfg := range globals {
 		if v := gitConfigValue(cfg, "core", "excludesfile"); v != "" {
 			file = v
 		}
+	}
+	if v := envConfigValue("core.excludesfile"); v != "" {
+		file = v
 	}
 	if file == "" {
 		if xdg == "" {
@@ -287,6 +298,23 @@ func globalExcludesFile() string {
 		file = filepath.Join(home, file[2:])
 	}
 	return file
+}
+
+// envConfigValue returns the last value git's environment configuration
+// (GIT_CONFIG_COUNT pairs of GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n)
+// gives key (section.name, compared without case), or "".
+func envConfigValue(key string) string {
+	n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT"))
+	if err != nil {
+		return ""
+	}
+	v := ""
+	for i := range n {
+		if strings.EqualFold(os.Getenv("GIT_CONFIG_KEY_"+strconv.Itoa(i)), key) {
+			v = os.Getenv("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
+		}
+	}
+	return v
 }
 
 // gitConfigValue reads one key from a git config file: enough of the

@@ -115,6 +115,13 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		h.binary = true
 		return h
 	}
+	// A UTF-8 byte-order mark is not part of the first line (as ripgrep
+	// reads it): "^package" matches a file that starts with one, and the
+	// line's text is shown without it.
+	skipped := 0
+	if bytes.HasPrefix(data, utf8BOM) {
+		data, skipped = data[len(utf8BOM):], len(utf8BOM)
+	}
 	st := &fileState{
 		fs:      fs,
 		done:    ctx.Done(),
@@ -126,6 +133,7 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		h:       &h,
 		line:    1,
 		cur:     1,
+		skipped: int64(skipped),
 	}
 	switch {
 	case p.Multiline:
@@ -162,7 +170,12 @@ type fileState struct {
 	full    bool     // max matches found: only pending context is still wanted
 
 	interrupted bool // the context ended before the file was done
+
+	skipped int64 // bytes at the file's start not scanned (a UTF-8 BOM)
 }
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte-order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // cancelled reports whether the context has ended, and records it.
 func (st *fileState) cancelled() bool {
@@ -404,7 +417,7 @@ func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
 	// position, just past them.
 	buf := append(fs.chunk[:0], data[cut:]...)
 	fresh := len(buf)
-	off := int64(len(data))
+	off := st.skipped + int64(len(data))
 	for {
 		if st.cancelled() {
 			return

@@ -225,3 +225,53 @@ func TestSink(t *testing.T) {
 		t.Fatalf("Grep envelope: %s, %d matches, %q", env.Status, len(d.Matches), env.Text)
 	}
 }
+
+// TestBOMAgainstRipgrep: a UTF-8 byte-order mark is not part of the first
+// line, as ripgrep reads it: "^package" matches, the text has no BOM;
+// also when the file is read in chunks (over a chunk long) and as one
+// multiline buffer.
+func TestBOMAgainstRipgrep(t *testing.T) {
+	rg := diffRg(t)
+	bom := "\xef\xbb\xbf"
+	root := testtree.Write(t, map[string]string{
+		"a.go":    bom + "package a\n",
+		"big.go":  bom + "package big\n" + strings.Repeat("// filler line of text\n", 60000) + "package again\n",
+		"none.go": "package none\n",
+		"mid.txt": "x" + bom + "package not at the start\n",
+	})
+	tools := newToolsExt(t, root)
+	for _, pat := range []string{"^package", "^\\S+ a$", "^.{0,1}package"} {
+		want := diffRgGrep(t, rg, root, diffGrep{Pattern: pat, RgPattern: pat, CaseSensitive: true})
+		env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "case_sensitive": true, "limit": query.GrepMaxLimit})
+		got := map[diffPair]bool{}
+		for _, m := range env.Data.(*envelope.GrepData).Matches {
+			got[diffPair{m.File, m.Line}] = true
+			if strings.HasPrefix(m.Text, bom) {
+				t.Errorf("%q: %s:%d text %q holds the BOM", pat, m.File, m.Line, m.Text)
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%q: got %v\nrg: %v", pat, diffPairs(slices.Collect(maps.Keys(got))), diffPairs(slices.Collect(maps.Keys(want))))
+		}
+	}
+	env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": "^package a\\n", "multiline": true, "case_sensitive": true})
+	if ms := env.Data.(*envelope.GrepData).Matches; len(ms) != 1 || ms[0].File != "a.go" || ms[0].Line != 1 {
+		t.Errorf("multiline ^ after a BOM: %+v", ms)
+	}
+}
+
+// TestBlankPatterns: Glob refuses a pattern of blanks as missing (as
+// gemini-cli's Glob does); Grep searches for them, as rg does.
+func TestBlankPatterns(t *testing.T) {
+	tools := newToolsExt(t, testtree.Write(t, map[string]string{"a.txt": "a b\n", "c.txt": "c\n"}))
+	for _, pat := range []string{" ", "  \t"} {
+		env := tools.Run(t.Context(), query.ToolGlob, ".", []byte(fmt.Sprintf(`{"pattern":%q}`, pat)))
+		if env.Status != envelope.StatusError || env.Error.Message != "Missing required parameter 'pattern'." {
+			t.Errorf("Glob %q: %s %v", pat, env.Status, env.Error)
+		}
+	}
+	env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": " "})
+	if ms := env.Data.(*envelope.GrepData).Matches; len(ms) != 1 || ms[0].File != "a.txt" {
+		t.Errorf("Grep ' ': %+v", ms)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/indexd/indexd/envelope"
 )
@@ -186,6 +187,13 @@ type GlobParams struct {
 
 func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
 	if p.Pattern, err = a.pattern(); err != nil {
+		return
+	}
+	// A pattern of blanks is a mistake, not a search for files named
+	// with spaces (gemini-cli's Glob refuses it too; '? ' finds those).
+	// Grep keeps it: rg searches for the spaces.
+	if strings.TrimSpace(p.Pattern) == "" {
+		err = invalid("Missing required parameter 'pattern'.")
 		return
 	}
 	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {

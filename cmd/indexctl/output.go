@@ -196,6 +196,7 @@ func (o *output) answer(tool string, answer json.RawMessage) int {
 		o.cwd = quote.Unquote(ectx.Cwd)
 	}
 	head, _, _ := strings.Cut(env.Text, "\n\n")
+	head = flagHints.Replace(head)
 	var summary, notes []string
 	for _, l := range strings.Split(head, "\n") {
 		if strings.HasPrefix(l, "[") {
@@ -232,6 +233,13 @@ func (o *output) answer(tool string, answer json.RawMessage) int {
 	}
 	return code
 }
+
+// flagHints turns the text's hints for agents (the parameter to set) into
+// hints for people at a command line (the flag to give).
+var flagHints = strings.NewReplacer(
+	"Set include_ignored=true to search them.", "Use --include-ignored to search them.",
+	"Set include_hidden=true to search them.", "Use --include-hidden to search them.",
+)
 
 // answerData is the union of the tools' data (and of query.Batch), as far
 // as printing goes.
