@@ -365,10 +365,10 @@ type diffSpecial struct {
 	// whole file (binary means a NUL in the first query.BinarySniffBytes);
 	// rg stops at the first buffer holding a NUL.
 	LateNUL map[string]bool
-	// BOM: starts with a UTF-8 or UTF-16 byte order mark. rg decodes
-	// UTF-16 with a BOM to UTF-8 and strips a UTF-8 BOM before matching;
-	// ours matches the raw bytes (so UTF-16 text is binary, and "^" on
-	// line 1 of a UTF-8 file with a BOM sees the BOM first).
+	// BOM: starts with a UTF-16 byte order mark. rg decodes UTF-16 with
+	// a BOM to UTF-8; ours matches the raw bytes (so UTF-16 text is
+	// binary). A UTF-8 BOM both skip before matching: such files are
+	// compared like any other.
 	BOM map[string]bool
 
 	root    string
@@ -419,7 +419,7 @@ func diffScan(t testing.TB, root string) *diffSpecial {
 		if bytes.IndexByte(data, 0) >= query.BinarySniffBytes {
 			s.LateNUL[rel] = true
 		}
-		if bytes.HasPrefix(data, []byte("\xEF\xBB\xBF")) || bytes.HasPrefix(data, []byte("\xFF\xFE")) || bytes.HasPrefix(data, []byte("\xFE\xFF")) {
+		if bytes.HasPrefix(data, []byte("\xFF\xFE")) || bytes.HasPrefix(data, []byte("\xFE\xFF")) {
 			s.BOM[rel] = true
 		}
 		return nil
