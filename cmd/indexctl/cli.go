@@ -78,7 +78,7 @@ type globals struct {
 // values, so flags given before the command's name survive the command's
 // own parse.
 func (g *globals) define(fs *pflag.FlagSet) {
-	fs.StringVar(&g.root, "root", g.root, "workspace root `DIR`, the boundary no query leaves (default: the nearest ancestor of the current directory holding .git, else the current directory)")
+	fs.StringVar(&g.root, "root", g.root, "workspace root `DIR`, the boundary no query leaves (default: the nearest ancestor of the current directory holding .git, else the current directory; a deeper root the daemon already has that holds the current directory wins, so a subdirectory adds no root)")
 	fs.BoolVar(&g.json, "json", g.json, "print the answer as one line of JSON instead of text: for a query, the whole response envelope")
 	fs.BoolVar(&g.direct, "direct", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
 	fs.StringVar(&g.socket, "socket", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
@@ -404,8 +404,9 @@ first) and LS (list a directory), inside one workspace root.
 
 Queries go to the indexd daemon, which the first query starts (indexctl
 runs itself as 'indexctl daemon', detached) and which keeps an index of
-each root it is asked about. Until a root's index is ready, and with
---direct, the tree is walked instead. If no daemon can be reached or
+each root it is asked about. A query on a root whose index is being built
+waits for it briefly (a small tree's first answer comes from the index);
+if it is still not ready, and with --direct, the tree is walked instead. If no daemon can be reached or
 started, indexctl warns and walks the tree itself.
 
 Usage:
