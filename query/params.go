@@ -157,14 +157,15 @@ const (
 // of 0 from a caller allowed to ask (Tools.Unlimited, the command line).
 const Unlimited = math.MaxInt32
 
-// limit returns the optional "limit" in [1, hi], or Unlimited for a limit
-// of 0 when unlimited is allowed.
+// limit returns the optional "limit" in [1, hi]; when unlimited is
+// allowed, any limit from 1 up, and Unlimited for a limit of 0.
 func (a args) limit(def, hi int, unlimited bool) (int, *envelope.Error) {
 	if v, ok := a["limit"]; ok && unlimited {
 		var f float64
 		if json.Unmarshal(v, &f) == nil && f == 0 {
 			return Unlimited, nil
 		}
+		return a.integer("limit", def, 1, Unlimited, "limit must be a non-negative integer (0: no limit).")
 	}
 	return a.integer("limit", def, 1, hi, fmt.Sprintf("limit must be an integer between 1 and %d.", hi))
 }

@@ -36,6 +36,14 @@ func TestParamsUnlimited(t *testing.T) {
 			t.Errorf("%s: limit 0 accepted without Unlimited (%v)", name, err)
 		}
 	}
+	// Past the agents' bound only where unlimited is allowed.
+	big, _ := decodeArgs(json.RawMessage(`{"pattern":"x","limit":5000}`))
+	if p, err := decodeGrep(big, true); err != nil || p.Limit != 5000 {
+		t.Errorf("grep, unlimited, limit 5000: %d, %v", p.Limit, err)
+	}
+	if _, err := decodeGrep(big, false); err == nil {
+		t.Error("grep: limit 5000 accepted without Unlimited")
+	}
 }
 
 func TestParamsDefaults(t *testing.T) {

@@ -192,8 +192,9 @@ type queryFlags struct {
 // argument, then every flag given on the command line, each replacing the
 // key of the same name (of flags setting the same key, the last given
 // wins). Keys keep the order in which they first appear. -w wraps the
-// pattern in \b(?:…)\b; --all (or --limit 0) sends limit 0, and
-// unlimited says so: the request asks for every result.
+// pattern in \b(?:…)\b; --all sends limit 0 (every result); unlimited
+// says the limit is the command line's (--all or --limit), which the tool
+// then takes beyond the agents' bounds.
 func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []string, stdin io.Reader) (raw json.RawMessage, unlimited bool, err error) {
 	obj := &object{}
 	if fs.Changed("args") {
@@ -239,7 +240,9 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 	if q.all {
 		obj.set("limit", json.RawMessage("0"))
 	}
-	if v, ok := obj.vals["limit"]; ok && (q.all || fs.Changed("limit")) && string(v) == "0" {
+	// A limit given on the command line is the user's: any, 0 for none
+	// (the agent tools' bounds are for agents).
+	if _, ok := obj.vals["limit"]; ok && (q.all || fs.Changed("limit")) {
 		unlimited = true
 	}
 	raw, err = obj.MarshalJSON()

@@ -42,7 +42,7 @@ func TestToolArgs(t *testing.T) {
 		{"-n is accepted", grepCmd, []string{"-n", "x"}, "", `{"pattern":"x"}`, false},
 		{"args keep their order, flags override in place", globCmd,
 			[]string{"--args", `{"limit": 3, "pattern": "a", "x": [1, 2]}`, "--limit", "1", "b"}, "",
-			`{"limit":1,"pattern":"b","x":[1, 2]}`, false},
+			`{"limit":1,"pattern":"b","x":[1, 2]}`, true},
 		{"a duplicate key keeps its first place and last value", lsCmd,
 			[]string{"--args", `{"path":"a","offset":1,"path":"b"}`}, "",
 			`{"path":"b","offset":1}`, false},
