@@ -18,7 +18,7 @@ paths relative to the workspace root, in path order. Names starting with
 in the pattern, as in '.github/**').`,
 	params: []param{
 		pathParam("search `DIR`, relative to the current directory (default: the current directory)"),
-		limitParam("list at most `N` files, 1-200 (default 50); 0: all of them, as --all"),
+		limitParam("list at most `N` files (default 50; agents may ask 1-200); 0: all of them, as --all"),
 		globParam(),
 		typeParam(),
 		typeNotParam(),

@@ -31,7 +31,7 @@ back ignored files; here --include-ignored does). -w wraps PATTERN in
 		{key: "case_sensitive", short: "i", name: "ignore-case", fixed: "false", usage: "ignore case (the default)"},
 		{key: "fixed_strings", short: "F", kind: kindBool, usage: "PATTERN is a literal string, not a regular expression"},
 		{key: "invert_match", short: "v", kind: kindBool, usage: "show the lines that do not match (not with --multiline)"},
-		limitParam("show at most `N` matches (files, with --output-mode files_with_matches or count), 1-1000 (default 100); 0: all of them, as --all"),
+		limitParam("show at most `N` matches (files, with --output-mode files_with_matches or count; default 100; agents may ask 1-1000); 0: all of them, as --all"),
 		{key: "output_mode", kind: kindString, usage: "show `MODE`: content (matching lines, default), files_with_matches (file names) or count (matching lines per file)"},
 		{key: "output_mode", short: "l", name: "files-with-matches", fixed: `"files_with_matches"`, usage: "show only the names of files with matches (--output-mode files_with_matches)"},
 		{key: "output_mode", short: "c", name: "count", fixed: `"count"`, usage: "show the number of matching lines per file (--output-mode count)"},

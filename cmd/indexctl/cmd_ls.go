@@ -17,7 +17,7 @@ skipped unless asked for.`,
 	params: []param{
 		pathParam("the directory `PATH`, instead of the positional argument"),
 		{key: "offset", kind: kindInt, usage: "skip the first `N` entries (default 0)"},
-		limitParam("list at most `N` entries, 1-200 (default 100); 0: all of them, as --all"),
+		limitParam("list at most `N` entries (default 100; agents may ask 1-200); 0: all of them, as --all"),
 		includeHiddenParam("list"),
 		includeIgnoredParam("list"),
 		{key: "ignore", kind: kindStrings, usage: "leave out entries whose name or path matches `GLOB` (repeatable; ** works)"},
