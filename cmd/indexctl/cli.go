@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -269,10 +271,30 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 }
 
 // withPath returns the tool arguments raw with "path" set to p.
+//
+// A PATH naming a file (for grep, as rg takes one) searches that file: its
+// directory, with a glob anchored on its name replacing any -g, -t, -T
+// and --include (rg searches a file it is given whatever its filters).
 func withPath(cmd *command, raw json.RawMessage, p string) (json.RawMessage, error) {
 	obj, err := parseObject(raw)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && cmd.tool == query.ToolGrep {
+		dir, base := filepath.Split(p)
+		if dir == "" {
+			dir = "."
+		}
+		g, err := marshal([]string{sendable(cmd, "include", "/"+globEscape(base))})
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range []string{"type", "type_not", "include"} {
+			delete(obj.vals, k)
+			obj.keys = slices.DeleteFunc(obj.keys, func(s string) bool { return s == k })
+		}
+		obj.set("glob", g)
+		p = filepath.Clean(dir)
 	}
 	v, err := marshal(sendable(cmd, "path", p))
 	if err != nil {
@@ -280,6 +302,18 @@ func withPath(cmd *command, raw json.RawMessage, p string) (json.RawMessage, err
 	}
 	obj.set("path", v)
 	return obj.MarshalJSON()
+}
+
+// globEscape quotes the glob metacharacters of a file name.
+func globEscape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // combine is the exit code of several answers, as rg's: an error wins,

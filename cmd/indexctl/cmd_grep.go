@@ -10,7 +10,8 @@ var grepCmd = &command{
 	summary:    "search file contents with a regular expression, newest files first",
 	positional: "pattern",
 	about: `Search the files under each PATH (or --path; default: the current
-directory) for PATTERN, a Go (RE2) regular expression. Matches are listed
+directory) for PATTERN, a Go (RE2) regular expression; a PATH naming a
+file searches that file, whatever -g, -t and -T say. Matches are listed
 as "file:line: text", newest file first, then by path and line. Binary
 files, names starting with '.' and what ignore rules leave out are skipped
 unless asked for.
