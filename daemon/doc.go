@@ -23,7 +23,10 @@
 //	          root starts a new attempt
 //
 // Glob and Grep are answered by a query.Searcher that looks at the root's
-// state at the moment of each query: a ready index is used after the
+// state at the moment of each query. A building root is first waited for
+// (first contact, workspace.awaitBuild: FirstContactWait, longer when the
+// build's ETA is within FirstContactMaxETA), and the query's time budget
+// starts after the wait. Then a ready index is used after the
 // Freshener's sync barrier (Freshener.Sync) and only if the Freshener
 // vouches for the query's directory; otherwise the walk answers and the
 // envelope says so in data.fallback_used and data.fallback_reason (which
@@ -31,6 +34,12 @@
 // index_stale (the sync barrier failed), daemon_stopping, whatever the
 // Freshener's Stale returns, and the index's own ignored_paths. LS always
 // reads the live directory.
+//
+// A tool call whose client chose the root itself (rpc.ToolParams.RootFrom)
+// is answered from the deepest root served that holds the caller's
+// directory (knownRoot), so a subdirectory adds no root of its own. With
+// rpc.ToolParams.Stream an unlimited Glob or Grep sends its results ahead
+// of the envelope as rpc "partial" notifications (query.Batch).
 //
 // The Freshener is the watcher (WatchFreshener): each indexed query first
 // passes its read-your-writes barrier (SyncTimeout; sync=false skips it),
@@ -110,16 +119,18 @@
 //     it before deleting the DB; Run waits for all of them after Serve
 //     returns, before it removes the instance lock.
 //
-// Queries never wait for a workspace goroutine: they read the root's
-// state under its mutex and use the index or walk. A query still in
+// Queries never wait for a workspace goroutine beyond first contact's
+// bounded wait for a building root: they read the root's state under its
+// mutex and use the index or walk. A query still in
 // flight when its root is forgotten finishes on the index in memory
 // (closing an index closes its DB, not its tables).
 //
 // # Caveats
 //
 //   - Roots served are remembered across restarts (roots.json in the
-//     state directory) and reopened in the background at start; until a
-//     reopen has revalidated the tree by stat, the walk answers
+//     state directory) and reopened in the background at start; a query
+//     meanwhile waits for the reopen (first contact), and only past that
+//     wait, until the tree is revalidated by stat, the walk answers
 //     (index_building).
 //   - A daemon keeps running the binary it was started from; a client of
 //     another build (compared by Go build ID, see rpc's ping) replaces it
