@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/query"
+	toolspec "github.com/indexd/indexd/tool"
 )
 
 // Exit codes (SPEC §10).
@@ -27,7 +27,7 @@ const (
 // or, with define set, one of the commands that manage the daemon.
 type command struct {
 	name    string // subcommand name
-	tool    string // query.ToolGlob, ToolGrep or ToolLS; "" for the others
+	tool    string // tool.Glob, Grep or LS; "" for the others
 	arg     string // the positional argument in usage lines: "PATTERN", "[PATH]"
 	summary string // one line, for the command list
 	about   string // the help's description paragraph
@@ -247,7 +247,7 @@ func (c *cli) print(tool string, answer json.RawMessage, asJSON bool) int {
 
 // exitCode is 2 for an error envelope, 1 for an answer of tool with
 // nothing in it and 0 otherwise; what counts as a result is the tool's
-// rule in query's table of tools (ToolSpec.Results). An unknown tool, an
+// rule in the table of tools (tool.Spec.Results). An unknown tool, an
 // unknown status or data that is not the tool's is exit 2 with an error
 // saying what was wrong.
 func exitCode(tool string, env *envelope.Raw) (int, error) {
@@ -258,7 +258,7 @@ func exitCode(tool string, env *envelope.Raw) (int, error) {
 	default:
 		return exitError, fmt.Errorf("malformed response: unknown status %q", env.Status)
 	}
-	spec, err := query.LookupTool(tool)
+	spec, err := toolspec.Lookup(tool)
 	if err != nil {
 		return exitError, err
 	}
