@@ -320,8 +320,8 @@ func mainHelp() string {
 line: Glob (find files by name), Grep (search file contents, newest files
 first) and LS (list a directory), inside one workspace root.
 
-Queries go to the indexd daemon, which the first query starts (indexctl
-runs itself as 'indexctl daemon', detached) and which keeps an index of
+Queries go to the indexd daemon, which the first query starts (the
+engine, indexd, beside indexctl or on $PATH) and which keeps an index of
 each root it is asked about. Until a root's index is ready, and with
 --direct, the tree is walked instead. If no daemon can be reached or
 started, indexctl warns and walks the tree itself.

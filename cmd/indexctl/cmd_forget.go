@@ -77,7 +77,6 @@ func (c *cli) forget(ctx context.Context, socket, root string) (bool, error) {
 			return false, err
 		}
 		cmd := exec.CommandContext(ctx, path, "forget", root)
-		cmd.Args[0] = engineProgram
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		switch {

@@ -74,10 +74,6 @@ func (c *cli) engine() *client.Engine {
 	return theEngine
 }
 
-// engineProgram is the name the engine runs under (its argv[0]), so its
-// messages name the command the user ran.
-const engineProgram = "indexctl"
-
 // inProcess answers a query from the live tree, with no daemon and no
 // index: the engine walks, in a child process ("indexd direct"). With a
 // reason, the answer is marked as a fallback for it (the daemon could not
@@ -97,7 +93,6 @@ func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, err
 		args = append(args, "--reason", string(r.reason))
 	}
 	cmd := exec.CommandContext(ctx, path, append(args, "--", req.Tool)...)
-	cmd.Args[0] = engineProgram
 	cmd.Stdin = bytes.NewReader(req.Args)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -151,7 +146,7 @@ func (c *cli) execEngine(args ...string) error {
 	if err != nil {
 		return err
 	}
-	return execve(path, append([]string{engineProgram}, args...), os.Environ())
+	return execve(path, append([]string{path}, args...), os.Environ())
 }
 
 // execve is syscall.Exec (a seam for tests).

@@ -71,10 +71,10 @@ func FindEngine(note func(string)) *Engine {
 	return &Engine{find: func() (string, error) { return findEngine(note) }}
 }
 
-// EngineAt is the engine at path (for tests and for callers that found
-// it themselves).
-func EngineAt(path string) *Engine {
-	return &Engine{find: func() (string, error) { return path, nil }}
+// EngineFunc is the engine find returns, called once on first use (for
+// tests, and for callers that find it themselves).
+func EngineFunc(find func() (string, error)) *Engine {
+	return &Engine{find: find}
 }
 
 func (e *Engine) resolve() {

@@ -11,8 +11,9 @@
 //	                               arguments as JSON on stdin, the envelope as JSON on stdout
 //	indexd forget ROOT             delete ROOT's saved index when no daemon runs (indexctl forget)
 //
-// Messages name the program by the name it was run as (argv[0]):
-// indexctl runs it as "indexctl", so its users read "indexctl mcp: ...".
+// The commands indexctl hands over name themselves as indexctl's
+// ("indexctl mcp: ..."), which is what its users ran; the daemon run
+// with no command is "indexd".
 package engine
 
 import (
@@ -63,24 +64,22 @@ var dialer rpc.Dialer
 // Main runs the engine's command line args (args[0] is the program's name)
 // and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	prog := "indexd"
 	if len(args) > 0 {
-		prog = filepath.Base(args[0])
 		args = args[1:]
 	}
 	if len(args) > 0 {
 		switch args[0] {
 		case CmdDaemon:
-			return runDaemon(prog+" "+CmdDaemon, args[1:], stdout, stderr, true)
+			return runDaemon("indexctl "+CmdDaemon, args[1:], stdout, stderr, true)
 		case CmdMCP:
-			return runMCP(prog+" "+CmdMCP, args[1:], stdin, stdout, stderr)
+			return runMCP("indexctl "+CmdMCP, args[1:], stdin, stdout, stderr)
 		case CmdDirect:
-			return runDirect(prog+" "+CmdDirect, args[1:], stdin, stdout, stderr)
+			return runDirect("indexd "+CmdDirect, args[1:], stdin, stdout, stderr)
 		case CmdForget:
-			return runForget(prog+" "+CmdForget, args[1:], stdout, stderr)
+			return runForget("indexd "+CmdForget, args[1:], stdout, stderr)
 		}
 	}
-	return runDaemon(prog, args, stdout, stderr, false)
+	return runDaemon("indexd", args, stdout, stderr, false)
 }
 
 func newFlagSet(name string) *pflag.FlagSet {
