@@ -129,8 +129,10 @@ func isExecutable(p string) bool {
 // current directory, when this client is a development build of the
 // module ("" otherwise).
 func checkout() string {
+	// Built from a directory of this module, not from the module cache
+	// (go install ...@version records the module's checksum).
 	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Path != modulePath || bi.Main.Version != "(devel)" {
+	if !ok || bi.Main.Path != modulePath || bi.Main.Sum != "" {
 		return ""
 	}
 	wd, err := os.Getwd()
