@@ -206,7 +206,7 @@ func devEngine(mod string, note func(string)) (string, error) {
 		return path, nil
 	}
 	if note != nil {
-		note(fmt.Sprintf("building the engine from %s (go build -o %s ./cmd/%s)", mod, path, EngineName))
+		note(fmt.Sprintf("building the engine from %s, where its sources changed (go build -o %s ./cmd/%s)", mod, path, EngineName))
 	}
 	cmd := exec.Command("go", "build", "-o", path, "./cmd/"+EngineName)
 	cmd.Dir = mod

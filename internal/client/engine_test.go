@@ -49,7 +49,9 @@ func TestSourceStamp(t *testing.T) {
 	for _, change := range []func() error{
 		func() error { return os.Chtimes(filepath.Join(mod, "a/a.go"), later, later) },
 		func() error { return os.WriteFile(filepath.Join(mod, "a/a.go"), []byte("package a\n\n"), 0o644) },
-		func() error { return os.Chtimes(filepath.Join(mod, "go.mod"), later.Add(time.Hour), later.Add(time.Hour)) },
+		func() error {
+			return os.Chtimes(filepath.Join(mod, "go.mod"), later.Add(time.Hour), later.Add(time.Hour))
+		},
 		func() error { return os.WriteFile(filepath.Join(mod, "a/b.go"), []byte("package a\n"), 0o644) },
 	} {
 		if err := change(); err != nil {
