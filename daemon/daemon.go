@@ -131,8 +131,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Foreground runs the daemon until SIGINT or SIGTERM (which stop it like
-// the shutdown method) or until it stops on its own: what `indexd` and
-// `indexctl daemon` do.
+// the shutdown method) or until it stops on its own: what `indexd` (and
+// `indexctl daemon`, which becomes it) does.
 func Foreground(cfg Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -51,6 +51,7 @@ const modulePath = "github.com/indexd/indexd"
 // first because that pair was built together.
 type Engine struct {
 	find  func() (string, error)
+	self  bool // the running executable: its ID is read from /proc/self/exe
 	once  sync.Once
 	path  string
 	err   error
@@ -60,9 +61,7 @@ type Engine struct {
 // SelfEngine is the running executable as the engine (the engine's own
 // MCP server starts itself as the daemon).
 func SelfEngine() *Engine {
-	return &Engine{find: func() (string, error) {
-		return os.Executable()
-	}}
+	return &Engine{self: true, find: os.Executable}
 }
 
 // FindEngine is the engine of this client, found as Engine says; notes
@@ -80,7 +79,10 @@ func EngineFunc(find func() (string, error)) *Engine {
 func (e *Engine) resolve() {
 	e.once.Do(func() {
 		e.path, e.err = e.find()
-		if e.err == nil {
+		switch {
+		case e.self:
+			e.build = buildid.Self() // read even once the file was replaced
+		case e.err == nil:
 			e.build = buildid.Of(e.path)
 		}
 	})
