@@ -12,7 +12,8 @@
 // A missing tool is skipped and named in the report.
 //
 // Run it from the module root: without -indexctl it builds ./cmd/indexctl
-// into a temporary directory (falling back to indexctl on $PATH).
+// and its engine ./cmd/indexd into a temporary directory (falling back to
+// indexctl on $PATH).
 package main
 
 import (
@@ -137,16 +138,18 @@ func findIndexctl(flagValue, tmp string) (string, string) {
 	case "none":
 		return "", ""
 	case "":
+		// indexctl and its engine, indexd, side by side: indexctl
+		// finds the engine beside it.
 		bin := filepath.Join(tmp, "indexctl")
-		out, err := exec.Command("go", "build", "-o", bin, "./cmd/indexctl").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", tmp+"/", "./cmd/indexctl", "./cmd/indexd").CombinedOutput()
 		if err == nil {
-			from := "built from ./cmd/indexctl"
+			from := "built from ./cmd/indexctl and ./cmd/indexd"
 			if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 				from += " at HEAD " + strings.TrimSpace(string(rev)) + " plus any uncommitted changes"
 			}
 			return bin, from
 		}
-		progress("go build ./cmd/indexctl: %v: %s", err, strings.TrimSpace(string(out)))
+		progress("go build ./cmd/indexctl ./cmd/indexd: %v: %s", err, strings.TrimSpace(string(out)))
 		if p := lookTool("", "indexctl"); p != "" {
 			return p, "$PATH"
 		}
