@@ -13,6 +13,15 @@
 //
 // Run it from the module root: without -indexctl it builds ./cmd/indexctl
 // into a temporary directory (falling back to indexctl on $PATH).
+//
+// With -scale it runs the scale run instead (scale.go): a private daemon
+// of its own on the tree, and one table of the index's figures at size —
+// build, memory, DB size, restart, these queries through the daemon, a
+// one-file write, a query stream during a burst of rewrites — beside
+// codesearch's from the same run (bench/README.md says how each is
+// measured).
+//
+//	go run ./bench/sidebyside -scale -tree DIR [-tree2 DIR] [-runs 10] [-restarts 3]
 package main
 
 import (
