@@ -64,6 +64,7 @@ type scaleRun struct {
 	s      *setup
 	rep    *scaleReport
 	token  string // this run's unique suffix for planted tokens
+	rare   string // the rare literal the queries use
 
 	mu       sync.Mutex
 	daemons  map[int]bool // pids of the daemons this run started
@@ -129,7 +130,7 @@ func (r *scaleRun) run(ctx context.Context) error {
 	if r.s.csearch == "" || cindex == "" {
 		rep.csMissing = "csearch/cindex not found (go install github.com/google/codesearch/cmd/...@v1.2.0)"
 	} else {
-		rep.versions = append(rep.versions, fmt.Sprintf("csearch: `%s`, index by `%s` (codesearch)", r.s.csearch, cindex))
+		rep.versions = append(rep.versions, fmt.Sprintf("csearch: `%s` (%s), index by `%s` (%s)", r.s.csearch, moduleVersion(r.s.csearch), cindex, moduleVersion(cindex)))
 	}
 	if err := r.prepareScratch(); err != nil {
 		return err
@@ -150,6 +151,9 @@ func (r *scaleRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if st, err := r.statusOnce(ctx); err == nil {
+		rep.versions = append(rep.versions, fmt.Sprintf("daemon: version %s, build %s", st.Version, st.Build))
+	}
 	mem := procMem(pid)
 	rep.buildHWM, rep.rssAnonBuilt = mem["VmHWM"], mem["RssAnon"]
 	rep.buildCPU = procCPU(pid)
@@ -167,9 +171,14 @@ func (r *scaleRun) run(ctx context.Context) error {
 	}
 
 	// Queries: whole processes, indexctl and csearch interleaved run by run.
-	for _, q := range scaleQueries(rep.man, cfg.rare) {
+	qs := scaleQueries(rep.man, cfg.rare)
+	for _, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		rep.results = append(rep.results, measure(r.s, q, cfg.runs, cfg.warmup, cfg.cmdTimeout))
 	}
+	r.rare = qs[0].pattern
 
 	cl, err := rpc.Dial(ctx, r.socket)
 	if err != nil {
@@ -303,14 +312,21 @@ func (r *scaleRun) status(ctx context.Context, cl *rpc.Client) (*daemon.Status, 
 	return &st, obj, nil
 }
 
-// daemonPID asks the running daemon its process id.
-func (r *scaleRun) daemonPID(ctx context.Context) (int, error) {
+// statusOnce asks the running daemon its status on a connection of its
+// own.
+func (r *scaleRun) statusOnce(ctx context.Context) (*daemon.Status, error) {
 	cl, err := rpc.Dial(ctx, r.socket)
 	if err != nil {
-		return 0, fmt.Errorf("reaching the daemon: %w", err)
+		return nil, fmt.Errorf("reaching the daemon: %w", err)
 	}
 	defer cl.Close()
 	st, _, err := r.status(ctx, cl)
+	return st, err
+}
+
+// daemonPID asks the running daemon its process id.
+func (r *scaleRun) daemonPID(ctx context.Context) (int, error) {
+	st, err := r.statusOnce(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -559,11 +575,7 @@ func (r *scaleRun) churnBurst(ctx context.Context, cl *rpc.Client) (churnStats, 
 		return restore()
 	})
 
-	stream := r.cfg.rare
-	if stream == "" {
-		stream = corpus.RareLiteral
-	}
-	streamArgs := map[string]any{"pattern": stream, "case_sensitive": true, "limit": 100, "sync": false}
+	streamArgs := map[string]any{"pattern": r.rare, "case_sensitive": true, "limit": 100, "sync": false}
 
 	// The stream, on its own connection, and a status poller on another.
 	scl, err := rpc.Dial(ctx, r.socket)
@@ -889,6 +901,21 @@ func nproc() int {
 		return 0
 	}
 	return strings.Count(string(b), "processor\t:")
+}
+
+// moduleVersion returns the main module and version a Go binary was built
+// from ("go version -m"), "?" if unknown.
+func moduleVersion(bin string) string {
+	out, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		return "?"
+	}
+	for l := range strings.Lines(string(out)) {
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == "mod" {
+			return f[1] + " " + f[2]
+		}
+	}
+	return "?"
 }
 
 func randomHex(n int) string {
