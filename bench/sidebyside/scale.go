@@ -154,6 +154,7 @@ func (r *scaleRun) run(ctx context.Context) error {
 	if st, err := r.statusOnce(ctx); err == nil {
 		rep.versions = append(rep.versions, fmt.Sprintf("daemon: version %s, build %s", st.Version, st.Build))
 	}
+	rep.statusBuilt = r.rootStatusJSON(ctx, cfg.tree)
 	mem := procMem(pid)
 	rep.buildHWM, rep.rssAnonBuilt = mem["VmHWM"], mem["RssAnon"]
 	rep.buildCPU = procCPU(pid)
@@ -212,6 +213,7 @@ func (r *scaleRun) run(ctx context.Context) error {
 		return err
 	}
 	rep.rssAnonReopened = procMem(pid)["RssAnon"]
+	rep.statusReopened = r.rootStatusJSON(ctx, cfg.tree)
 
 	if cfg.tree2 != "" {
 		progress("indexing the second tree %s", cfg.tree2)
@@ -322,6 +324,27 @@ func (r *scaleRun) statusOnce(ctx context.Context) (*daemon.Status, error) {
 	defer cl.Close()
 	st, _, err := r.status(ctx, cl)
 	return st, err
+}
+
+// rootStatusJSON returns root's object in the daemon's status as
+// compact JSON, whatever fields it has ("" if status fails).
+func (r *scaleRun) rootStatusJSON(ctx context.Context, root string) string {
+	cl, err := rpc.Dial(ctx, r.socket)
+	if err != nil {
+		return ""
+	}
+	defer cl.Close()
+	var raw json.RawMessage
+	if err := cl.Call(ctx, rpc.MethodStatus, rpc.RootParams{Root: root}, &raw); err != nil {
+		return ""
+	}
+	var st struct {
+		Roots []json.RawMessage `json:"roots"`
+	}
+	if json.Unmarshal(raw, &st) != nil || len(st.Roots) != 1 {
+		return ""
+	}
+	return string(st.Roots[0])
 }
 
 // daemonPID asks the running daemon its process id.

@@ -35,6 +35,8 @@ type scaleReport struct {
 	rssAnonBuilt    int64         // KiB, right after the build
 	rssAnonReopened int64         // KiB, after the last restart
 	rssAnonTwo      int64         // KiB, both trees open after a restart
+	statusBuilt     string        // the root's status object after the build, JSON
+	statusReopened  string        // and after the last restart
 	indexBytes      int64         // status index_bytes
 	stateBytes      int64         // the state directory, the log excluded
 	restarts        []phase
@@ -256,6 +258,10 @@ func (r *scaleReport) write(w io.Writer) {
 	}
 	p("\nQueries are whole processes (`indexctl grep`/`glob` against the daemon, `csearch` against its index), medians over the timed runs; in parentheses the daemon's own time (`stats.time_ms`, \"Took\", whole milliseconds), median. ")
 	p("Stream figures are p99 / max of the round trip through the socket, the daemon's own time in parentheses. Memory is MiB (1 MiB = 1024 KiB); sizes are bytes of the files.\n\n")
+	if r.statusBuilt != "" || r.statusReopened != "" {
+		p("### The root's status\n\nWhat `indexctl status --json` says of the root (fields the daemon adds appear here as they come):\n\n")
+		p("- after the build: `%s`\n- after the last restart: `%s`\n\n", dash(r.statusBuilt), dash(r.statusReopened))
+	}
 	p("### Commands\n\n")
 	p("The daemon is private to this run: `XDG_STATE_HOME`, `XDG_RUNTIME_DIR` and `INDEXD_SOCKET` point into a temporary directory, and it is stopped at the end.\n\n")
 	for _, res := range r.results {
