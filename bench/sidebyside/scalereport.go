@@ -290,9 +290,9 @@ func queryLabel(q query) string {
 
 func msDur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
-// dur renders a duration in ms below 10 s, else in s.
+// dur renders a duration in ms below 1 s, else in s.
 func dur(d time.Duration) string {
-	if d < 10*time.Second {
+	if d < time.Second {
 		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 	}
 	return fmt.Sprintf("%.2f s", d.Seconds())
