@@ -598,79 +598,16 @@ func (r *scaleRun) churnBurst(ctx context.Context, cl *rpc.Client) (churnStats, 
 		return restore()
 	})
 
-	streamArgs := map[string]any{"pattern": r.rare, "case_sensitive": true, "limit": 100, "sync": false}
-
-	// The stream, on its own connection, and a status poller on another.
-	scl, err := rpc.Dial(ctx, r.socket)
+	st, err := r.startStream(ctx, map[string]any{"pattern": r.rare, "case_sensitive": true, "limit": 100, "sync": false})
 	if err != nil {
 		return cs, err
 	}
-	defer scl.Close()
-	pcl, err := rpc.Dial(ctx, r.socket)
-	if err != nil {
-		return cs, err
-	}
-	defer pcl.Close()
-
-	var (
-		mu      sync.Mutex
-		samples []rpcSample
-		merging []span // when status showed a merge, from t0
-		fields  = map[string]bool{}
-		errs    []error
-	)
-	t0 := time.Now()
-	sctx, stopStream := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for sctx.Err() == nil {
-			at := time.Since(t0)
-			e, wall, err := r.grep(sctx, scl, streamArgs)
-			if err != nil {
-				if sctx.Err() == nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-				return
-			}
-			mu.Lock()
-			samples = append(samples, rpcSample{at: at, wall: wall, tookMS: e.Stats.TimeMS})
-			if e.Data.FallbackUsed {
-				cs.fallback = e.Data.FallbackReason
-			}
-			mu.Unlock()
-		}
-	})
-	wg.Go(func() {
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			at := time.Since(t0)
-			_, obj, err := r.status(sctx, pcl)
-			if err == nil {
-				kv, active := mergeState(obj, r.cfg.tree)
-				mu.Lock()
-				for _, f := range kv {
-					fields[f] = true
-				}
-				if active {
-					merging = append(merging, span{at, time.Since(t0)})
-				}
-				mu.Unlock()
-			}
-			select {
-			case <-sctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
+	defer st.end()
 	// Quiet: the stream alone.
 	waitFor(ctx, r.cfg.churnTail)
 	// The burst: every file rewritten with a line holding this run's token
 	// appended, the last file's token unique.
-	burstStart := time.Since(t0)
+	burstStart := st.since()
 	tok := "IndexdScaleChurn" + r.token
 	for i, f := range files {
 		extra := "\n// " + tok + "\n"
@@ -678,51 +615,37 @@ func (r *scaleRun) churnBurst(ctx context.Context, cl *rpc.Client) (churnStats, 
 			extra = "\n// " + tok + "Last\n"
 		}
 		if err := os.WriteFile(filepath.Join(r.cfg.tree, f.rel), append(slices.Clip(f.data), extra...), f.mode); err != nil {
-			stopStream()
-			wg.Wait()
 			return cs, err
 		}
 	}
-	cs.writeTime = time.Since(t0) - burstStart
+	cs.writeTime = st.since() - burstStart
 	// Caught up: a synced query sees the last write.
 	lastDone := time.Now()
 	e, _, err := r.grep(ctx, cl, map[string]any{"pattern": tok + "Last", "case_sensitive": true, "limit": 10})
 	if err != nil {
-		stopStream()
-		wg.Wait()
 		return cs, err
 	}
 	cs.catchUp = time.Since(lastDone)
 	if len(e.Data.Matches) != 1 || e.Data.Matches[0].File != files[len(files)-1].rel {
-		stopStream()
-		wg.Wait()
 		return cs, fmt.Errorf("a synced grep for %sLast after the burst found %d matches", tok, len(e.Data.Matches))
 	}
 	// The tail: go on while status shows a merge (at most a minute), then
 	// for churnTail.
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		active := len(merging) > 0 && time.Since(t0)-merging[len(merging)-1].end < 200*time.Millisecond
-		mu.Unlock()
-		if !active {
-			break
-		}
+	for deadline := time.Now().Add(time.Minute); st.mergeActive() && time.Now().Before(deadline); {
 		waitFor(ctx, 100*time.Millisecond)
 	}
 	waitFor(ctx, r.cfg.churnTail)
-	stopStream()
-	wg.Wait()
-	if len(errs) > 0 {
-		return cs, errors.Join(errs...)
+	if err := st.end(); err != nil {
+		return cs, err
 	}
-	for _, s := range samples {
+	cs.fallback = st.fallback
+	for _, s := range st.samples {
 		switch {
 		case s.at < burstStart:
 			cs.quiet = append(cs.quiet, s)
 		default:
 			cs.burst = append(cs.burst, s)
-			for _, m := range merging {
+			for _, m := range st.merging {
 				if s.at+s.wall >= m.start && s.at <= m.end {
 					cs.duringMerge = append(cs.duringMerge, s)
 					break
@@ -730,8 +653,8 @@ func (r *scaleRun) churnBurst(ctx context.Context, cl *rpc.Client) (churnStats, 
 			}
 		}
 	}
-	cs.mergeSeen = len(merging) > 0
-	for f := range fields {
+	cs.mergeSeen = len(st.merging) > 0
+	for f := range st.fields {
 		cs.mergeFields = append(cs.mergeFields, f)
 	}
 	slices.Sort(cs.mergeFields)
@@ -750,6 +673,108 @@ func (r *scaleRun) churnBurst(ctx context.Context, cl *rpc.Client) (churnStats, 
 		return cs, fmt.Errorf("%s still found after the files were restored", tok)
 	}
 	return cs, nil
+}
+
+// queryStream sends one query after another through a connection of its
+// own, and polls status every 50 ms on another, until ended.
+type queryStream struct {
+	t0       time.Time
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	conns    []*rpc.Client
+	mu       sync.Mutex
+	samples  []rpcSample
+	merging  []span          // when status showed an active merge
+	fields   map[string]bool // merge-related status fields seen, "key=value"
+	fallback string          // a fallback reason an answer gave
+	errs     []error
+	ended    bool
+}
+
+// startStream starts a stream of Grep with args.
+func (r *scaleRun) startStream(ctx context.Context, args map[string]any) (*queryStream, error) {
+	st := &queryStream{t0: time.Now(), fields: map[string]bool{}}
+	for range 2 {
+		cl, err := rpc.Dial(ctx, r.socket)
+		if err != nil {
+			for _, c := range st.conns {
+				c.Close()
+			}
+			return nil, err
+		}
+		st.conns = append(st.conns, cl)
+	}
+	ctx, st.cancel = context.WithCancel(ctx)
+	st.wg.Go(func() {
+		for ctx.Err() == nil {
+			at := st.since()
+			e, wall, err := r.grep(ctx, st.conns[0], args)
+			st.mu.Lock()
+			switch {
+			case err != nil && ctx.Err() == nil:
+				st.errs = append(st.errs, err)
+			case err == nil:
+				st.samples = append(st.samples, rpcSample{at: at, wall: wall, tookMS: e.Stats.TimeMS})
+				if e.Data.FallbackUsed {
+					st.fallback = e.Data.FallbackReason
+				}
+			}
+			st.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	})
+	st.wg.Go(func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			at := st.since()
+			if _, obj, err := r.status(ctx, st.conns[1]); err == nil {
+				kv, active := mergeState(obj, r.cfg.tree)
+				st.mu.Lock()
+				for _, f := range kv {
+					st.fields[f] = true
+				}
+				if active {
+					st.merging = append(st.merging, span{at, st.since()})
+				}
+				st.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return st, nil
+}
+
+// since is the time since the stream started.
+func (st *queryStream) since() time.Duration { return time.Since(st.t0) }
+
+// mergeActive reports whether the last status polls showed a merge.
+func (st *queryStream) mergeActive() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.merging) > 0 && st.since()-st.merging[len(st.merging)-1].end < 200*time.Millisecond
+}
+
+// end stops the stream and waits for it; it returns the errors of its
+// queries. Its results may be read once it has returned. Ending an ended
+// stream does nothing.
+func (st *queryStream) end() error {
+	if st.ended {
+		return nil
+	}
+	st.ended = true
+	st.cancel()
+	st.wg.Wait()
+	for _, c := range st.conns {
+		c.Close()
+	}
+	return errors.Join(st.errs...)
 }
 
 // span is an interval from the start of the stream.
