@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -173,6 +174,36 @@ func TestScaleRun(t *testing.T) {
 	for _, pid := range rep.daemonPIDs {
 		if daemonAlive(pid, rep.indexctl) {
 			t.Errorf("daemon pid %d still runs", pid)
+		}
+	}
+}
+
+// TestMergeState checks which status fields the scale run takes for a
+// merge, and when it takes one as running.
+func TestMergeState(t *testing.T) {
+	const root = "/r"
+	for _, c := range []struct {
+		rootJSON string
+		kv       []string
+		active   bool
+	}{
+		{`{"root":"/r","state":"ready","files":3}`, nil, false},
+		{`{"root":"/r","merging":true}`, []string{"merging=true"}, true},
+		{`{"root":"/r","compacting":false}`, []string{"compacting=false"}, false},
+		{`{"root":"/r","merges":{"running":1,"done":4}}`, []string{"merges.done=4", "merges.running=1"}, true},
+		{`{"root":"/r","merges":{"running":0,"segments":7}}`, []string{"merges.running=0", "merges.segments=7"}, false},
+		{`{"root":"/r","merge_state":"merging"}`, []string{"merge_state=merging"}, true},
+		{`{"root":"/r","merge_state":"idle"}`, []string{"merge_state=idle"}, false},
+		{`{"root":"/other","merging":true}`, nil, false},
+	} {
+		var status map[string]any
+		if err := json.Unmarshal([]byte(`{"pid":1,"roots":[`+c.rootJSON+`]}`), &status); err != nil {
+			t.Fatal(err)
+		}
+		kv, active := mergeState(status, root)
+		slices.Sort(kv)
+		if !slices.Equal(kv, c.kv) || active != c.active {
+			t.Errorf("%s: %q active %v, want %q active %v", c.rootJSON, kv, active, c.kv, c.active)
 		}
 	}
 }
