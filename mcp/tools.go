@@ -28,7 +28,7 @@ var (
 )
 
 // ParseTools reads a --tools value: comma-separated tool names (any case),
-// "default" for Glob, Grep and LS, and "compat" (or "all") for those plus
+// "default" for Glob, Grep, LS and Changes, and "compat" (or "all") for those plus
 // find_files_by_name and search_in_files. It returns the names in AllTools
 // order, each once.
 func ParseTools(list string) ([]string, error) {
@@ -307,6 +307,7 @@ data.entries holds {path, type} with type "dir", "file" or "link"; stats.total c
 }`,
 		output: envelopeOutputSchema,
 	},
+	changesDef,
 	{
 		name:        ToolFindFiles,
 		title:       "Find files by name",

@@ -50,6 +50,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(err)
 	}
 	q := &GlobQuery{WS: t.WS, Dir: dir, Params: p, Pattern: pat, Glob: g, Start: start}
+	ectx.Clock = t.clock(ctx, p.Sync)
 	res, runErr := t.Searcher.Glob(ctx, q)
 	if runErr != nil {
 		return fail(internal(runErr))

@@ -58,6 +58,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	}
 	ectx.PathResolved = dir
 	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start}
+	ectx.Clock = t.clock(ctx, p.Sync)
 	res, runErr := t.Searcher.Grep(ctx, q)
 	if runErr != nil {
 		return fail(internal(runErr))

@@ -15,6 +15,8 @@ const (
 	ToolGlob = "Glob"
 	ToolGrep = "Grep"
 	ToolLS   = "LS"
+	// ToolChanges lists what changed since a clock token (changes.go).
+	ToolChanges = "Changes"
 )
 
 // The tools' methods on the daemon's socket (package rpc).
@@ -22,6 +24,8 @@ const (
 	MethodGlob = "glob"
 	MethodGrep = "grep"
 	MethodLS   = "ls"
+	// MethodChanges answers ToolChanges.
+	MethodChanges = "changes"
 )
 
 // ToolSpec is one agent tool as every layer knows it: the CLI (the method
@@ -52,6 +56,7 @@ var toolTable = []*ToolSpec{
 	{Name: ToolGlob, Method: MethodGlob, ResultKeys: []string{"paths"}, run: (*Tools).glob},
 	{Name: ToolGrep, Method: MethodGrep, ResultKeys: []string{"matches", "files", "counts"}, run: (*Tools).grep},
 	{Name: ToolLS, Method: MethodLS, ResultKeys: []string{"entries"}, run: (*Tools).ls},
+	{Name: ToolChanges, Method: MethodChanges, ResultKeys: []string{"changes"}, run: (*Tools).changes},
 }
 
 // ToolSpecs returns the table of tools, in the order they are listed. The

@@ -50,7 +50,7 @@ type command struct {
 type runFunc func(c *cli, g *globals, args []string) (int, error)
 
 // commands are the subcommands, in the order help lists them.
-var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, mcpCmd, daemonCmd}
+var commands = []*command{globCmd, grepCmd, lsCmd, changesCmd, indexCmd, statusCmd, forgetCmd, stopCmd, mcpCmd, daemonCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -237,6 +237,9 @@ func (c *cli) print(tool string, answer json.RawMessage, asJSON bool) int {
 		fmt.Fprintf(c.stdout, "%s\n", answer)
 	} else {
 		fmt.Fprintln(c.stdout, env.Text)
+		if tool == query.ToolChanges {
+			printClock(c.stderr, env.Data)
+		}
 	}
 	code, err := exitCode(tool, &env)
 	if err != nil {

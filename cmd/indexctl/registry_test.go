@@ -14,6 +14,7 @@ import (
 
 	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
@@ -25,6 +26,8 @@ var exampleCalls = map[string]string{
 	query.ToolGlob: `{"pattern":"*.txt"}`,
 	query.ToolGrep: `{"pattern":"needle"}`,
 	query.ToolLS:   `{}`,
+	// A token of another daemon instance: fresh_instance, every file.
+	query.ToolChanges: `{"since":"` + journal.Clock{Instance: 1, Root: 1, Journal: 1, Pos: 1}.String() + `"}`,
 }
 
 // Every tool of query's table is known to every layer: the CLI (a command
