@@ -59,6 +59,10 @@ type ChangesRun struct {
 	Since string
 	// FreshReason says why the list is not relative to Since.
 	FreshReason string
+	// Untracked: the query asked for paths inside ignored directories,
+	// whose changes are not tracked (a Hint names them); the answer is
+	// partial.
+	Untracked bool
 	// Limit is the limit that truncated the result, for the note.
 	Limit int
 	// Hints are extra info lines.
@@ -66,7 +70,8 @@ type ChangesRun struct {
 }
 
 // Changes builds Changes' envelope: partial when fresh_instance (the list
-// is not what was asked), truncated or aborted.
+// is not what was asked), when changes asked for are not tracked,
+// truncated or aborted.
 func Changes(ctx Context, r ChangesRun) *Envelope {
 	d := r.Data
 	if d.Changes == nil {
@@ -86,7 +91,7 @@ func Changes(ctx Context, r ChangesRun) *Envelope {
 			st.Deleted++
 		}
 	}
-	status, err := decide(outcome{results: len(d.Changes), truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance && r.Since != ""})
+	status, err := decide(outcome{results: len(d.Changes), truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance && r.Since != "" || r.Untracked})
 	var b strings.Builder
 	switch {
 	case r.Since == "":

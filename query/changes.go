@@ -173,7 +173,7 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 		run.Data.Changes = append(run.Data.Changes, envelope.ChangeEntry{Path: c.Path, Kind: c.Kind.String(), Mtime: mtimeOf(c.Mtime)})
 	}
 	if u := untracked(set.Index, dir, p.IncludeIgnored); len(u) > 0 {
-		run.Data.Fallback = envelope.Fallback{Used: true, Reason: envelope.ReasonIgnoredPaths}
+		run.Untracked = true
 		run.Hints = append(run.Hints, fmt.Sprintf("[Info: changes inside ignored directories are not tracked (%s); list them with Glob or LS.]", strings.Join(u, ", ")))
 	}
 	run.Stats.TimeMS = elapsedMS(start)
