@@ -332,3 +332,60 @@ func TestChangesSandbox(t *testing.T) {
 	}
 	wantChanges(t, td.changes(root, since(tok)), envelope.StatusSuccess, "created in/b.go")
 }
+
+// changed_since restricts Glob and Grep to the files changed since the
+// token (gone ones left out), with their own rules; a token it cannot
+// answer relative to searches everything and says so.
+func TestChangedSince(t *testing.T) {
+	td := startDaemon(t, Config{})
+	root := readyRoot(t, td, map[string]string{"a.go": "needle a\n", "b.go": "needle b\n", "c.txt": "needle c\n", "gone.go": "needle gone\n"})
+	tok := td.clockOf(root)
+	writeFile(t, root, "b.go", "needle b changed\n")
+	writeFile(t, root, "d.go", "needle d\n")
+	writeFile(t, root, "e.txt", "needle e\n")
+	writeFile(t, root, ".h.go", "needle h\n")
+	must(t, os.Remove(filepath.Join(root, "gone.go")))
+
+	g := td.query("glob", root, fmt.Sprintf(`{"pattern":"*.go","changed_since":%q}`, tok))
+	if g.Status != envelope.StatusSuccess || !slices.Equal(g.data.Paths, []string{"b.go", "d.go"}) {
+		t.Errorf("glob changed_since: %s", g.js)
+	}
+	g = td.query("glob", root, fmt.Sprintf(`{"pattern":"*.go","changed_since":%q,"include_hidden":true}`, tok))
+	if !slices.Equal(g.data.Paths, []string{".h.go", "b.go", "d.go"}) {
+		t.Errorf("glob changed_since include_hidden: %s", g.js)
+	}
+	r := td.query("grep", root, fmt.Sprintf(`{"pattern":"needle","output_mode":"files_with_matches","changed_since":%q}`, tok))
+	var files struct {
+		Files []string `json:"files"`
+	}
+	must(t, json.Unmarshal(r.Data, &files))
+	if r.Status != envelope.StatusSuccess || !slices.Equal(slices.Sorted(slices.Values(files.Files)), []string{"b.go", "d.go", "e.txt"}) {
+		t.Errorf("grep changed_since: %s", r.js)
+	}
+	r = td.query("grep", root, fmt.Sprintf(`{"pattern":"needle","include":"*.txt","changed_since":%q}`, tok))
+	if len(r.data.Matches) != 1 || !strings.Contains(string(r.data.Matches[0]), `"e.txt"`) {
+		t.Errorf("grep changed_since with include: %s", r.js)
+	}
+
+	// Another instance's token: every file, partial, fresh_instance.
+	other := journal.Clock{Instance: 1, Root: 1, Journal: 1, Pos: 1}.String()
+	g = td.query("glob", root, fmt.Sprintf(`{"pattern":"*.go","changed_since":%q}`, other))
+	var fresh struct {
+		Fresh bool `json:"fresh_instance"`
+	}
+	must(t, json.Unmarshal(g.Data, &fresh))
+	if g.Status != envelope.StatusPartial || !fresh.Fresh || !slices.Equal(g.data.Paths, []string{"a.go", "b.go", "d.go"}) || !strings.Contains(g.Text, "changed_since could not be answered") {
+		t.Errorf("glob with a fresh-instance token: %s", g.js)
+	}
+	r = td.query("grep", root, fmt.Sprintf(`{"pattern":"needle","changed_since":%q}`, other))
+	if r.Status != envelope.StatusPartial || len(r.data.Matches) != 5 {
+		t.Errorf("grep with a fresh-instance token: %s", r.js)
+	}
+	if a := td.query("grep", root, `{"pattern":"needle","changed_since":"bogus"}`); a.Status != envelope.StatusError || a.Error.Code != envelope.CodeInvalidParam {
+		t.Errorf("a bad token: %s", a.js)
+	}
+	// Without changed_since the answers are unchanged.
+	if g := td.query("glob", root, `{"pattern":"*.go"}`); g.Status != envelope.StatusSuccess || !slices.Equal(g.data.Paths, []string{"a.go", "b.go", "d.go"}) || strings.Contains(string(g.Data), "fresh_instance") {
+		t.Errorf("glob without changed_since: %s", g.js)
+	}
+}

@@ -44,9 +44,9 @@ func TestParseTools(t *testing.T) {
 // wantProperties are each tool's parameters, as SPEC §6–8 and seed 004
 // define them.
 var wantProperties = map[string][]string{
-	"Glob": {"pattern", "path", "limit", "include_hidden", "include_ignored", "case_sensitive", "sort"},
+	"Glob": {"pattern", "path", "limit", "include_hidden", "include_ignored", "case_sensitive", "sort", "changed_since"},
 	"Grep": {"pattern", "path", "include", "case_sensitive", "fixed_strings", "limit", "output_mode",
-		"context_before", "context_after", "context", "multiline", "timeout_ms", "include_hidden", "include_ignored"},
+		"context_before", "context_after", "context", "multiline", "timeout_ms", "include_hidden", "include_ignored", "changed_since"},
 	"LS":                 {"path", "offset", "limit", "include_hidden", "include_ignored", "ignore"},
 	"Changes":            {"since", "path", "pattern", "limit", "include_hidden", "include_ignored"},
 	"find_files_by_name": {"name_pattern", "path"},

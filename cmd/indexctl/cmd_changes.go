@@ -53,3 +53,8 @@ func printClock(w io.Writer, data json.RawMessage) {
 		fmt.Fprintf(w, "clock: %s\n", d.Clock)
 	}
 }
+
+// changedSinceParam is the changed_since parameter of glob and grep.
+func changedSinceParam(verb string) param {
+	return param{key: "changed_since", kind: kindString, usage: verb + " only files created or modified since the clock `TOKEN` of an earlier answer (see changes)"}
+}
