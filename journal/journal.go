@@ -31,12 +31,10 @@
 package journal
 
 import (
-	"cmp"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -225,48 +223,43 @@ func (j *Journal) Since(pos uint64, fn func(pos uint64, c Change) bool) bool {
 // left out. Mtime, Hidden and Ignored are the last entry's. ok is false
 // when the entries since pos are not all known (see Since).
 func (j *Journal) Net(pos uint64) (changes []Change, ok bool) {
-	type net struct {
-		c      Change
-		before bool   // existed at pos
-		last   uint64 // position of its last entry
-	}
-	byPath := map[string]*net{}
-	ok = j.Since(pos, func(p uint64, c Change) bool {
-		n := byPath[c.Path]
-		if n == nil {
-			n = &net{before: c.Kind != Created}
-			byPath[c.Path] = n
-		}
-		n.c, n.last = c, p
+	var all []Change // in position order
+	ok = j.Since(pos, func(_ uint64, c Change) bool {
+		all = append(all, c)
 		return true
 	})
 	if !ok {
 		return nil, false
 	}
-	type ordered struct {
-		c    Change
-		last uint64
+	type span struct{ first, last int } // indexes in all of a path's first and last entries
+	spans := make(map[string]span, len(all))
+	for i, c := range all {
+		s, seen := spans[c.Path]
+		if !seen {
+			s.first = i
+		}
+		s.last = i
+		spans[c.Path] = s
 	}
-	out := make([]ordered, 0, len(byPath))
-	for _, n := range byPath {
-		now := n.c.Kind != Deleted
-		c := n.c
-		switch {
-		case !n.before && !now:
+	changes = make([]Change, 0, len(spans))
+	for i := len(all) - 1; i >= 0; i-- { // most recent last entry first
+		c := all[i]
+		s := spans[c.Path]
+		if s.last != i {
 			continue
-		case !n.before:
+		}
+		before, now := all[s.first].Kind != Created, c.Kind != Deleted
+		switch {
+		case !before && !now:
+			continue
+		case !before:
 			c.Kind = Created
 		case !now:
 			c.Kind = Deleted
 		default:
 			c.Kind = Modified
 		}
-		out = append(out, ordered{c, n.last})
-	}
-	slices.SortFunc(out, func(a, b ordered) int { return cmp.Compare(b.last, a.last) })
-	changes = make([]Change, len(out))
-	for i, o := range out {
-		changes[i] = o.c
+		changes = append(changes, c)
 	}
 	return changes, true
 }
