@@ -70,8 +70,8 @@ type ChangesRun struct {
 }
 
 // Changes builds Changes' envelope: partial when fresh_instance (the list
-// is not what was asked), when changes asked for are not tracked,
-// truncated or aborted.
+// is not what was asked), when changes asked for are not tracked, when
+// there is no clock to give, truncated or aborted.
 func Changes(ctx Context, r ChangesRun) *Envelope {
 	d := r.Data
 	if d.Changes == nil {
@@ -91,9 +91,11 @@ func Changes(ctx Context, r ChangesRun) *Envelope {
 			st.Deleted++
 		}
 	}
-	status, err := decide(outcome{results: len(d.Changes), truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance && r.Since != "" || r.Untracked})
+	status, err := decide(outcome{results: len(d.Changes), truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance && r.Since != "" || r.Untracked || d.Clock == ""})
 	var b strings.Builder
 	switch {
+	case r.Since == "" && d.Clock == "":
+		fmt.Fprintf(&b, "No clock for '%s': no change journal is kept for this root yet (its index is not ready, or the answer was made without the daemon); call again once it is indexed.", displayPath(ctx))
 	case r.Since == "":
 		fmt.Fprintf(&b, "Clock for '%s': %s (no since given: pass it as since to list what changes after now)", displayPath(ctx), d.Clock)
 	case d.FreshInstance:
