@@ -22,6 +22,7 @@ with its kind and modification time. The token is the clock of an earlier
 answer: every query's --json output carries it as context.clock, and this
 command prints the current one on standard error ("clock: TOKEN"), or in
 --json as data.clock. Without --since only the current clock is given.
+As for every query, the exit status is 1 when nothing is listed.
 
 When the changes since TOKEN cannot be known (the daemon restarted, the
 token is of another root, too old, or events were lost) the answer is
