@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
@@ -93,6 +94,10 @@ func (s *searcher) Since(ctx context.Context, token string, sync bool) (query.Ch
 	case fresh.Stale(".") == envelope.ReasonIndexStale:
 		return fail("events were lost and the index is being reconciled")
 	}
+	if c.Pos < end && end-c.Pos > journal.MaxNet {
+		return fail(fmt.Sprintf("more than %d changes since the token", journal.MaxNet))
+	}
+	set.Unwatched = fresh.Live()
 	chs, ok := j.Net(c.Pos)
 	if !ok {
 		return fail("the token is older than the journal's start (events were lost, or the journal's bound dropped the changes since)")

@@ -79,6 +79,12 @@ type Change struct {
 	Ignored bool
 }
 
+// MaxNet is the most entries a caller should take since one position
+// (Net decodes them all: some 100 bytes each while it runs). Past it the
+// daemon answers with the full file list instead (fresh_instance), which
+// is then no longer than the list of changes.
+const MaxNet = 200_000
+
 // DefaultMaxBytes is the default bound on a journal's memory.
 const DefaultMaxBytes = 32 << 20
 

@@ -44,8 +44,8 @@ func (t *Tools) changedSince(ctx context.Context, a args, sync bool, dir string,
 	case set.Fresh:
 		return t.Searcher, set.Reason, nil
 	}
-	if u := untracked(set.Index, dir, includeIgnored); len(u) > 0 {
-		return t.Searcher, "changes inside ignored directories are not tracked", nil
+	if u := set.untrackedIn(dir, includeIgnored); len(u) > 0 {
+		return t.Searcher, "changes inside ignored or unwatched directories are not tracked", nil
 	}
 	return changedOnly{changes: set.Changes}, "", nil
 }

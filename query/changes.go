@@ -42,6 +42,27 @@ type ChangeSet struct {
 	// Index is the root's index (nil if none): the ignored directories it
 	// records are those whose contents are not journaled.
 	Index *index.Index
+	// Unwatched are the subtrees the watcher could not watch (the watch
+	// limit; "." for the root): changes there are not journaled until
+	// they are watched again.
+	Unwatched []string
+}
+
+// untrackedIn names the parts of the tree a query of dir reaches whose
+// changes are not journaled: ignored directories (all of those under dir
+// with includeIgnored, or the one dir lies in) and unwatched subtrees.
+// Nothing inside them is watched.
+func (set ChangeSet) untrackedIn(dir string, includeIgnored bool) []string {
+	u := untracked(set.Index, dir, includeIgnored)
+	for _, w := range set.Unwatched {
+		if w == "." || dir == "." || w == dir || inDir(dir, w) || inDir(w, dir) {
+			u = append(u, w+" (not watched: the inotify watch limit)")
+		}
+	}
+	if len(u) > 3 {
+		u = append(u[:3], fmt.Sprintf("and %d more", len(u)-3))
+	}
+	return u
 }
 
 // Changes' limits.
@@ -172,18 +193,18 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 		}
 		run.Data.Changes = append(run.Data.Changes, envelope.ChangeEntry{Path: c.Path, Kind: c.Kind.String(), Mtime: mtimeOf(c.Mtime)})
 	}
-	if u := untracked(set.Index, dir, p.IncludeIgnored); len(u) > 0 {
+	if u := set.untrackedIn(dir, p.IncludeIgnored); len(u) > 0 {
 		run.Untracked = true
-		run.Hints = append(run.Hints, fmt.Sprintf("[Info: changes inside ignored directories are not tracked (%s); list them with Glob or LS.]", strings.Join(u, ", ")))
+		run.Hints = append(run.Hints, fmt.Sprintf("[Info: changes inside these directories are not tracked (%s); list them with Glob or LS.]", strings.Join(u, ", ")))
 	}
 	run.Stats.TimeMS = elapsedMS(start)
 	return envelope.Changes(ectx, run)
 }
 
-// untracked names (at most three, then a count) the ignored directories
-// whose contents a Changes query of dir asked for: every one under dir
-// with includeIgnored, or the one dir lies in. Nothing inside them is
-// watched, so nothing there is journaled.
+// untracked names the ignored directories whose contents a Changes query
+// of dir asked for: every one under dir with includeIgnored, or the one
+// dir lies in. Nothing inside them is watched, so nothing there is
+// journaled.
 func untracked(ix *index.Index, dir string, includeIgnored bool) []string {
 	if ix == nil {
 		return nil
@@ -198,9 +219,6 @@ func untracked(ix *index.Index, dir string, includeIgnored bool) []string {
 				dirs = append(dirs, s.Path)
 			}
 		})
-	}
-	if len(dirs) > 3 {
-		dirs = append(dirs[:3], fmt.Sprintf("and %d more", len(dirs)-3))
 	}
 	return dirs
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/journal"
 )
 
@@ -93,18 +94,98 @@ func tableDiff(before, after []entryState, named map[string]fsnotify.Op) []journ
 	return out
 }
 
+// journalScopeMax bounds the extra scope journalScopes gives each path:
+// the shallowest of its ancestors holding at most this many files.
+const journalScopeMax = 4096
+
+// journalScopes returns where a batch may change the path table: at or
+// under each path it names; for a path that is gone, under its shallowest
+// ancestor that is no longer a real directory; and under each path's
+// shallowest ancestor holding at most journalScopeMax files, which may go
+// before Index.Apply looks (Apply drops a broken ancestor's whole
+// subtree: a directory renamed or removed while events under it were
+// queued, as rm -r and git checkout do). A larger directory going in that
+// instant is caught by journaled's count check.
+func (w *Watcher) journalScopes(b batch) []string {
+	if w.opts.Journal == nil {
+		return nil
+	}
+	scopes := append(sortedKeys(b.paths), sortedKeys(b.rules)...)
+	small := map[string]bool{}
+	for _, p := range sortedKeys(b.paths) {
+		if _, err := w.r.Lstat(p); err != nil {
+			if a := brokenAncestor(w.r, p); a != "" {
+				scopes = append(scopes, a)
+			}
+		}
+		if a := w.smallAncestor(p, small); a != "" {
+			scopes = append(scopes, a)
+		}
+	}
+	return scopes
+}
+
+// smallAncestor returns the shallowest proper ancestor of p under which
+// the table holds at most journalScopeMax files ("" if none does), with
+// memo remembering each ancestor's verdict.
+func (w *Watcher) smallAncestor(p string, memo map[string]bool) string {
+	for i, c := range p {
+		if c != '/' {
+			continue
+		}
+		a := p[:i]
+		ok, seen := memo[a]
+		if !seen {
+			n := 0
+			w.ix.Files(a, "", func(*index.File) bool { n++; return n <= journalScopeMax })
+			ok = n <= journalScopeMax
+			memo[a] = ok
+		}
+		if ok {
+			return a
+		}
+	}
+	return ""
+}
+
+// brokenAncestor returns the shallowest proper ancestor of rel that is no
+// longer a real directory beneath the root (as Index.Apply finds it), or
+// "" if every ancestor still is one.
+func brokenAncestor(r *rooted.Root, rel string) string {
+	for i, c := range rel {
+		if c != '/' {
+			continue
+		}
+		if st, err := r.Lstat(rel[:i]); err != nil || !isDirStat(st) {
+			return rel[:i]
+		}
+	}
+	return ""
+}
+
 // journaled runs fn, which changes the index at or under scopes, and
 // appends to the journal what it changed there, then extra (the ignored
-// files fn saw).
+// files fn saw). If fn changed the table elsewhere too (the number of its
+// entries moved by more than those under scopes: the tree changed again
+// between the processor's look and the index's, so that Index.Apply
+// dropped a subtree the batch did not name), the changes cannot be told
+// and the journal is truncated instead.
 func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn func(), extra func() []journal.Change) {
 	j := w.opts.Journal
 	if j == nil || len(scopes) == 0 {
 		fn()
 		return
 	}
+	n0 := w.ix.Len()
 	before := tableUnder(w.ix, scopes)
 	fn()
-	chs := tableDiff(before, tableUnder(w.ix, scopes), named)
+	after := tableUnder(w.ix, scopes)
+	if w.ix.Len()-n0 != len(after)-len(before) {
+		w.log.Warn("watch: a batch changed the index beyond the paths it named; the change journal starts again", "root", w.root)
+		j.Truncate()
+		return
+	}
+	chs := tableDiff(before, after, named)
 	if extra != nil {
 		chs = append(chs, extra()...)
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/fsnotify/fsnotify"
@@ -131,4 +132,42 @@ func TestJournalOverflowTruncates(t *testing.T) {
 	if s, _ := j.Positions(); s <= p {
 		t.Errorf("start %d not past the pre-overflow position %d", s, p)
 	}
+}
+
+// A directory renamed while a batch naming a path under it is being
+// applied: Index.Apply drops the directory's whole subtree in that batch
+// (its broken ancestor), and the journal records every file of it.
+func TestJournalRenameUnderBatch(t *testing.T) {
+	root := tempRoot(t)
+	writeFile(t, root, "d/x/old.txt", "old\n")
+	writeFile(t, root, "d/y.txt", "y\n")
+	j := journal.New(0)
+	inBatch, renamed, moved := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var once, onceMove sync.Once
+	opts := Options{
+		Journal: j,
+		onBatch: func(paths map[string]fsnotify.Op) {
+			if _, ok := paths["d/x/new.txt"]; ok {
+				once.Do(func() {
+					close(inBatch)
+					<-renamed // the rename happens while this batch is applied
+				})
+			}
+		},
+		onEvent: func(ev fsnotify.Event) bool {
+			if ev.Name == filepath.Join(root, "d") && ev.Has(fsnotify.Rename) {
+				onceMove.Do(func() { <-moved }) // its events come after that batch
+			}
+			return true
+		},
+	}
+	w, _ := start(t, root, opts)
+	p := mark(j)
+	writeFile(t, root, "d/x/new.txt", "new\n")
+	wait(t, inBatch, "the batch naming d/x/new.txt")
+	must(t, os.Rename(filepath.Join(root, "d"), filepath.Join(root, "e")))
+	close(renamed)
+	close(moved)
+	syncNow(t, w)
+	expectNet(t, j, p, "deleted d/x/old.txt", "deleted d/y.txt", "created e/x/new.txt", "created e/x/old.txt", "created e/y.txt")
 }

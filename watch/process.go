@@ -228,7 +228,7 @@ func (w *Watcher) handle(b batch) {
 		w.resync(&b, b.cookies)
 		return
 	}
-	scopes := append(sortedKeys(b.paths), sortedKeys(b.rules)...)
+	scopes := w.journalScopes(b)
 	var ignored []journal.Change
 	w.journaled(scopes, b.paths, func() { w.apply(b, &ignored) }, func() []journal.Change { return ignored })
 	w.finishBatch(b.cookies, false)
