@@ -55,6 +55,13 @@
 //   - Cookie files never reach the index: the drain drops their events and
 //     the walk and Index.Apply skip their names (ignore.Classifier).
 //
+// # Change journal
+//
+// With Options.Journal the processor also records, batch by batch, what
+// it changed in the index's path table (journal.go: the table's entries
+// under the batch's scopes before and after; renames as deletions and
+// creations), truncating the journal when events were lost.
+//
 // # Sync cookies
 //
 // Sync creates a uniquely named empty file (ignore.CookiePrefix, then the process
