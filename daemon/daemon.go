@@ -26,6 +26,7 @@ import (
 	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/privdir"
+	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 )
@@ -205,6 +206,9 @@ type daemon struct {
 	log     *slog.Logger
 	methods rpc.Methods
 	started time.Time
+	// instance identifies this daemon instance in clock tokens (package
+	// journal): a token of another instance answers fresh_instance.
+	instance uint64
 
 	// ctx ends when the daemon starts stopping; every workspace's context
 	// is its child.
@@ -226,6 +230,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 		cfg:        cfg,
 		log:        log,
 		started:    time.Now(),
+		instance:   journal.NewInstance(),
 		roots:      make(map[string]*workspace),
 		forgetting: make(map[string]chan struct{}),
 	}

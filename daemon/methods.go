@@ -90,7 +90,7 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		}
 		return fail(rootEnvelopeError(p.Root, err))
 	}
-	var s searcher
+	s := &searcher{}
 	switch w, err := d.get(ctx, ws.Root); {
 	case errors.Is(err, errTooManyRoots):
 		return fail(envelope.Errorf(envelope.CodeInvalidParam, "Too many workspace roots (%d are indexed); forget one with 'indexctl forget ROOT'.", d.cfg.MaxRoots))
@@ -101,7 +101,7 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		w.queries.Add(1)
 		s.w = w
 	}
-	return (&query.Tools{WS: ws, Searcher: s}).Run(ctx, tool, p.Cwd, p.Args)
+	return (&query.Tools{WS: ws, Searcher: s, Changes: s}).Run(ctx, tool, p.Cwd, p.Args)
 }
 
 // rootEnvelopeError is the envelope error for a root query.NewWorkspace

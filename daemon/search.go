@@ -38,21 +38,33 @@ func (f FallbackWalk) Grep(ctx context.Context, q *query.GrepQuery) (*query.Grep
 
 // searcher answers Glob and Grep for one workspace from whatever it can
 // trust at the moment of the query: the index once it is ready and the
-// Freshener vouches for it, else the walk with the reason.
+// Freshener vouches for it, else the walk with the reason. It is also the
+// call's query.ChangeLog (clock.go). One searcher serves one call, which
+// passes the read-your-writes barrier at most once: when taking the clock,
+// before the search.
 type searcher struct {
 	w *workspace // nil while the daemon stops
+	// synced: the barrier was passed for this call; failed: it was tried
+	// and did not pass.
+	synced, failed bool
 }
 
 // pick returns the index to query for dir, or nil and the fallback
 // reason.
-func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
+func (s *searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
 	if s.w == nil {
 		return nil, nil, envelope.ReasonDaemonStopping
 	}
-	return s.w.trusted(ctx, dir, sync)
+	if s.failed {
+		if _, _, r := s.w.trusted(ctx, dir, false); r != "" {
+			return nil, nil, r
+		}
+		return nil, nil, envelope.ReasonIndexStale
+	}
+	return s.w.trusted(ctx, dir, sync && !s.synced)
 }
 
-func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
+func (s *searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
 	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
 	if reason == envelope.ReasonIndexStale {
 		q.Start = time.Now() // the walk gets its full time budget after a failed barrier
@@ -63,7 +75,7 @@ func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResu
 	return query.Indexed{Index: ix, Live: live}.Glob(ctx, q)
 }
 
-func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
+func (s *searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
 	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
 	if reason == envelope.ReasonIndexStale {
 		q.Start = time.Now() // the walk gets its full time budget after a failed barrier

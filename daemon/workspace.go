@@ -14,6 +14,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/journal"
 )
 
 // States of a root (RootStatus.State).
@@ -51,9 +52,10 @@ type workspace struct {
 	mu       sync.Mutex // guards the fields below
 	state    string
 	phase    string
-	attempt  chan struct{} // closed when the current build attempt ends (ready or error)
-	ix       *index.Index  // set once ready; owned by the workspace goroutine
-	fresh    Freshener     // set once ready; owned by the workspace goroutine
+	attempt  chan struct{}    // closed when the current build attempt ends (ready or error)
+	ix       *index.Index     // set once ready; owned by the workspace goroutine
+	fresh    Freshener        // set once ready; owned by the workspace goroutine
+	journal  *journal.Journal // the Freshener's, if it keeps one (Journaled); set once ready
 	progress index.Progress
 	started  time.Time     // when the current attempt began
 	readyIn  time.Duration // how long it took to become ready
@@ -147,6 +149,9 @@ func (w *workspace) serve() (again bool) {
 	w.mu.Lock()
 	w.state, w.phase = StateReady, ""
 	w.ix, w.fresh = ix, fresh
+	if jf, ok := fresh.(Journaled); ok {
+		w.journal = jf.Journal()
+	}
 	w.readyIn = time.Since(w.started)
 	close(w.attempt)
 	w.mu.Unlock()
@@ -186,7 +191,7 @@ func (w *workspace) rebuilding() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.state, w.phase, w.lastErr = StateBuilding, "", ""
-	w.ix, w.fresh = nil, nil
+	w.ix, w.fresh, w.journal = nil, nil, nil
 	w.progress, w.reopened = index.Progress{}, false
 	w.started = time.Now()
 	w.attempt = make(chan struct{})
@@ -308,13 +313,8 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 		return nil, nil, envelope.ReasonIndexStale
 	default:
 	}
-	if sync {
-		sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
-		err := fresh.Sync(sctx)
-		cancel()
-		if err != nil {
-			return nil, nil, envelope.ReasonIndexStale
-		}
+	if sync && barrier(ctx, fresh) != nil {
+		return nil, nil, envelope.ReasonIndexStale
 	}
 	live := fresh.Live()
 	if slices.Contains(live, ".") {
@@ -324,6 +324,14 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 		return nil, nil, r
 	}
 	return ix, live, "" // unwatched subtrees are walked and merged by query.Indexed
+}
+
+// barrier passes fresh's read-your-writes barrier, waiting at most
+// SyncTimeout.
+func barrier(ctx context.Context, fresh Freshener) error {
+	sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
+	defer cancel()
+	return fresh.Sync(sctx)
 }
 
 // wait blocks until the current build attempt ends, ctx is done or the

@@ -56,6 +56,10 @@ type GrepQuery struct {
 type Tools struct {
 	WS       *Workspace
 	Searcher Searcher
+	// Changes is the root's change journal (nil: none is kept): it gives
+	// the envelopes their context.clock and answers Changes and
+	// changed_since.
+	Changes ChangeLog
 }
 
 // NewDirect returns Tools answering from the live tree (no index).

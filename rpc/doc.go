@@ -45,13 +45,13 @@
 //
 // # Methods
 //
-//	glob, grep, ls
+//	glob, grep, ls, changes
 //	    params {"root": ABS, "cwd": PATH, "args": {...}}
 //	      root: the workspace root, an absolute path (required);
 //	      cwd:  the caller's working directory, relative to the root or
 //	            absolute inside it (optional, default the root);
 //	      args: the tool's arguments exactly as an agent gives them to
-//	            Glob, Grep or LS (optional, default {}).
+//	            Glob, Grep, LS or Changes (optional, default {}).
 //	    result: the tool's envelope (status, data, text, stats, context
 //	            and, on error, error). A bad argument, a path outside the
 //	            root, a timeout and every other tool fault is an envelope

@@ -24,6 +24,8 @@ const (
 	Glob = "Glob"
 	Grep = "Grep"
 	LS   = "LS"
+	// Changes lists what changed since a clock token.
+	Changes = "Changes"
 )
 
 // The tools' methods on the daemon's socket (package rpc).
@@ -31,6 +33,8 @@ const (
 	MethodGlob = "glob"
 	MethodGrep = "grep"
 	MethodLS   = "ls"
+	// MethodChanges answers Changes.
+	MethodChanges = "changes"
 )
 
 // Grep's time limits, in milliseconds (Glob's is the envelope's
@@ -63,6 +67,7 @@ var table = []*Spec{
 	{Name: Glob, Method: MethodGlob, ResultKeys: []string{"paths"}},
 	{Name: Grep, Method: MethodGrep, ResultKeys: []string{"matches", "files", "counts"}},
 	{Name: LS, Method: MethodLS, ResultKeys: []string{"entries"}},
+	{Name: Changes, Method: MethodChanges, ResultKeys: []string{"changes"}},
 }
 
 // Specs returns the table of tools, in the order they are listed. The

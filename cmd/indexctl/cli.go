@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 	toolspec "github.com/indexd/indexd/tool"
 )
 
@@ -50,7 +51,7 @@ type command struct {
 type runFunc func(c *cli, g *globals, args []string) (int, error)
 
 // commands are the subcommands, in the order help lists them.
-var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, mcpCmd, daemonCmd}
+var commands = []*command{globCmd, grepCmd, lsCmd, changesCmd, indexCmd, statusCmd, forgetCmd, stopCmd, mcpCmd, daemonCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -224,10 +225,10 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 	return code
 }
 
-// print writes the answer of tool (the envelope's text, or with asJSON the
+// print writes the answer of the tool name (the envelope's text, or with asJSON the
 // envelope itself) to stdout and returns the exit code it calls for. A
 // tool's error is its answer, so it goes to stdout too.
-func (c *cli) print(tool string, answer json.RawMessage, asJSON bool) int {
+func (c *cli) print(name string, answer json.RawMessage, asJSON bool) int {
 	var env envelope.Raw
 	if err := json.Unmarshal(answer, &env); err != nil {
 		fmt.Fprintf(c.stderr, "indexctl: malformed response: %v\n", err)
@@ -237,8 +238,11 @@ func (c *cli) print(tool string, answer json.RawMessage, asJSON bool) int {
 		fmt.Fprintf(c.stdout, "%s\n", answer)
 	} else {
 		fmt.Fprintln(c.stdout, env.Text)
+		if name == tool.Changes {
+			printClock(c.stderr, env.Data)
+		}
 	}
-	code, err := exitCode(tool, &env)
+	code, err := exitCode(name, &env)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
 	}

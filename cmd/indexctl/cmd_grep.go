@@ -28,6 +28,7 @@ what ignore rules leave out are skipped unless asked for.`,
 		{key: "timeout_ms", kind: kindInt, usage: "stop after `N` milliseconds, 1-60000 (default 2000); what was found by then is shown"},
 		includeHiddenParam("search"),
 		includeIgnoredParam("search"),
+		changedSinceParam("search"),
 	},
 	examples: []string{
 		"indexctl grep 'func main' --include '*.go'",

@@ -15,8 +15,8 @@ var mcpCmd = &command{
 	name:    "mcp",
 	summary: "serve Glob, Grep and LS to an agent: an MCP server on stdin/stdout",
 	about: `Serve the tools to an agent as a Model Context Protocol server on standard
-input and output (its MCP client starts this command): Glob, Grep and LS,
-with input schemas and descriptions written for a model; each call answers
+input and output (its MCP client starts this command): Glob, Grep, LS and
+Changes, with input schemas and descriptions written for a model; each call answers
 with the envelope's text as content, the envelope as structuredContent and
 isError when its status is "error". --tools compat adds the compatibility
 tools find_files_by_name and search_in_files (their seed's input and
@@ -40,7 +40,7 @@ standard error.`,
 		"indexctl mcp --direct --tools Grep,search_in_files",
 	},
 	define: func(fs *pflag.FlagSet) runFunc {
-		tools := fs.String("tools", strings.Join(tool.Names(), ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, find_files_by_name, search_in_files, or compat for all five")
+		tools := fs.String("tools", strings.Join(tool.Names(), ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, Changes, find_files_by_name, search_in_files, or compat for all six")
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])

@@ -361,7 +361,7 @@ func TestMCP(t *testing.T) {
 			if init.ProtocolVersion != "2025-06-18" || init.ServerInfo.Name != "indexd" || init.Capabilities.Tools == nil || init.Instructions == "" {
 				t.Errorf("initialize result: %+v", init)
 			}
-			checkToolList(t, cs, []string{"Glob", "Grep", "LS", "find_files_by_name", "search_in_files"})
+			checkToolList(t, cs, []string{"Changes", "Glob", "Grep", "LS", "find_files_by_name", "search_in_files"})
 
 			if mode == "daemon" {
 				// The first call starts the daemon; once the root is
@@ -404,7 +404,7 @@ func checkToolList(t *testing.T, cs *sdk.ClientSession, want []string) {
 		if s["type"] != "object" || len(props) == 0 {
 			t.Errorf("%s: input schema %v", tool.Name, s)
 		}
-		if req, ok := s["required"].([]any); tool.Name != "LS" && (!ok || len(req) != 1 || props[req[0].(string)] == nil) {
+		if req, ok := s["required"].([]any); tool.Name != "LS" && tool.Name != "Changes" && (!ok || len(req) != 1 || props[req[0].(string)] == nil) {
 			t.Errorf("%s: required %v", tool.Name, s["required"])
 		}
 		if tool.Description == "" || tool.OutputSchema == nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
@@ -26,6 +27,8 @@ var exampleCalls = map[string]string{
 	tool.Glob: `{"pattern":"*.txt"}`,
 	tool.Grep: `{"pattern":"needle"}`,
 	tool.LS:   `{}`,
+	// A token of another daemon instance: fresh_instance, every file.
+	tool.Changes: `{"since":"` + journal.Clock{Instance: 1, Root: 1, Journal: 1, Pos: 1}.String() + `"}`,
 }
 
 // Every tool of the table (package tool) is known to every layer: query
