@@ -4,8 +4,8 @@
 // directory so that a restart reopens it (checking the tree by stat)
 // instead of rebuilding it.
 //
-// Run is the whole daemon; `indexd` and `indexctl daemon` call it through
-// Foreground, which turns SIGINT and SIGTERM into a graceful stop.
+// Run is the whole daemon; the engine binary `indexd` (which `indexctl
+// daemon` becomes) calls it through Foreground, which turns SIGINT and SIGTERM into a graceful stop.
 //
 // # Roots
 //
@@ -45,6 +45,19 @@
 // passes its read-your-writes barrier (SyncTimeout; sync=false skips it),
 // and subtrees it could not watch are walked and merged with the index's
 // answer (query.Indexed.Live, fallback watch_limit).
+//
+// # Clocks and Changes
+//
+// The watcher also keeps the root's change journal (package journal,
+// Journaled): every Glob, Grep and LS answer from a ready root carries
+// the root's clock token in context.clock, taken after the call's
+// barrier (LS: without one), and Changes and changed_since answer from
+// the journal (clock.go). A call passes the barrier once, whether for the
+// clock or for the index. A token names the daemon instance (random at
+// start), the root, the journal (one per index served: a root rebuilt or
+// replaced starts a new one) and a position; one that does not match, or
+// lies before the journal's start, answers fresh_instance. The journal is
+// in memory only: after a restart, every earlier token does.
 //
 // The roots served are listed in RootsName in the state directory; a
 // restarted daemon reopens each that still exists in the background (its

@@ -7,6 +7,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/watch"
 )
 
@@ -52,14 +53,27 @@ type FreshenerFunc func(ctx context.Context, root string, ix *index.Index, log *
 // reconcile, per-subtree watch-limit degradation), whose State decides
 // Stale.
 func WatchFreshener(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
-	w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log})
+	j := journal.New(0)
+	w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log, Journal: j})
 	if err != nil {
 		return nil, err
 	}
-	return watched{w}, nil
+	return watched{w, j}, nil
 }
 
-type watched struct{ *watch.Watcher }
+// Journaled is a Freshener that also keeps the root's change journal
+// (WatchFreshener's does): the daemon then puts clock tokens in the
+// root's envelopes and answers Changes from it.
+type Journaled interface {
+	Journal() *journal.Journal
+}
+
+type watched struct {
+	*watch.Watcher
+	j *journal.Journal
+}
+
+func (w watched) Journal() *journal.Journal { return w.j }
 
 func (w watched) Stale(dir string) envelope.FallbackReason { return w.State().Stale(dir) }
 func (w watched) Live() []string                           { return w.State().Unwatched }

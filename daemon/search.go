@@ -38,24 +38,42 @@ func (f FallbackWalk) Grep(ctx context.Context, q *query.GrepQuery) (*query.Grep
 
 // searcher answers Glob and Grep for one workspace from whatever it can
 // trust at the moment of the query: the index once it is ready and the
-// Freshener vouches for it, else the walk with the reason.
+// Freshener vouches for it, else the walk with the reason. It is also the
+// call's query.ChangeLog (clock.go). One searcher serves one call, which
+// passes the read-your-writes barrier at most once: when taking the clock,
+// before the search.
 type searcher struct {
 	w *workspace // nil while the daemon stops
+	// synced: the barrier was passed for this call; failed: it was tried
+	// and did not pass.
+	synced, failed bool
+	// waited: the call waited for the root's build (first contact).
+	waited bool
 }
 
 // pick returns the index to query for dir, or nil and the fallback
-// reason; waited says the query waited for a building root (its time
-// budget then starts afresh).
-func (s searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason, bool) {
+// reason. A building root is waited for first, as first contact allows
+// (workspace.awaitBuild); waited then says so, and the search's time
+// budget starts afresh.
+func (s *searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
 	if s.w == nil {
-		return nil, nil, envelope.ReasonDaemonStopping, false
+		return nil, nil, envelope.ReasonDaemonStopping
 	}
-	return s.w.trusted(ctx, dir, sync)
+	if s.w.awaitBuild(ctx) {
+		s.waited = true
+	}
+	if s.failed {
+		if _, _, r := s.w.trusted(ctx, dir, false); r != "" {
+			return nil, nil, r
+		}
+		return nil, nil, envelope.ReasonIndexStale
+	}
+	return s.w.trusted(ctx, dir, sync && !s.synced)
 }
 
-func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
-	ix, live, reason, waited := s.pick(ctx, q.Dir, q.Params.Sync)
-	if reason == envelope.ReasonIndexStale || waited {
+func (s *searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
+	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
+	if reason == envelope.ReasonIndexStale || s.waited {
 		q.Start = time.Now() // the search gets its full time budget after a failed barrier or a wait
 	}
 	if ix == nil {
@@ -64,9 +82,9 @@ func (s searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResu
 	return query.Indexed{Index: ix, Live: live}.Glob(ctx, q)
 }
 
-func (s searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
-	ix, live, reason, waited := s.pick(ctx, q.Dir, q.Params.Sync)
-	if reason == envelope.ReasonIndexStale || waited {
+func (s *searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
+	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
+	if reason == envelope.ReasonIndexStale || s.waited {
 		q.Start = time.Now() // the search gets its full time budget after a failed barrier or a wait
 	}
 	if ix == nil {

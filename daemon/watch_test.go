@@ -111,7 +111,7 @@ func TestWatchLimitDegradesOneSubtree(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return watched{w}, nil
+		return watched{w, nil}, nil
 	}
 	td := startDaemon(t, Config{NewFreshener: newFresh})
 	root := writeTree(t, map[string]string{"warm/a.txt": "seed\n", "cold/b.txt": "seed\n"})

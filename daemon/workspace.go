@@ -13,21 +13,23 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/journal"
 )
 
 // States of a root (RootStatus.State).
 const (
-	StateBuilding = "building" // its index is being built or reopened; queries walk
-	StateReady    = "ready"    // queries use the index
-	StateError    = "error"    // the build failed (last_error); queries walk, `index` retries
+	StateBuilding = daemonapi.StateBuilding
+	StateReady    = daemonapi.StateReady
+	StateError    = daemonapi.StateError
 )
 
 // Phases of a root while it is building (RootStatus.Phase).
 const (
-	PhaseReopen  = "reopening"   // loading the saved index and checking the tree by stat
-	PhaseBuild   = "building"    // reading every file (progress is reported)
-	PhaseSave    = "saving"      // writing the new index to its DB
-	PhaseCatchUp = "catching_up" // waiting for the Freshener to trust the index
+	PhaseReopen  = daemonapi.PhaseReopen
+	PhaseBuild   = daemonapi.PhaseBuild
+	PhaseSave    = daemonapi.PhaseSave
+	PhaseCatchUp = daemonapi.PhaseCatchUp
 )
 
 // workspace is one root: its index and the goroutine that builds and
@@ -50,9 +52,10 @@ type workspace struct {
 	mu       sync.Mutex // guards the fields below
 	state    string
 	phase    string
-	attempt  chan struct{} // closed when the current build attempt ends (ready or error)
-	ix       *index.Index  // set once ready; owned by the workspace goroutine
-	fresh    Freshener     // set once ready; owned by the workspace goroutine
+	attempt  chan struct{}    // closed when the current build attempt ends (ready or error)
+	ix       *index.Index     // set once ready; owned by the workspace goroutine
+	fresh    Freshener        // set once ready; owned by the workspace goroutine
+	journal  *journal.Journal // the Freshener's, if it keeps one (Journaled); set once ready
 	progress index.Progress
 	started  time.Time     // when the current attempt began
 	readyIn  time.Duration // how long it took to become ready
@@ -146,6 +149,9 @@ func (w *workspace) serve() (again bool) {
 	w.mu.Lock()
 	w.state, w.phase = StateReady, ""
 	w.ix, w.fresh = ix, fresh
+	if jf, ok := fresh.(Journaled); ok {
+		w.journal = jf.Journal()
+	}
 	w.readyIn = time.Since(w.started)
 	close(w.attempt)
 	w.mu.Unlock()
@@ -185,7 +191,7 @@ func (w *workspace) rebuilding() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.state, w.phase, w.lastErr = StateBuilding, "", ""
-	w.ix, w.fresh = nil, nil
+	w.ix, w.fresh, w.journal = nil, nil, nil
 	w.progress, w.reopened = index.Progress{}, false
 	w.started = time.Now()
 	w.attempt = make(chan struct{})
@@ -318,18 +324,11 @@ func (w *workspace) awaitBuild(ctx context.Context) bool {
 }
 
 // trusted returns the index a query of dir may use, or nil and the reason
-// it must walk instead. A building root is first waited for (awaitBuild;
-// waited says so, and the query's time budget starts afresh). A ready
-// index is trusted once the Freshener's sync barrier has passed (unless
-// the query asked for sync=false) and it vouches for dir.
-func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (_ *index.Index, _ []string, _ envelope.FallbackReason, waited bool) {
-	waited = w.awaitBuild(ctx)
-	ix, live, reason := w.trustedNow(ctx, dir, sync)
-	return ix, live, reason, waited
-}
-
-// trustedNow is trusted without the wait for a building root.
-func (w *workspace) trustedNow(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
+// it must walk instead. A ready index is trusted once the Freshener's sync
+// barrier has passed (unless the query asked for sync=false) and it
+// vouches for dir. (A query waits for a building root first: awaitBuild,
+// in searcher.pick.)
+func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
 	w.mu.Lock()
 	state, ix, fresh := w.state, w.ix, w.fresh
 	w.mu.Unlock()
@@ -350,13 +349,8 @@ func (w *workspace) trustedNow(ctx context.Context, dir string, sync bool) (*ind
 		return nil, nil, envelope.ReasonIndexStale
 	default:
 	}
-	if sync {
-		sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
-		err := fresh.Sync(sctx)
-		cancel()
-		if err != nil {
-			return nil, nil, envelope.ReasonIndexStale
-		}
+	if sync && barrier(ctx, fresh) != nil {
+		return nil, nil, envelope.ReasonIndexStale
 	}
 	live := fresh.Live()
 	if slices.Contains(live, ".") {
@@ -366,6 +360,14 @@ func (w *workspace) trustedNow(ctx context.Context, dir string, sync bool) (*ind
 		return nil, nil, r
 	}
 	return ix, live, "" // unwatched subtrees are walked and merged by query.Indexed
+}
+
+// barrier passes fresh's read-your-writes barrier, waiting at most
+// SyncTimeout.
+func barrier(ctx context.Context, fresh Freshener) error {
+	sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
+	defer cancel()
+	return fresh.Sync(sctx)
 }
 
 // wait blocks until the current build attempt ends, ctx is done or the

@@ -90,6 +90,12 @@ type Context struct {
 	Pattern string `json:"pattern,omitempty"`
 	// SortedBy is Grep's result order, always "mtime_desc".
 	SortedBy string `json:"sorted_by,omitempty"`
+	// Clock is the root's clock token when the answer was taken (package
+	// journal): give it to Changes as since, or to Glob and Grep as
+	// changed_since, to learn what changed after this answer. Present only
+	// when the daemon keeps a change journal for the root (its index is
+	// ready): a direct walk and a root still building have none.
+	Clock string `json:"clock,omitempty"`
 }
 
 // quoted returns ctx with its names in their printed form.

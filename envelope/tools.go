@@ -83,6 +83,9 @@ type GlobData struct {
 	Paths         []string `json:"paths"`
 	Truncated     bool     `json:"truncated"`
 	AbortedReason string   `json:"aborted_reason,omitempty"`
+	// FreshInstance: changed_since was given and the changes since it
+	// could not be known, so every file was searched (partial).
+	FreshInstance bool `json:"fresh_instance,omitempty"`
 	Fallback
 }
 
@@ -120,7 +123,7 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	ctx = ctx.quoted()
 	st := r.Stats
 	st.Matched = len(d.Paths) + r.Streamed
-	status, err := decide(outcome{results: st.Matched, truncated: d.Truncated, aborted: d.AbortedReason})
+	status, err := decide(outcome{results: st.Matched, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance})
 	pattern, path := ctx.PatternNormalized, displayPath(ctx)
 
 	var b strings.Builder
@@ -188,6 +191,8 @@ type GrepData struct {
 	Counts        []FileCount `json:"-"`
 	Truncated     bool        `json:"truncated"`
 	AbortedReason string      `json:"aborted_reason,omitempty"`
+	// FreshInstance: as GlobData.FreshInstance.
+	FreshInstance bool `json:"fresh_instance,omitempty"`
 	Fallback
 }
 
@@ -258,7 +263,7 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	st := r.Stats
 	results := len(d.Matches) + len(d.Files) + len(d.Counts)
 	all := results + r.Streamed
-	status, err := decide(outcome{results: all, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used})
+	status, err := decide(outcome{results: all, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used || d.FreshInstance})
 	pattern, path := echo(ctx.Pattern), displayPath(ctx)
 
 	var b strings.Builder

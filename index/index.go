@@ -118,7 +118,7 @@ type Index struct {
 	stale   map[uint32]bool     // ids whose base postings are out of date
 	delta   map[uint32][]uint32 // id -> sorted trigrams, files read since base
 	unknown map[uint32]bool     // live ids flagged Unknown
-	ignored []Skipped           // entries pruned by ignore rules, sorted by path
+	ignored []Skipped           // entries pruned by ignore rules and hidden directories, sorted by path
 	db      *bolt.DB            // nil until Save or Open
 	touched []uint32            // ids changed in memory, not yet in the DB
 	// written is when the index was last written (Unix ns; meta "written"
@@ -144,6 +144,9 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 			if !s.Hidden {
 				ignored = append(ignored, Skipped{Path: s.Rel, IsDir: s.IsDir})
 			}
+		},
+		OnHiddenDir: func(rel string) {
+			ignored = append(ignored, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
 		ents = append(ents, e)
@@ -540,10 +543,16 @@ func union(a, b []uint32) []uint32 {
 	return append(out, b[j:]...)
 }
 
-// Skipped is an entry the ignore rules pruned from the index.
+// Skipped is a record of what a walk without include_hidden or
+// include_ignored would report as skipped: an entry the ignore rules
+// pruned from the index, or (Hidden) a directory with a hidden name, which
+// the index holds (its files are in the table) but a walk that does not
+// include hidden entries skips. Hidden directories are recorded because a
+// hidden directory holding no file would otherwise leave no trace.
 type Skipped struct {
-	Path  string
-	IsDir bool
+	Path   string
+	IsDir  bool
+	Hidden bool
 }
 
 // Ignored reports whether rel (root-relative) is, or is inside, a subtree
@@ -552,7 +561,7 @@ func (ix *Index) Ignored(rel string) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, p := range ancestorsAndSelf(rel) {
-		if _, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok {
+		if i, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok && !ix.ignored[i].Hidden {
 			return true
 		}
 	}
@@ -563,6 +572,17 @@ func cmpSkipped(s Skipped, p string) int { return strings.Compare(s.Path, p) }
 
 // IgnoredUnder calls fn for each pruned entry under dir, in path order.
 func (ix *Index) IgnoredUnder(dir string, fn func(Skipped)) {
+	ix.SkippedUnder(dir, func(s Skipped) {
+		if !s.Hidden {
+			fn(s)
+		}
+	})
+}
+
+// SkippedUnder calls fn for each record under dir, in path order: the
+// entries the ignore rules pruned and the directories with hidden names
+// (Skipped.Hidden).
+func (ix *Index) SkippedUnder(dir string, fn func(Skipped)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	pre := dirPrefix(dir)
@@ -571,6 +591,10 @@ func (ix *Index) IgnoredUnder(dir string, fn func(Skipped)) {
 		fn(ix.ignored[i])
 	}
 }
+
+// ownBit is the bit of rel's last component in a hidden mask
+// (File.Hidden, ignore.PathVerdict.Hidden).
+func ownBit(rel string) uint64 { return 1 << min(strings.Count(rel, "/"), 63) }
 
 func ancestorsAndSelf(rel string) []string {
 	if rel == "" || rel == "." {

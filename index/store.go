@@ -1,6 +1,6 @@
 package index
 
-// On-disk format (schema version 2). One bbolt file per workspace root.
+// On-disk format (schema version 3). One bbolt file per workspace root.
 // Every change is one bbolt transaction, so a crash at any point leaves
 // the state of the last committed transaction: the old index or the new,
 // never a mix. Save writes a new file beside the old one, syncs it and
@@ -39,8 +39,12 @@ package index
 //	          for a file too short to hold one
 //	bucket "stale"   ids whose base postings are out of date
 //	    key   uint32 id, value empty
-//	bucket "ignored" entries the ignore rules pruned
-//	    key   path, value byte 1 for a directory, 0 for a file
+//	bucket "ignored" what a walk without include_hidden or include_ignored
+//	                 skips: the entries the ignore rules pruned, and the
+//	                 directories with a hidden name (whose files the table
+//	                 holds; recorded so that one holding no file is known)
+//	    key   path, value byte 0 for a pruned file, 1 for a pruned
+//	          directory, 3 for a hidden directory
 //
 // Record sums. A record (key k, value v) of "files", "delta", "stale" or
 // "ignored" hashes to fmix64(c<<32 | len(v) mod 2^32), where c is the
@@ -85,7 +89,7 @@ package index
 // increasing; every stale id of a live regular file that is neither
 // binary nor unknown is in the delta (otherwise its base postings would be
 // skipped with nothing in their place, and its matches lost); "ignored"
-// values are one byte, 0 or 1. A DB failing any of them is never trusted:
+// values are one byte, 0, 1 or 3. A DB failing any of them is never trusted:
 // OpenOrBuild moves it aside (<name>.corrupt-<unixnano>, one kept) and
 // rebuilds. A bbolt panic while opening or reading it counts as
 // corruption.
@@ -99,6 +103,9 @@ package index
 //	   file was removed before a compaction); a file too short for a
 //	   trigram has an empty delta set; the freelist is synced (a format 1
 //	   file, whose freelist is not, is refused before bbolt walks it).
+//	3  "ignored" also records the directories with a hidden name (value
+//	   3), so the index knows what a walk would skip as hidden where the
+//	   table holds no file to tell.
 
 import (
 	"bytes"
@@ -119,7 +126,7 @@ import (
 )
 
 // SchemaVersion is the on-disk format version this package writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
@@ -451,11 +458,20 @@ func (ix *Index) writeAll(w *dbTx) error {
 	return nil
 }
 
+// Bits of an "ignored" record's value.
+const (
+	ignoredDir    = 1
+	ignoredHidden = 2
+)
+
 // putIgnored writes one "ignored" record (see the format comment).
 func (w *dbTx) putIgnored(s Skipped) error {
 	v := byte(0)
 	if s.IsDir {
-		v = 1
+		v |= ignoredDir
+	}
+	if s.Hidden {
+		v |= ignoredHidden
 	}
 	return w.put(sumIgnored, []byte(s.Path), []byte{v})
 }
@@ -660,10 +676,10 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		return err
 	}
 	err = tx.Bucket(bIgnored).ForEach(func(k, v []byte) error {
-		if len(k) == 0 || len(v) != 1 || v[0] > 1 {
+		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden {
 			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
 		}
-		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0] == 1})
+		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0})
 		return nil
 	})
 	if err != nil {

@@ -90,7 +90,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // instructions are the server's instructions to clients.
-const instructions = `indexd answers file-search tools for one workspace from a persistent index kept current by a daemon: Glob finds files by path pattern, Grep searches file contents (newest files first, case-insensitive by default), LS lists one directory. Paths in arguments and results are relative to the workspace root; nothing outside it can be searched. Prefer narrow searches: a path, an include filter, a specific pattern.`
+const instructions = `indexd answers file-search tools for one workspace from a persistent index kept current by a daemon: Glob finds files by path pattern, Grep searches file contents (newest files first, case-insensitive by default), LS lists one directory, Changes lists the files changed since the clock of an earlier answer (use it after a build, formatter or git command instead of searching everything again). Paths in arguments and results are relative to the workspace root; nothing outside it can be searched. Prefer narrow searches: a path, an include filter, a specific pattern.`
 
 // SDK returns the underlying SDK server.
 func (s *Server) SDK() *sdk.Server { return s.sdk }

@@ -18,7 +18,8 @@ func TestParseTools(t *testing.T) {
 		want []string
 		err  string
 	}{
-		{in: "Glob,Grep,LS", want: DefaultTools},
+		{in: "Glob,Grep,LS,Changes", want: DefaultTools},
+		{in: "Glob,Grep,LS", want: []string{"Glob", "Grep", "LS"}},
 		{in: "default", want: DefaultTools},
 		{in: "compat", want: AllTools},
 		{in: "all", want: AllTools},
@@ -43,10 +44,11 @@ func TestParseTools(t *testing.T) {
 // wantProperties are each tool's parameters, as SPEC §6–8 and seed 004
 // define them.
 var wantProperties = map[string][]string{
-	"Glob": {"pattern", "path", "limit", "include_hidden", "include_ignored", "case_sensitive", "type", "type_not", "sort"},
+	"Glob": {"pattern", "path", "limit", "include_hidden", "include_ignored", "case_sensitive", "type", "type_not", "sort", "changed_since"},
 	"Grep": {"pattern", "path", "include", "case_sensitive", "fixed_strings", "limit", "output_mode",
-		"context_before", "context_after", "context", "multiline", "timeout_ms", "include_hidden", "include_ignored", "type", "type_not"},
+		"context_before", "context_after", "context", "multiline", "timeout_ms", "include_hidden", "include_ignored", "type", "type_not", "changed_since"},
 	"LS":                 {"path", "offset", "limit", "include_hidden", "include_ignored", "ignore"},
+	"Changes":            {"since", "path", "pattern", "limit", "include_hidden", "include_ignored"},
 	"find_files_by_name": {"name_pattern", "path"},
 	"search_in_files":    {"query", "file_pattern", "path", "use_regex", "exclude_query", "timeout"},
 }
@@ -55,6 +57,7 @@ var wantRequired = map[string][]string{
 	"Glob":               {"pattern"},
 	"Grep":               {"pattern"},
 	"LS":                 nil,
+	"Changes":            nil,
 	"find_files_by_name": {"name_pattern"},
 	"search_in_files":    {"query"},
 }

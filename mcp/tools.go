@@ -28,7 +28,7 @@ var (
 )
 
 // ParseTools reads a --tools value: comma-separated tool names (any case),
-// "default" for Glob, Grep and LS, and "compat" (or "all") for those plus
+// "default" for Glob, Grep, LS and Changes, and "compat" (or "all") for those plus
 // find_files_by_name and search_in_files. It returns the names in AllTools
 // order, each once.
 func ParseTools(list string) ([]string, error) {
@@ -169,6 +169,10 @@ data.paths holds the matches. data.truncated is true only when more files matche
       "description": "'path': byte order of the path. 'recent': files modified in the last 24 hours first, newest first, then the rest by path.",
       "enum": ["path", "recent"],
       "default": "path"
+    },
+    "changed_since": {
+      "type": "string",
+      "description": "Clock token of an earlier answer (context.clock): match only files created or modified since then (see Changes). If the changes since it cannot be known, every file is searched and data.fresh_instance is true."
     }
   },
   "required": ["pattern"]
@@ -274,6 +278,10 @@ data.matches holds {file, line, text}. data.truncated is true only when more res
       "type": "boolean",
       "description": "If true, also search what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist, target, .venv.",
       "default": false
+    },
+    "changed_since": {
+      "type": "string",
+      "description": "Clock token of an earlier answer (context.clock): search only files created or modified since then, e.g. what the last build or formatter touched (see Changes). If the changes since it cannot be known, every file is searched and data.fresh_instance is true."
     }
   },
   "required": ["pattern"]
@@ -327,6 +335,7 @@ data.entries holds {path, type} with type "dir", "file" or "link"; stats.total c
 }`,
 		output: envelopeOutputSchema,
 	},
+	changesDef,
 	{
 		name:        ToolFindFiles,
 		title:       "Find files by name",

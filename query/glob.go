@@ -54,7 +54,12 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(err)
 	}
 	q := &GlobQuery{WS: t.WS, Dir: dir, Params: p, Pattern: pat, Glob: g, Filter: filter, Start: start}
-	res, runErr := t.Searcher.Glob(ctx, q)
+	ectx.Clock = t.clock(ctx, p.Sync)
+	searcher, fresh, err := t.changedSince(ctx, a, p.Sync, dir, p.IncludeIgnored)
+	if err != nil {
+		return fail(err)
+	}
+	res, runErr := searcher.Glob(ctx, q)
 	if runErr != nil {
 		return fail(internal(runErr))
 	}
@@ -78,6 +83,10 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 			}
 			return q.match(r)
 		})
+	}
+	if fresh != "" {
+		run.Data.FreshInstance = true
+		run.Hints = append(run.Hints, freshHint(fresh))
 	}
 	return envelope.Glob(ectx, run)
 }

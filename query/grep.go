@@ -63,7 +63,12 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	}
 	ectx.PathResolved = dir
 	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start, Sink: t.sink(p.Limit, ectx.Cwd)}
-	res, runErr := t.Searcher.Grep(ctx, q)
+	ectx.Clock = t.clock(ctx, p.Sync)
+	searcher, fresh, err := t.changedSince(ctx, a, p.Sync, dir, p.IncludeIgnored)
+	if err != nil {
+		return fail(err)
+	}
+	res, runErr := searcher.Grep(ctx, q)
 	if runErr != nil {
 		return fail(internal(runErr))
 	}
@@ -79,6 +84,10 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 			}
 			return inc.Match(r)
 		})
+	}
+	if fresh != "" {
+		run.Data.FreshInstance = true
+		run.Hints = append(run.Hints, freshHint(fresh))
 	}
 	return envelope.Grep(ectx, run)
 }

@@ -23,7 +23,7 @@ import (
 // unless asked for, and so are entries matching an "ignore" glob (tried
 // against the name, the path relative to the root and the path relative to
 // the listed directory).
-func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
+func (t *Tools) ls(ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
 	}
@@ -41,6 +41,7 @@ func (t *Tools) ls(_ context.Context, ectx envelope.Context, a args, start time.
 		return fail(err)
 	}
 	ectx.PathResolved = dir
+	ectx.Clock = t.clock(ctx, false) // LS reads the live directory: no barrier needed
 	abs := t.WS.Abs(dir)
 	des, readErr := readDirBeneath(t.WS.Root, dir)
 	if readErr != nil {

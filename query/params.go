@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // args is a tool's raw JSON arguments, decoded one key at a time so each
@@ -145,8 +146,8 @@ const (
 	GlobMaxVisited    = envelope.GlobMaxVisited
 	GlobMaxDurationMS = envelope.GlobMaxDurationMS
 	// GrepDefaultTimeoutMS is Grep's timeout (seed 001 §5.1).
-	GrepDefaultTimeoutMS = 2000
-	GrepMaxTimeoutMS     = 60000
+	GrepDefaultTimeoutMS = tool.GrepDefaultTimeoutMS
+	GrepMaxTimeoutMS     = tool.GrepMaxTimeoutMS
 	// MaxLineBytes is the longest line text returned; longer lines are cut
 	// and marked with LineCutMark.
 	MaxLineBytes = 2000

@@ -68,6 +68,10 @@ type GrepQuery struct {
 type Tools struct {
 	WS       *Workspace
 	Searcher Searcher
+	// Changes is the root's change journal (nil: none is kept): it gives
+	// the envelopes their context.clock and answers Changes and
+	// changed_since.
+	Changes ChangeLog
 	// Unlimited lets a limit of 0 ask for every result (Unlimited), with
 	// Glob's entry and time breakers lifted: for the command line, whose
 	// scripts want whole answers. The agent tools keep SPEC's limits.

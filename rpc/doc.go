@@ -45,13 +45,13 @@
 //
 // # Methods
 //
-//	glob, grep, ls
+//	glob, grep, ls, changes
 //	    params {"root": ABS, "cwd": PATH, "args": {...}}
 //	      root: the workspace root, an absolute path (required);
 //	      cwd:  the caller's working directory, relative to the root or
 //	            absolute inside it (optional, default the root);
 //	      args: the tool's arguments exactly as an agent gives them to
-//	            Glob, Grep or LS (optional, default {});
+//	            Glob, Grep, LS or Changes (optional, default {});
 //	      unlimited: true lets "limit": 0 in args ask for every result,
 //	            with Glob's entry and time breakers lifted (optional;
 //	            indexctl's --all; agents' front-ends never send it);
@@ -75,9 +75,10 @@
 //	ping
 //	    params: none, or {"build": ID}. result: "pong". Answered even
 //	    while roots are indexing; clients use it to see that a daemon is
-//	    there. With a build (the client executable's Go build ID), a
-//	    daemon of another build answers the error -32005 instead; indexctl
-//	    then asks it to shut down and starts a daemon of its own build.
+//	    there. With a build (the Go build ID of the client's engine, the
+//	    executable it starts as the daemon), a daemon of another build
+//	    answers the error -32005 instead; indexctl then asks it to shut
+//	    down and starts its own engine.
 //	status
 //	    params: none, or {"root": ABS} for one root. result: an object
 //	    describing the daemon and its roots (defined by the daemon).

@@ -12,6 +12,8 @@ import (
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/journal"
+	"github.com/indexd/indexd/tree"
 )
 
 // drain moves events from the notifier into the dirty set. It blocks only on
@@ -90,6 +92,7 @@ func (w *Watcher) fault(err error) {
 		return
 	}
 	w.log.Warn("watch: event queue overflow; reconciling the whole tree", "root", w.root)
+	w.truncateJournal()
 	w.mu.Lock()
 	w.st.Overflows++
 	w.resyncs++
@@ -225,6 +228,16 @@ func (w *Watcher) handle(b batch) {
 		w.resync(&b, b.cookies)
 		return
 	}
+	scopes := w.journalScopes(b)
+	var ignored []journal.Change
+	w.journaled(scopes, b.paths, func() { w.apply(b, &ignored) }, func() []journal.Change { return ignored })
+	w.finishBatch(b.cookies, false)
+}
+
+// apply brings one batch's paths up to date in the index and the watch
+// table, appending to ignored the journal entries of the ignored files
+// the batch names.
+func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 	rc := ignore.NewCache(w.r)
 	var apply []string          // paths for Index.Apply
 	isDir := map[string]bool{}  // which of them are directories now
@@ -245,6 +258,9 @@ func (w *Watcher) handle(b batch) {
 		case err != nil: // gone (or under a link now): the index drops it and everything under it
 			w.unwatch(p)
 			apply = append(apply, p)
+			if w.opts.Journal != nil && !holds(w.ix, p) && !w.ignoredDir(p) && rc.Path(p, false).Ignored {
+				*ignored = append(*ignored, ignoredChange(p, op, false, 0, (*ignore.Cache)(nil).Hidden(p, false)))
+			}
 		case isDirStat(st):
 			v := rc.Path(p, true)
 			ignored, self := v.Ignored, v.Self
@@ -268,6 +284,9 @@ func (w *Watcher) handle(b batch) {
 			w.unwatch(p) // a directory replaced by a file
 			if v := rc.Path(p, false); v.Ignored && v.Self {
 				prune = append(prune, index.Skipped{Path: p})
+				if w.opts.Journal != nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+					*ignored = append(*ignored, ignoredChange(p, op, true, tree.Nanos(st.Mtim.Sec, st.Mtim.Nsec), (*ignore.Cache)(nil).Hidden(p, false)))
+				}
 			} else {
 				w.dropReplaced(p, false)
 				apply = append(apply, p)
@@ -291,7 +310,6 @@ func (w *Watcher) handle(b batch) {
 	if w.removed > 0 && len(w.unwatched) > 0 {
 		w.retryUnwatched(rc)
 	}
-	w.finishBatch(b.cookies, false)
 }
 
 // resync rewatches and reconciles the whole tree: the initial reconcile
@@ -308,22 +326,18 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 		w.watchTree("", rc.At(""))
 		w.chooseCookieDir()
 	}
-	_, err := w.ix.Reconcile(w.ctx)
-	if err == nil && b != nil {
-		// Files named by events are re-read even if their stat looks
-		// unchanged (a rewrite within one mtime tick). Ignored ones are
-		// left to the reconcile, which recorded them.
-		var files []string
-		for _, p := range sortedKeys(b.paths) {
-			if st, e := w.r.Lstat(p); e == nil && !isDirStat(st) {
-				if !rc.Path(p, false).Ignored {
-					files = append(files, p)
-				}
-			}
-		}
-		if len(files) > 0 {
-			err = w.ix.Apply(w.ctx, files)
-		}
+	// The initial reconcile precedes every token, and after lost events
+	// the journal is truncated: only a reconcile for changed root rules
+	// is journaled.
+	var scopes []string
+	var named map[string]fsnotify.Op
+	if b != nil && !b.resync {
+		scopes, named = []string{""}, b.paths
+	}
+	var err error
+	w.journaled(scopes, named, func() { err = w.reconcile(b, rc) }, nil)
+	if b != nil && b.resync {
+		w.truncateJournal()
 	}
 	if w.ctx.Err() != nil {
 		return
@@ -349,6 +363,29 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 		w.markReady()
 	}
 	w.finishBatch(release, true)
+}
+
+// reconcile reconciles the whole index and re-reads the files b's events
+// named (b nil: the initial reconcile).
+func (w *Watcher) reconcile(b *batch, rc *ignore.Cache) error {
+	_, err := w.ix.Reconcile(w.ctx)
+	if err == nil && b != nil {
+		// Files named by events are re-read even if their stat looks
+		// unchanged (a rewrite within one mtime tick). Ignored ones are
+		// left to the reconcile, which recorded them.
+		var files []string
+		for _, p := range sortedKeys(b.paths) {
+			if st, e := w.r.Lstat(p); e == nil && !isDirStat(st) {
+				if !rc.Path(p, false).Ignored {
+					files = append(files, p)
+				}
+			}
+		}
+		if len(files) > 0 {
+			err = w.ix.Apply(w.ctx, files)
+		}
+	}
+	return err
 }
 
 func isDirStat(st unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
@@ -385,6 +422,7 @@ func (w *Watcher) applyPaths(paths []string) {
 // overflow will.
 func (w *Watcher) failed(err error) {
 	w.log.Warn("watch: index update failed; reconciling the whole tree", "root", w.root, "err", err)
+	w.truncateJournal()
 	w.mu.Lock()
 	w.st.Err = err
 	w.st.Suspect = true
@@ -411,7 +449,7 @@ func (w *Watcher) retryUnwatched(rc *ignore.Cache) {
 			now = append(now, u)
 		}
 	}
-	w.applyPaths(now)
+	w.journaled(now, nil, func() { w.applyPaths(now) }, nil)
 }
 
 // dropReplaced removes what the index holds at p of the other kind: a

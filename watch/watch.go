@@ -55,6 +55,13 @@
 //   - Cookie files never reach the index: the drain drops their events and
 //     the walk and Index.Apply skip their names (ignore.Classifier).
 //
+// # Change journal
+//
+// With Options.Journal the processor also records, batch by batch, what
+// it changed in the index's path table (journal.go: the table's entries
+// under the batch's scopes before and after; renames as deletions and
+// creations), truncating the journal when events were lost.
+//
 // # Sync cookies
 //
 // Sync creates a uniquely named empty file (ignore.CookiePrefix, then the process
@@ -109,6 +116,7 @@ import (
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/journal"
 )
 
 // Errors of Sync and Start.
@@ -138,6 +146,10 @@ type Options struct {
 	// MaxWatches is the watch limit the warning compares against; 0 reads
 	// /proc/sys/fs/inotify/max_user_watches.
 	MaxWatches int
+	// Journal, if set, receives every change the watcher makes to the
+	// index's path table, and the ignored files events name (see
+	// journal.go); it is truncated when events may have been lost.
+	Journal *journal.Journal
 
 	// Test hooks (set by this package's tests only).
 	// onEvent is called by the drain for each event before anything else;

@@ -16,7 +16,8 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/filetype"
-	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
+	toolspec "github.com/indexd/indexd/tool"
 )
 
 // Exit codes (SPEC §10).
@@ -30,7 +31,7 @@ const (
 // or, with define set, one of the commands that manage the daemon.
 type command struct {
 	name    string // subcommand name
-	tool    string // query.ToolGlob, ToolGrep or ToolLS; "" for the others
+	tool    string // tool.Glob, Grep or LS; "" for the others
 	arg     string // the positional argument in usage lines: "PATTERN", "[PATH]"
 	summary string // one line, for the command list
 	about   string // the help's description paragraph
@@ -53,7 +54,7 @@ type command struct {
 type runFunc func(c *cli, g *globals, args []string) (int, error)
 
 // commands are the subcommands, in the order help lists them.
-var commands = []*command{globCmd, grepCmd, lsCmd, indexCmd, statusCmd, forgetCmd, stopCmd, versionCmd, completionCmd, mcpCmd, daemonCmd}
+var commands = []*command{globCmd, grepCmd, lsCmd, changesCmd, indexCmd, statusCmd, forgetCmd, stopCmd, versionCmd, completionCmd, mcpCmd, daemonCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -175,11 +176,11 @@ func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *pflag.Flag
 	for _, p := range cmd.params {
 		p.define(own, &q.order)
 	}
-	if cmd.tool == query.ToolGrep {
+	if cmd.tool == tool.Grep {
 		own.BoolVarP(&q.word, "word-regexp", "w", false, "match whole words only")
 		own.BoolVarP(&q.lineNum, "line-number", "n", false, "accepted for rg's sake: line numbers are always shown")
 	}
-	if cmd.tool != query.ToolLS {
+	if cmd.tool != tool.LS {
 		own.BoolVar(&q.typeList, "type-list", false, "list the file types -t and -T know, with their globs, and exit")
 	}
 	own.BoolVar(&q.all, "all", false, "show every result, with no limit (as --limit 0; the agent tools' limits stay)")
@@ -249,7 +250,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	r := c.runner(g)
 	for _, args := range reqs {
 		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: unlimited, RootFrom: where.from}
-		if unlimited && !g.json && cmd.tool != query.ToolLS {
+		if unlimited && !g.json && cmd.tool != tool.LS {
 			req.OnBatch = out.batch // every result, printed as it comes
 		}
 		out.begin(args)
@@ -280,7 +281,7 @@ func withPath(cmd *command, raw json.RawMessage, p string) (json.RawMessage, err
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && cmd.tool == query.ToolGrep {
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && cmd.tool == tool.Grep {
 		dir, base := filepath.Split(p)
 		if dir == "" {
 			dir = "."
@@ -363,7 +364,7 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 
 // exitCode is 2 for an error envelope, 1 for an answer of tool with
 // nothing in it and 0 otherwise; what counts as a result is the tool's
-// rule in query's table of tools (ToolSpec.Results). An unknown tool, an
+// rule in the table of tools (tool.Spec.Results). An unknown tool, an
 // unknown status or data that is not the tool's is exit 2 with an error
 // saying what was wrong.
 func exitCode(tool string, env *envelope.Raw) (int, error) {
@@ -374,7 +375,7 @@ func exitCode(tool string, env *envelope.Raw) (int, error) {
 	default:
 		return exitError, fmt.Errorf("malformed response: unknown status %q", env.Status)
 	}
-	spec, err := query.LookupTool(tool)
+	spec, err := toolspec.Lookup(tool)
 	if err != nil {
 		return exitError, err
 	}
@@ -436,11 +437,12 @@ func mainHelp() string {
 line: Glob (find files by name), Grep (search file contents, newest files
 first) and LS (list a directory), inside one workspace root.
 
-Queries go to the indexd daemon, which the first query starts (indexctl
-runs itself as 'indexctl daemon', detached) and which keeps an index of
+Queries go to the indexd daemon, which the first query starts (the
+engine, indexd, beside indexctl or on $PATH) and which keeps an index of
 each root it is asked about. A query on a root whose index is being built
 waits for it briefly (a small tree's first answer comes from the index);
-if it is still not ready, and with --direct, the tree is walked instead. If no daemon can be reached or
+if it is still not ready, and with --direct, the tree is walked instead.
+If no daemon can be reached or
 started, indexctl warns and walks the tree itself.
 
 Usage:

@@ -1,11 +1,11 @@
 package main
 
-import "github.com/indexd/indexd/query"
+import "github.com/indexd/indexd/tool"
 
 // globCmd is "indexctl glob": the Glob tool (SPEC §6).
 var globCmd = &command{
 	name:       "glob",
-	tool:       query.ToolGlob,
+	tool:       tool.Glob,
 	arg:        "PATTERN [PATH...]",
 	summary:    "find files by glob pattern",
 	positional: "pattern",
@@ -24,6 +24,7 @@ in the pattern, as in '.github/**').`,
 		typeNotParam(),
 		includeHiddenParam("match"),
 		includeIgnoredParam("match"),
+		changedSinceParam("match"),
 		{key: "case_sensitive", kind: kindBool, usage: "match case (default true; --case-sensitive=false ignores case)"},
 		{key: "sort", kind: kindString, usage: "`ORDER` of the files: path (default) or recent (changed in the last 24 hours first, newest first)"},
 	},

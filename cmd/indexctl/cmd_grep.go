@@ -1,11 +1,11 @@
 package main
 
-import "github.com/indexd/indexd/query"
+import "github.com/indexd/indexd/tool"
 
 // grepCmd is "indexctl grep": the Grep tool (SPEC §7).
 var grepCmd = &command{
 	name:       "grep",
-	tool:       query.ToolGrep,
+	tool:       tool.Grep,
 	arg:        "PATTERN [PATH...]",
 	summary:    "search file contents with a regular expression, newest files first",
 	positional: "pattern",
@@ -43,6 +43,7 @@ back ignored files; here --include-ignored does). -w wraps PATTERN in
 		{key: "timeout_ms", kind: kindInt, usage: "stop after `N` milliseconds, 1-60000 (default 2000); what was found by then is shown"},
 		includeHiddenParam("search"),
 		includeIgnoredParam("search"),
+		changedSinceParam("search"),
 	},
 	examples: []string{
 		"indexctl grep 'func main' -t go",

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/internal/buildid"
+	daemon "github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
 

@@ -361,7 +361,7 @@ func TestMCP(t *testing.T) {
 			if init.ProtocolVersion != "2025-06-18" || init.ServerInfo.Name != "indexd" || init.Capabilities.Tools == nil || init.Instructions == "" {
 				t.Errorf("initialize result: %+v", init)
 			}
-			checkToolList(t, cs, []string{"Glob", "Grep", "LS", "find_files_by_name", "search_in_files"})
+			checkToolList(t, cs, []string{"Changes", "Glob", "Grep", "LS", "find_files_by_name", "search_in_files"})
 
 			if mode == "daemon" {
 				// The first call starts the daemon; once the root is
@@ -404,7 +404,7 @@ func checkToolList(t *testing.T, cs *sdk.ClientSession, want []string) {
 		if s["type"] != "object" || len(props) == 0 {
 			t.Errorf("%s: input schema %v", tool.Name, s)
 		}
-		if req, ok := s["required"].([]any); tool.Name != "LS" && (!ok || len(req) != 1 || props[req[0].(string)] == nil) {
+		if req, ok := s["required"].([]any); tool.Name != "LS" && tool.Name != "Changes" && (!ok || len(req) != 1 || props[req[0].(string)] == nil) {
 			t.Errorf("%s: required %v", tool.Name, s["required"])
 		}
 		if tool.Description == "" || tool.OutputSchema == nil {
@@ -726,8 +726,10 @@ func TestMCPRoots(t *testing.T) {
 	}
 }
 
-// TestMCPUsage checks the command line's errors.
+// TestMCPUsage checks the command line's errors, reported by the engine
+// indexctl becomes.
 func TestMCPUsage(t *testing.T) {
+	e := newMCPEnv(t, false)
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -736,16 +738,20 @@ func TestMCPUsage(t *testing.T) {
 		{[]string{"mcp", "extra"}, `indexctl mcp: unexpected argument "extra"`},
 		{[]string{"--root", "/nonexistent/dir", "mcp"}, `indexctl mcp: root '/nonexistent/dir' does not exist`},
 	} {
+		cmd := e.command(tc.args...)
 		var stdout, stderr bytes.Buffer
-		code := run(tc.args, strings.NewReader(""), &stdout, &stderr)
-		if code != exitError || !strings.HasPrefix(stderr.String(), tc.msg) || stdout.Len() > 0 {
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := cmd.ProcessState.ExitCode()
+		if err == nil || code != exitError || !strings.HasPrefix(stderr.String(), tc.msg) || stdout.Len() > 0 {
 			t.Errorf("indexctl %v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, &stdout, &stderr, tc.msg)
 		}
 	}
 	// End of input ends the server, with exit status 0.
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--direct", "--root", t.TempDir(), "mcp"}, strings.NewReader(""), &stdout, &stderr); code != exitFound {
-		t.Errorf("indexctl mcp on empty input: exit %d, stderr %q", code, &stderr)
+	cmd := e.command("--direct", "--root", t.TempDir(), "mcp")
+	cmd.Stdin = strings.NewReader("")
+	if err := cmd.Run(); err != nil {
+		t.Errorf("indexctl mcp on empty input: %v", err)
 	}
 }
 

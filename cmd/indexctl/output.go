@@ -17,7 +17,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/quote"
-	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // How a query's answer is printed (see mainHelp's "Output"):
@@ -72,7 +72,7 @@ func (o *output) begin(args json.RawMessage) {
 	}
 }
 
-// batch prints results streamed ahead of the answer (a query.Batch).
+// batch prints results streamed ahead of the answer (a query.Batch, as JSON).
 func (o *output) batch(data json.RawMessage) {
 	var d answerData
 	if err := json.Unmarshal(data, &d); err != nil {
@@ -159,13 +159,13 @@ func (o *output) note(line string) {
 }
 
 // answer prints one answer of tool and returns the exit code it calls for.
-func (o *output) answer(tool string, answer json.RawMessage) int {
+func (o *output) answer(name string, answer json.RawMessage) int {
 	var env envelope.Raw
 	if err := json.Unmarshal(answer, &env); err != nil {
 		o.note(fmt.Sprintf("malformed response: %v", err))
 		return exitError
 	}
-	code, cerr := exitCode(tool, &env)
+	code, cerr := exitCode(name, &env)
 	if code == exitNothing && o.streamed > 0 {
 		code = exitFound
 	}
@@ -205,10 +205,18 @@ func (o *output) answer(tool string, answer json.RawMessage) int {
 			summary = append(summary, l)
 		}
 	}
-	body, err := o.render(tool, &env)
+	body, err := o.render(name, &env)
 	if err != nil {
 		o.note(fmt.Sprintf("malformed response: %v", err))
 		return exitError
+	}
+	if name == tool.Changes {
+		// Changes' text is its answer, clock line included; the clock to
+		// give back as changed_since also goes to stderr, alone.
+		o.out.WriteString(env.Text + "\n")
+		o.out.Flush()
+		printClock(o.stderr, env.Data)
+		return code
 	}
 	if o.tty {
 		if o.streamed > 0 {
@@ -252,10 +260,10 @@ type answerData struct {
 }
 
 // render returns the results of an answer as lines, each ending in "\n".
-func (o *output) render(tool string, env *envelope.Raw) (string, error) {
-	if tool == query.ToolLS {
+func (o *output) render(name string, env *envelope.Raw) (string, error) {
+	if name == tool.LS {
 		// LS's entries are names in the listed directory: the text's
-		// results are already what to print.
+		// results are what to print.
 		_, body, ok := strings.Cut(env.Text, "\n\n")
 		if !ok {
 			return "", nil
