@@ -15,7 +15,8 @@ import (
 )
 
 // clientVersion is this executable's version (module version and VCS
-// revision) and Go build ID, the one a daemon of the same build reports.
+// revision) and Go build ID. (The daemon is the engine's: version
+// compares it with the engine indexctl runs.)
 func clientVersion() string {
 	v := daemon.BinaryVersion()
 	if id := buildid.Self(); id != "" {
@@ -30,8 +31,9 @@ var versionCmd = &command{
 	name:    "version",
 	summary: "show indexctl's version and build, and the running daemon's",
 	about: `Show this indexctl's version (module version, VCS revision) and Go build
-ID, and those of the daemon running on the socket, if one is; a daemon of
-another build is replaced at the next query. Version never starts a
+ID, and those of the daemon running on the socket, if one is, saying
+whether it is the build of the engine indexctl runs (a daemon of another
+build is replaced at the next query). Version never starts a
 daemon. --version prints the first line only.`,
 	exit: "Exit status: 0 the daemon runs, 1 it does not, 2 error.",
 	define: func(fs *pflag.FlagSet) runFunc {
@@ -63,8 +65,8 @@ daemon. --version prints the first line only.`,
 				return exitError, nil
 			}
 			same := ""
-			if st.Build != "" && st.Build == buildid.Self() {
-				same = ", the same build"
+			if st.Build != "" && st.Build == c.engine().Build() {
+				same = ", the same build" // as the engine this indexctl runs
 			}
 			fmt.Fprintf(c.stdout, "indexd   %s (build %s), pid %d%s\n", st.Version, st.Build, st.PID, same)
 			return exitFound, nil
