@@ -13,37 +13,16 @@ import (
 	"time"
 )
 
-// outCounter consumes a command's standard output: it counts lines,
-// counts the lines after the first empty one (indexctl's results follow
-// its header and a blank line), and keeps the first few KiB for the
-// header.
+// outCounter consumes a command's standard output and counts its lines
+// (each a result, for indexctl off a terminal as for the others).
 type outCounter struct {
-	lines      int
-	afterBlank int // lines after the first empty line; -1 until one is seen
-	prev       byte
-	head       []byte
+	lines int
 }
 
-func newOutCounter() *outCounter { return &outCounter{afterBlank: -1, prev: '\n'} }
+func newOutCounter() *outCounter { return &outCounter{} }
 
 func (w *outCounter) Write(p []byte) (int, error) {
-	if n := min(len(p), 4096-len(w.head)); n > 0 {
-		w.head = append(w.head, p[:n]...)
-	}
-	for _, c := range p {
-		if c != '\n' {
-			w.prev = c
-			continue
-		}
-		w.lines++
-		switch {
-		case w.afterBlank >= 0:
-			w.afterBlank++
-		case w.prev == '\n' && w.lines > 1:
-			w.afterBlank = 0
-		}
-		w.prev = c
-	}
+	w.lines += bytes.Count(p, []byte{'\n'})
 	return len(p), nil
 }
 
@@ -84,11 +63,14 @@ func runOnce(ctx context.Context, dir string, env, argv []string, indexctlOut bo
 		s.maxRSS = ru.Maxrss
 	}
 	if indexctlOut {
-		s.lines = max(out.afterBlank, 0)
+		// Off a terminal, indexctl's stdout is its results, a line each;
+		// with --stats its summary and notes ("indexctl: [...]") are on
+		// stderr.
 		var notes []string
-		for i, l := range bytes.Split(out.head, []byte{'\n'}) {
+		for i, l := range bytes.Split(bytes.TrimSpace(stderr.Bytes()), []byte{'\n'}) {
+			l = bytes.TrimPrefix(l, []byte("indexctl: "))
 			if len(l) == 0 {
-				break
+				continue
 			}
 			if i == 0 || l[0] == '[' {
 				notes = append(notes, string(l))

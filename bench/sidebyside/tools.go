@@ -94,11 +94,13 @@ func (s *setup) argv(tool string, q query) []string {
 			return nil
 		}
 		// Flags first, then "--", so that no pattern is taken for a flag.
+		// --stats: the summary (with the query's own time) on stderr;
+		// stdout carries the results only.
 		a := append([]string{s.indexctl}, s.indexctlFlags...)
 		if q.kind == kindGlob {
-			return append(a, "glob", "--root", s.tree, "--limit", strconv.Itoa(cmp.Or(q.limit, s.globLimit)), "--", q.pattern)
+			return append(a, "glob", "--stats", "--root", s.tree, "--limit", strconv.Itoa(cmp.Or(q.limit, s.globLimit)), "--", q.pattern)
 		}
-		a = append(a, "grep", "--root", s.tree, "--limit", strconv.Itoa(cmp.Or(q.limit, s.grepLimit)), "--timeout-ms", strconv.Itoa(s.timeoutMS))
+		a = append(a, "grep", "--stats", "--root", s.tree, "--limit", strconv.Itoa(cmp.Or(q.limit, s.grepLimit)), "--timeout-ms", strconv.Itoa(s.timeoutMS))
 		if q.caseSensitive {
 			a = append(a, "--case-sensitive")
 		}
