@@ -106,10 +106,30 @@ type Progress struct {
 
 // Index is the path table and postings of one root. Its methods are safe
 // for concurrent use.
+//
+// Locking. Writers (commit, Compact, Save, Close) serialise on wmu and do
+// their slow work there: reading files, building a new base to the side,
+// bbolt transactions and their fsyncs. They take mu, which readers share,
+// only to apply an already prepared change to memory (O(change)) or to
+// swap in a new base, so a query never waits for an fsync, a compaction or
+// a save. The memory is updated before the DB: a query sees a change as
+// soon as it is applied; a crash before its transaction commits loses it
+// from the DB only, and the next open's revalidation reads it again. The
+// holder of wmu may read the fields below without mu, since only it
+// changes them.
 type Index struct {
 	root string
 
-	mu      sync.RWMutex        // guards the fields below
+	wmu sync.Mutex // serialises writers; held across DB transactions
+	cmu sync.Mutex // serialises compactions (Compact builds without wmu)
+	// compactTouched collects the ids changed while a compaction builds
+	// its base aside (nil when none does): they stay stale after the swap.
+	compactTouched map[uint32]bool
+	// Test hooks, called (when set) inside each DB write transaction and
+	// between a compaction's build and its swap.
+	hookInTx, hookCompactBuilt func()
+
+	mu      sync.RWMutex        // guards the fields below against readers; writers also hold wmu
 	files   []File              // by id; a removed file has Path == ""
 	free    []uint32            // ids of removed files, for reuse
 	byPath  map[string]uint32   // live files

@@ -274,7 +274,8 @@ func (w *dbTx) finish() (int64, error) {
 
 // update runs fn in a write transaction of the index's DB and finishes
 // it, recording the write time. A bbolt panic (a DB damaged since it was
-// opened) is returned as ErrCorrupt. Caller holds mu; ix.db is set.
+// opened) is returned as ErrCorrupt. Caller holds wmu (not mu: readers
+// go on meanwhile); ix.db is set.
 func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorrupt(&err)
@@ -287,6 +288,9 @@ func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 		if err := fn(w); err != nil {
 			return err
 		}
+		if ix.hookInTx != nil {
+			ix.hookInTx()
+		}
 		if err := tx.Bucket(bMeta).Put(kSlots, be32(len(ix.files))); err != nil {
 			return err
 		}
@@ -294,7 +298,9 @@ func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 		return err
 	})
 	if err == nil {
+		ix.mu.Lock()
 		ix.written = written
+		ix.mu.Unlock()
 	}
 	return err
 }
@@ -327,14 +333,16 @@ const tmpInfix = ".tmp-"
 // directory after the rename: then path is the new, complete DB (which
 // the index keeps) and only its durability is in doubt.
 func (ix *Index) Save(path string) error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	db, written, err := ix.saveLocked(path)
 	if db != nil {
 		if ix.db != nil {
 			ix.db.Close()
 		}
+		ix.mu.Lock()
 		ix.db, ix.written, ix.touched = db, written, ix.touched[:0]
+		ix.mu.Unlock()
 	}
 	if err != nil {
 		return fmt.Errorf("index: save %s: %w", path, err)
@@ -411,7 +419,7 @@ func syncDir(dir string) error {
 	return errors.Join(err, d.Close())
 }
 
-// writeAll writes every bucket's contents into a new DB. Caller holds mu.
+// writeAll writes every bucket's contents into a new DB. Caller holds wmu.
 func (ix *Index) writeAll(w *dbTx) error {
 	meta := w.tx.Bucket(bMeta)
 	if err := meta.Put(kSchema, be32(SchemaVersion)); err != nil {
@@ -484,14 +492,16 @@ func (ix *Index) writeBase(tx *bolt.Tx) error {
 
 // Close closes the index's database, if any.
 func (ix *Index) Close() error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.db == nil {
+	db := ix.db
+	ix.db = nil
+	ix.mu.Unlock()
+	if db == nil {
 		return nil
 	}
-	err := ix.db.Close()
-	ix.db = nil
-	return err
+	return db.Close()
 }
 
 // Open loads the index of root saved at path, checks it (see the format

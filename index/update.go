@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -335,8 +336,15 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64) (chs []c
 // record of ignored entries under each of the rescanned scopes ("" for
 // all) is replaced by ignoredAdds.
 func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			ix.mu.Unlock()
+		}
+	}()
 	var puts []uint32
 	var dels []string
 	for _, c := range chs {
@@ -364,6 +372,10 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 		ix.written = now().UnixNano()
 		return nil
 	}
+	// Readers see the change from here; the transaction and its fsync run
+	// without mu (see Index).
+	locked = false
+	ix.mu.Unlock()
 	return ix.update(func(w *dbTx) error {
 		for _, p := range dels {
 			if err := w.del(sumFiles, []byte(p)); err != nil {
@@ -446,8 +458,16 @@ func (ix *Index) putLocked(c change) uint32 {
 	} else {
 		delete(ix.unknown, id)
 	}
-	ix.touched = append(ix.touched, id)
+	ix.touch(id)
 	return id
+}
+
+// touch records that id changed in memory. Caller holds wmu and mu.
+func (ix *Index) touch(id uint32) {
+	ix.touched = append(ix.touched, id)
+	if ix.compactTouched != nil {
+		ix.compactTouched[id] = true
+	}
 }
 
 // removeLocked drops the file at p, or every file under the directory p,
@@ -469,7 +489,7 @@ func (ix *Index) removeLocked(p string) []string {
 		delete(ix.unknown, id)
 		ix.stale[id] = true
 		ix.free = append(ix.free, id)
-		ix.touched = append(ix.touched, id)
+		ix.touch(id)
 	}
 	return paths
 }
@@ -484,34 +504,88 @@ func (ix *Index) NeedsCompact() bool {
 
 // Compact folds the delta into a new base (dropping stale postings) and
 // rewrites the DB's base, delta and stale buckets in one transaction.
+//
+// The new base is built to the side from the base, delta and stale set as
+// they were when Compact began, holding no lock a reader or an update
+// takes; updates go on meanwhile, and the ids they touch stay stale (with
+// their delta sets) after the swap. The swap itself holds mu only to
+// replace three fields; the transaction runs under wmu alone.
 func (ix *Index) Compact() error {
+	ix.cmu.Lock()
+	defer ix.cmu.Unlock()
+	ix.wmu.Lock()
+	base, delta, stale := ix.base, maps.Clone(ix.delta), maps.Clone(ix.stale)
+	ix.compactTouched = make(map[uint32]bool)
+	ix.wmu.Unlock()
+	np := compactBase(&base, delta, stale)
+	if ix.hookCompactBuilt != nil {
+		ix.hookCompactBuilt()
+	}
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	ndelta, nstale := make(map[uint32][]uint32), make(map[uint32]bool)
+	for id := range ix.compactTouched {
+		nstale[id] = true
+		if t, ok := ix.delta[id]; ok {
+			ndelta[id] = t
+		}
+	}
+	ix.compactTouched = nil
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	ix.base, ix.delta, ix.stale = np, ndelta, nstale
+	ix.mu.Unlock()
+	ix.touched = ix.touched[:0]
+	if ix.db == nil {
+		return nil
+	}
+	return ix.update(func(w *dbTx) error {
+		for _, b := range []int{sumDelta, sumStale} {
+			if err := w.reset(b); err != nil {
+				return err
+			}
+		}
+		for id, tris := range ix.delta {
+			if err := w.put(sumDelta, be32(id), packTrigrams(tris)); err != nil {
+				return err
+			}
+		}
+		for id := range ix.stale {
+			if err := w.put(sumStale, be32(id), nil); err != nil {
+				return err
+			}
+		}
+		return ix.writeBase(w.tx)
+	})
+}
+
+// compactBase returns base without the postings of stale ids, plus the
+// delta's. It only reads its arguments.
+func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool) postings {
 	add := make(map[uint32][]uint32) // trigram -> delta ids, ascending
-	ids := make([]uint32, 0, len(ix.delta))
-	for id := range ix.delta {
+	ids := make([]uint32, 0, len(delta))
+	for id := range delta {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		for _, t := range ix.delta[id] {
+		for _, t := range delta[id] {
 			add[t] = append(add[t], id)
 		}
 	}
-	tris := make([]uint32, 0, len(ix.base.tris)+len(add))
-	tris = append(tris, ix.base.tris...)
+	tris := make([]uint32, 0, len(base.tris)+len(add))
+	tris = append(tris, base.tris...)
 	for t := range add {
-		if _, ok := slices.BinarySearch(ix.base.tris, t); !ok {
+		if _, ok := slices.BinarySearch(base.tris, t); !ok {
 			tris = append(tris, t)
 		}
 	}
 	slices.Sort(tris)
-	np := postings{tris: tris[:0], offs: make([]uint32, 0, len(tris)+1), data: make([]byte, 0, len(ix.base.data))}
+	np := postings{tris: tris[:0], offs: make([]uint32, 0, len(tris)+1), data: make([]byte, 0, len(base.data))}
 	var buf []uint32
 	for _, t := range tris {
 		buf = buf[:0]
-		for _, id := range decodeList(ix.base.lookup(t), nil) {
-			if !ix.stale[id] {
+		for _, id := range decodeList(base.lookup(t), nil) {
+			if !stale[id] {
 				buf = append(buf, id)
 			}
 		}
@@ -528,19 +602,5 @@ func (ix *Index) Compact() error {
 		}
 	}
 	np.offs = append(np.offs, uint32(len(np.data)))
-	ix.base = np
-	ix.delta = make(map[uint32][]uint32)
-	ix.stale = make(map[uint32]bool)
-	ix.touched = ix.touched[:0]
-	if ix.db == nil {
-		return nil
-	}
-	return ix.update(func(w *dbTx) error {
-		for _, b := range []int{sumDelta, sumStale} {
-			if err := w.reset(b); err != nil {
-				return err
-			}
-		}
-		return ix.writeBase(w.tx)
-	})
+	return np
 }

@@ -1,0 +1,148 @@
+package index
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// waitFor waits for ch with a deadline (a hang is a failure, not a sleep).
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// savedIndex builds and saves an index of files.
+func savedIndex(t *testing.T, files map[string]string) (ix *Index, root, db string) {
+	t.Helper()
+	root = writeTree(t, files)
+	ix = mustBuild(t, root)
+	db = filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix, root, db
+}
+
+// A query is answered while the writer is held inside its DB transaction
+// (before its commit and fsync), and sees the change being written.
+func TestQueryNotBlockedByWriteTransaction(t *testing.T) {
+	ix, root, _ := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
+	entered, release := make(chan struct{}), make(chan struct{})
+	ix.hookInTx = func() {
+		close(entered)
+		<-release
+	}
+	writeFile(t, root, "c.txt", "QuokkaNeedle\n")
+	applied := make(chan error, 1)
+	go func() { applied <- ix.Apply(context.Background(), []string{"c.txt"}) }()
+	waitFor(t, entered, "the writer to enter its transaction")
+
+	answered := make(chan struct{})
+	var got, files []string
+	go func() {
+		defer close(answered)
+		got = candidates(t, ix, "QuokkaNeedle")
+		files = paths(ix)
+	}()
+	waitFor(t, answered, "a query while the writer is inside its transaction")
+	if want := []string{"c.txt"}; !slices.Equal(got, want) {
+		t.Errorf("candidates during the transaction = %q, want %q", got, want)
+	}
+	if want := []string{"a.txt", "b.txt", "c.txt"}; !slices.Equal(files, want) {
+		t.Errorf("files during the transaction = %q, want %q", files, want)
+	}
+	close(release)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	ix.hookInTx = nil
+	checkIndex(t, ix)
+}
+
+// Queries and updates go on while a compaction is built and while its
+// transaction runs; what was updated meanwhile stays right after the swap,
+// and the result equals a fresh build, also once reopened.
+func TestQueryAndUpdateDuringCompaction(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha one\n", "b.txt": "beta two\n", "d/c.txt": "gamma three\n"})
+	writeFile(t, root, "a.txt", "alpha changed\n")
+	if err := ix.Apply(context.Background(), []string{"a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	built, releaseBuilt := make(chan struct{}), make(chan struct{})
+	ix.hookCompactBuilt = func() {
+		close(built)
+		<-releaseBuilt
+	}
+	compacted := make(chan error, 1)
+	go func() { compacted <- ix.Compact() }()
+	waitFor(t, built, "the compaction to build its base")
+
+	// Built aside, not yet swapped: queries and an update do not wait.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		writeFile(t, root, "b.txt", "beta rewritten\n")
+		writeFile(t, root, "e.txt", "epsilon new\n")
+		if err := ix.Apply(context.Background(), []string{"b.txt", "e.txt", "d"}); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, done, "an update during the compaction")
+	if got, want := candidates(t, ix, "rewritten"), []string{"b.txt"}; !slices.Equal(got, want) {
+		t.Errorf("during compaction: candidates = %q, want %q", got, want)
+	}
+
+	// Held inside the compaction's transaction: queries still answer.
+	entered, releaseTx := make(chan struct{}), make(chan struct{})
+	ix.hookInTx = func() {
+		close(entered)
+		<-releaseTx
+	}
+	close(releaseBuilt)
+	waitFor(t, entered, "the compaction's transaction")
+	answered := make(chan []string, 1)
+	go func() { answered <- candidates(t, ix, "epsilon") }()
+	select {
+	case got := <-answered:
+		if want := []string{"e.txt"}; !slices.Equal(got, want) {
+			t.Errorf("inside the compaction's transaction: candidates = %q, want %q", got, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a query waited for the compaction's transaction")
+	}
+	close(releaseTx)
+	if err := <-compacted; err != nil {
+		t.Fatal(err)
+	}
+	ix.hookInTx, ix.hookCompactBuilt = nil, nil
+	checkIndex(t, ix)
+	sameAsFresh := func(stage string, got *Index) {
+		t.Helper()
+		fresh := mustBuild(t, root)
+		if !slices.Equal(paths(got), paths(fresh)) {
+			t.Fatalf("%s: paths %q, want %q", stage, paths(got), paths(fresh))
+		}
+		for _, q := range []string{"alpha", "one", "changed", "beta", "two", "rewritten", "gamma", "epsilon"} {
+			if g, w := candidates(t, got, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+				t.Errorf("%s: candidates for %q = %q, want %q", stage, q, g, w)
+			}
+		}
+	}
+	sameAsFresh("after the compaction", ix)
+	ix.Close()
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	checkIndex(t, ix2)
+	sameAsFresh("reopened after the compaction", ix2)
+}
