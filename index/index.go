@@ -1,10 +1,14 @@
 // Package index owns one workspace root's path table and trigram postings:
 // what the walk would consider (hidden files included; never the contents
-// of ignored subtrees, whose roots are recorded instead), kept in memory
-// for queries and persisted in bbolt (see store.go for the on-disk format).
+// of ignored subtrees, whose roots are recorded instead), persisted in
+// bbolt with the base postings in a file beside it (see store.go for the
+// on-disk format).
 //
 // The postings have two parts. The base is immutable and compact: sorted
-// trigrams, each with a delta-coded list of file ids. Files read since the
+// trigrams, each with a block-coded list of file ids, read in place from
+// its mmap'd file (postings.go); a query drives each AND from its rarest
+// list and seeks through the others by their skip entries, so its cost
+// follows the answer rather than the lists' lengths. Files read since the
 // base was built (changed or new) are in the delta, each with its own
 // sorted trigram set, and their base entries are stale and skipped. A query
 // is answered from both; Compact folds the delta into a new base. So an
@@ -31,6 +35,7 @@ import (
 	"context"
 	"io/fs"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -135,11 +140,13 @@ type Index struct {
 	byPath  map[string]uint32   // live files
 	order   []uint32            // live ids sorted by path
 	base    postings            // immutable between compactions
+	gen     uint64              // the base file's generation (0: in memory)
 	stale   map[uint32]bool     // ids whose base postings are out of date
 	delta   map[uint32][]uint32 // id -> sorted trigrams, files read since base
 	unknown map[uint32]bool     // live ids flagged Unknown
 	ignored []Skipped           // entries pruned by ignore rules, sorted by path
 	db      *bolt.DB            // nil until Save or Open
+	path    string              // the DB's path, once db is set
 	touched []uint32            // ids changed in memory, not yet in the DB
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
@@ -229,6 +236,7 @@ func racyFlag(f *File, t0 int64) Flags {
 func newIndex(root string) *Index {
 	return &Index{
 		root:    root,
+		base:    emptyPostings(),
 		byPath:  make(map[string]uint32),
 		stale:   make(map[uint32]bool),
 		delta:   make(map[uint32][]uint32),
@@ -336,8 +344,10 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	if err != nil {
 		return err
 	}
-	ix.base = b.finish()
-	return nil
+	pw := newPostingWriter(nil)
+	b.finish(pw)
+	ix.base, err = parsePostings(pw.finishBytes())
+	return err
 }
 
 // reader holds one goroutine's buffers for reading and extracting.
@@ -417,7 +427,7 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 		}
 	}
 	q = normalizeQuery(q)
-	ids, all := ix.evalBase(q, map[uint32][]uint32{})
+	ids, all := ix.evalBaseSafe(q)
 	if all {
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
@@ -442,6 +452,19 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	return out
 }
 
+// evalBaseSafe is evalBase, with a fault reading the mapped base (its
+// file truncated under it) taken as "every file may match": candidates
+// are read live, so that is slow but never wrong.
+func (ix *Index) evalBaseSafe(q *csindex.Query) (ids []uint32, all bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			ids, all = nil, true
+		}
+	}()
+	return ix.evalBase(q)
+}
+
 // normalizeQuery rewrites q for the lowercase index: trigrams lowercased
 // and deduplicated. A case-insensitive pattern makes codesearch list every
 // case variant of each trigram (up to eight), which all name the same
@@ -460,56 +483,46 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 	return out
 }
 
-// list returns the decoded base posting list of t, decoding each list
-// once per query.
-func (ix *Index) list(t uint32, memo map[uint32][]uint32) []uint32 {
-	if l, ok := memo[t]; ok {
-		return l
-	}
-	l := decodeList(ix.base.lookup(t), nil)
-	memo[t] = l
-	return l
-}
-
 // evalBase evaluates q against the base postings: the ids that may match,
-// or all=true when q constrains nothing. Lists from memo are shared: the
-// result may alias them and must not be modified by the caller.
-func (ix *Index) evalBase(q *csindex.Query, memo map[uint32][]uint32) (ids []uint32, all bool) {
+// ascending, or all=true when q constrains nothing. An AND is driven by
+// its rarest list, seeking through the others by their skip entries: it
+// allocates in proportion to that list, not to the others. An OR decodes
+// its lists.
+func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
 	switch q.Op {
 	case csindex.QAll:
 		return nil, true
 	case csindex.QNone:
 		return nil, false
 	case csindex.QAnd:
-		all = true
-		and := func(l []uint32) {
-			if all {
-				ids, all = slices.Clone(l), false
-			} else {
-				ids = intersect(ids, l)
-			}
-		}
+		cs := make([]cursor, 0, len(q.Trigram)+len(q.Sub))
 		for _, t := range q.Trigram {
-			if and(ix.list(queryTrigram(t), memo)); len(ids) == 0 {
+			c := listCursor(ix.base.lookup(queryTrigram(t)))
+			if c.done {
 				return nil, false
 			}
+			cs = append(cs, c)
 		}
 		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s, memo)
+			l, sall := ix.evalBase(s)
 			if sall {
 				continue
 			}
-			if and(l); len(ids) == 0 {
+			if len(l) == 0 {
 				return nil, false
 			}
+			cs = append(cs, sliceCursor(l))
 		}
-		return ids, all
+		if len(cs) == 0 {
+			return nil, true
+		}
+		return intersectCursors(cs), false
 	default: // QOr
 		for _, t := range q.Trigram {
-			ids = union(ids, ix.list(queryTrigram(t), memo))
+			ids = union(ids, appendIDs(nil, ix.base.lookup(queryTrigram(t))))
 		}
 		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s, memo)
+			l, sall := ix.evalBase(s)
 			if sall {
 				return nil, true
 			}
@@ -519,18 +532,30 @@ func (ix *Index) evalBase(q *csindex.Query, memo map[uint32][]uint32) (ids []uin
 	}
 }
 
-func intersect(a, b []uint32) []uint32 {
-	out := a[:0]
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
+// intersectCursors returns the ids on every cursor: the shortest list
+// leads, and each id it proposes is sought in the others (leapfrogging
+// when one of them is ahead).
+func intersectCursors(cs []cursor) []uint32 {
+	slices.SortFunc(cs, func(a, b cursor) int { return a.n - b.n })
+	lead, rest := &cs[0], cs[1:]
+	var out []uint32
+	for !lead.done {
+		t := lead.cur
+		agree := true
+		for i := range rest {
+			c := &rest[i]
+			if c.seek(t); c.done {
+				return out
+			}
+			if c.cur != t {
+				lead.seek(c.cur)
+				agree = false
+				break
+			}
+		}
+		if agree {
+			out = append(out, t)
+			lead.next()
 		}
 	}
 	return out

@@ -1,9 +1,15 @@
 package index
 
-// On-disk format (schema version 2). One bbolt file per workspace root.
+// On-disk format (schema version 3). One bbolt file per workspace root,
+// <db>, and beside it the base postings, <db>.base-<gen> (basefile.go,
+// postings.go): written once, synced, mmap'd read-only and named by meta
+// "base", so that queries read the postings in place (the page cache
+// holds them, not the heap) and no bbolt value is large.
 // Every change is one bbolt transaction, so a crash at any point leaves
 // the state of the last committed transaction: the old index or the new,
-// never a mix. Save writes a new file beside the old one, syncs it and
+// never a mix. A new base file (Save, Compact) is complete and synced
+// before the transaction that names it commits; base files the DB does
+// not name are removed on open. Save writes a new file beside the old one, syncs it and
 // renames it into place (then syncs the directory), so a save that fails
 // leaves the old file, or none, never a partial one. bbolt keeps its
 // freelist on disk (NoFreelistSync off): opening reads it rather than
@@ -18,7 +24,8 @@ package index
 //	               free slots); ids of removed files may be anywhere below it
 //	    "written"  int64: when the last transaction was committed; a file
 //	               whose mtime is not older is racy (re-read on revalidation)
-//	    "basesum"  uint32: CRC-32C of base "tris" ‖ "offs" ‖ "data"
+//	    "base"     uint64 gen ‖ uint64 size ‖ uint32 CRC-32C: the base file
+//	               <db>.base-<gen as 16 hex digits>, its size and checksum
 //	    "sums"     4 × uint64: the record sums (below) of "files", "delta",
 //	               "stale" and "ignored", in that order
 //	    "metasum"  uint32: CRC-32C over every other "meta" record in key
@@ -29,10 +36,6 @@ package index
 //	    value uvarint id ‖ varint size ‖ varint mtime ‖ varint ctime ‖
 //	          uvarint inode ‖ uvarint device ‖ byte type (0 file, 1 symlink) ‖
 //	          byte flags (1 binary, 2 unknown, 4 racy) ‖ uvarint hidden
-//	bucket "base"    the immutable postings, as three blobs
-//	    "tris" n×4 bytes: sorted trigrams (uint32, low 24 bits used)
-//	    "offs" (n+1)×4 bytes: offsets of each trigram's list in "data"
-//	    "data" lists: ids ascending, uvarint (id+1) then uvarint gaps
 //	bucket "delta"   files read since the base was built
 //	    key   uint32 id
 //	    value m×3 bytes: the file's trigrams, strictly increasing; m is 0
@@ -51,14 +54,39 @@ package index
 // per record written), so a transaction costs in proportion to what it
 // writes; Open recomputes every sum while it loads. A changed, lost or
 // added record changes its bucket's sum (but for a 2^-32 chance). With
-// "metasum" over the meta records and "basesum" over the base, every byte
-// an answer depends on is checked on open.
+// "metasum" over the meta records and the CRC in "base" over the base
+// file (computed over its mapped bytes), every byte an answer depends on
+// is checked on open.
+//
+// The base file, read in place:
+//
+//	lists   each trigram's list, in trigram order
+//	table   n × 12 bytes: uint32 trigram (low 24 bits) ‖ uint64 offset of
+//	        its list; a list ends where the next begins, the last where
+//	        the table begins
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB3"
+//
+// A list is uvarint k (k ≥ 1 ids, ascending), then, when k > 128, one
+// skip entry per block of 128 ids (uint32 the block's last id ‖ uint32
+// where its data ends, counted from the start of the data), then the
+// data: per id, uvarint (id + 1 − (previous id + 1)), the previous id of
+// the first being −1, continuing across blocks. A query seeks through a
+// long list by its skip entries and decodes only the blocks it lands in.
 //
 // Worked example: a root holding only "a.go" = "Abc\n" and "b.txt" = "ab"
 // (written long before the build: not racy) has files {"a.go": id 0, size
-// 4, type 0, flags 0; "b.txt": id 1, size 2} and base tris [0x616263
-// "abc", 0x62630a "bc\n"], offs [0, 1, 2], data [0x01, 0x01]: both lists
-// hold id 0 (stored as 0+1). "b.txt" is too short for a trigram: it is in
+// 4, type 0, flags 0; "b.txt": id 1, size 2} and a base file of 44 bytes
+// holding two lists, of "abc" (0x616263) and "bc\n" (0x62630a), each
+// naming id 0 alone:
+//
+//	01 01                             list of "abc": k 1, id 0 (gap 0+1)
+//	01 01                             list of "bc\n"
+//	00 61 62 63  00 00 00 00 00 00 00 00   table: "abc" at 0
+//	00 62 63 0a  00 00 00 00 00 00 00 02   "bc\n" at 2
+//	00 00 00 00 00 00 00 04  00 00 00 02  49 58 42 33
+//	                                  footer: table at 4, 2 lists, "IXB3"
+//
+// "b.txt" is too short for a trigram: it is in
 // no list, and no query that needs a trigram will name it, which is right
 // since it cannot hold a three-byte match. With mtime 1 s and ctime 2 s
 // after the epoch, inode 12 and device 2049, the "files" value of "a.go"
@@ -73,11 +101,14 @@ package index
 //	00 00 00            type file, flags none, hidden none
 //
 // Invariants checked on open: the bbolt page structure, before bbolt
-// reads the file (boltcheck.go); schema and root match; "metasum",
-// "basesum" and the four record sums match; then what Check verifies:
-// tris strictly increase; offs start at 0, never decrease and end at
-// len(data); every list decodes to strictly increasing ids below the id
-// bound ("slots"), and an id listed whose slot is free is stale; every id
+// reads the file (boltcheck.go); schema and root match; "metasum" and
+// the four record sums match; the base file named by "base" is there, of
+// its size, with its CRC, its footer and table in bounds; then what Check
+// verifies: trigrams strictly increase within 24 bits; offsets start at
+// 0 and never decrease; every list decodes to exactly its k strictly
+// increasing ids below the id bound ("slots"), its skip entries matching
+// its blocks and no byte left over, and an id listed whose slot is free
+// is stale; every id
 // in "files", "delta" and "stale" is below the id bound; each "files"
 // record decodes, with a known type and known flags (a symlink's are 0: it
 // is never read), and no id is used twice; a delta id is a live regular
@@ -99,6 +130,11 @@ package index
 //	   file was removed before a compaction); a file too short for a
 //	   trigram has an empty delta set; the freelist is synced (a format 1
 //	   file, whose freelist is not, is refused before bbolt walks it).
+//	3  the base leaves bbolt for its own file, mmap'd and read in place
+//	   (meta "base" names it; bucket "base" and meta "basesum" are gone),
+//	   its lists block-coded with skip entries and prefixed by their
+//	   length, so that a query seeks through long lists instead of
+//	   decoding them; a format 2 DB is rebuilt.
 
 import (
 	"bytes"
@@ -107,6 +143,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -119,7 +156,7 @@ import (
 )
 
 // SchemaVersion is the on-disk format version this package writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
@@ -136,17 +173,16 @@ var (
 var (
 	bMeta    = []byte("meta")
 	bFiles   = []byte("files")
-	bBase    = []byte("base")
 	bDelta   = []byte("delta")
 	bStale   = []byte("stale")
 	bIgnored = []byte("ignored")
-	allBkts  = [][]byte{bMeta, bFiles, bBase, bDelta, bStale, bIgnored}
+	allBkts  = [][]byte{bMeta, bFiles, bDelta, bStale, bIgnored}
 
 	kSchema  = []byte("schema")
 	kRoot    = []byte("root")
 	kSlots   = []byte("slots")
 	kWritten = []byte("written")
-	kBaseSum = []byte("basesum")
+	kBase    = []byte("base")
 	kSums    = []byte("sums")
 	kMetaSum = []byte("metasum")
 
@@ -335,14 +371,27 @@ const tmpInfix = ".tmp-"
 func (ix *Index) Save(path string) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
-	db, written, err := ix.saveLocked(path)
-	if db != nil {
+	nb, err := writeBaseFile(path, func(w io.Writer) (int64, uint32, error) {
+		_, err := w.Write(ix.base.data)
+		return int64(len(ix.base.data)), crc32.Checksum(ix.base.data, crcTable), err
+	})
+	if err != nil {
+		return fmt.Errorf("index: save %s: %w", path, err)
+	}
+	db, written, err := ix.saveLocked(path, nb)
+	if db == nil {
+		nb.p.close()
+		os.Remove(basePath(path, nb.gen))
+	} else {
 		if ix.db != nil {
 			ix.db.Close()
 		}
 		ix.mu.Lock()
-		ix.db, ix.written, ix.touched = db, written, ix.touched[:0]
+		old := ix.base
+		ix.db, ix.path, ix.written, ix.touched, ix.base, ix.gen = db, path, written, ix.touched[:0], nb.p, nb.gen
 		ix.mu.Unlock()
+		old.close()
+		removeBases(path, nb.gen)
 	}
 	if err != nil {
 		return fmt.Errorf("index: save %s: %w", path, err)
@@ -350,7 +399,7 @@ func (ix *Index) Save(path string) error {
 	return nil
 }
 
-func (ix *Index) saveLocked(path string) (db *bolt.DB, written int64, err error) {
+func (ix *Index) saveLocked(path string, nb newBase) (db *bolt.DB, written int64, err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -387,6 +436,9 @@ func (ix *Index) saveLocked(path string) (db *bolt.DB, written int64, err error)
 		}
 		w := &dbTx{tx: tx, fresh: true}
 		if err := ix.writeAll(w); err != nil {
+			return err
+		}
+		if err := putBaseRecord(tx, nb); err != nil {
 			return err
 		}
 		var err error
@@ -431,9 +483,6 @@ func (ix *Index) writeAll(w *dbTx) error {
 	if err := meta.Put(kSlots, be32(len(ix.files))); err != nil {
 		return err
 	}
-	if err := ix.writeBase(w.tx); err != nil {
-		return err
-	}
 	for id := range ix.files {
 		if f := &ix.files[id]; f.Path != "" {
 			if err := w.put(sumFiles, []byte(f.Path), encodeFile(uint32(id), f)); err != nil {
@@ -468,40 +517,22 @@ func (w *dbTx) putIgnored(s Skipped) error {
 	return w.put(sumIgnored, []byte(s.Path), []byte{v})
 }
 
-func (ix *Index) writeBase(tx *bolt.Tx) error {
-	tris := make([]byte, 4*len(ix.base.tris))
-	for i, t := range ix.base.tris {
-		binary.BigEndian.PutUint32(tris[4*i:], t)
-	}
-	offs := make([]byte, 4*len(ix.base.offs))
-	for i, o := range ix.base.offs {
-		binary.BigEndian.PutUint32(offs[4*i:], o)
-	}
-	b := tx.Bucket(bBase)
-	for _, kv := range []struct {
-		k string
-		v []byte
-	}{{"tris", tris}, {"offs", offs}, {"data", ix.base.data}} {
-		if err := b.Put([]byte(kv.k), kv.v); err != nil {
-			return err
-		}
-	}
-	sum := crc32.Update(crc32.Update(crc32.Checksum(tris, crcTable), crcTable, offs), crcTable, ix.base.data)
-	return tx.Bucket(bMeta).Put(kBaseSum, be32(sum))
-}
-
 // Close closes the index's database, if any.
 func (ix *Index) Close() error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 	ix.mu.Lock()
-	db := ix.db
+	db, base := ix.db, ix.base
 	ix.db = nil
-	ix.mu.Unlock()
-	if db == nil {
-		return nil
+	if base.unmap != nil {
+		ix.base = emptyPostings()
 	}
-	return db.Close()
+	ix.mu.Unlock()
+	err := base.close()
+	if db == nil {
+		return err
+	}
+	return errors.Join(err, db.Close())
 }
 
 // Open loads the index of root saved at path, checks it (see the format
@@ -552,16 +583,18 @@ func Open(path, root string) (ix *Index, err error) {
 	}
 	db.AllocSize = 1 << 20
 	ix = newIndex(root)
-	if err := db.View(func(tx *bolt.Tx) error { return ix.load(tx) }); err != nil {
+	if err := db.View(func(tx *bolt.Tx) error { return ix.load(tx, path) }); err != nil {
+		ix.base.close()
 		db.Close()
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
-	ix.db = db
+	ix.db, ix.path = db, path
+	removeBases(path, ix.gen) // left by a save or compaction cut short
 	return ix, nil
 }
 
 // load reads and checks every bucket (see the format comment).
-func (ix *Index) load(tx *bolt.Tx) error {
+func (ix *Index) load(tx *bolt.Tx, path string) error {
 	for _, b := range allBkts {
 		if tx.Bucket(b) == nil {
 			return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, b)
@@ -582,15 +615,16 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		return fmt.Errorf("%w: meta records", ErrCorrupt)
 	}
 	ix.written = int64(binary.BigEndian.Uint64(written))
-	base := tx.Bucket(bBase)
-	tris, offs, data := base.Get([]byte("tris")), base.Get([]byte("offs")), base.Get([]byte("data"))
-	sum := meta.Get(kBaseSum)
-	if len(sum) != 4 || crc32.Update(crc32.Update(crc32.Checksum(tris, crcTable), crcTable, offs), crcTable, data) != binary.BigEndian.Uint32(sum) {
-		return fmt.Errorf("%w: base checksum", ErrCorrupt)
+	rec := meta.Get(kBase)
+	if len(rec) != baseRecordSize {
+		return fmt.Errorf("%w: meta base record", ErrCorrupt)
 	}
-	if len(tris)%4 != 0 || len(offs) != len(tris)+4 {
-		return fmt.Errorf("%w: base sizes", ErrCorrupt)
+	gen := binary.BigEndian.Uint64(rec)
+	base, err := mapBase(basePath(path, gen), int64(binary.BigEndian.Uint64(rec[8:])), binary.BigEndian.Uint32(rec[16:]))
+	if err != nil {
+		return err
 	}
+	ix.base, ix.gen = base, gen
 	// Every record against its bucket's sum before any is decoded: what
 	// is decoded is what was written (a damaged id could otherwise size
 	// the table).
@@ -604,21 +638,12 @@ func (ix *Index) load(tx *bolt.Tx) error {
 			return fmt.Errorf("%w: %q records differ from their checksum", ErrCorrupt, name)
 		}
 	}
-	p := postings{tris: make([]uint32, len(tris)/4), offs: make([]uint32, len(offs)/4), data: bytes.Clone(data)}
-	for i := range p.tris {
-		p.tris[i] = binary.BigEndian.Uint32(tris[4*i:])
-	}
-	for i := range p.offs {
-		p.offs[i] = binary.BigEndian.Uint32(offs[4*i:])
-	}
-	ix.base = p
-
 	bound := binary.BigEndian.Uint32(slots)
 	if bound > 1<<31 {
 		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
 	}
 	ix.files = make([]File, bound)
-	err := tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
+	err = tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
 		id, f, ok := decodeFile(string(k), v)
 		if !ok || id >= bound {
 			return fmt.Errorf("%w: file record %q", ErrCorrupt, k)
@@ -685,36 +710,12 @@ func (ix *Index) load(tx *bolt.Tx) error {
 
 // check verifies the invariants of the postings (see the format comment).
 func (ix *Index) check() error {
-	p := &ix.base
-	if len(p.offs) != len(p.tris)+1 || p.offs[0] != 0 || int(p.offs[len(p.offs)-1]) != len(p.data) {
-		return fmt.Errorf("%w: offsets", ErrCorrupt)
-	}
-	bound := uint64(len(ix.files))
-	for i := range p.tris {
-		if i > 0 && p.tris[i] <= p.tris[i-1] || p.tris[i] > 0xFFFFFF {
-			return fmt.Errorf("%w: trigrams out of order", ErrCorrupt)
+	return ix.base.check(uint64(len(ix.files)), func(id uint32) error {
+		if ix.files[id].Path == "" && !ix.stale[id] {
+			return fmt.Errorf("posting id %d names a free slot and is not stale", id)
 		}
-		if p.offs[i+1] < p.offs[i] || int(p.offs[i+1]) > len(p.data) {
-			return fmt.Errorf("%w: offsets decrease", ErrCorrupt)
-		}
-		b := p.data[p.offs[i]:p.offs[i+1]]
-		acc := uint64(0)
-		for len(b) > 0 {
-			d, n := binary.Uvarint(b)
-			if n <= 0 || d == 0 {
-				return fmt.Errorf("%w: posting list of %06x", ErrCorrupt, p.tris[i])
-			}
-			acc += d
-			if acc > bound {
-				return fmt.Errorf("%w: posting id %d beyond %d", ErrCorrupt, acc-1, bound)
-			}
-			if id := uint32(acc - 1); ix.files[id].Path == "" && !ix.stale[id] {
-				return fmt.Errorf("%w: posting id %d names a free slot and is not stale", ErrCorrupt, id)
-			}
-			b = b[n:]
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Check verifies the index's invariants (see the format comment); nil
@@ -875,6 +876,7 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 		return nil, false, err
 	}
 	removeTemps(path)
+	removeBases(path, 0)
 	phase(PhaseBuild)
 	ix, err = Build(ctx, root, o.Progress)
 	if err != nil {
@@ -922,6 +924,7 @@ func RemoveDB(path string) error {
 		err = nil
 	}
 	removeTemps(path)
+	removeBases(path, 0)
 	return errors.Join(err, removeAside(path))
 }
 

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -517,7 +516,10 @@ func (ix *Index) Compact() error {
 	base, delta, stale := ix.base, maps.Clone(ix.delta), maps.Clone(ix.stale)
 	ix.compactTouched = make(map[uint32]bool)
 	ix.wmu.Unlock()
-	np := compactBase(&base, delta, stale)
+	np, err := ix.writeNewBase(func(pw *postingWriter) { compactBase(&base, delta, stale, pw) })
+	if err != nil {
+		return fmt.Errorf("index: compact: %w", err)
+	}
 	if ix.hookCompactBuilt != nil {
 		ix.hookCompactBuilt()
 	}
@@ -532,13 +534,18 @@ func (ix *Index) Compact() error {
 	}
 	ix.compactTouched = nil
 	ix.mu.Lock()
-	ix.base, ix.delta, ix.stale = np, ndelta, nstale
+	old := ix.base
+	ix.base, ix.gen, ix.delta, ix.stale = np.p, np.gen, ndelta, nstale
 	ix.mu.Unlock()
+	// No reader holds the old base now: they hold mu while they use it.
+	if err := old.close(); err != nil {
+		return fmt.Errorf("index: compact: %w", err)
+	}
 	ix.touched = ix.touched[:0]
 	if ix.db == nil {
 		return nil
 	}
-	return ix.update(func(w *dbTx) error {
+	err = ix.update(func(w *dbTx) error {
 		for _, b := range []int{sumDelta, sumStale} {
 			if err := w.reset(b); err != nil {
 				return err
@@ -554,13 +561,18 @@ func (ix *Index) Compact() error {
 				return err
 			}
 		}
-		return ix.writeBase(w.tx)
+		return putBaseRecord(w.tx, np)
 	})
+	if err == nil {
+		removeBases(ix.path, np.gen) // the old base, no longer named
+	}
+	return err
 }
 
-// compactBase returns base without the postings of stale ids, plus the
-// delta's. It only reads its arguments.
-func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool) postings {
+// compactBase writes to pw base without the postings of stale ids, plus
+// the delta's, list by list in trigram order. It only reads its
+// arguments, and holds one list at a time besides the delta's inversion.
+func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool, pw *postingWriter) {
 	add := make(map[uint32][]uint32) // trigram -> delta ids, ascending
 	ids := make([]uint32, 0, len(delta))
 	for id := range delta {
@@ -572,35 +584,51 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 			add[t] = append(add[t], id)
 		}
 	}
-	tris := make([]uint32, 0, len(base.tris)+len(add))
-	tris = append(tris, base.tris...)
-	for t := range add {
-		if _, ok := slices.BinarySearch(base.tris, t); !ok {
-			tris = append(tris, t)
+	addT := slices.Sorted(maps.Keys(add))
+	var kept, merged []uint32
+	for i, j := 0, 0; i < base.n || j < len(addT); {
+		var t uint32
+		var list []byte
+		switch {
+		case j == len(addT) || i < base.n && base.trigram(i) < addT[j]:
+			t, list = base.trigram(i), base.list(i)
+			i++
+		case i == base.n || addT[j] < base.trigram(i):
+			t = addT[j]
+			j++
+		default:
+			t, list = addT[j], base.list(i)
+			i++
+			j++
 		}
-	}
-	slices.Sort(tris)
-	np := postings{tris: tris[:0], offs: make([]uint32, 0, len(tris)+1), data: make([]byte, 0, len(base.data))}
-	var buf []uint32
-	for _, t := range tris {
-		buf = buf[:0]
-		for _, id := range decodeList(base.lookup(t), nil) {
-			if !stale[id] {
-				buf = append(buf, id)
+		kept = kept[:0]
+		for c := listCursor(list); !c.done; c.next() {
+			if !stale[c.cur] {
+				kept = append(kept, c.cur)
 			}
 		}
-		buf = union(buf, add[t])
-		if len(buf) == 0 {
-			continue
-		}
-		np.tris = append(np.tris, t)
-		np.offs = append(np.offs, uint32(len(np.data)))
-		last := uint32(0)
-		for _, id := range buf {
-			np.data = binary.AppendUvarint(np.data, uint64(id+1-last))
-			last = id + 1
+		merged = mergeInto(merged[:0], kept, add[t])
+		pw.add(t, merged)
+	}
+}
+
+// mergeInto appends the ascending union of a and b (each ascending) to dst.
+func mergeInto(dst, a, b []uint32) []uint32 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			dst = append(dst, a[i])
+			i++
+		case a[i] > b[j]:
+			dst = append(dst, b[j])
+			j++
+		default:
+			dst = append(dst, a[i])
+			i++
+			j++
 		}
 	}
-	np.offs = append(np.offs, uint32(len(np.data)))
-	return np
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
 }
