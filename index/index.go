@@ -147,6 +147,7 @@ type Index struct {
 	ignored []Skipped           // entries pruned by ignore rules, sorted by path
 	db      *bolt.DB            // nil until Save or Open
 	path    string              // the DB's path, once db is set
+	runs    int                 // runs the build spilled (0: built in memory)
 	touched []uint32            // ids changed in memory, not yet in the DB
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
@@ -159,6 +160,12 @@ func (ix *Index) Root() string { return ix.root }
 // Build walks root (absolute, symlink-free) and indexes it, using all
 // cores, reporting progress (if not nil) about every 100 ms.
 func Build(ctx context.Context, root string, progress func(Progress)) (*Index, error) {
+	return build(ctx, root, progress, "")
+}
+
+// build is Build, spilling runs (see spill.go) to spillDir ("" for the
+// system's temporary directory).
+func build(ctx context.Context, root string, progress func(Progress), spillDir string) (*Index, error) {
 	t0 := now().UnixNano()
 	ix := newIndex(root)
 	var ents []tree.Entry
@@ -190,7 +197,7 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 		ix.byPath[e.Rel] = uint32(i)
 	}
 	ix.reorder()
-	if err := ix.buildPostings(ctx, total, progress); err != nil {
+	if err := ix.buildPostings(ctx, total, progress, spillDir); err != nil {
 		return nil, err
 	}
 	for i := range ix.files {
@@ -258,7 +265,7 @@ func (ix *Index) reorder() {
 // buildPostings reads every regular file and builds the base postings.
 // Files are read in parallel in batches; one goroutine merges each batch in
 // id order while the next is read, so memory stays bounded by two batches.
-func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress)) error {
+func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillDir string) error {
 	const batch = 512
 	root, err := rooted.Open(ix.root)
 	if err != nil {
@@ -270,6 +277,9 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 		flags Flags
 	}
 	b := newBuilder()
+	sp := &spiller{dir: spillDir}
+	defer sp.close()
+	var spillErr error
 	merged := make(chan []result, 1)
 	mergeDone := make(chan struct{})
 	start := time.Now()
@@ -287,6 +297,9 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 					ix.unknown[id] = true
 				}
 				b.add(id, r.tris)
+				if b.full() && spillErr == nil {
+					spillErr = sp.spill(b)
+				}
 			}
 			base += len(rs)
 		}
@@ -341,7 +354,15 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	}
 	close(merged)
 	<-mergeDone
+	if err == nil {
+		err = spillErr
+	}
 	if err != nil {
+		return err
+	}
+	if ix.runs = len(sp.runs); ix.runs > 0 {
+		ix.runs++ // the last, spilled by merge
+		ix.base, err = sp.merge(b)
 		return err
 	}
 	pw := newPostingWriter(nil)
@@ -418,6 +439,9 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	var out []File
 	pre := dirPrefix(dir)
 	add := func(id uint32) {
+		if int(id) >= len(ix.files) {
+			return // the table is checked on open, the lists only by their CRC
+		}
 		f := &ix.files[id]
 		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !strings.HasPrefix(f.Path, pre) {
 			return

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // waitFor waits for ch with a deadline (a hang is a failure, not a sleep).
@@ -204,5 +207,53 @@ func TestBlockListsSeek(t *testing.T) {
 	}
 	if err := p.check(4000, func(uint32) error { return nil }); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("check with a lower id bound: %v", err)
+	}
+}
+
+// A build whose budget forces several spilled runs makes the same base,
+// byte for byte, as one built in memory, leaves nothing in its spill
+// directory, and answers, saved, updated and compacted, as a fresh build.
+func TestSpilledBuildEqualsInMemory(t *testing.T) {
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("file %d alpha beta %d gamma%d\n", i, i*i, i%13)
+	}
+	root := writeTree(t, files)
+	mem := mustBuild(t, root)
+	old := buildBudget
+	buildBudget = 2 << 10
+	t.Cleanup(func() { buildBudget = old })
+	dir := t.TempDir()
+	ix, err := build(context.Background(), root, nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ix.runs < 3 || ix.base.unmap == nil {
+		t.Fatalf("%d runs, mapped %v: the budget did not force several runs", ix.runs, ix.base.unmap != nil)
+	}
+	if names := testtree.Names(t, dir); len(names) != 0 {
+		t.Fatalf("spill directory after the build: %q", names)
+	}
+	checkIndex(t, ix)
+	if !bytes.Equal(ix.base.data, mem.base.data) {
+		t.Fatalf("spilled base (%d bytes) differs from the in-memory one (%d bytes)", len(ix.base.data), len(mem.base.data))
+	}
+	if err := ix.Save(filepath.Join(t.TempDir(), "ix.db")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "d1/f001.txt", "rewritten gamma99\n")
+	if err := ix.Apply(context.Background(), []string{"d1/f001.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	fresh := mustBuild(t, root)
+	for _, q := range []string{"alpha", "file 12", "gamma1", "gamma99", "rewritten", "(?i)BETA 4"} {
+		if g, w := candidates(t, ix, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+			t.Errorf("candidates for %q = %q, want %q", q, g, w)
+		}
 	}
 }

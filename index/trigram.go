@@ -89,6 +89,7 @@ type postingBuilder struct {
 	tris  []uint32 // trigram per slot
 	lists [][]byte
 	last  []uint32 // last id + 1 per slot
+	size  int      // bytes in lists
 }
 
 func newBuilder() *postingBuilder { return &postingBuilder{slot: make([]uint32, 1<<24)} }
@@ -104,7 +105,9 @@ func (b *postingBuilder) add(id uint32, tris []uint32) {
 			b.slot[t&0xFFFFFF] = s
 		}
 		s--
+		n := len(b.lists[s])
 		b.lists[s] = binary.AppendUvarint(b.lists[s], uint64(id+1-b.last[s]))
+		b.size += len(b.lists[s]) - n
 		b.last[s] = id + 1
 	}
 }
