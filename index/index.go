@@ -39,6 +39,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	csindex "github.com/google/codesearch/index"
@@ -127,6 +128,8 @@ type Index struct {
 
 	wmu sync.Mutex // serialises writers; held across DB transactions
 	cmu sync.Mutex // serialises compactions (Compact builds without wmu)
+	// compacting is set while Compact runs (for Stats).
+	compacting atomic.Bool
 	// compactTouched collects the ids changed while a compaction builds
 	// its base aside (nil when none does): they stay stale after the swap.
 	compactTouched map[uint32]bool

@@ -89,6 +89,9 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 	compacted := make(chan error, 1)
 	go func() { compacted <- ix.Compact() }()
 	waitFor(t, built, "the compaction to build its base")
+	if st := ix.Stats(); !st.Compacting || st.DeltaFiles != 1 || st.Files != 3 {
+		t.Errorf("Stats while compacting: %+v, want compacting, 1 changed file, 3 files", st)
+	}
 
 	// Built aside, not yet swapped: queries and an update do not wait.
 	done := make(chan struct{})
@@ -129,6 +132,11 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 	}
 	ix.hookInTx, ix.hookCompactBuilt = nil, nil
 	checkIndex(t, ix)
+	// b.txt, e.txt and d/c.txt (racy: written within RacyWindow, so
+	// re-read) were read during the compaction: still in the delta.
+	if st := ix.Stats(); st.Compacting || st.DeltaFiles != 3 || st.Files != 4 || st.BaseBytes != int64(len(ix.base.data)) || st.HeapBytes <= 0 {
+		t.Errorf("Stats after the compaction: %+v", st)
+	}
 	sameAsFresh := func(stage string, got *Index) {
 		t.Helper()
 		fresh := mustBuild(t, root)

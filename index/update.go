@@ -512,6 +512,8 @@ func (ix *Index) NeedsCompact() bool {
 func (ix *Index) Compact() error {
 	ix.cmu.Lock()
 	defer ix.cmu.Unlock()
+	ix.compacting.Store(true)
+	defer ix.compacting.Store(false)
 	ix.wmu.Lock()
 	base, delta, stale := ix.base, maps.Clone(ix.delta), maps.Clone(ix.stale)
 	ix.compactTouched = make(map[uint32]bool)
