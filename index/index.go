@@ -166,9 +166,9 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 	return build(ctx, root, progress, "")
 }
 
-// build is Build, spilling runs (see spill.go) to spillDir ("" for the
-// system's temporary directory).
-func build(ctx context.Context, root string, progress func(Progress), spillDir string) (*Index, error) {
+// build is Build, spilling runs (see spill.go) beside the DB at spillAt
+// ("" for the system's temporary directory).
+func build(ctx context.Context, root string, progress func(Progress), spillAt string) (*Index, error) {
 	t0 := now().UnixNano()
 	ix := newIndex(root)
 	var ents []tree.Entry
@@ -200,7 +200,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillDir s
 		ix.byPath[e.Rel] = uint32(i)
 	}
 	ix.reorder()
-	if err := ix.buildPostings(ctx, total, progress, spillDir); err != nil {
+	if err := ix.buildPostings(ctx, total, progress, spillAt); err != nil {
 		return nil, err
 	}
 	for i := range ix.files {
@@ -268,7 +268,7 @@ func (ix *Index) reorder() {
 // buildPostings reads every regular file and builds the base postings.
 // Files are read in parallel in batches; one goroutine merges each batch in
 // id order while the next is read, so memory stays bounded by two batches.
-func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillDir string) error {
+func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillAt string) error {
 	const batch = 512
 	root, err := rooted.Open(ix.root)
 	if err != nil {
@@ -280,7 +280,7 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 		flags Flags
 	}
 	b := newBuilder()
-	sp := &spiller{dir: spillDir}
+	sp := &spiller{at: spillAt}
 	defer sp.close()
 	var spillErr error
 	merged := make(chan []result, 1)

@@ -232,7 +232,7 @@ func TestSpilledBuildEqualsInMemory(t *testing.T) {
 	buildBudget = 2 << 10
 	t.Cleanup(func() { buildBudget = old })
 	dir := t.TempDir()
-	ix, err := build(context.Background(), root, nil, dir)
+	ix, err := build(context.Background(), root, nil, filepath.Join(dir, "ix.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

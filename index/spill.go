@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // Bounded-memory build (after codesearch's index/write.go). The builder
@@ -25,12 +26,18 @@ const DefaultBuildBudget = 64 << 20
 // buildBudget is the budget in force; tests lower it to force runs.
 var buildBudget = DefaultBuildBudget
 
-// spiller spills a builder's lists to runs in dir ("" for the system's
-// temporary directory) and merges them.
+// spiller spills a builder's lists to runs named <at>.build-<random>
+// (at "": indexd-build-<random> in the system's temporary directory) and
+// merges them. A run is unlinked as soon as it is mapped; one left by a
+// process killed in between is removed with the DB's other temporary
+// files (removeTemps).
 type spiller struct {
-	dir  string
+	at   string
 	runs []postings
 }
+
+// buildInfix names a build's spilled files: <db>.build-<random>.
+const buildInfix = ".build-"
 
 // full reports whether b holds more than the budget.
 func (b *postingBuilder) full() bool {
@@ -48,7 +55,12 @@ func (b *postingBuilder) reset() {
 // tempBase writes a base with fill to a new file in s.dir, maps it and
 // unlinks it.
 func (s *spiller) tempBase(fill func(*postingWriter)) (postings, error) {
-	f, err := os.CreateTemp(s.dir, "indexd-build-*")
+	dir, pattern := "", "indexd-build-*"
+	if s.at != "" {
+		dir, pattern = filepath.Split(s.at)
+		pattern += buildInfix + "*"
+	}
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return postings{}, err
 	}

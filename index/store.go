@@ -591,7 +591,10 @@ func Open(path, root string) (ix *Index, err error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	ix.db, ix.path = db, path
-	removeBases(path, ix.gen) // left by a save or compaction cut short
+	// What a save, build or compaction cut short left (the DB is locked:
+	// no other process is writing them).
+	removeBases(path, ix.gen)
+	removeTemps(path)
 	return ix, nil
 }
 
@@ -886,7 +889,7 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 	removeTemps(path)
 	removeBases(path, 0)
 	phase(PhaseBuild)
-	ix, err = build(ctx, root, o.Progress, filepath.Dir(path))
+	ix, err = build(ctx, root, o.Progress, path)
 	if err != nil {
 		return nil, true, err
 	}
@@ -953,9 +956,11 @@ func removeAside(path string) error {
 // removeTemps removes what saves of path left behind when their process
 // was killed. Best effort: a leftover costs disk space, not correctness.
 func removeTemps(path string) {
-	old, _ := filepath.Glob(globQuote(path) + tmpInfix + "*")
-	for _, p := range old {
-		os.Remove(p)
+	for _, infix := range []string{tmpInfix, buildInfix} {
+		old, _ := filepath.Glob(globQuote(path) + infix + "*")
+		for _, p := range old {
+			os.Remove(p)
+		}
 	}
 }
 
