@@ -51,15 +51,15 @@ func putBaseRecord(tx *bolt.Tx, nb newBase) error {
 }
 
 // writeNewBase writes a new base with fill: to a new base file beside
-// the index's DB, or to memory when it has none. Caller holds wmu.
-func (ix *Index) writeNewBase(fill func(*postingWriter)) (newBase, error) {
-	if ix.db == nil {
+// the DB at dbPath, or to memory when dbPath is "".
+func writeNewBase(dbPath string, fill func(*postingWriter)) (newBase, error) {
+	if dbPath == "" {
 		pw := newPostingWriter(nil)
 		fill(pw)
 		p, err := parsePostings(pw.finishBytes())
 		return newBase{p: p}, err
 	}
-	return writeBaseFile(ix.path, func(w io.Writer) (int64, uint32, error) {
+	return writeBaseFile(dbPath, func(w io.Writer) (int64, uint32, error) {
 		pw := newPostingWriter(w)
 		fill(pw)
 		return pw.finish()

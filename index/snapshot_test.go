@@ -265,3 +265,31 @@ func TestSpilledBuildEqualsInMemory(t *testing.T) {
 		}
 	}
 }
+
+// An index closed while a compaction builds its base: the compaction
+// fails, and the base it wrote, named by no DB, is removed.
+func TestCloseDuringCompaction(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n"})
+	writeFile(t, root, "a.txt", "alpha changed\n")
+	if err := ix.Apply(context.Background(), []string{"a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	built, release := make(chan struct{}), make(chan struct{})
+	ix.hookCompactBuilt = func() {
+		close(built)
+		<-release
+	}
+	compacted := make(chan error, 1)
+	go func() { compacted <- ix.Compact() }()
+	waitFor(t, built, "the compaction to build its base")
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-compacted; err == nil {
+		t.Fatal("Compact of a closed index succeeded")
+	}
+	if names := stateNames(t, filepath.Dir(db)); !slices.Equal(names, []string{"ix.db"}) {
+		t.Fatalf("directory after the failed compaction: %q", names)
+	}
+}

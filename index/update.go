@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -516,10 +517,17 @@ func (ix *Index) Compact() error {
 	defer ix.compacting.Store(false)
 	ix.wmu.Lock()
 	base, delta, stale := ix.base, maps.Clone(ix.delta), maps.Clone(ix.stale)
+	path := ""
+	if ix.db != nil {
+		path = ix.path
+	}
 	ix.compactTouched = make(map[uint32]bool)
 	ix.wmu.Unlock()
-	np, err := ix.writeNewBase(func(pw *postingWriter) { compactBase(&base, delta, stale, pw) })
+	np, err := writeNewBase(path, func(pw *postingWriter) { compactBase(&base, delta, stale, pw) })
 	if err != nil {
+		ix.wmu.Lock()
+		ix.compactTouched = nil
+		ix.wmu.Unlock()
 		return fmt.Errorf("index: compact: %w", err)
 	}
 	if ix.hookCompactBuilt != nil {
@@ -527,6 +535,15 @@ func (ix *Index) Compact() error {
 	}
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
+	if cur := ix.path; ix.db == nil && path != "" || ix.db != nil && cur != path {
+		// Closed, or saved elsewhere, meanwhile: this base belongs to no DB.
+		ix.compactTouched = nil
+		np.p.close()
+		if np.gen != 0 {
+			os.Remove(basePath(path, np.gen))
+		}
+		return fmt.Errorf("index: compact: the index was closed or saved elsewhere meanwhile")
+	}
 	ndelta, nstale := make(map[uint32][]uint32), make(map[uint32]bool)
 	for id := range ix.compactTouched {
 		nstale[id] = true
