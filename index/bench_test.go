@@ -47,13 +47,14 @@ func BenchmarkBuild(b *testing.B) {
 	if err := ix.Save(db); err != nil {
 		b.Fatal(err)
 	}
+	postingsMB := float64(len(ix.base.data)) / (1 << 20)
 	ix.Close()
 	fi, _ := os.Stat(db)
 	var corpus int64
 	ix.Files("", "", func(f *File) bool { corpus += f.Size; return true })
 	b.ReportMetric(float64(fi.Size())/(1<<20), "db-MB")
 	b.ReportMetric(100*float64(fi.Size())/float64(corpus), "db-%corpus")
-	b.ReportMetric(float64(len(ix.base.data))/(1<<20), "postings-MB")
+	b.ReportMetric(postingsMB, "postings-MB")
 }
 
 func BenchmarkReopenReconcile(b *testing.B) {
