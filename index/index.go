@@ -147,7 +147,7 @@ type Index struct {
 	stale   map[uint32]bool     // ids whose base postings are out of date
 	delta   map[uint32][]uint32 // id -> sorted trigrams, files read since base
 	unknown map[uint32]bool     // live ids flagged Unknown
-	ignored []Skipped           // entries pruned by ignore rules, sorted by path
+	ignored []Skipped           // entries pruned by ignore rules and hidden directories, sorted by path
 	db      *bolt.DB            // nil until Save or Open
 	path    string              // the DB's path, once db is set
 	runs    int                 // runs the build spilled (0: built in memory)
@@ -181,6 +181,9 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			if !s.Hidden {
 				ignored = append(ignored, Skipped{Path: s.Rel, IsDir: s.IsDir})
 			}
+		},
+		OnHiddenDir: func(rel string) {
+			ignored = append(ignored, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
 		ents = append(ents, e)
@@ -612,10 +615,16 @@ func union(a, b []uint32) []uint32 {
 	return append(out, b[j:]...)
 }
 
-// Skipped is an entry the ignore rules pruned from the index.
+// Skipped is a record of what a walk without include_hidden or
+// include_ignored would report as skipped: an entry the ignore rules
+// pruned from the index, or (Hidden) a directory with a hidden name, which
+// the index holds (its files are in the table) but a walk that does not
+// include hidden entries skips. Hidden directories are recorded because a
+// hidden directory holding no file would otherwise leave no trace.
 type Skipped struct {
-	Path  string
-	IsDir bool
+	Path   string
+	IsDir  bool
+	Hidden bool
 }
 
 // Ignored reports whether rel (root-relative) is, or is inside, a subtree
@@ -624,7 +633,7 @@ func (ix *Index) Ignored(rel string) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, p := range ancestorsAndSelf(rel) {
-		if _, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok {
+		if i, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok && !ix.ignored[i].Hidden {
 			return true
 		}
 	}
@@ -635,6 +644,17 @@ func cmpSkipped(s Skipped, p string) int { return strings.Compare(s.Path, p) }
 
 // IgnoredUnder calls fn for each pruned entry under dir, in path order.
 func (ix *Index) IgnoredUnder(dir string, fn func(Skipped)) {
+	ix.SkippedUnder(dir, func(s Skipped) {
+		if !s.Hidden {
+			fn(s)
+		}
+	})
+}
+
+// SkippedUnder calls fn for each record under dir, in path order: the
+// entries the ignore rules pruned and the directories with hidden names
+// (Skipped.Hidden).
+func (ix *Index) SkippedUnder(dir string, fn func(Skipped)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	pre := dirPrefix(dir)
@@ -643,6 +663,10 @@ func (ix *Index) IgnoredUnder(dir string, fn func(Skipped)) {
 		fn(ix.ignored[i])
 	}
 }
+
+// ownBit is the bit of rel's last component in a hidden mask
+// (File.Hidden, ignore.PathVerdict.Hidden).
+func ownBit(rel string) uint64 { return 1 << min(strings.Count(rel, "/"), 63) }
 
 func ancestorsAndSelf(rel string) []string {
 	if rel == "" || rel == "." {

@@ -291,15 +291,24 @@ func TestMain(m *testing.M) {
 
 // Apply on a path that is now ignored records it as a build would, and a
 // path that changed type (file <-> directory) ends up as the tree has it.
+// Hidden directories are recorded as a build records them, those holding
+// no file included, and their records go with them.
 func TestApplyIgnoredAndTypeChanges(t *testing.T) {
-	root := writeTree(t, map[string]string{".ignore": "*.tmp\n", "a": "file a\n", "d/x.txt": "x\n", "keep.txt": "k\n"})
+	root := writeTree(t, map[string]string{".ignore": "*.tmp\n", "a": "file a\n", "d/x.txt": "x\n", "keep.txt": "k\n",
+		".old/f.txt": "gone soon\n", "s/.kept/g.txt": "stays\n"})
 	ix := mustBuild(t, root)
+	os.RemoveAll(filepath.Join(root, ".old"))
+	for _, d := range []string{".empty", "s/.new/.inner", "s/.kept/.sub"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	writeFile(t, root, "new.tmp", "ignored\n")
 	os.Remove(filepath.Join(root, "a"))
 	writeFile(t, root, "a/inner.txt", "now a directory\n")
 	os.RemoveAll(filepath.Join(root, "d"))
 	writeFile(t, root, "d", "now a file\n")
-	if err := ix.Apply(context.Background(), []string{"new.tmp", "a", "d"}); err != nil {
+	if err := ix.Apply(context.Background(), []string{"new.tmp", "a", "d", ".old", ".empty", "s/.new", "s/.kept/.sub"}); err != nil {
 		t.Fatal(err)
 	}
 	checkIndex(t, ix)
@@ -311,9 +320,14 @@ func TestApplyIgnoredAndTypeChanges(t *testing.T) {
 		t.Fatal("new.tmp is ignored but not recorded as such")
 	}
 	var got, want []Skipped
-	ix.IgnoredUnder("", func(s Skipped) { got = append(got, s) })
-	fresh.IgnoredUnder("", func(s Skipped) { want = append(want, s) })
+	ix.SkippedUnder("", func(s Skipped) { got = append(got, s) })
+	fresh.SkippedUnder("", func(s Skipped) { want = append(want, s) })
 	if !slices.Equal(got, want) {
-		t.Fatalf("ignored records:\n got %v\nwant %v", got, want)
+		t.Fatalf("records:\n got %v\nwant %v", got, want)
+	}
+	wantRecs := []Skipped{{Path: ".empty", IsDir: true, Hidden: true}, {Path: "new.tmp"}, {Path: "s/.kept", IsDir: true, Hidden: true},
+		{Path: "s/.kept/.sub", IsDir: true, Hidden: true}, {Path: "s/.new", IsDir: true, Hidden: true}, {Path: "s/.new/.inner", IsDir: true, Hidden: true}}
+	if !slices.Equal(got, wantRecs) {
+		t.Fatalf("records:\n got %v\nwant %v", got, wantRecs)
 	}
 }

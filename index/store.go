@@ -1,6 +1,6 @@
 package index
 
-// On-disk format (schema version 3). One bbolt file per workspace root,
+// On-disk format (schema version 4). One bbolt file per workspace root,
 // <db>, and beside it the base postings, <db>.base-<gen> (basefile.go,
 // postings.go): written once, synced, mmap'd read-only and named by meta
 // "base", so that queries read the postings in place (the page cache
@@ -42,8 +42,12 @@ package index
 //	          for a file too short to hold one
 //	bucket "stale"   ids whose base postings are out of date
 //	    key   uint32 id, value empty
-//	bucket "ignored" entries the ignore rules pruned
-//	    key   path, value byte 1 for a directory, 0 for a file
+//	bucket "ignored" what a walk without include_hidden or include_ignored
+//	                 skips: the entries the ignore rules pruned, and the
+//	                 directories with a hidden name (whose files the table
+//	                 holds; recorded so that one holding no file is known)
+//	    key   path, value byte 0 for a pruned file, 1 for a pruned
+//	          directory, 3 for a hidden directory
 //
 // Record sums. A record (key k, value v) of "files", "delta", "stale" or
 // "ignored" hashes to fmix64(c<<32 | len(v) mod 2^32), where c is the
@@ -118,7 +122,7 @@ package index
 // increasing; every stale id of a live regular file that is neither
 // binary nor unknown is in the delta (otherwise its base postings would be
 // skipped with nothing in their place, and its matches lost); "ignored"
-// values are one byte, 0 or 1. A DB failing any of them is never trusted:
+// values are one byte, 0, 1 or 3. A DB failing any of them is never trusted:
 // OpenOrBuild moves it aside (<name>.corrupt-<unixnano>, one kept) and
 // rebuilds. A bbolt panic while opening or reading it counts as
 // corruption.
@@ -132,11 +136,14 @@ package index
 //	   file was removed before a compaction); a file too short for a
 //	   trigram has an empty delta set; the freelist is synced (a format 1
 //	   file, whose freelist is not, is refused before bbolt walks it).
-//	3  the base leaves bbolt for its own file, mmap'd and read in place
+//	3  "ignored" also records the directories with a hidden name (value
+//	   3), so the index knows what a walk would skip as hidden where the
+//	   table holds no file to tell.
+//	4  the base leaves bbolt for its own file, mmap'd and read in place
 //	   (meta "base" names it; bucket "base" and meta "basesum" are gone),
 //	   its lists block-coded with skip entries and prefixed by their
 //	   length, so that a query seeks through long lists instead of
-//	   decoding them; a format 2 DB is rebuilt.
+//	   decoding them; a format 3 DB is rebuilt.
 
 import (
 	"bytes"
@@ -158,7 +165,7 @@ import (
 )
 
 // SchemaVersion is the on-disk format version this package writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
@@ -510,11 +517,20 @@ func (ix *Index) writeAll(w *dbTx) error {
 	return nil
 }
 
+// Bits of an "ignored" record's value.
+const (
+	ignoredDir    = 1
+	ignoredHidden = 2
+)
+
 // putIgnored writes one "ignored" record (see the format comment).
 func (w *dbTx) putIgnored(s Skipped) error {
 	v := byte(0)
 	if s.IsDir {
-		v = 1
+		v |= ignoredDir
+	}
+	if s.Hidden {
+		v |= ignoredHidden
 	}
 	return w.put(sumIgnored, []byte(s.Path), []byte{v})
 }
@@ -700,10 +716,10 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		return err
 	}
 	err = tx.Bucket(bIgnored).ForEach(func(k, v []byte) error {
-		if len(k) == 0 || len(v) != 1 || v[0] > 1 {
+		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden {
 			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
 		}
-		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0] == 1})
+		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0})
 		return nil
 	})
 	if err != nil {

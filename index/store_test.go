@@ -201,7 +201,7 @@ func TestEveryRecordIsChecked(t *testing.T) {
 		}},
 		{"meta: record added", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte("extra"), []byte("x")) }},
 		{"meta: root changed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kRoot, []byte("/elsewhere")) }},
-		{"meta: schema 2, the previous format", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(2)) }},
+		{"meta: schema 3, the previous format", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(3)) }},
 		{"meta: schema 1", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(1)) }},
 		{"bucket missing", ErrCorrupt, func(tx *bolt.Tx) error { return tx.DeleteBucket(bStale) }},
 	} {

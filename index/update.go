@@ -110,6 +110,9 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 				gone = append(gone, rel)
 			}
 			dirs = append(dirs, rel)
+			if ownBit(rel)&v.Hidden != 0 { // recorded as a build records it
+				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: true, Hidden: true})
+			}
 		case f.Mode.IsRegular() || f.Mode&fs.ModeSymlink != 0:
 			if ix.holdsUnder(rel) { // a directory replaced by a file or a link
 				gone = append(gone, rel)
@@ -200,8 +203,8 @@ func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 }
 
 // walkSubtree lists the files under dir ("" for the root) as a build
-// would, with the entries ignore rules pruned; rules is the batch's rule
-// cache.
+// would, with the records of what a walk would skip (the entries ignore
+// rules pruned, the hidden directories); rules is the batch's rule cache.
 func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string) ([]File, []Skipped, error) {
 	var files []File
 	var ign []Skipped
@@ -212,6 +215,9 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 			if !s.Hidden {
 				ign = append(ign, Skipped{Path: s.Rel, IsDir: s.IsDir})
 			}
+		},
+		OnHiddenDir: func(rel string) {
+			ign = append(ign, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
 		files = append(files, fileFromEntry(e))

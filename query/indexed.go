@@ -250,43 +250,38 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 	return true
 }
 
-// skips reproduces what a walk of dir would report as skipped: the ignored
-// entries (from the index's record of them) and, when wantHidden (the
-// hints need them only for an empty result), the hidden ones (from the
-// table's hidden masks) whose parent the walk would enter, in walk order.
+// skips answers what a walk of dir would report as skipped, from the
+// index's records: the ignored entries and, when wantHidden (the hints
+// need them only for an empty result), the hidden ones — the recorded
+// hidden directories and the files with a hidden name — whose parent the
+// walk would enter and whose name the query does not let through, in
+// walk order.
 func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool, live []string, rules *ignore.Cache) (int, []tree.Skip) {
 	entered := func(parent string) bool {
 		return parent == walkStart(dir) || reachable(dir, parent, descend, allow, includeHidden, rules)
 	}
+	hiddenSkip := func(p string) bool {
+		return !underAny(p, live) && !allow(baseOf(p)) && entered(parentOf(p))
+	}
 	var out []tree.Skip
 	ignored := 0
-	s.Index.IgnoredUnder(walkStart(dir), func(sk index.Skipped) {
-		if !underAny(sk.Path, live) && entered(parentOf(sk.Path)) {
-			ignored++
-			out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
+	s.Index.SkippedUnder(walkStart(dir), func(sk index.Skipped) {
+		switch {
+		case !sk.Hidden:
+			if !underAny(sk.Path, live) && entered(parentOf(sk.Path)) {
+				ignored++
+				out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
+			}
+		case wantHidden && !includeHidden && hiddenSkip(sk.Path):
+			out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Hidden: true})
 		}
 	})
 	if wantHidden && !includeHidden {
-		depth := dirDepth(dir)
-		seen := map[string]bool{}
 		s.Index.Files(walkStart(dir), "", func(f *index.File) bool {
-			if f.Hidden>>min(depth, 63) == 0 || underAny(f.Path, live) {
-				return true
-			}
-			comps := strings.Split(relTo(dir, f.Path), "/")
-			for i, c := range comps {
-				if f.Hidden&(1<<min(depth+i, 63)) == 0 || allow(c) {
-					continue
-				}
-				p := strings.Join(comps[:i+1], "/")
-				if d := walkStart(dir); d != "" {
-					p = d + "/" + p
-				}
-				if !seen[p] && entered(parentOf(p)) {
-					seen[p] = true
-					out = append(out, tree.Skip{Rel: p, IsDir: i < len(comps)-1, Hidden: true})
-				}
-				break
+			// A hidden verdict needs a name starting with "."; past the
+			// 63rd component the mask's bits are shared.
+			if f.Hidden&ownBit(f.Path) != 0 && strings.HasPrefix(baseOf(f.Path), ".") && hiddenSkip(f.Path) {
+				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})
 			}
 			return true
 		})
@@ -297,6 +292,11 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 	}
 	return ignored, out
 }
+
+// ownBit is the bit of rel's last component in a hidden mask.
+func ownBit(rel string) uint64 { return 1 << min(strings.Count(rel, "/"), 63) }
+
+func baseOf(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
 
 func parentOf(rel string) string {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {

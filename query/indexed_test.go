@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -264,6 +265,13 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 		"dirlink":                 "->src",
 		"deep/a/b/c/d/e.txt":      "needle deep\n",
 	})
+	// Hidden directories holding no file: the walk reports them skipped,
+	// and so must the index, which has no file of theirs to tell.
+	for _, d := range []string{".empty", "src/.cache/objects", "docs/.drafts"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	setMtime(t, root, "docs/readme.md", time.Now().Add(-time.Hour))
 	setMtime(t, root, "src/util.go", time.Now().Add(-2*time.Hour))
 	walk, idx := buildTools(t, root)
@@ -276,7 +284,7 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 		}
 	}
 	for _, g := range []string{`**/*`, `**/*.go`, `*.txt`, `**/.github/**/*.yml`, `**/.env`, `src/**`, `**/*.log`,
-		`**/e.txt`, `link_*`, `**/{main,real}.go`, `**/[a-m]*.go`, `**/zzz`, `.allowed/*`, `deep/*/b/**/*.txt`} {
+		`**/e.txt`, `link_*`, `**/{main,real}.go`, `**/[a-m]*.go`, `**/zzz`, `.allowed/*`, `deep/*/b/**/*.txt`, `**/.cache/**`, `**/objects/*`} {
 		for _, extra := range []string{``, `,"include_hidden":true`, `,"path":"src"`, `,"limit":3`, `,"sort":"recent"`, `,"case_sensitive":false`} {
 			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}

@@ -88,6 +88,12 @@ type Options struct {
 	// by ignore rules or hiddenness, beyond the first MaxSkips kept in
 	// Stats.
 	OnSkip func(Skip)
+	// OnHiddenDir, if set, is called (in walk order) for every directory
+	// with a hidden name that the walk enters because IncludeHidden or
+	// AllowHidden let it through: what a walk without them would have
+	// reported as a hidden skip. The index records these, so that it can
+	// tell what a walk would skip even where the directory holds no file.
+	OnHiddenDir func(rel string)
 }
 
 // Entry is one file or symlink found by the walk.
@@ -323,6 +329,9 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 		case e.typ.IsDir():
 			sub := subs[si]
 			si++
+			if e.hid && w.opts.OnHiddenDir != nil {
+				w.opts.OnHiddenDir(rel)
+			}
 			if err := w.consume(sub, st, fn); err != nil {
 				return err
 			}

@@ -196,9 +196,11 @@ func table(ix *index.Index) []index.File {
 	return out
 }
 
+// ignored returns every record of what a walk would skip (ignored entries,
+// hidden directories), to compare with a fresh build.
 func ignored(ix *index.Index) []index.Skipped {
 	var out []index.Skipped
-	ix.IgnoredUnder("", func(s index.Skipped) { out = append(out, s) })
+	ix.SkippedUnder("", func(s index.Skipped) { out = append(out, s) })
 	return out
 }
 
