@@ -14,9 +14,9 @@ import (
 // layout (see also store.go's format comment):
 //
 //	lists   each trigram's list, in trigram order (format below)
-//	table   n × 12 bytes: trigram (uint32, low 24 bits) ‖ uint64 offset of
-//	        its list; trigrams strictly increase; a list ends where the
-//	        next begins (the last where the table begins)
+//	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes,
+//	        so a base may reach 1 TiB); trigrams strictly increase; a list
+//	        ends where the next begins (the last where the table begins)
 //	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB3"
 //
 // A list holds k ≥ 1 ascending file ids in blocks of blockSize:
@@ -41,6 +41,19 @@ const baseMagic = "IXB3"
 
 const footerSize = 16
 
+// entrySize is the size of a table entry; maxBaseLists the most bytes of
+// lists its offsets can address.
+const (
+	entrySize    = 8
+	maxBaseLists = 1 << 40
+)
+
+// entry returns the trigram and list offset of table entry i.
+func (p *postings) entry(i int) (t uint32, off uint64) {
+	e := p.data[p.tableOff+entrySize*i:]
+	return uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2]), uint64(e[3])<<32 | uint64(binary.BigEndian.Uint32(e[4:]))
+}
+
 // postings is a parsed base; its methods only read data.
 type postings struct {
 	data     []byte // the whole base
@@ -57,7 +70,7 @@ func parsePostings(data []byte) (postings, error) {
 	}
 	f := data[len(data)-footerSize:]
 	off, n := binary.BigEndian.Uint64(f), binary.BigEndian.Uint32(f[8:])
-	if off > uint64(len(data)-footerSize) || uint64(n)*12 != uint64(len(data)-footerSize)-off {
+	if off > uint64(len(data)-footerSize) || uint64(n)*entrySize != uint64(len(data)-footerSize)-off {
 		return postings{}, fmt.Errorf("%w: base table bounds", ErrCorrupt)
 	}
 	return postings{data: data, tableOff: int(off), n: int(n)}, nil
@@ -71,16 +84,17 @@ func emptyPostings() postings {
 }
 
 func (p *postings) trigram(i int) uint32 {
-	return binary.BigEndian.Uint32(p.data[p.tableOff+12*i:])
+	t, _ := p.entry(i)
+	return t
 }
 
 // list returns the i'th list's bytes, clamped to the lists area (check
 // verifies the offsets on open; a query never panics on them).
 func (p *postings) list(i int) []byte {
-	e := p.data[p.tableOff+12*i:]
-	lo, hi := binary.BigEndian.Uint64(e[4:]), uint64(p.tableOff)
+	_, lo := p.entry(i)
+	hi := uint64(p.tableOff)
 	if i+1 < p.n {
-		hi = binary.BigEndian.Uint64(e[16:])
+		_, hi = p.entry(i + 1)
 	}
 	hi = min(hi, uint64(p.tableOff))
 	lo = min(lo, hi)
@@ -276,7 +290,7 @@ func appendList(dst []byte, ids []uint32) []byte {
 }
 
 // postingWriter writes a base: lists added in trigram order, then
-// finish writes the table and footer. It holds only the table (12 bytes
+// finish writes the table and footer. It holds only the table (8 bytes
 // per trigram) and one list's encoding.
 type postingWriter struct {
 	w     *bufio.Writer // nil: buf collects the base in memory
@@ -317,8 +331,14 @@ func (pw *postingWriter) add(t uint32, ids []uint32) {
 	if len(ids) == 0 {
 		return
 	}
-	pw.table = binary.BigEndian.AppendUint32(pw.table, t)
-	pw.table = binary.BigEndian.AppendUint64(pw.table, pw.off)
+	if pw.off >= maxBaseLists {
+		if pw.err == nil {
+			pw.err = fmt.Errorf("index: the base's lists exceed %d bytes", int64(maxBaseLists))
+		}
+		return
+	}
+	pw.table = append(pw.table, byte(t>>16), byte(t>>8), byte(t), byte(pw.off>>32))
+	pw.table = binary.BigEndian.AppendUint32(pw.table, uint32(pw.off))
 	pw.n++
 	pw.enc = appendList(pw.enc[:0], ids)
 	pw.write(pw.enc)
@@ -367,9 +387,8 @@ func (p *postings) check(bound uint64, ok func(id uint32) error) error {
 func (p *postings) checkTable() error {
 	prevOff := uint64(0)
 	for i := range p.n {
-		e := p.data[p.tableOff+12*i:]
-		t, off := binary.BigEndian.Uint32(e), binary.BigEndian.Uint64(e[4:])
-		if t > 0xFFFFFF || i > 0 && t <= p.trigram(i-1) {
+		t, off := p.entry(i)
+		if i > 0 && t <= p.trigram(i-1) {
 			return fmt.Errorf("%w: trigrams out of order", ErrCorrupt)
 		}
 		if off < prevOff || off > uint64(p.tableOff) || i == 0 && off != 0 {

@@ -65,9 +65,9 @@ package index
 // The base file, read in place:
 //
 //	lists   each trigram's list, in trigram order
-//	table   n × 12 bytes: uint32 trigram (low 24 bits) ‖ uint64 offset of
-//	        its list; a list ends where the next begins, the last where
-//	        the table begins
+//	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes);
+//	        a list ends where the next begins, the last where the table
+//	        begins
 //	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB3"
 //
 // A list is uvarint k (k ≥ 1 ids, ascending), then, when k > 128, one
@@ -79,16 +79,16 @@ package index
 //
 // Worked example: a root holding only "a.go" = "Abc\n" and "b.txt" = "ab"
 // (written long before the build: not racy) has files {"a.go": id 0, size
-// 4, type 0, flags 0; "b.txt": id 1, size 2} and a base file of 44 bytes
+// 4, type 0, flags 0; "b.txt": id 1, size 2} and a base file of 36 bytes
 // holding two lists, of "abc" (0x616263) and "bc\n" (0x62630a), each
 // naming id 0 alone:
 //
-//	01 01                             list of "abc": k 1, id 0 (gap 0+1)
-//	01 01                             list of "bc\n"
-//	00 61 62 63  00 00 00 00 00 00 00 00   table: "abc" at 0
-//	00 62 63 0a  00 00 00 00 00 00 00 02   "bc\n" at 2
+//	01 01                        list of "abc": k 1, id 0 (gap 0+1)
+//	01 01                        list of "bc\n"
+//	61 62 63  00 00 00 00 00     table: "abc" at 0
+//	62 63 0a  00 00 00 00 02     "bc\n" at 2
 //	00 00 00 00 00 00 00 04  00 00 00 02  49 58 42 33
-//	                                  footer: table at 4, 2 lists, "IXB3"
+//	                             footer: table at 4, 2 lists, "IXB3"
 //
 // "b.txt" is too short for a trigram: it is in
 // no list, and no query that needs a trigram will name it, which is right
