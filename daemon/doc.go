@@ -5,8 +5,8 @@
 // that a restart reopens it (checking the tree by stat) instead of
 // rebuilding it.
 //
-// Run is the whole daemon; `indexd` and `indexctl daemon` call it through
-// Foreground, which turns SIGINT and SIGTERM into a graceful stop.
+// Run is the whole daemon; the engine binary `indexd` (which `indexctl
+// daemon` becomes) calls it through Foreground, which turns SIGINT and SIGTERM into a graceful stop.
 //
 // # Roots
 //

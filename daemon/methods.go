@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 )
@@ -30,70 +31,16 @@ const (
 	CodeFailed = -32004
 	// CodeOtherBuild: ping from a client of another build (see
 	// rpc.PingParams); the client replaces the daemon.
-	CodeOtherBuild = -32005
+	CodeOtherBuild = daemonapi.CodeOtherBuild
 )
 
-// Status is the result of status.
-type Status struct {
-	PID      int          `json:"pid"`
-	UptimeMS int64        `json:"uptime_ms"`
-	Version  string       `json:"version"`
-	Build    string       `json:"build"` // the daemon binary's Go build ID
-	Socket   string       `json:"socket"`
-	StateDir string       `json:"state_dir"`
-	Queries  int64        `json:"queries"` // tool queries answered since the start
-	Roots    []RootStatus `json:"roots"`   // by root
-}
-
-// RootStatus is one root's part of status, and the result of index.
-type RootStatus struct {
-	Root  string `json:"root"`            // the real root path
-	State string `json:"state"`           // StateBuilding, StateReady or StateError
-	Phase string `json:"phase,omitempty"` // while building: PhaseReopen, PhaseBuild, PhaseSave or PhaseCatchUp
-	// Files is the number of files in the index (while building: read so
-	// far).
-	Files      int    `json:"files"`
-	IndexBytes int64  `json:"index_bytes"` // size of the DB file, 0 before it is written
-	DB         string `json:"db"`          // the DB file
-	// Once ready: BaseBytes is the size of the base postings (a file
-	// beside the DB, mapped: page cache, not heap); HeapBytes estimates the
-	// heap the index holds (path table, delta); DeltaFiles counts the files
-	// changed since the base was built, which the next merge (compaction)
-	// folds in; Merging says one is running.
-	BaseBytes  int64 `json:"base_bytes,omitempty"`
-	HeapBytes  int64 `json:"heap_bytes,omitempty"`
-	DeltaFiles int   `json:"delta_files"`
-	Merging    bool  `json:"merging"`
-	// Progress is set while building.
-	Progress *BuildProgress `json:"progress,omitempty"`
-	// Reopened: the saved index was reopened and reconciled by stat, not
-	// rebuilt (set once ready).
-	Reopened bool  `json:"reopened"`
-	ReadyMS  int64 `json:"ready_ms,omitempty"` // how long the root took to become ready
-	Queries  int64 `json:"queries"`            // tool queries answered for this root
-	// LastError says why the build failed (state error), or a later fault
-	// (a failed compaction).
-	LastError string `json:"last_error,omitempty"`
-}
-
-// BuildProgress is a build's advance. The totals are known once the tree
-// has been listed (before that, and while reopening, they are 0).
-type BuildProgress struct {
-	Files      int   `json:"files"`
-	TotalFiles int   `json:"total_files"`
-	Bytes      int64 `json:"bytes"`
-	TotalBytes int64 `json:"total_bytes"`
-	ETAMS      int64 `json:"eta_ms"`
-	ElapsedMS  int64 `json:"elapsed_ms"`
-}
-
-// ForgetResult is the result of forget.
-type ForgetResult struct {
-	Root string `json:"root"`
-	// Forgotten: the root was served or had a saved index; false means
-	// there was nothing to forget.
-	Forgotten bool `json:"forgotten"`
-}
+// The results of status, index and forget (daemonapi's).
+type (
+	Status        = daemonapi.Status
+	RootStatus    = daemonapi.RootStatus
+	BuildProgress = daemonapi.BuildProgress
+	ForgetResult  = daemonapi.ForgetResult
+)
 
 // ShutdownResult is the result of shutdown.
 type ShutdownResult struct {

@@ -13,21 +13,22 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/daemonapi"
 )
 
 // States of a root (RootStatus.State).
 const (
-	StateBuilding = "building" // its index is being built or reopened; queries walk
-	StateReady    = "ready"    // queries use the index
-	StateError    = "error"    // the build failed (last_error); queries walk, `index` retries
+	StateBuilding = daemonapi.StateBuilding
+	StateReady    = daemonapi.StateReady
+	StateError    = daemonapi.StateError
 )
 
 // Phases of a root while it is building (RootStatus.Phase).
 const (
-	PhaseReopen  = "reopening"   // loading the saved index and checking the tree by stat
-	PhaseBuild   = "building"    // reading every file (progress is reported)
-	PhaseSave    = "saving"      // writing the new index to its DB
-	PhaseCatchUp = "catching_up" // waiting for the Freshener to trust the index
+	PhaseReopen  = daemonapi.PhaseReopen
+	PhaseBuild   = daemonapi.PhaseBuild
+	PhaseSave    = daemonapi.PhaseSave
+	PhaseCatchUp = daemonapi.PhaseCatchUp
 )
 
 // workspace is one root: its index and the goroutine that builds and

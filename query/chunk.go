@@ -18,7 +18,7 @@ package query
 //     (lineReader) that checks the context every checkEvery runes and
 //     ends the text early when it is done, so even one huge line stops
 //     promptly. Before that, the line is checked for the prefilter
-//     literals, so a line without them costs one bytes.Index. A line
+//     literals, so a line without them costs one scan by the kernel. A line
 //     longer than chunkSize is never held whole: its first MaxLineBytes
 //     are kept for display, the literals are looked for as it streams
 //     by, and the regexp reads it again from the file (pread) only if one
@@ -68,7 +68,6 @@ type fileScanner struct {
 	rd    rawfile.Reader
 	sc    Scanner
 	chunk []byte // chunked reads: 2*chunkSize
-	low   []byte // lowercased copies for the literal check of long lines
 	head  []byte // the first bytes of a streamed line, for display
 	tail  []byte // a streamed line's last bytes, for literals across reads
 	rr    lineReader
@@ -83,9 +82,6 @@ func keepBytes() int { return 3 * chunkSize }
 func (fs *fileScanner) release() {
 	fs.root = nil
 	fs.rd.Release(keepBytes())
-	if cap(fs.low) > keepBytes() {
-		fs.low = nil
-	}
 }
 
 // scan reads one file and collects up to maxHits matches (all if
@@ -308,6 +304,9 @@ func (st *fileState) longLine(line []byte) (matched, ok bool) {
 	if !st.fs.hasLiteral(st.m, line) {
 		return false, true
 	}
+	if st.m.litOnly {
+		return true, true // the literal is the match
+	}
 	rr := &st.fs.rr
 	rr.resetBytes(st.done, line)
 	matched = st.m.re.MatchReader(rr)
@@ -321,22 +320,7 @@ func (st *fileState) longLine(line []byte) (matched, ok bool) {
 // hasLiteral reports whether b holds one of the matcher's prefilter
 // literals (true when it has none).
 func (fs *fileScanner) hasLiteral(m *Matcher, b []byte) bool {
-	if m.lits == nil {
-		return true
-	}
-	if m.fold {
-		if cap(fs.low) < len(b) {
-			fs.low = make([]byte, len(b))
-		}
-		lowerInto(fs.low[:len(b)], b)
-		b = fs.low[:len(b)]
-	}
-	for _, l := range m.lits {
-		if bytes.Contains(b, l) {
-			return true
-		}
-	}
-	return false
+	return m.lits == nil || m.lits.contains(b)
 }
 
 // multiline scans buf, a whole file (or its first multilineMax bytes),
@@ -423,8 +407,8 @@ func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, of
 	fs.head = append(fs.head[:0], buf[:min(len(buf), MaxLineBytes+1)]...)
 	lit := st.m.lits == nil || st.full
 	longest := 0
-	for _, l := range st.m.lits {
-		longest = max(longest, len(l))
+	if st.m.lits != nil {
+		longest = st.m.lits.longest
 	}
 	fs.tail = fs.tail[:0]
 	// see looks for the literals in b, the next bytes of the line, and

@@ -1,35 +1,27 @@
 package query
 
 import (
+	"encoding/binary"
 	"testing"
 )
 
-func TestLowerIntoAllBytes(t *testing.T) {
-	src := make([]byte, 256*3+5)
+func TestLowerWordAllBytes(t *testing.T) {
+	src := make([]byte, 256*3+8)
 	for i := range src {
 		src[i] = byte(i)
 	}
-	dst := make([]byte, len(src))
-	lowerInto(dst, src)
-	for i, c := range src {
-		exp := c
-		if 'A' <= c && c <= 'Z' {
-			exp = c + 32
+	for off := 0; off+8 <= len(src); off++ {
+		w := binary.LittleEndian.Uint64(src[off:])
+		var got [8]byte
+		binary.LittleEndian.PutUint64(got[:], lowerWord(w))
+		for i, c := range src[off : off+8] {
+			exp := c
+			if 'A' <= c && c <= 'Z' {
+				exp = c + 32
+			}
+			if got[i] != exp {
+				t.Fatalf("byte %#x at %d of a word: got %#x want %#x", c, i, got[i], exp)
+			}
 		}
-		if dst[i] != exp {
-			t.Fatalf("byte %#x: got %#x want %#x", c, dst[i], exp)
-		}
-	}
-}
-
-func BenchmarkLowerInto(b *testing.B) {
-	src := make([]byte, 32<<10)
-	for i := range src {
-		src[i] = byte('A' + i%50)
-	}
-	dst := make([]byte, len(src))
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		lowerInto(dst, src)
 	}
 }

@@ -2,7 +2,6 @@ package query
 
 import (
 	"bytes"
-	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -26,17 +25,23 @@ import (
 //
 // Before running the regexp, Matcher looks for literals every match must
 // contain (one of a small set, found by walking the parsed pattern) with
-// bytes.Index, which is many times faster than the regexp engine, and runs
-// the regexp only on the lines holding one. Case-insensitive literals are
-// looked for in an ASCII-lowercased copy of the buffer; a letter whose case
-// folding leaves ASCII (k and s fold with the Kelvin sign and the long s)
-// splits a literal rather than being trusted, so the prefilter never drops
-// a line the regexp would match.
+// the scan kernel (kernel.go), which is many times faster than the regexp
+// engine, and runs the regexp only on the lines holding one; when the
+// pattern is nothing but a literal, its occurrences are the matches and
+// the regexp does not run at all. Case-insensitive literals are matched
+// under ASCII case folding, in place; a letter whose case folding leaves
+// ASCII (k and s fold with the Kelvin sign and the long s) or a non-ASCII
+// letter with case is expanded into its variants when they are few, and
+// otherwise splits the literal rather than being trusted, so the
+// prefilter never drops a line the regexp would match. So does U+FFFD,
+// which the regexp also matches on each byte of invalid UTF-8.
 type Matcher struct {
-	re        *regexp.Regexp
-	syntax    *syntax.Regexp
-	lits      [][]byte // every match contains one of these; nil: no prefilter
-	fold      bool     // lits are lowercase: search a lowercased copy
+	re     *regexp.Regexp
+	syntax *syntax.Regexp
+	lits   *litSet // every match contains one of these; nil: no prefilter
+	// litOnly: the pattern is the literal set exactly (one literal, its
+	// variants spelled out), so an occurrence is a match.
+	litOnly   bool
 	multiline bool
 }
 
@@ -85,13 +90,12 @@ func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) 
 			set = info.req
 		}
 		if usable(set) {
-			m.fold = info.fold
-			for _, s := range set {
-				if m.fold {
-					s = lowerASCII(s)
-				}
-				m.lits = append(m.lits, []byte(s))
+			lits := make([][]byte, len(set))
+			for i, s := range set {
+				lits[i] = []byte(s)
 			}
+			m.lits = newLitSet(lits, info.fold)
+			m.litOnly = tree.Op == syntax.OpLiteral && info.exact != nil
 		}
 	}
 	return m, nil
@@ -168,11 +172,16 @@ type litInfo struct {
 func analyze(re *syntax.Regexp) litInfo {
 	switch re.Op {
 	case syntax.OpLiteral:
+		if slices.Contains(re.Rune, utf8.RuneError) {
+			// U+FFFD also matches any byte of invalid UTF-8: only the
+			// pieces between such runes are literal.
+			return piecesInfo(re)
+		}
 		if re.Flags&syntax.FoldCase == 0 {
 			return litInfo{exact: []string{string(re.Rune)}}
 		}
 		// Case-insensitive: each rune stands for its case-folding orbit as
-		// it looks in the ASCII-lowercased buffer ("a" for a/A, "k" and
+		// the kernel's ASCII case folding sees it ("a" for a/A, "k" and
 		// the Kelvin sign for k, "é" and "É" for é). Small products are
 		// an exact set; otherwise the longest piece of runes that fold
 		// only within ASCII is required.
@@ -194,17 +203,11 @@ func analyze(re *syntax.Regexp) litInfo {
 		if set != nil {
 			return litInfo{exact: set, fold: true}
 		}
-		best := ""
-		for _, p := range foldSafePieces(re.Rune) {
-			if len(p) > len(best) {
-				best = p
-			}
-		}
-		if best == "" {
-			return litInfo{}
-		}
-		return litInfo{req: []string{best}, fold: true}
+		return piecesInfo(re)
 	case syntax.OpCharClass:
+		if classHas(re.Rune, utf8.RuneError) {
+			return litInfo{} // it matches invalid UTF-8 too
+		}
 		n := 0
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			n += int(re.Rune[i+1]-re.Rune[i]) + 1
@@ -262,6 +265,33 @@ func analyze(re *syntax.Regexp) litInfo {
 	return litInfo{}
 }
 
+// piecesInfo is what a literal too varied to spell out in full requires:
+// its longest piece of runes each matched by one byte string (under
+// ASCII case folding, if the literal is folded).
+func piecesInfo(re *syntax.Regexp) litInfo {
+	fold := re.Flags&syntax.FoldCase != 0
+	best := ""
+	for _, p := range foldSafePieces(re.Rune, fold) {
+		if len(p) > len(best) {
+			best = p
+		}
+	}
+	if best == "" {
+		return litInfo{}
+	}
+	return litInfo{req: []string{best}, fold: fold}
+}
+
+// classHas reports whether the class ranges rs hold r.
+func classHas(rs []rune, r rune) bool {
+	for i := 0; i+1 < len(rs); i += 2 {
+		if rs[i] <= r && r <= rs[i+1] {
+			return true
+		}
+	}
+	return false
+}
+
 func analyzeConcat(subs []*syntax.Regexp) litInfo {
 	var cands [][]string
 	var fold bool
@@ -310,7 +340,8 @@ func analyzeConcat(subs []*syntax.Regexp) litInfo {
 		}
 	}
 	// fold is conservative: if any chosen literal was folded, all are
-	// compared lowercased, which loses nothing for the exact ones.
+	// compared under ASCII case folding, which loses nothing for the
+	// exact ones.
 	return litInfo{req: best, fold: fold}
 }
 
@@ -348,15 +379,16 @@ func usable(set []string) bool {
 	return true
 }
 
-// foldSafePieces splits a case-folded literal at runes whose case folding
-// is not captured by ASCII lowercasing (ASCII letters folding with non-ASCII
-// ones, like k and s; non-ASCII letters with case), keeping the pieces
-// between them.
-func foldSafePieces(rs []rune) []string {
+// foldSafePieces splits a literal at runes that one byte string cannot
+// stand for: U+FFFD (it matches invalid UTF-8 too) and, if the literal is
+// case-folded, runes whose case folding is not captured by ASCII folding
+// (ASCII letters folding with non-ASCII ones, like k and s; non-ASCII
+// letters with case). It keeps the pieces between them.
+func foldSafePieces(rs []rune, fold bool) []string {
 	var pieces []string
 	var cur strings.Builder
 	for _, r := range rs {
-		if foldSafe(r) {
+		if r != utf8.RuneError && (!fold || foldSafe(r)) {
 			cur.WriteRune(r)
 			continue
 		}
@@ -413,33 +445,9 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-// lowerInto writes src ASCII-lowercased to dst (same length), eight bytes
-// at a time: for each byte below 0x80, adding 0x80-'A' sets its top bit iff
-// it is >= 'A', adding 0x80-'Z'-1 iff it is > 'Z'; the XOR of the two marks
-// exactly 'A'..'Z', and that bit shifted down to 0x20 is the case bit. No
-// carry crosses a byte because the high bits were cleared first.
-func lowerInto(dst, src []byte) {
-	const ones = 0x0101010101010101
-	dst = dst[:len(src)]
-	for len(src) >= 16 {
-		w0 := binary.LittleEndian.Uint64(src)
-		w1 := binary.LittleEndian.Uint64(src[8:])
-		h0, h1 := w0&(0x7f*ones), w1&(0x7f*ones)
-		u0 := ((h0 + (0x80-'A')*ones) ^ (h0 + (0x80-'Z'-1)*ones)) &^ w0 & (0x80 * ones)
-		u1 := ((h1 + (0x80-'A')*ones) ^ (h1 + (0x80-'Z'-1)*ones)) &^ w1 & (0x80 * ones)
-		binary.LittleEndian.PutUint64(dst, w0|u0>>2)
-		binary.LittleEndian.PutUint64(dst[8:], w1|u1>>2)
-		src, dst = src[16:], dst[16:]
-	}
-	for i := range src {
-		dst[i] = lowerTable[src[i]]
-	}
-}
-
 // Scanner holds one goroutine's reusable buffers for Matcher.Scan.
 type Scanner struct {
-	low  []byte
-	next []int
+	lits litScan
 }
 
 // Scan calls fn with the byte range [start, end) of each line (without its
@@ -483,72 +491,21 @@ func (m *Matcher) scanRegexp(buf []byte, fn func(int, int) bool) {
 	}
 }
 
-// foldChunk is how much of a buffer is lowercased at a time for a
-// case-insensitive prefilter: small enough to stay in cache while it is
-// searched, so the copy costs little more than the read.
-const foldChunk = 32 << 10
-
-// scanLiterals finds prefilter literals and verifies their lines with the
-// regexp. Case-sensitive literals are searched for in buf directly. Folded
-// ones are searched for in windows: each window lowercases foldChunk bytes
-// (plus the longest literal's length, so an occurrence starting in the
-// window is seen whole) and looks only for occurrences starting in it.
+// scanLiterals finds the prefilter literals with the kernel and verifies
+// their lines with the regexp (unless the literal is the whole pattern).
 func (m *Matcher) scanLiterals(sc *Scanner, buf []byte, fn func(int, int) bool) {
-	longest := 0
-	for _, l := range m.lits {
-		longest = max(longest, len(l))
-	}
-	if cap(sc.next) < len(m.lits) {
-		sc.next = make([]int, len(m.lits))
-	}
-	// next[i] is the next occurrence of lits[i] at or after the position
-	// it was looked for from (absolute), -1 if none in the window, -2 if
-	// not looked for yet.
-	next := sc.next[:len(m.lits)]
-	pos := 0
-	for base := 0; base < len(buf) && pos < len(buf); {
-		hay, hayBase, stop := buf, 0, len(buf)
-		if m.fold {
-			stop = min(len(buf), base+foldChunk)
-			end := min(len(buf), stop+longest-1)
-			if cap(sc.low) < foldChunk+longest {
-				sc.low = make([]byte, foldChunk+longest)
-			}
-			hay, hayBase = sc.low[:end-base], base
-			lowerInto(hay, buf[base:end])
+	ls := &sc.lits
+	ls.reset(m.lits, buf)
+	for pos := 0; pos < len(buf); {
+		at, _ := ls.find(pos)
+		if at < 0 {
+			return
 		}
-		for i := range next {
-			next[i] = -2
+		start, end := lineStart(buf, at), lineEnd(buf, at)
+		if (m.litOnly || m.re.Match(buf[start:end])) && !fn(start, end) {
+			return
 		}
-		pos = max(pos, base) // nothing starts in [pos, base): the last window said so
-		for pos < stop {
-			at := -1
-			for i, lit := range m.lits {
-				if next[i] == -1 {
-					continue
-				}
-				if next[i] < pos {
-					j := bytes.Index(hay[pos-hayBase:], lit)
-					if j < 0 {
-						next[i] = -1
-						continue
-					}
-					next[i] = pos + j
-				}
-				if at < 0 || next[i] < at {
-					at = next[i]
-				}
-			}
-			if at < 0 || at >= stop {
-				break
-			}
-			ls, le := lineStart(buf, at), lineEnd(buf, at)
-			if m.re.Match(buf[ls:le]) && !fn(ls, le) {
-				return
-			}
-			pos = le + 1
-		}
-		base = max(stop, pos)
+		pos = end + 1
 	}
 }
 

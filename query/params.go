@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // args is a tool's raw JSON arguments, decoded one key at a time so each
@@ -144,8 +145,8 @@ const (
 	GlobMaxVisited    = envelope.GlobMaxVisited
 	GlobMaxDurationMS = envelope.GlobMaxDurationMS
 	// GrepDefaultTimeoutMS is Grep's timeout (seed 001 §5.1).
-	GrepDefaultTimeoutMS = 2000
-	GrepMaxTimeoutMS     = 60000
+	GrepDefaultTimeoutMS = tool.GrepDefaultTimeoutMS
+	GrepMaxTimeoutMS     = tool.GrepMaxTimeoutMS
 	// MaxLineBytes is the longest line text returned; longer lines are cut
 	// and marked with LineCutMark.
 	MaxLineBytes = 2000

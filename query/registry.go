@@ -2,57 +2,62 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
-// Tool names as agents call them.
+// Tool names as agents call them (the table's, package tool).
 const (
-	ToolGlob = "Glob"
-	ToolGrep = "Grep"
-	ToolLS   = "LS"
+	ToolGlob = tool.Glob
+	ToolGrep = tool.Grep
+	ToolLS   = tool.LS
 )
 
 // The tools' methods on the daemon's socket (package rpc).
 const (
-	MethodGlob = "glob"
-	MethodGrep = "grep"
-	MethodLS   = "ls"
+	MethodGlob = tool.MethodGlob
+	MethodGrep = tool.MethodGrep
+	MethodLS   = tool.MethodLS
 )
 
-// ToolSpec is one agent tool as every layer knows it: the CLI (the method
-// to call, the exit code of an answer), rpc (method to tool and back), the
-// daemon (the methods it registers) and the MCP server (the tools it
-// lists) all read the table, ToolSpecs; none of them names the tools
-// otherwise. Adding a tool means a row here, the tool's own files (its
-// parameters, search and envelope text, its CLI command and MCP
-// definition), and nothing else: TestEveryLayerKnowsEveryTool (in
-// cmd/indexctl) fails for a layer that does not know a row.
+// ToolSpec is one agent tool of the table in package tool (its name,
+// method and result keys, which every layer reads), with what answers it
+// here. The table itself lives in package tool so that the query client
+// knows the tools without linking this package; every row of it has a
+// runner below, or TestEveryToolRuns fails.
 type ToolSpec struct {
-	// Name is the tool's name as agents call it.
-	Name string
-	// Method is the tool's JSON-RPC method.
-	Method string
-	// ResultKeys are the members of the tool's data that hold its results
-	// (arrays); the answer's data holds at least one of them (Results).
-	ResultKeys []string
+	*tool.Spec
 
 	// run answers a call: it decodes and checks the arguments, runs the
 	// query (through the Searcher, for Glob and Grep) and builds the
 	// envelope, whose text the tool's envelope constructor renders.
-	run func(t *Tools, ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope
+	run runFunc
 }
 
-// toolTable is the table of tools, in the order they are listed.
-var toolTable = []*ToolSpec{
-	{Name: ToolGlob, Method: MethodGlob, ResultKeys: []string{"paths"}, run: (*Tools).glob},
-	{Name: ToolGrep, Method: MethodGrep, ResultKeys: []string{"matches", "files", "counts"}, run: (*Tools).grep},
-	{Name: ToolLS, Method: MethodLS, ResultKeys: []string{"entries"}, run: (*Tools).ls},
+type runFunc func(t *Tools, ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope
+
+// runners answer each tool of the table, by name.
+var runners = map[string]runFunc{
+	ToolGlob: (*Tools).glob,
+	ToolGrep: (*Tools).grep,
+	ToolLS:   (*Tools).ls,
 }
+
+// toolTable is the table of tools this package runs, in the table's order:
+// the rows of tool.Specs that have a runner.
+var toolTable = func() []*ToolSpec {
+	var specs []*ToolSpec
+	for _, s := range tool.Specs() {
+		if run := runners[s.Name]; run != nil {
+			specs = append(specs, &ToolSpec{Spec: s, run: run})
+		}
+	}
+	return specs
+}()
 
 // ToolSpecs returns the table of tools, in the order they are listed. The
 // specs are shared: callers must not change them.
@@ -87,31 +92,4 @@ func LookupMethod(method string) *ToolSpec {
 		}
 	}
 	return nil
-}
-
-// Results counts the results in the data of one of the tool's answers (an
-// envelope that is not an error): the lengths of the arrays under its
-// ResultKeys. Data that is not an object, holds none of the keys, or holds
-// one that is not an array is an error: the answer is not the tool's.
-func (s *ToolSpec) Results(data json.RawMessage) (int, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil || members == nil {
-		return 0, fmt.Errorf("%s answered with data that is not an object", s.Name)
-	}
-	n, found := 0, false
-	for _, k := range s.ResultKeys {
-		v, ok := members[k]
-		if !ok {
-			continue
-		}
-		var list []json.RawMessage
-		if err := json.Unmarshal(v, &list); err != nil || list == nil {
-			return 0, fmt.Errorf("%s answered with data.%s that is not an array", s.Name, k)
-		}
-		n, found = n+len(list), true
-	}
-	if !found {
-		return 0, fmt.Errorf("%s answered with data holding none of %s", s.Name, strings.Join(s.ResultKeys, ", "))
-	}
-	return n, nil
 }

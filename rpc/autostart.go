@@ -24,7 +24,7 @@ const restartInterval = 500 * time.Millisecond
 
 // EnsureDaemon connects to the daemon on the socket at path, starting it
 // first if nothing listens there. start must launch the daemon and return
-// without waiting for it (the CLI re-executes itself as `indexctl daemon`,
+// without waiting for it (the CLI runs the engine, `indexd`,
 // detached with setsid); a start error wrapping ErrAlreadyRunning counts
 // as success. EnsureDaemon then dials with backoff until the daemon
 // answers, ctx is done, or DefaultStartTimeout passes.

@@ -59,9 +59,10 @@
 //	ping
 //	    params: none, or {"build": ID}. result: "pong". Answered even
 //	    while roots are indexing; clients use it to see that a daemon is
-//	    there. With a build (the client executable's Go build ID), a
-//	    daemon of another build answers the error -32005 instead; indexctl
-//	    then asks it to shut down and starts a daemon of its own build.
+//	    there. With a build (the Go build ID of the client's engine, the
+//	    executable it starts as the daemon), a daemon of another build
+//	    answers the error -32005 instead; indexctl then asks it to shut
+//	    down and starts its own engine.
 //	status
 //	    params: none, or {"root": ABS} for one root. result: an object
 //	    describing the daemon and its roots (defined by the daemon).

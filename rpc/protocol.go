@@ -8,16 +8,16 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // Method names (see the package documentation for their params and
-// results). The tools' methods are those of query's table of tools
-// (query.ToolSpecs); ToolForMethod and MethodForTool map them.
+// results). The tools' methods are those of the table of tools
+// (tool.Specs); ToolForMethod and MethodForTool map them.
 const (
-	MethodGlob     = query.MethodGlob
-	MethodGrep     = query.MethodGrep
-	MethodLS       = query.MethodLS
+	MethodGlob     = tool.MethodGlob
+	MethodGrep     = tool.MethodGrep
+	MethodLS       = tool.MethodLS
 	MethodStatus   = "status"
 	MethodIndex    = "index"
 	MethodForget   = "forget"
@@ -36,20 +36,20 @@ type PingParams struct {
 	Build string `json:"build,omitempty"`
 }
 
-// ToolForMethod returns the agent tool name (query.ToolGlob, ToolGrep,
-// ToolLS, ...) answered by a tool method, from query's table of tools, and
-// false for any other method.
+// ToolForMethod returns the agent tool name (tool.Glob, Grep, LS, ...)
+// answered by a tool method, from the table of tools, and false for any
+// other method.
 func ToolForMethod(method string) (string, bool) {
-	if s := query.LookupMethod(method); s != nil {
+	if s := tool.LookupMethod(method); s != nil {
 		return s.Name, true
 	}
 	return "", false
 }
 
-// MethodForTool returns the method answering the agent tool, from query's
-// table of tools; an unknown tool is an error.
-func MethodForTool(tool string) (string, error) {
-	s, err := query.LookupTool(tool)
+// MethodForTool returns the method answering the agent tool name, from
+// the table of tools; an unknown tool is an error.
+func MethodForTool(name string) (string, error) {
+	s, err := tool.Lookup(name)
 	if err != nil {
 		return "", err
 	}

@@ -12,7 +12,17 @@
 // A missing tool is skipped and named in the report.
 //
 // Run it from the module root: without -indexctl it builds ./cmd/indexctl
-// into a temporary directory (falling back to indexctl on $PATH).
+// and its engine ./cmd/indexd into a temporary directory (falling back to
+// indexctl on $PATH).
+//
+// With -scale it runs the scale run instead (scale.go): a private daemon
+// of its own on the tree, and one table of the index's figures at size —
+// build, memory, DB size, restart, these queries through the daemon, a
+// one-file write, a query stream during a burst of rewrites — beside
+// codesearch's from the same run (bench/README.md says how each is
+// measured).
+//
+//	go run ./bench/sidebyside -scale -tree DIR [-tree2 DIR] [-runs 10] [-restarts 3]
 package main
 
 import (
@@ -48,21 +58,39 @@ func main() {
 		timeoutMS  = flag.Int("timeout-ms", 60000, "indexctl grep --timeout-ms (1-60000), so a slow scan is measured rather than cut at the 2 s default")
 		cmdTimeout = flag.Duration("cmd-timeout", 5*time.Minute, "kill any single command running longer than this")
 		only       = flag.String("tools", strings.Join(allTools, ","), "tools to run, comma separated")
+
+		scale     = flag.Bool("scale", false, "the scale run: a private daemon's figures (build, memory, restart, queries, writes, churn) and codesearch's, as one table")
+		tree2     = flag.String("tree2", "", "-scale: a second tree, to report the daemon's memory with two roots open")
+		restarts  = flag.Int("restarts", 3, "-scale: timed restarts (median reported)")
+		writes    = flag.Int("writes", 10, "-scale: timed one-file writes (median reported)")
+		churn     = flag.Int("churn", 2000, "-scale: files rewritten (then restored) in the burst")
+		churnTail = flag.Duration("churn-tail", 2*time.Second, "-scale: how long the query stream runs before the burst, and after the daemon has caught up with it")
 	)
 	flag.Parse()
-	if *treeFlag == "" || *runs < 1 || *warmup < 0 || flag.NArg() > 0 {
+	if *treeFlag == "" || *runs < 1 || *warmup < 0 || flag.NArg() > 0 || *scale && (*restarts < 1 || *writes < 1 || *churn < 1 || *churnTail <= 0) {
 		flag.Usage()
 		os.Exit(2)
 	}
-	tree, err := filepath.Abs(*treeFlag)
-	if err == nil {
-		tree, err = filepath.EvalSymlinks(tree)
-	}
-	if err != nil {
-		fatal(err)
-	}
-	if fi, err := os.Stat(tree); err != nil || !fi.IsDir() {
-		fatal(fmt.Errorf("-tree %s: not a directory", *treeFlag))
+	tree := realDir("-tree", *treeFlag)
+	if *scale {
+		cfg := scaleConfig{
+			tree: tree, runs: *runs, warmup: *warmup, restarts: *restarts, writes: *writes, churn: *churn, churnTail: *churnTail,
+			indexctl: *indexctl, csearch: *csFlag, cindex: *ciFlag, rare: *rare,
+			grepLimit: *grepLimit, globLimit: *globLimit, timeoutMS: *timeoutMS, cmdTimeout: *cmdTimeout,
+		}
+		if *tree2 != "" {
+			cfg.tree2 = realDir("-tree2", *tree2)
+		}
+		ctx, stop := interruptible()
+		rep, err := runScale(ctx, cfg)
+		stop()
+		if rep != nil {
+			rep.write(os.Stdout)
+		}
+		if err != nil {
+			fatal(err)
+		}
+		return
 	}
 	want := map[string]bool{}
 	for _, t := range strings.Split(*only, ",") {
@@ -122,6 +150,22 @@ func main() {
 	r.write(os.Stdout)
 }
 
+// realDir returns dir made absolute with symbolic links resolved, and
+// exits if it is not a directory.
+func realDir(flagName, dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		fatal(err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		fatal(fmt.Errorf("%s %s: not a directory", flagName, dir))
+	}
+	return abs
+}
+
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "sidebyside:", err)
 	os.Exit(1)
@@ -137,16 +181,20 @@ func findIndexctl(flagValue, tmp string) (string, string) {
 	case "none":
 		return "", ""
 	case "":
+		// indexctl and its engine, indexd, side by side: indexctl
+		// finds the engine beside it.
 		bin := filepath.Join(tmp, "indexctl")
-		out, err := exec.Command("go", "build", "-o", bin, "./cmd/indexctl").CombinedOutput()
+		// The packages' import paths build from any directory of the
+		// module (the scale test runs in bench/sidebyside).
+		out, err := exec.Command("go", "build", "-o", tmp+"/", "github.com/indexd/indexd/cmd/indexctl", "github.com/indexd/indexd/cmd/indexd").CombinedOutput()
 		if err == nil {
-			from := "built from ./cmd/indexctl"
+			from := "built from ./cmd/indexctl and ./cmd/indexd"
 			if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 				from += " at HEAD " + strings.TrimSpace(string(rev)) + " plus any uncommitted changes"
 			}
 			return bin, from
 		}
-		progress("go build ./cmd/indexctl: %v: %s", err, strings.TrimSpace(string(out)))
+		progress("go build ./cmd/indexctl ./cmd/indexd: %v: %s", err, strings.TrimSpace(string(out)))
 		if p := lookTool("", "indexctl"); p != "" {
 			return p, "$PATH"
 		}

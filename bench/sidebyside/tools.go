@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,7 @@ type query struct {
 	pattern       string
 	caseSensitive bool   // grep only
 	expect        string // what the generated tree's manifest says, "" if unknown
+	limit         int    // indexctl's --limit for this query; 0: the setup's grepLimit or globLimit
 }
 
 // setup is what every command needs to know.
@@ -45,7 +47,8 @@ type setup struct {
 	indexctlFlags []string // global flags, e.g. --direct
 	rg, fd        string
 	csearch       string
-	csIndex       string // CSEARCHINDEX file, "" when no index was built
+	csIndex       string   // CSEARCHINDEX file, "" when no index was built
+	indexctlEnv   []string // indexctl's environment; nil: the harness's own
 	grepLimit     int
 	globLimit     int
 	timeoutMS     int
@@ -93,9 +96,9 @@ func (s *setup) argv(tool string, q query) []string {
 		// Flags first, then "--", so that no pattern is taken for a flag.
 		a := append([]string{s.indexctl}, s.indexctlFlags...)
 		if q.kind == kindGlob {
-			return append(a, "glob", "--root", s.tree, "--limit", strconv.Itoa(s.globLimit), "--", q.pattern)
+			return append(a, "glob", "--root", s.tree, "--limit", strconv.Itoa(cmp.Or(q.limit, s.globLimit)), "--", q.pattern)
 		}
-		a = append(a, "grep", "--root", s.tree, "--limit", strconv.Itoa(s.grepLimit), "--timeout-ms", strconv.Itoa(s.timeoutMS))
+		a = append(a, "grep", "--root", s.tree, "--limit", strconv.Itoa(cmp.Or(q.limit, s.grepLimit)), "--timeout-ms", strconv.Itoa(s.timeoutMS))
 		if q.caseSensitive {
 			a = append(a, "--case-sensitive")
 		}
@@ -165,8 +168,11 @@ func (s *setup) argv(tool string, q query) []string {
 
 // env returns the environment of tool's commands.
 func (s *setup) env(tool string) []string {
-	if tool == toolCsearch {
+	switch tool {
+	case toolCsearch:
 		return append(os.Environ(), "CSEARCHINDEX="+s.csIndex)
+	case toolIndexctl:
+		return s.indexctlEnv
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/internal/quote"
-	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // kind is the type of a tool parameter's flag.
@@ -159,7 +159,7 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, argsValue string, positional []st
 // which the tools unquote back to the same bytes. Anything else is sent as
 // it is.
 func sendable(cmd *command, key, v string) string {
-	names := key == "path" || key == "include" || (key == "pattern" && cmd.tool == query.ToolGlob)
+	names := key == "path" || key == "include" || (key == "pattern" && cmd.tool == tool.Glob)
 	if !names || utf8.ValidString(v) {
 		return v
 	}

@@ -13,10 +13,12 @@ import (
 	"github.com/indexd/indexd/internal/testtree"
 )
 
-// Two builds of indexctl (the same source linked with different -X
-// flags, so two build IDs, as after an upgrade): the second build's first
-// query replaces the first build's daemon with its own, and its answer
-// comes from a daemon of its build.
+// Two builds of indexctl and its engine, each pair in a directory of its
+// own (the same source linked with different -X flags, so two build IDs,
+// as after an upgrade): the second build's first query replaces the first
+// build's daemon with one of its own engine, and its answer comes from a
+// daemon of its build. The identity compared is the engine's: a daemon
+// is an engine.
 func TestOtherBuildDaemonReplaced(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds indexctl twice")
@@ -29,17 +31,18 @@ func TestOtherBuildDaemonReplaced(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	env := append(os.Environ(), "INDEXCTL_DIRECT=", "INDEXD_SOCKET="+filepath.Join(sockDir, "indexd.sock"),
 		"XDG_STATE_HOME="+filepath.Join(dir, "state"), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
-	bins := map[string]string{}
+	bins := map[string]string{}    // indexctl of each build
+	engines := map[string]string{} // its engine, beside it
 	for _, v := range []string{"one", "two"} {
-		bin := filepath.Join(dir, "indexctl-"+v)
-		cmd := exec.Command("go", "build", "-ldflags", "-X main.buildTag="+v, "-o", bin, ".")
+		bindir := filepath.Join(dir, v) + "/"
+		cmd := exec.Command("go", "build", "-ldflags", "-X main.buildTag="+v, "-o", bindir, ".", "../indexd")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
-		bins[v] = bin
+		bins[v], engines[v] = filepath.Join(bindir, "indexctl"), filepath.Join(bindir, "indexd")
 	}
-	if buildid.Of(bins["one"]) == buildid.Of(bins["two"]) || buildid.Of(bins["one"]) == "" {
-		t.Fatalf("the two builds have the same ID %q", buildid.Of(bins["one"]))
+	if buildid.Of(engines["one"]) == buildid.Of(engines["two"]) || buildid.Of(engines["one"]) == "" {
+		t.Fatalf("the two engines have the same ID %q", buildid.Of(engines["one"]))
 	}
 	root := testtree.Write(t, map[string]string{"a.txt": "needle\n"})
 	run := func(v string, args ...string) string {
@@ -70,23 +73,23 @@ func TestOtherBuildDaemonReplaced(t *testing.T) {
 		t.Fatalf("first build's grep: %s", out)
 	}
 	first := status("one")
-	if first.Build != buildid.Of(bins["one"]) {
-		t.Fatalf("status build %q, want the first build's %q", first.Build, buildid.Of(bins["one"]))
+	if first.Build != buildid.Of(engines["one"]) {
+		t.Fatalf("status build %q, want the first engine's %q", first.Build, buildid.Of(engines["one"]))
 	}
 	if out := run("two", "grep", "needle", "--root", root); !strings.Contains(out, "a.txt:1: needle") {
 		t.Fatalf("second build's grep: %s", out)
 	}
 	second := status("two")
-	if second.Build != buildid.Of(bins["two"]) || second.PID == first.PID {
+	if second.Build != buildid.Of(engines["two"]) || second.PID == first.PID {
 		t.Fatalf("after the second build's query: daemon pid %d build %q; the first was pid %d, want build %q",
-			second.PID, second.Build, first.PID, buildid.Of(bins["two"]))
+			second.PID, second.Build, first.PID, buildid.Of(engines["two"]))
 	}
 	// The first build's status does not replace (only queries do), but its
 	// next query does, back again.
 	if out := run("one", "grep", "needle", "--root", root); !strings.Contains(out, "a.txt:1: needle") {
 		t.Fatalf("first build again: %s", out)
 	}
-	if third := status("one"); third.Build != buildid.Of(bins["one"]) || third.PID == second.PID {
+	if third := status("one"); third.Build != buildid.Of(engines["one"]) || third.PID == second.PID {
 		t.Fatalf("the first build's query did not replace the second's daemon: %+v", third)
 	}
 }

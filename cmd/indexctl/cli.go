@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/query"
+	toolspec "github.com/indexd/indexd/tool"
 )
 
 // Exit codes (SPEC §10).
@@ -27,7 +27,7 @@ const (
 // or, with define set, one of the commands that manage the daemon.
 type command struct {
 	name    string // subcommand name
-	tool    string // query.ToolGlob, ToolGrep or ToolLS; "" for the others
+	tool    string // tool.Glob, Grep or LS; "" for the others
 	arg     string // the positional argument in usage lines: "PATTERN", "[PATH]"
 	summary string // one line, for the command list
 	about   string // the help's description paragraph
@@ -247,7 +247,7 @@ func (c *cli) print(tool string, answer json.RawMessage, asJSON bool) int {
 
 // exitCode is 2 for an error envelope, 1 for an answer of tool with
 // nothing in it and 0 otherwise; what counts as a result is the tool's
-// rule in query's table of tools (ToolSpec.Results). An unknown tool, an
+// rule in the table of tools (tool.Spec.Results). An unknown tool, an
 // unknown status or data that is not the tool's is exit 2 with an error
 // saying what was wrong.
 func exitCode(tool string, env *envelope.Raw) (int, error) {
@@ -258,7 +258,7 @@ func exitCode(tool string, env *envelope.Raw) (int, error) {
 	default:
 		return exitError, fmt.Errorf("malformed response: unknown status %q", env.Status)
 	}
-	spec, err := query.LookupTool(tool)
+	spec, err := toolspec.Lookup(tool)
 	if err != nil {
 		return exitError, err
 	}
@@ -320,8 +320,8 @@ func mainHelp() string {
 line: Glob (find files by name), Grep (search file contents, newest files
 first) and LS (list a directory), inside one workspace root.
 
-Queries go to the indexd daemon, which the first query starts (indexctl
-runs itself as 'indexctl daemon', detached) and which keeps an index of
+Queries go to the indexd daemon, which the first query starts (the
+engine, indexd, beside indexctl or on $PATH) and which keeps an index of
 each root it is asked about. Until a root's index is ready, and with
 --direct, the tree is walked instead. If no daemon can be reached or
 started, indexctl warns and walks the tree itself.

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"time"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
-	"github.com/indexd/indexd/daemon"
-	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/internal/daemonapi"
 )
 
-// daemonCmd is "indexctl daemon": the daemon itself, in the foreground.
+// daemonCmd is "indexctl daemon": the daemon itself, in the foreground
+// (the engine's "indexd daemon", which this process becomes).
 var daemonCmd = &command{
 	name:    "daemon",
 	summary: "run the daemon in the foreground (queries start it on their own)",
@@ -29,40 +28,18 @@ exits.`,
 	define: func(fs *pflag.FlagSet) runFunc {
 		stateDir := fs.String("state-dir", "", "keep the indexes and the log in `DIR` (default: $XDG_STATE_HOME/indexd, else ~/.local/state/indexd)")
 		idle := fs.Duration("idle-exit", 0, "stop after `DURATION` without requests, such as 30m (default 0: never)")
-		maxMB := fs.Int64("max-memory", daemon.DefaultMaxMemory>>20, "index no new root while the heap holds more than `MB` megabytes")
+		maxMB := fs.Int64("max-memory", daemonapi.DefaultMaxMemory>>20, "index no new root while the heap holds more than `MB` megabytes")
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
 			}
-			socket := g.socketPath()
-			if running(socket) {
-				fmt.Fprintf(c.stderr, "indexctl daemon: a daemon already serves %s\n", socket)
-				return exitFound, nil
-			}
-			err := daemon.Foreground(daemon.Config{
-				SocketPath: socket,
-				StateDir:   *stateDir,
-				IdleExit:   *idle,
-				MaxMemory:  *maxMB << 20,
-				Version:    daemon.BinaryVersion(),
-			})
-			if err != nil {
-				fmt.Fprintf(c.stderr, "indexctl daemon: %v\n", err)
-				return exitError, nil
-			}
-			return exitFound, nil
+			// The daemon is the engine's: this process becomes it, so
+			// the daemon is a foreground process of its caller (a
+			// terminal, systemd) as this command is.
+			err := c.execEngine("daemon", "--socket", g.socketPath(), "--state-dir", *stateDir,
+				"--idle-exit", idle.String(), "--max-memory", strconv.FormatInt(*maxMB, 10))
+			fmt.Fprintf(c.stderr, "indexctl daemon: %v\n", err)
+			return exitError, nil
 		}
 	},
-}
-
-// running reports whether a daemon answers on socket.
-func running(socket string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	cl, err := rpc.Dial(ctx, socket)
-	if err != nil {
-		return false
-	}
-	defer cl.Close()
-	return cl.Ping(ctx) == nil
 }

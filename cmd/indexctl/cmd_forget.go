@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -48,7 +49,7 @@ index file is deleted directly.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			forgotten, err := forget(ctx, g.socketPath(), root)
+			forgotten, err := c.forget(ctx, g.socketPath(), root)
 			switch {
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl forget: %v\n", err)
@@ -64,28 +65,34 @@ index file is deleted directly.`,
 }
 
 // forget drops root's index: through the daemon if one runs, else by
-// deleting the saved DB.
-func forget(ctx context.Context, socket, root string) (bool, error) {
+// having the engine delete the saved DB ("indexd forget ROOT").
+func (c *cli) forget(ctx context.Context, socket, root string) (bool, error) {
 	cl, ok, err := dialRunning(ctx, socket)
 	if err != nil {
 		return false, err
 	}
 	if !ok {
-		if real, err := filepath.EvalSymlinks(root); err == nil {
-			root = real
+		path, err := c.engine().Path()
+		if err != nil {
+			return false, err
 		}
-		err := os.Remove(filepath.Join(daemon.DefaultStateDir(), daemon.DBName(root)))
-		if errors.Is(err, fs.ErrNotExist) {
+		cmd := exec.CommandContext(ctx, path, "forget", root)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.As(err, &ee) && ee.ExitCode() == exitNothing:
 			return false, nil
 		}
-		return err == nil, err
+		return false, fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 	}
 	defer cl.Close()
 	var res json.RawMessage
 	if err := cl.Call(ctx, rpc.MethodForget, rpc.RootParams{Root: root}, &res); err != nil {
 		return false, err
 	}
-	var fr daemon.ForgetResult
+	var fr daemonapi.ForgetResult
 	if err := json.Unmarshal(res, &fr); err != nil {
 		return false, fmt.Errorf("malformed answer: %v", err)
 	}

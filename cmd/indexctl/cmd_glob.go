@@ -1,11 +1,11 @@
 package main
 
-import "github.com/indexd/indexd/query"
+import "github.com/indexd/indexd/tool"
 
 // globCmd is "indexctl glob": the Glob tool (SPEC §6).
 var globCmd = &command{
 	name:       "glob",
-	tool:       query.ToolGlob,
+	tool:       tool.Glob,
 	arg:        "PATTERN",
 	summary:    "find files by glob pattern",
 	positional: "pattern",

@@ -1,11 +1,11 @@
 package main
 
-import "github.com/indexd/indexd/query"
+import "github.com/indexd/indexd/tool"
 
 // grepCmd is "indexctl grep": the Grep tool (SPEC §7).
 var grepCmd = &command{
 	name:       "grep",
-	tool:       query.ToolGrep,
+	tool:       tool.Grep,
 	arg:        "PATTERN",
 	summary:    "search file contents with a regular expression, newest files first",
 	positional: "pattern",

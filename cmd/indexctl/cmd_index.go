@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/indexd/indexd/daemon"
+	daemon "github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -58,7 +58,7 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 		fmt.Fprintf(c.stderr, "indexctl index: %v\n", err)
 		return exitError
 	}
-	cl, err := connect(ctx, g.socketPath())
+	cl, err := c.connect(ctx, g.socketPath())
 	if err != nil {
 		return fail(err)
 	}

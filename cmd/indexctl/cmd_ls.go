@@ -1,11 +1,11 @@
 package main
 
-import "github.com/indexd/indexd/query"
+import "github.com/indexd/indexd/tool"
 
 // lsCmd is "indexctl ls": the LS tool (SPEC §8).
 var lsCmd = &command{
 	name:       "ls",
-	tool:       query.ToolLS,
+	tool:       tool.LS,
 	arg:        "[PATH]",
 	summary:    "list one directory, directories first",
 	positional: "path",

@@ -1,25 +1,16 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
-	"github.com/indexd/indexd/daemon"
-	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/mcp"
-	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
-// mcpCmd is "indexctl mcp": the MCP server an agent runs on stdio.
+// mcpCmd is "indexctl mcp": the MCP server an agent runs on stdio (the
+// engine's "indexd mcp", which this process becomes).
 var mcpCmd = &command{
 	name:    "mcp",
 	summary: "serve Glob, Grep and LS to an agent: an MCP server on stdin/stdout",
@@ -49,54 +40,26 @@ standard error.`,
 		"indexctl mcp --direct --tools Grep,search_in_files",
 	},
 	define: func(fs *pflag.FlagSet) runFunc {
-		tools := fs.String("tools", strings.Join(mcp.DefaultTools, ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, find_files_by_name, search_in_files, or compat for all five")
+		tools := fs.String("tools", strings.Join(tool.Names(), ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, find_files_by_name, search_in_files, or compat for all five")
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
 			}
-			names, err := mcp.ParseTools(*tools)
-			if err != nil {
-				return 0, err
-			}
-			cfg := mcp.Config{
-				Tools:   names,
-				Version: daemon.BinaryVersion(),
-				Logger:  slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-				DefaultRoot: func() (string, error) {
-					where, err := locate("")
-					return where.root, err
-				},
-			}
+			// The server is the engine's: this process becomes it, so
+			// the client's stdin and stdout reach it as they are.
+			eargs := []string{"mcp", "--tools", *tools}
 			if g.root != "" {
-				where, err := locate(g.root)
-				if err != nil {
-					fmt.Fprintf(c.stderr, "indexctl mcp: %v\n", err)
-					return exitError, nil
-				}
-				cfg.Root = where.root
+				eargs = append(eargs, "--root", g.root)
 			}
-			r := c.runner(g)
-			cfg.Query = func(ctx context.Context, tool, root string, args json.RawMessage) (json.RawMessage, error) {
-				env, err := r.query(ctx, request{Tool: tool, Root: root, Cwd: ".", Args: args})
-				if errors.Is(err, rpc.ErrNoAnswer) {
-					// A hung daemon: the agent gets a TIMEOUT envelope
-					// saying so, as the CLI exits 2.
-					return envelope.Fail(envelope.Context{Cwd: ".", ParamsInput: args}, envelope.Errorf(envelope.CodeTimeout, "%v", err), 0).MarshalJSON()
-				}
-				return env, err
+			if g.socket != "" {
+				eargs = append(eargs, "--socket", g.socketPath())
 			}
-			srv, err := mcp.New(cfg)
-			if err != nil {
-				fmt.Fprintf(c.stderr, "indexctl mcp: %v\n", err)
-				return exitError, nil
+			if g.direct {
+				eargs = append(eargs, "--direct")
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := srv.Run(ctx, c.stdin, c.stdout); err != nil {
-				fmt.Fprintf(c.stderr, "indexctl mcp: session ended: %v\n", err)
-				return exitError, nil
-			}
-			return exitFound, nil
+			err := c.execEngine(eargs...)
+			fmt.Fprintf(c.stderr, "indexctl mcp: %v\n", err)
+			return exitError, nil
 		}
 	},
 }

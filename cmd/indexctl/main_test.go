@@ -16,14 +16,31 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/indexd/indexd/internal/client"
+	"github.com/indexd/indexd/internal/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata (and cmp files of the scripts) with the current output")
 
 func TestMain(m *testing.M) {
+	if name := filepath.Base(os.Args[0]); name != "indexctl" && name != client.EngineName {
+		// The tests' own process runs commands in process: the ones
+		// that exec the engine must fail rather than replace it.
+		execve = func(string, []string, []string) error { return errors.New("exec is disabled in the tests' process") }
+		// Its engine is the copy of this binary TestMain puts on $PATH
+		// (found there once the tests run), never one built elsewhere.
+		engineOnce.Do(func() {
+			theEngine = client.EngineFunc(func() (string, error) { return exec.LookPath(client.EngineName) })
+		})
+	}
 	// Scripts run "indexctl" as a separate process: this test binary,
-	// re-executed under that name, runs the real main.
-	testscript.Main(m, map[string]func(){"indexctl": main})
+	// re-executed under that name, runs the real main; under the name
+	// "indexd", beside it, it is the engine indexctl runs.
+	testscript.Main(m, map[string]func(){
+		"indexctl":        main,
+		client.EngineName: func() { os.Exit(engine.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
 }
 
 // TestScripts runs the CLI scripts in testdata/script.

@@ -726,8 +726,10 @@ func TestMCPRoots(t *testing.T) {
 	}
 }
 
-// TestMCPUsage checks the command line's errors.
+// TestMCPUsage checks the command line's errors, reported by the engine
+// indexctl becomes.
 func TestMCPUsage(t *testing.T) {
+	e := newMCPEnv(t, false)
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -736,16 +738,20 @@ func TestMCPUsage(t *testing.T) {
 		{[]string{"mcp", "extra"}, `indexctl mcp: unexpected argument "extra"`},
 		{[]string{"--root", "/nonexistent/dir", "mcp"}, `indexctl mcp: root '/nonexistent/dir' does not exist`},
 	} {
+		cmd := e.command(tc.args...)
 		var stdout, stderr bytes.Buffer
-		code := run(tc.args, strings.NewReader(""), &stdout, &stderr)
-		if code != exitError || !strings.HasPrefix(stderr.String(), tc.msg) || stdout.Len() > 0 {
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := cmd.ProcessState.ExitCode()
+		if err == nil || code != exitError || !strings.HasPrefix(stderr.String(), tc.msg) || stdout.Len() > 0 {
 			t.Errorf("indexctl %v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, &stdout, &stderr, tc.msg)
 		}
 	}
 	// End of input ends the server, with exit status 0.
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--direct", "--root", t.TempDir(), "mcp"}, strings.NewReader(""), &stdout, &stderr); code != exitFound {
-		t.Errorf("indexctl mcp on empty input: exit %d, stderr %q", code, &stderr)
+	cmd := e.command("--direct", "--root", t.TempDir(), "mcp")
+	cmd.Stdin = strings.NewReader("")
+	if err := cmd.Run(); err != nil {
+		t.Errorf("indexctl mcp on empty input: %v", err)
 	}
 }
 

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -65,72 +63,4 @@ func TestQueryDaemonNoAnswer(t *testing.T) {
 	if want := "indexctl stop: indexd did not answer within 100ms (socket " + socket + ")\n"; code != exitError || stderr.String() != want {
 		t.Errorf("indexctl stop: exit %d, stderr %q; want 2 and %q", code, &stderr, want)
 	}
-}
-
-// Through MCP the same is a TIMEOUT envelope, and the session goes on.
-func TestMCPDaemonNoAnswer(t *testing.T) {
-	socket := fakesock.Mute(t)
-	shortAnswerTimeout(t)
-	root := t.TempDir()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr lockedBuffer
-	code := runAsync([]string{"--socket", socket, "--root", root, "mcp"}, inR, outW, &stderr)
-	lines := make(chan string, 10)
-	go func() {
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	send := func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	recv := func() string {
-		t.Helper()
-		select {
-		case l := <-lines:
-			return l
-		case <-time.After(time.Minute):
-			t.Fatal("no answer from indexctl mcp")
-			return ""
-		}
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	recv()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	for id := 2; id <= 3; id++ {
-		send(`{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"method":"tools/call","params":{"name":"Glob","arguments":{"pattern":"*"}}}`)
-		var resp struct {
-			ID     int `json:"id"`
-			Result struct {
-				IsError           bool `json:"isError"`
-				StructuredContent struct {
-					Status string `json:"status"`
-					Error  struct {
-						Code    string `json:"code"`
-						Message string `json:"message"`
-					} `json:"error"`
-				} `json:"structuredContent"`
-			} `json:"result"`
-		}
-		line := recv()
-		if err := json.Unmarshal([]byte(line), &resp); err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
-		env := resp.Result.StructuredContent
-		want := "indexd did not answer within 100ms (socket " + socket + "); try 'indexctl stop' or --direct"
-		if resp.ID != id || !resp.Result.IsError || env.Status != "error" || env.Error.Code != "TIMEOUT" || env.Error.Message != want {
-			t.Errorf("call %d: %s", id, line)
-		}
-	}
-	inW.Close()
-	if c := waitExit(t, code, "indexctl mcp"); c != exitFound {
-		t.Errorf("indexctl mcp: exit %d, stderr %s", c, stderr.String())
-	}
-	outW.Close()
 }

@@ -17,20 +17,22 @@ import (
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // exampleCalls are a call of each tool that finds something in the tree
 // TestEveryLayerKnowsEveryTool writes: a.txt holding "needle".
 var exampleCalls = map[string]string{
-	query.ToolGlob: `{"pattern":"*.txt"}`,
-	query.ToolGrep: `{"pattern":"needle"}`,
-	query.ToolLS:   `{}`,
+	tool.Glob: `{"pattern":"*.txt"}`,
+	tool.Grep: `{"pattern":"needle"}`,
+	tool.LS:   `{}`,
 }
 
-// Every tool of query's table is known to every layer: the CLI (a command
-// for it, its method, the exit-code rule), rpc (method to tool and back),
-// the daemon (it answers the tool's method), the MCP server (a definition,
-// offered by default) and the envelope (a text). A tool added to the table
+// Every tool of the table (package tool) is known to every layer: query
+// (it runs it), the CLI (a command for it, its method, the exit-code
+// rule), rpc (method to tool and back), the daemon (it answers the tool's
+// method), the engine's walk (indexctl --direct), the MCP server (a
+// definition, offered by default) and the envelope (a text). A tool added to the table
 // and forgotten by a layer fails here.
 func TestEveryLayerKnowsEveryTool(t *testing.T) {
 	root := t.TempDir()
@@ -57,12 +59,22 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 	}
 	cl.Close()
 
-	specs := query.ToolSpecs()
+	specs := tool.Specs()
 	if len(specs) == 0 {
 		t.Fatal("no tools in the table")
 	}
+	engine := (&cli{stderr: io.Discard}).engine()
+	// indexctl mcp's --tools default is the table's; the MCP server's
+	// must be the same.
+	if !slices.Equal(mcp.DefaultTools, tool.Names()) {
+		t.Errorf("mcp.DefaultTools %v, the table's tools %v", mcp.DefaultTools, tool.Names())
+	}
 	for _, spec := range specs {
 		t.Run(spec.Name, func(t *testing.T) {
+			// query: it runs the tool.
+			if qs, err := query.LookupTool(spec.Name); err != nil || qs.Spec != spec {
+				t.Errorf("query.LookupTool(%q) = %v, %v; want the table's row", spec.Name, qs, err)
+			}
 			// CLI: a command runs the tool.
 			if !slices.ContainsFunc(commands, func(c *command) bool { return c.tool == spec.Name }) {
 				t.Errorf("no indexctl command runs %s", spec.Name)
@@ -87,7 +99,7 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 			// an rpc error such as method not found), and in process;
 			// each answer has a text and finds something by the
 			// tool's exit-code rule.
-			for _, r := range []runner{&viaDaemon{socket: socket, stderr: io.Discard}, inProcess{}} {
+			for _, r := range []runner{&viaDaemon{socket: socket, stderr: io.Discard, engine: engine}, inProcess{engine: engine}} {
 				answer, err := r.query(ctx, req)
 				if err != nil {
 					t.Fatalf("%T: %v", r, err)
@@ -110,7 +122,7 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 	if m, err := rpc.MethodForTool("Find"); err == nil {
 		t.Errorf("rpc.MethodForTool(Find) = %q, want an error", m)
 	}
-	if _, err := (&viaDaemon{socket: socket, stderr: io.Discard}).query(ctx, request{Tool: "Find", Root: root, Args: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), `unknown tool "Find"`) {
+	if _, err := (&viaDaemon{socket: socket, stderr: io.Discard, engine: engine}).query(ctx, request{Tool: "Find", Root: root, Args: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), `unknown tool "Find"`) {
 		t.Errorf("a query of an unknown tool: %v", err)
 	}
 	if _, ok := rpc.ToolForMethod(rpc.MethodStatus); ok {

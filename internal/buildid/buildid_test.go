@@ -1,8 +1,10 @@
 package buildid
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -24,7 +26,32 @@ func TestSelfMatchesGoTool(t *testing.T) {
 	if want := strings.TrimSpace(string(out)); id != want {
 		t.Fatalf("Self() = %q, go tool buildid says %q", id, want)
 	}
-	if Of("/nonexistent") != "" || parseNote([]byte("short")) != "" {
+	if got := Of(exe); got != id {
+		t.Fatalf("Of(%s) = %q, Self() = %q", exe, got, id)
+	}
+	// Not an executable, a truncated one, notes that end early: no ID.
+	dir := t.TempDir()
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{"text": []byte("not an executable\n"), "head": data[:100], "empty": nil} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := Of(p); got != "" {
+			t.Errorf("Of(%s) = %q, want none", name, got)
+		}
+	}
+	if Of("/nonexistent") != "" {
 		t.Fatal("no ID must read as empty")
+	}
+	note := []byte("\x04\x00\x00\x00\x50\x00\x00\x00\x04\x00\x00\x00Go\x00\x00short")
+	if got := findNote(note, binary.LittleEndian); got != "" {
+		t.Errorf("a note whose description is cut: %q", got)
+	}
+	if got := findNote(note[:18], binary.LittleEndian); got != "" {
+		t.Errorf("a note cut in its name: %q", got)
 	}
 }

@@ -1,0 +1,383 @@
+// Package client owns the query client's side of the daemon protocol,
+// shared by the query client (cmd/indexctl) and the engine's MCP server
+// (internal/engine): finding the workspace root, answering a tool call
+// through the daemon (starting it, and replacing one of another build),
+// stopping it, and finding the engine binary a client starts. It links
+// none of the engine (no query, index, watch or daemon): what a caller
+// does when the daemon cannot be reached is its Fallback.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
+)
+
+// Request is one tool call. Root, Cwd and Args are the params of the
+// daemon protocol's glob/grep/ls methods (SPEC §10); Tool picks the method.
+type Request struct {
+	Tool string          // tool.Glob, Grep or LS
+	Root string          // absolute workspace root
+	Cwd  string          // working directory relative to Root, "." at the root
+	Args json.RawMessage // the tool's arguments
+}
+
+// FallbackFunc answers a request without the daemon, by walking the tree,
+// the answer marked as a fallback for reason.
+type FallbackFunc func(ctx context.Context, req Request, reason envelope.FallbackReason) (json.RawMessage, error)
+
+// Daemon answers tool calls through the daemon on Socket, starting Engine
+// as the daemon if none answers there, and replacing a daemon of another
+// build than Engine's. When the daemon cannot be reached or started, or
+// the connection breaks, it warns on Stderr and answers with Fallback.
+type Daemon struct {
+	Socket   string
+	Stderr   io.Writer
+	Engine   *Engine
+	Fallback FallbackFunc
+	// Dialer connects to the daemon (the zero value: rpc's defaults).
+	Dialer rpc.Dialer
+}
+
+// Query answers req. It returns the response envelope as JSON. An error
+// means there is no envelope at all (a daemon could not be reached and
+// the fallback failed too, or the daemon hung); a failed tool call is an
+// error envelope, not an error.
+func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error) {
+	spec, err := tool.Lookup(req.Tool)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := d.Connect(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, err // the user gave up
+	}
+	if errors.Is(err, rpc.ErrNoAnswer) {
+		return nil, noAnswer(err) // a daemon is there but hung: walking here would hide it
+	}
+	if err == nil {
+		defer cl.Close()
+		cctx, cancel := context.WithTimeout(ctx, RequestTimeout(req))
+		defer cancel()
+		var res json.RawMessage
+		err = cl.Call(cctx, spec.Method, rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args}, &res)
+		var rerr *rpc.Error
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, rpc.ErrNoAnswer):
+			// A daemon is there but hung: walking here would hide it.
+			return nil, noAnswer(err)
+		case errors.As(err, &rerr), ctx.Err() != nil:
+			// The daemon refused the request, or the user gave up.
+			return nil, err
+		}
+	}
+	fmt.Fprintf(d.Stderr, "indexctl: warning: answering without the daemon: %v\n", err)
+	return d.Fallback(ctx, req, envelope.ReasonDaemonUnavailable)
+}
+
+// noAnswer adds what to do to the error of a daemon that did not answer
+// (one that wraps rpc.ErrNoAnswer).
+func noAnswer(err error) error {
+	return fmt.Errorf("%w; try 'indexctl stop' or --direct", err)
+}
+
+// requestMargin is added to a tool's own time limit to bound the wait for
+// the daemon's answer: for the daemon's read-your-writes barrier
+// (daemon.SyncTimeout), a fallback walk and the answer's way back, on a
+// busy machine.
+const requestMargin = 30 * time.Second
+
+// RequestTimeout bounds the wait for the daemon's answer to a tool call:
+// the tool's own time limit (Grep's timeout_ms, default 2 s; Glob's
+// search bound; the same 2 s for LS, which reads one directory) plus
+// requestMargin. An unreadable timeout_ms counts as Grep's largest: the
+// tool reports it, the wait must not cut it short. (The client's answer
+// timeout catches a daemon that is hung long before this.)
+func RequestTimeout(req Request) time.Duration {
+	ms := int64(max(tool.GrepDefaultTimeoutMS, envelope.GlobMaxDurationMS))
+	if req.Tool == tool.Grep {
+		var a struct {
+			TimeoutMS json.RawMessage `json:"timeout_ms"`
+		}
+		if json.Unmarshal(req.Args, &a) == nil && a.TimeoutMS != nil {
+			ms = tool.GrepMaxTimeoutMS
+			var n float64
+			if json.Unmarshal(a.TimeoutMS, &n) == nil && n >= 1 && n < tool.GrepMaxTimeoutMS {
+				ms = int64(n)
+			}
+		}
+	}
+	return time.Duration(ms)*time.Millisecond + requestMargin
+}
+
+// Connect connects to the daemon on d.Socket, starting d.Engine if
+// nothing answers there. A daemon of another build than the engine's (an
+// older one, say, after an upgrade, or a deleted go run binary's) is
+// asked to shut down and replaced by one of this build (SPEC §10): the
+// client's first ping carries the engine's build ID and such a daemon
+// refuses it. Only one replacement is tried, so two builds in use at once
+// do not take turns forever: the second finds its daemon serving and
+// keeps it.
+func (d *Daemon) Connect(ctx context.Context) (*rpc.Client, error) {
+	build := d.Engine.Build() // found (or built) before the start's time runs
+	start := d.starter()
+	cl, err := d.Dialer.EnsureDaemon(ctx, d.Socket, start)
+	if err != nil {
+		return nil, err
+	}
+	if build == "" {
+		return cl, nil
+	}
+	err = cl.Call(ctx, rpc.MethodPing, rpc.PingParams{Build: build}, nil)
+	var rerr *rpc.Error
+	switch {
+	case err == nil:
+		return cl, nil
+	case errors.As(err, &rerr) && rerr.Code == daemonapi.CodeOtherBuild:
+	case errors.As(err, &rerr):
+		return cl, nil // a daemon that does not know the check: its answers are its own
+	default:
+		cl.Close()
+		return nil, err // a hung daemon (rpc.ErrNoAnswer) or a broken connection
+	}
+	_ = cl.Call(ctx, rpc.MethodShutdown, nil, nil) // it may be gone before it answers
+	cl.Close()
+	if err := d.waitStopped(ctx); err != nil {
+		return nil, err
+	}
+	return d.Dialer.EnsureDaemon(ctx, d.Socket, start)
+}
+
+// stopWait bounds how long Connect waits for a daemon of another build to
+// stop accepting connections once asked: its drain (rpc.DrainTimeout)
+// and a margin.
+const stopWait = rpc.DefaultDrainTimeout + 5*time.Second
+
+// waitStopped returns once nothing accepts connections on the socket any
+// more, checking with a growing interval, or fails after stopWait.
+func (d *Daemon) waitStopped(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	delay := time.Millisecond
+	for {
+		c, err := d.Dialer.Dial(ctx, d.Socket)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("indexctl: the daemon of another build on %s did not stop within %v", d.Socket, stopWait)
+			}
+			return nil
+		}
+		c.Close()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("indexctl: the daemon of another build on %s did not stop within %v", d.Socket, stopWait)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// starter returns the start function for rpc.EnsureDaemon: it runs the
+// engine as "indexd --socket SOCKET", detached (a session of its own, the
+// root directory as its working directory, standard input and output on
+// /dev/null, standard error appended to the daemon's log), and returns
+// without waiting for it.
+//
+// The child is reaped by a goroutine rather than released, so a daemon
+// that fails at once (an unusable socket directory, say) is reported by
+// the next call of the start function instead of after EnsureDaemon's
+// whole timeout. A daemon that finds another one serving exits with 0 and
+// is not an error.
+func (d *Daemon) starter() func() error {
+	var (
+		mu     sync.Mutex
+		failed error // the last child that exited with an error
+	)
+	return func() error {
+		mu.Lock()
+		err := failed
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		path, err := d.Engine.Path()
+		if err != nil {
+			return err
+		}
+		stateDir := daemonapi.DefaultStateDir()
+		logf, err := daemonapi.OpenLog(stateDir)
+		if err != nil {
+			return err
+		}
+		defer logf.Close()
+		cmd := exec.Command(path, "--socket", d.Socket)
+		cmd.Dir = "/"
+		cmd.Stderr = logf // stdin and stdout: /dev/null
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		go func() {
+			if err := cmd.Wait(); err != nil {
+				mu.Lock()
+				failed = fmt.Errorf("the daemon exited: %v (its log: %s)", err, filepath.Join(stateDir, daemonapi.LogName))
+				mu.Unlock()
+			}
+		}()
+		return nil
+	}
+}
+
+// Place is where a query runs.
+type Place struct {
+	Root string // absolute and clean, as given (symlinks not resolved)
+	Cwd  string // the current directory relative to the root, "." when outside it
+}
+
+// Locate finds the workspace root and the current directory within it.
+// The root is rootFlag (relative to the current directory) if set, else
+// the nearest ancestor of the current directory holding .git, else the
+// current directory.
+func Locate(rootFlag string) (Place, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return Place{}, fmt.Errorf("current directory: %w", err)
+	}
+	root := rootFlag
+	switch {
+	case root == "":
+		root = FindRoot(wd)
+	case !filepath.IsAbs(root):
+		root = filepath.Join(wd, root)
+	}
+	root = filepath.Clean(root)
+	name := rootFlag
+	if name == "" {
+		name = root
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(real); err == nil && !fi.IsDir() {
+			return Place{}, fmt.Errorf("root '%s' is not a directory", name)
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Place{}, fmt.Errorf("root '%s' does not exist", name)
+	case err != nil:
+		return Place{}, fmt.Errorf("root '%s': %w", name, err)
+	}
+	p := Place{Root: root, Cwd: "."}
+	if realWd, err := filepath.EvalSymlinks(wd); err == nil && within(real, realWd) {
+		if rel, err := filepath.Rel(real, realWd); err == nil {
+			p.Cwd = filepath.ToSlash(rel)
+		}
+	}
+	return p, nil
+}
+
+// within reports whether the clean absolute path p is root or lies under
+// it, comparing whole components (tree.Within, which this package does
+// not link).
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	if root == string(filepath.Separator) {
+		return len(p) > 0 && p[0] == filepath.Separator
+	}
+	return len(p) > len(root) && p[:len(root)] == root && p[len(root)] == filepath.Separator
+}
+
+// FindRoot returns the nearest ancestor of dir (dir included) holding .git
+// (a directory, or a file as in worktrees and submodules), else dir.
+func FindRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
+}
+
+// DialRunning connects to the daemon on socket without starting one; ok
+// is false when none is running there.
+func DialRunning(ctx context.Context, dialer rpc.Dialer, socket string) (cl *rpc.Client, ok bool, err error) {
+	cl, err = dialer.Dial(ctx, socket)
+	switch {
+	case err == nil:
+		return cl, true, nil
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED):
+		return nil, false, nil
+	}
+	return nil, false, err
+}
+
+// StopDaemon asks the daemon on socket to shut down and waits until it
+// has exited (released its instance lock). stopped is false when none was
+// running.
+func StopDaemon(ctx context.Context, dialer rpc.Dialer, socket string) (stopped bool, err error) {
+	cl, ok, err := DialRunning(ctx, dialer, socket)
+	if !ok {
+		return false, err
+	}
+	defer cl.Close()
+	if err := cl.Call(ctx, rpc.MethodShutdown, nil, nil); err != nil {
+		return false, err
+	}
+	return true, waitGone(ctx, socket)
+}
+
+// waitGone waits until no daemon holds the instance lock of socket.
+func waitGone(ctx context.Context, socket string) error {
+	f, err := os.Open(rpc.LockPath(socket))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// Polling another process's exit: a shared lock is granted once the
+	// daemon's exclusive one is gone.
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		if err == nil {
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return fmt.Errorf("waiting for the daemon to exit: %w", err)
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the daemon to exit: %w", ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,298 @@
+// Package engine is the command line of the engine binary, cmd/indexd:
+// everything indexd does that the query client (cmd/indexctl) does not
+// link. Run with no command it is the daemon; its commands are what
+// indexctl hands to it:
+//
+//	indexd [flags]                 the daemon (under systemd, say; queries start it detached)
+//	indexd daemon [flags]          the same, unless a daemon already serves the socket (indexctl daemon)
+//	indexd mcp [flags]             the MCP server on stdin/stdout (indexctl mcp, by exec)
+//	indexd direct [flags] TOOL     one tool call answered in this process by walking (indexctl --direct,
+//	                               and indexctl's fallback when no daemon can be reached): the tool's
+//	                               arguments as JSON on stdin, the envelope as JSON on stdout
+//	indexd forget ROOT             delete ROOT's saved index when no daemon runs (indexctl forget)
+//
+// The commands indexctl hands over name themselves as indexctl's
+// ("indexctl mcp: ..."), which is what its users ran; the daemon run
+// with no command is "indexd".
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/client"
+	"github.com/indexd/indexd/mcp"
+	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/rpc"
+)
+
+// Exit codes, as indexctl's (SPEC §10).
+const (
+	exitOK      = 0
+	exitNothing = 1
+	exitError   = 2
+)
+
+// Commands of the engine (see the package documentation).
+const (
+	CmdDaemon = "daemon"
+	CmdMCP    = "mcp"
+	CmdDirect = "direct"
+	CmdForget = "forget"
+)
+
+// dialer connects to the daemon: the rpc package's default timeouts (the
+// tests shorten them).
+var dialer rpc.Dialer
+
+// Main runs the engine's command line args (args[0] is the program's name)
+// and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case CmdDaemon:
+			return runDaemon("indexctl "+CmdDaemon, args[1:], stdout, stderr, true)
+		case CmdMCP:
+			return runMCP("indexctl "+CmdMCP, args[1:], stdin, stdout, stderr)
+		case CmdDirect:
+			return runDirect("indexd "+CmdDirect, args[1:], stdin, stdout, stderr)
+		case CmdForget:
+			return runForget("indexd "+CmdForget, args[1:], stdout, stderr)
+		}
+	}
+	return runDaemon("indexd", args, stdout, stderr, false)
+}
+
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	return fs
+}
+
+// socketPath is the socket flag's value made absolute, else the default.
+func socketPath(flag string) string {
+	if flag == "" {
+		return rpc.DefaultSocketPath()
+	}
+	if abs, err := filepath.Abs(flag); err == nil {
+		return abs
+	}
+	return flag
+}
+
+// usage reports a bad command line.
+func usage(name string, stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "%s: %v\nRun '%s -h' for usage.\n", name, err, name)
+	return exitError
+}
+
+// runDaemon runs the daemon in the foreground. With check (the daemon
+// command), a daemon already serving the socket is said and not an error.
+func runDaemon(name string, args []string, stdout, stderr io.Writer, check bool) int {
+	var cfg daemon.Config
+	fs := newFlagSet(name)
+	socket := fs.String("socket", "", "listen on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "keep the indexes and the log in `DIR` (default: $XDG_STATE_HOME/indexd, else ~/.local/state/indexd)")
+	fs.DurationVar(&cfg.IdleExit, "idle-exit", 0, "stop after `DURATION` without requests, such as 30m (default 0: never)")
+	maxMB := fs.Int64("max-memory", daemon.DefaultMaxMemory>>20, "index no new root while the heap holds more than `MB` megabytes")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: %s [flags]\n\nRun the indexd daemon until SIGINT or SIGTERM (or the shutdown method:\n'indexctl stop').\n\nFlags:\n%s", name, fs.FlagUsages())
+			fmt.Fprint(stdout, "\nThe engine's other commands, which indexctl runs: mcp (the MCP server), direct\n(one tool call answered by walking), forget (a saved index, with no daemon).\n")
+			return exitOK
+		}
+		return usage(name, stderr, err)
+	}
+	if fs.NArg() > 0 {
+		return usage(name, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	cfg.SocketPath = socketPath(*socket)
+	if check && running(cfg.SocketPath) {
+		fmt.Fprintf(stderr, "%s: a daemon already serves %s\n", name, cfg.SocketPath)
+		return exitOK
+	}
+	cfg.Version = daemon.BinaryVersion()
+	cfg.MaxMemory = *maxMB << 20
+	if err := daemon.Foreground(cfg); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exitError
+	}
+	return exitOK
+}
+
+// running reports whether a daemon answers on socket.
+func running(socket string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl, err := rpc.Dial(ctx, socket)
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	return cl.Ping(ctx) == nil
+}
+
+// Direct answers a tool call in this process from the live tree, with no
+// daemon and no index. With a reason, the answer is marked as a fallback
+// for it (the daemon could not be reached); --direct has none: walking is
+// then the user's choice. An error means there is no envelope (the
+// workspace could not be opened).
+func Direct(ctx context.Context, req client.Request, reason envelope.FallbackReason) (json.RawMessage, error) {
+	ws, err := query.NewWorkspace(req.Root)
+	if err != nil {
+		return nil, err
+	}
+	tools := query.NewDirect(ws)
+	if reason != "" {
+		tools.Searcher = daemon.FallbackWalk{Reason: reason}
+	}
+	return tools.Run(ctx, req.Tool, req.Cwd, req.Args).MarshalJSON() // json.Marshal would re-escape "<" as \u003c
+}
+
+// runDirect runs "direct --root ROOT [--cwd CWD] [--reason REASON] TOOL",
+// the tool's arguments on stdin: the envelope goes to stdout and the exit
+// code is 0; an error (no envelope) goes to stderr, alone on its line,
+// with exit code 2.
+func runDirect(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet(name)
+	root := fs.String("root", "", "the workspace root `DIR`, absolute")
+	cwd := fs.String("cwd", ".", "the working directory relative to the root")
+	reason := fs.String("reason", "", "mark the answer as a fallback for `REASON`")
+	if err := fs.Parse(args); err != nil {
+		return usage(name, stderr, err)
+	}
+	if fs.NArg() != 1 || *root == "" {
+		return usage(name, stderr, errors.New("want --root DIR and one TOOL"))
+	}
+	raw, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "reading the arguments: %v\n", err)
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env, err := Direct(ctx, client.Request{Tool: fs.Arg(0), Root: *root, Cwd: *cwd, Args: raw}, envelope.FallbackReason(*reason))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		return exitError
+	}
+	fmt.Fprintf(stdout, "%s\n", env)
+	return exitOK
+}
+
+// runForget runs "forget ROOT": it deletes ROOT's saved index (the state
+// directory's DB of the root, symlinks resolved when it still exists)
+// while no daemon runs. Exit 0: deleted; 1: there was none; 2: error.
+func runForget(name string, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 || !filepath.IsAbs(args[0]) {
+		return usage(name, stderr, errors.New("want one absolute ROOT"))
+	}
+	root := args[0]
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	err := os.Remove(filepath.Join(daemon.DefaultStateDir(), daemon.DBName(root)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return exitNothing
+	case err != nil:
+		fmt.Fprintf(stderr, "%v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// envDirect reports whether INDEXCTL_DIRECT asks for --direct.
+func envDirect() bool {
+	v, err := strconv.ParseBool(os.Getenv("INDEXCTL_DIRECT"))
+	return err == nil && v
+}
+
+// runMCP runs the MCP server (indexctl mcp; see its help there).
+func runMCP(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet(name)
+	tools := fs.String("tools", strings.Join(mcp.DefaultTools, ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, find_files_by_name, search_in_files, or compat for all five")
+	rootFlag := fs.String("root", "", "workspace root `DIR`")
+	direct := fs.Bool("direct", false, "answer in this process by walking the tree, with no daemon")
+	socket := fs.String("socket", "", "reach the daemon on the socket `PATH`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: %s [flags]\n\nServe Glob, Grep and LS as an MCP server on stdin/stdout ('indexctl mcp -h'\ntells more).\n\nFlags:\n%s", name, fs.FlagUsages())
+			return exitOK
+		}
+		return usage(name, stderr, err)
+	}
+	if fs.NArg() > 0 {
+		return usage(name, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	names, err := mcp.ParseTools(*tools)
+	if err != nil {
+		return usage(name, stderr, err)
+	}
+	cfg := mcp.Config{
+		Tools:   names,
+		Version: daemon.BinaryVersion(),
+		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		DefaultRoot: func() (string, error) {
+			where, err := client.Locate("")
+			return where.Root, err
+		},
+	}
+	if *rootFlag != "" {
+		where, err := client.Locate(*rootFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return exitError
+		}
+		cfg.Root = where.Root
+	}
+	query := func(ctx context.Context, req client.Request) (json.RawMessage, error) {
+		return Direct(ctx, req, "")
+	}
+	if !*direct && !envDirect() {
+		d := &client.Daemon{Socket: socketPath(*socket), Stderr: stderr, Engine: client.SelfEngine(), Fallback: Direct, Dialer: dialer}
+		query = d.Query
+	}
+	cfg.Query = func(ctx context.Context, tool, root string, args json.RawMessage) (json.RawMessage, error) {
+		env, err := query(ctx, client.Request{Tool: tool, Root: root, Cwd: ".", Args: args})
+		if errors.Is(err, rpc.ErrNoAnswer) {
+			// A hung daemon: the agent gets a TIMEOUT envelope
+			// saying so, as the CLI exits 2.
+			return envelope.Fail(envelope.Context{Cwd: ".", ParamsInput: args}, envelope.Errorf(envelope.CodeTimeout, "%v", err), 0).MarshalJSON()
+		}
+		return env, err
+	}
+	srv, err := mcp.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Run(ctx, stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "%s: session ended: %v\n", name, err)
+		return exitError
+	}
+	return exitOK
+}

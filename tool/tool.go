@@ -1,0 +1,128 @@
+// Package tool owns the table of agent tools every layer reads: each
+// tool's name as agents call it, its method on the daemon's socket, the
+// members of its answer's data that hold its results, and the time limits
+// a caller waits by. It imports only the standard library, so the query
+// client (cmd/indexctl) can know the tools without linking the engine that
+// answers them; package query builds the tools' implementations on this
+// table (query/registry.go).
+//
+// Adding a tool means a row here, the tool's implementation in query (its
+// parameters, search and envelope text), its CLI command and MCP
+// definition, and nothing else: TestEveryLayerKnowsEveryTool (in
+// cmd/indexctl) fails for a layer that does not know a row, and query's
+// tests fail for a row it cannot run.
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Tool names as agents call them.
+const (
+	Glob = "Glob"
+	Grep = "Grep"
+	LS   = "LS"
+)
+
+// The tools' methods on the daemon's socket (package rpc).
+const (
+	MethodGlob = "glob"
+	MethodGrep = "grep"
+	MethodLS   = "ls"
+)
+
+// Grep's time limits, in milliseconds (Glob's is the envelope's
+// GlobMaxDurationMS).
+const (
+	// GrepDefaultTimeoutMS is Grep's timeout when timeout_ms is not given
+	// (seed 001 §5.1).
+	GrepDefaultTimeoutMS = 2000
+	// GrepMaxTimeoutMS is the largest timeout_ms Grep accepts.
+	GrepMaxTimeoutMS = 60000
+)
+
+// Spec is one agent tool as every layer knows it: the CLI (the method to
+// call, the exit code of an answer), rpc (method to tool and back), the
+// daemon (the methods it registers) and the MCP server (the tools it
+// lists) all read the table, Specs; none of them names the tools
+// otherwise.
+type Spec struct {
+	// Name is the tool's name as agents call it.
+	Name string
+	// Method is the tool's JSON-RPC method.
+	Method string
+	// ResultKeys are the members of the tool's data that hold its results
+	// (arrays); the answer's data holds at least one of them (Results).
+	ResultKeys []string
+}
+
+// table is the table of tools, in the order they are listed.
+var table = []*Spec{
+	{Name: Glob, Method: MethodGlob, ResultKeys: []string{"paths"}},
+	{Name: Grep, Method: MethodGrep, ResultKeys: []string{"matches", "files", "counts"}},
+	{Name: LS, Method: MethodLS, ResultKeys: []string{"entries"}},
+}
+
+// Specs returns the table of tools, in the order they are listed. The
+// specs are shared: callers must not change them.
+func Specs() []*Spec { return table }
+
+// Names returns the tools' names, in the table's order.
+func Names() []string {
+	names := make([]string, len(table))
+	for i, s := range table {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Lookup returns the spec of the tool called name, or an error naming the
+// tools there are.
+func Lookup(name string) (*Spec, error) {
+	for _, s := range table {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown tool %q (the tools are %s)", name, strings.Join(Names(), ", "))
+}
+
+// LookupMethod returns the spec of the tool answered by the JSON-RPC
+// method, or nil if no tool is.
+func LookupMethod(method string) *Spec {
+	for _, s := range table {
+		if s.Method == method {
+			return s
+		}
+	}
+	return nil
+}
+
+// Results counts the results in the data of one of the tool's answers (an
+// envelope that is not an error): the lengths of the arrays under its
+// ResultKeys. Data that is not an object, holds none of the keys, or holds
+// one that is not an array is an error: the answer is not the tool's.
+func (s *Spec) Results(data json.RawMessage) (int, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil || members == nil {
+		return 0, fmt.Errorf("%s answered with data that is not an object", s.Name)
+	}
+	n, found := 0, false
+	for _, k := range s.ResultKeys {
+		v, ok := members[k]
+		if !ok {
+			continue
+		}
+		var list []json.RawMessage
+		if err := json.Unmarshal(v, &list); err != nil || list == nil {
+			return 0, fmt.Errorf("%s answered with data.%s that is not an array", s.Name, k)
+		}
+		n, found = n+len(list), true
+	}
+	if !found {
+		return 0, fmt.Errorf("%s answered with data holding none of %s", s.Name, strings.Join(s.ResultKeys, ", "))
+	}
+	return n, nil
+}
