@@ -460,6 +460,12 @@ func (d *daemon) drop(root string) (bool, error) {
 		w.close()
 	}
 	err := os.Remove(d.dbPath(root))
+	if err == nil || errors.Is(err, os.ErrNotExist) {
+		// The base postings file beside it, and anything a crash left.
+		if rerr := index.RemoveDB(d.dbPath(root)); rerr != nil {
+			d.log.Warn("removing the files of a forgotten index", "root", root, "err", rerr)
+		}
+	}
 	switch {
 	case err == nil:
 		d.log.Info("root forgotten", "root", root)

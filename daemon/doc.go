@@ -1,8 +1,9 @@
 // Package daemon is indexd's long-running server (SPEC §10): one per user,
 // serving the rpc protocol on a Unix socket, with one index per workspace
 // root, added on first use and kept in a bbolt DB under the state
-// directory so that a restart reopens it (checking the tree by stat)
-// instead of rebuilding it.
+// directory (with its base postings in DBName.base-<gen> beside it) so
+// that a restart reopens it (checking the tree by stat) instead of
+// rebuilding it.
 //
 // Run is the whole daemon; the engine binary `indexd` (which `indexctl
 // daemon` becomes) calls it through Foreground, which turns SIGINT and SIGTERM into a graceful stop.

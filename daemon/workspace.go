@@ -402,7 +402,9 @@ func (w *workspace) status() RootStatus {
 	}
 	switch w.state {
 	case StateReady:
-		st.Files = w.ix.Len()
+		ixs := w.ix.Stats()
+		st.Files = ixs.Files
+		st.BaseBytes, st.HeapBytes, st.DeltaFiles, st.Merging = ixs.BaseBytes, ixs.HeapBytes, ixs.DeltaFiles, ixs.Compacting
 		st.ReadyMS = w.readyIn.Milliseconds()
 	case StateBuilding:
 		p := w.progress

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // The phases a crash child goes through, each announced on its standard
@@ -93,6 +95,11 @@ func TestCrashAtEveryPhase(t *testing.T) {
 			t.Fatalf("trial %d (killed in %s): reopen: %v", trial, phase, err)
 		}
 		checkIndex(t, ix)
+		// Only the DB and the base it names are left: no orphan base, run
+		// or temporary file from the killed child.
+		if names := testtree.Names(t, filepath.Dir(db)); len(names) != 2 || names[0] != "ix.db" || !strings.HasPrefix(names[1], "ix.db.base-") {
+			t.Fatalf("trial %d (killed in %s): the DB's directory holds %q", trial, phase, names)
+		}
 		fresh := mustBuild(t, root)
 		if got, want := paths(ix), paths(fresh); !slices.Equal(got, want) {
 			t.Fatalf("trial %d (killed in %s): table %d paths, fresh build %d", trial, phase, len(got), len(want))
@@ -116,11 +123,13 @@ func TestCrashAtEveryPhase(t *testing.T) {
 	}
 }
 
-// crashChild is the child of TestCrashAtEveryPhase: it opens the index,
-// rewrites a few files, applies them, compacts and saves, forever,
-// announcing each phase.
+// crashChild is the child of TestCrashAtEveryPhase: it opens the index
+// (building it, with a small budget, in spilled runs), rewrites a few
+// files, applies them, compacts and saves, forever, announcing each
+// phase.
 func crashChild() {
 	root, db := os.Getenv("INDEX_CRASH_ROOT"), os.Getenv("INDEX_CRASH_DB")
+	buildBudget = 16 << 10 // builds spill several runs: a kill lands among them too
 	seed, _ := strconv.Atoi(os.Getenv("INDEX_CRASH_SEED"))
 	w := bufio.NewWriter(os.Stdout)
 	say := func(s string) { w.WriteString(s + "\n"); w.Flush() }

@@ -1,10 +1,14 @@
 // Package index owns one workspace root's path table and trigram postings:
 // what the walk would consider (hidden files included; never the contents
-// of ignored subtrees, whose roots are recorded instead), kept in memory
-// for queries and persisted in bbolt (see store.go for the on-disk format).
+// of ignored subtrees, whose roots are recorded instead), persisted in
+// bbolt with the base postings in a file beside it (see store.go for the
+// on-disk format).
 //
 // The postings have two parts. The base is immutable and compact: sorted
-// trigrams, each with a delta-coded list of file ids. Files read since the
+// trigrams, each with a block-coded list of file ids, read in place from
+// its mmap'd file (postings.go); a query drives each AND from its rarest
+// list and seeks through the others by their skip entries, so its cost
+// follows the answer rather than the lists' lengths. Files read since the
 // base was built (changed or new) are in the delta, each with its own
 // sorted trigram set, and their base entries are stale and skipped. A query
 // is answered from both; Compact folds the delta into a new base. So an
@@ -31,9 +35,11 @@ import (
 	"context"
 	"io/fs"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	csindex "github.com/google/codesearch/index"
@@ -106,20 +112,45 @@ type Progress struct {
 
 // Index is the path table and postings of one root. Its methods are safe
 // for concurrent use.
+//
+// Locking. Writers (commit, Compact, Save, Close) serialise on wmu and do
+// their slow work there: reading files, building a new base to the side,
+// bbolt transactions and their fsyncs. They take mu, which readers share,
+// only to apply an already prepared change to memory (O(change)) or to
+// swap in a new base, so a query never waits for an fsync, a compaction or
+// a save. The memory is updated before the DB: a query sees a change as
+// soon as it is applied; a crash before its transaction commits loses it
+// from the DB only, and the next open's revalidation reads it again. The
+// holder of wmu may read the fields below without mu, since only it
+// changes them.
 type Index struct {
 	root string
 
-	mu      sync.RWMutex        // guards the fields below
+	wmu sync.Mutex // serialises writers; held across DB transactions
+	cmu sync.Mutex // serialises compactions (Compact builds without wmu)
+	// compacting is set while Compact runs (for Stats).
+	compacting atomic.Bool
+	// compactTouched collects the ids changed while a compaction builds
+	// its base aside (nil when none does): they stay stale after the swap.
+	compactTouched map[uint32]bool
+	// Test hooks, called (when set) inside each DB write transaction and
+	// between a compaction's build and its swap.
+	hookInTx, hookCompactBuilt func()
+
+	mu      sync.RWMutex        // guards the fields below against readers; writers also hold wmu
 	files   []File              // by id; a removed file has Path == ""
 	free    []uint32            // ids of removed files, for reuse
 	byPath  map[string]uint32   // live files
 	order   []uint32            // live ids sorted by path
 	base    postings            // immutable between compactions
+	gen     uint64              // the base file's generation (0: in memory)
 	stale   map[uint32]bool     // ids whose base postings are out of date
 	delta   map[uint32][]uint32 // id -> sorted trigrams, files read since base
 	unknown map[uint32]bool     // live ids flagged Unknown
 	ignored []Skipped           // entries pruned by ignore rules and hidden directories, sorted by path
 	db      *bolt.DB            // nil until Save or Open
+	path    string              // the DB's path, once db is set
+	runs    int                 // runs the build spilled (0: built in memory)
 	touched []uint32            // ids changed in memory, not yet in the DB
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
@@ -132,6 +163,12 @@ func (ix *Index) Root() string { return ix.root }
 // Build walks root (absolute, symlink-free) and indexes it, using all
 // cores, reporting progress (if not nil) about every 100 ms.
 func Build(ctx context.Context, root string, progress func(Progress)) (*Index, error) {
+	return build(ctx, root, progress, "")
+}
+
+// build is Build, spilling runs (see spill.go) beside the DB at spillAt
+// ("" for the system's temporary directory).
+func build(ctx context.Context, root string, progress func(Progress), spillAt string) (*Index, error) {
 	t0 := now().UnixNano()
 	ix := newIndex(root)
 	var ents []tree.Entry
@@ -166,7 +203,7 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 		ix.byPath[e.Rel] = uint32(i)
 	}
 	ix.reorder()
-	if err := ix.buildPostings(ctx, total, progress); err != nil {
+	if err := ix.buildPostings(ctx, total, progress, spillAt); err != nil {
 		return nil, err
 	}
 	for i := range ix.files {
@@ -212,6 +249,7 @@ func racyFlag(f *File, t0 int64) Flags {
 func newIndex(root string) *Index {
 	return &Index{
 		root:    root,
+		base:    emptyPostings(),
 		byPath:  make(map[string]uint32),
 		stale:   make(map[uint32]bool),
 		delta:   make(map[uint32][]uint32),
@@ -233,7 +271,7 @@ func (ix *Index) reorder() {
 // buildPostings reads every regular file and builds the base postings.
 // Files are read in parallel in batches; one goroutine merges each batch in
 // id order while the next is read, so memory stays bounded by two batches.
-func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress)) error {
+func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillAt string) error {
 	const batch = 512
 	root, err := rooted.Open(ix.root)
 	if err != nil {
@@ -245,6 +283,9 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 		flags Flags
 	}
 	b := newBuilder()
+	sp := &spiller{at: spillAt}
+	defer sp.close()
+	var spillErr error
 	merged := make(chan []result, 1)
 	mergeDone := make(chan struct{})
 	start := time.Now()
@@ -262,6 +303,9 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 					ix.unknown[id] = true
 				}
 				b.add(id, r.tris)
+				if b.full() && spillErr == nil {
+					spillErr = sp.spill(b)
+				}
 			}
 			base += len(rs)
 		}
@@ -316,11 +360,21 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	}
 	close(merged)
 	<-mergeDone
+	if err == nil {
+		err = spillErr
+	}
 	if err != nil {
 		return err
 	}
-	ix.base = b.finish()
-	return nil
+	if ix.runs = len(sp.runs); ix.runs > 0 {
+		ix.runs++ // the last, spilled by merge
+		ix.base, err = sp.merge(b)
+		return err
+	}
+	pw := newPostingWriter(nil)
+	b.finish(pw)
+	ix.base, err = parsePostings(pw.finishBytes())
+	return err
 }
 
 // reader holds one goroutine's buffers for reading and extracting.
@@ -391,6 +445,9 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	var out []File
 	pre := dirPrefix(dir)
 	add := func(id uint32) {
+		if int(id) >= len(ix.files) {
+			return // the table is checked on open, the lists only by their CRC
+		}
 		f := &ix.files[id]
 		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !strings.HasPrefix(f.Path, pre) {
 			return
@@ -400,7 +457,7 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 		}
 	}
 	q = normalizeQuery(q)
-	ids, all := ix.evalBase(q, map[uint32][]uint32{})
+	ids, all := ix.evalBaseSafe(q)
 	if all {
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
@@ -425,6 +482,19 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	return out
 }
 
+// evalBaseSafe is evalBase, with a fault reading the mapped base (its
+// file truncated under it) taken as "every file may match": candidates
+// are read live, so that is slow but never wrong.
+func (ix *Index) evalBaseSafe(q *csindex.Query) (ids []uint32, all bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			ids, all = nil, true
+		}
+	}()
+	return ix.evalBase(q)
+}
+
 // normalizeQuery rewrites q for the lowercase index: trigrams lowercased
 // and deduplicated. A case-insensitive pattern makes codesearch list every
 // case variant of each trigram (up to eight), which all name the same
@@ -443,56 +513,46 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 	return out
 }
 
-// list returns the decoded base posting list of t, decoding each list
-// once per query.
-func (ix *Index) list(t uint32, memo map[uint32][]uint32) []uint32 {
-	if l, ok := memo[t]; ok {
-		return l
-	}
-	l := decodeList(ix.base.lookup(t), nil)
-	memo[t] = l
-	return l
-}
-
 // evalBase evaluates q against the base postings: the ids that may match,
-// or all=true when q constrains nothing. Lists from memo are shared: the
-// result may alias them and must not be modified by the caller.
-func (ix *Index) evalBase(q *csindex.Query, memo map[uint32][]uint32) (ids []uint32, all bool) {
+// ascending, or all=true when q constrains nothing. An AND is driven by
+// its rarest list, seeking through the others by their skip entries: it
+// allocates in proportion to that list, not to the others. An OR decodes
+// its lists.
+func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
 	switch q.Op {
 	case csindex.QAll:
 		return nil, true
 	case csindex.QNone:
 		return nil, false
 	case csindex.QAnd:
-		all = true
-		and := func(l []uint32) {
-			if all {
-				ids, all = slices.Clone(l), false
-			} else {
-				ids = intersect(ids, l)
-			}
-		}
+		cs := make([]cursor, 0, len(q.Trigram)+len(q.Sub))
 		for _, t := range q.Trigram {
-			if and(ix.list(queryTrigram(t), memo)); len(ids) == 0 {
+			c := listCursor(ix.base.lookup(queryTrigram(t)))
+			if c.done {
 				return nil, false
 			}
+			cs = append(cs, c)
 		}
 		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s, memo)
+			l, sall := ix.evalBase(s)
 			if sall {
 				continue
 			}
-			if and(l); len(ids) == 0 {
+			if len(l) == 0 {
 				return nil, false
 			}
+			cs = append(cs, sliceCursor(l))
 		}
-		return ids, all
+		if len(cs) == 0 {
+			return nil, true
+		}
+		return intersectCursors(cs), false
 	default: // QOr
 		for _, t := range q.Trigram {
-			ids = union(ids, ix.list(queryTrigram(t), memo))
+			ids = union(ids, appendIDs(nil, ix.base.lookup(queryTrigram(t))))
 		}
 		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s, memo)
+			l, sall := ix.evalBase(s)
 			if sall {
 				return nil, true
 			}
@@ -502,18 +562,30 @@ func (ix *Index) evalBase(q *csindex.Query, memo map[uint32][]uint32) (ids []uin
 	}
 }
 
-func intersect(a, b []uint32) []uint32 {
-	out := a[:0]
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
+// intersectCursors returns the ids on every cursor: the shortest list
+// leads, and each id it proposes is sought in the others (leapfrogging
+// when one of them is ahead).
+func intersectCursors(cs []cursor) []uint32 {
+	slices.SortFunc(cs, func(a, b cursor) int { return a.n - b.n })
+	lead, rest := &cs[0], cs[1:]
+	var out []uint32
+	for !lead.done {
+		t := lead.cur
+		agree := true
+		for i := range rest {
+			c := &rest[i]
+			if c.seek(t); c.done {
+				return out
+			}
+			if c.cur != t {
+				lead.seek(c.cur)
+				agree = false
+				break
+			}
+		}
+		if agree {
+			out = append(out, t)
+			lead.next()
 		}
 	}
 	return out

@@ -41,6 +41,10 @@ func TestFailedSaveRemovesItsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	oldBase, _ := filepath.Glob(old + ".base-*")
+	if len(oldBase) != 1 {
+		t.Fatalf("base files of old.db: %q", oldBase)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "INDEX_FSIZE_CHILD=1", "INDEX_FSIZE_ROOT="+root, "INDEX_FSIZE_DIR="+dir)
 	out, err := cmd.CombinedOutput()
@@ -53,8 +57,8 @@ func TestFailedSaveRemovesItsFile(t *testing.T) {
 		t.Fatalf("child's saves:\n%s", out)
 	}
 	t.Logf("child's saves:\n%s", out)
-	if names := testtree.Names(t, dir); !slices.Equal(names, []string{"old.db"}) {
-		t.Fatalf("after the failed saves the directory holds %q, want only old.db", names)
+	if names := testtree.Names(t, dir); !slices.Equal(names, []string{"old.db", filepath.Base(oldBase[0])}) {
+		t.Fatalf("after the failed saves the directory holds %q, want only old.db and its base", names)
 	}
 	after, err := os.ReadFile(old)
 	if err != nil || !bytes.Equal(before, after) {

@@ -1,9 +1,15 @@
 package index
 
-// On-disk format (schema version 3). One bbolt file per workspace root.
+// On-disk format (schema version 4). One bbolt file per workspace root,
+// <db>, and beside it the base postings, <db>.base-<gen> (basefile.go,
+// postings.go): written once, synced, mmap'd read-only and named by meta
+// "base", so that queries read the postings in place (the page cache
+// holds them, not the heap) and no bbolt value is large.
 // Every change is one bbolt transaction, so a crash at any point leaves
 // the state of the last committed transaction: the old index or the new,
-// never a mix. Save writes a new file beside the old one, syncs it and
+// never a mix. A new base file (Save, Compact) is complete and synced
+// before the transaction that names it commits; base files the DB does
+// not name are removed on open. Save writes a new file beside the old one, syncs it and
 // renames it into place (then syncs the directory), so a save that fails
 // leaves the old file, or none, never a partial one. bbolt keeps its
 // freelist on disk (NoFreelistSync off): opening reads it rather than
@@ -18,7 +24,8 @@ package index
 //	               free slots); ids of removed files may be anywhere below it
 //	    "written"  int64: when the last transaction was committed; a file
 //	               whose mtime is not older is racy (re-read on revalidation)
-//	    "basesum"  uint32: CRC-32C of base "tris" ‖ "offs" ‖ "data"
+//	    "base"     uint64 gen ‖ uint64 size ‖ uint32 CRC-32C: the base file
+//	               <db>.base-<gen as 16 hex digits>, its size and checksum
 //	    "sums"     4 × uint64: the record sums (below) of "files", "delta",
 //	               "stale" and "ignored", in that order
 //	    "metasum"  uint32: CRC-32C over every other "meta" record in key
@@ -29,10 +36,6 @@ package index
 //	    value uvarint id ‖ varint size ‖ varint mtime ‖ varint ctime ‖
 //	          uvarint inode ‖ uvarint device ‖ byte type (0 file, 1 symlink) ‖
 //	          byte flags (1 binary, 2 unknown, 4 racy) ‖ uvarint hidden
-//	bucket "base"    the immutable postings, as three blobs
-//	    "tris" n×4 bytes: sorted trigrams (uint32, low 24 bits used)
-//	    "offs" (n+1)×4 bytes: offsets of each trigram's list in "data"
-//	    "data" lists: ids ascending, uvarint (id+1) then uvarint gaps
 //	bucket "delta"   files read since the base was built
 //	    key   uint32 id
 //	    value m×3 bytes: the file's trigrams, strictly increasing; m is 0
@@ -55,14 +58,39 @@ package index
 // per record written), so a transaction costs in proportion to what it
 // writes; Open recomputes every sum while it loads. A changed, lost or
 // added record changes its bucket's sum (but for a 2^-32 chance). With
-// "metasum" over the meta records and "basesum" over the base, every byte
-// an answer depends on is checked on open.
+// "metasum" over the meta records and the CRC in "base" over the base
+// file (computed over its mapped bytes), every byte an answer depends on
+// is checked on open.
+//
+// The base file, read in place:
+//
+//	lists   each trigram's list, in trigram order
+//	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes);
+//	        a list ends where the next begins, the last where the table
+//	        begins
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB3"
+//
+// A list is uvarint k (k ≥ 1 ids, ascending), then, when k > 128, one
+// skip entry per block of 128 ids (uint32 the block's last id ‖ uint32
+// where its data ends, counted from the start of the data), then the
+// data: per id, uvarint (id + 1 − (previous id + 1)), the previous id of
+// the first being −1, continuing across blocks. A query seeks through a
+// long list by its skip entries and decodes only the blocks it lands in.
 //
 // Worked example: a root holding only "a.go" = "Abc\n" and "b.txt" = "ab"
 // (written long before the build: not racy) has files {"a.go": id 0, size
-// 4, type 0, flags 0; "b.txt": id 1, size 2} and base tris [0x616263
-// "abc", 0x62630a "bc\n"], offs [0, 1, 2], data [0x01, 0x01]: both lists
-// hold id 0 (stored as 0+1). "b.txt" is too short for a trigram: it is in
+// 4, type 0, flags 0; "b.txt": id 1, size 2} and a base file of 36 bytes
+// holding two lists, of "abc" (0x616263) and "bc\n" (0x62630a), each
+// naming id 0 alone:
+//
+//	01 01                        list of "abc": k 1, id 0 (gap 0+1)
+//	01 01                        list of "bc\n"
+//	61 62 63  00 00 00 00 00     table: "abc" at 0
+//	62 63 0a  00 00 00 00 02     "bc\n" at 2
+//	00 00 00 00 00 00 00 04  00 00 00 02  49 58 42 33
+//	                             footer: table at 4, 2 lists, "IXB3"
+//
+// "b.txt" is too short for a trigram: it is in
 // no list, and no query that needs a trigram will name it, which is right
 // since it cannot hold a three-byte match. With mtime 1 s and ctime 2 s
 // after the epoch, inode 12 and device 2049, the "files" value of "a.go"
@@ -77,11 +105,16 @@ package index
 //	00 00 00            type file, flags none, hidden none
 //
 // Invariants checked on open: the bbolt page structure, before bbolt
-// reads the file (boltcheck.go); schema and root match; "metasum",
-// "basesum" and the four record sums match; then what Check verifies:
-// tris strictly increase; offs start at 0, never decrease and end at
-// len(data); every list decodes to strictly increasing ids below the id
-// bound ("slots"), and an id listed whose slot is free is stale; every id
+// reads the file (boltcheck.go); schema and root match; "metasum" and
+// the four record sums match; the base file named by "base" is there, of
+// its size, with its CRC, its footer and table in bounds; then what Check
+// verifies: trigrams strictly increase within 24 bits; offsets start at
+// 0 and never decrease; (Check only, not on open: the CRC covers them and
+// a restart must not decode them) every list decodes to exactly its k
+// strictly increasing ids below the id bound ("slots"), its skip entries
+// matching its blocks and no byte left over, and an id listed whose slot
+// is free is stale (a query reads lists defensively: a bad list never
+// panics, an id beyond the table is skipped); every id
 // in "files", "delta" and "stale" is below the id bound; each "files"
 // record decodes, with a known type and known flags (a symlink's are 0: it
 // is never read), and no id is used twice; a delta id is a live regular
@@ -106,6 +139,11 @@ package index
 //	3  "ignored" also records the directories with a hidden name (value
 //	   3), so the index knows what a walk would skip as hidden where the
 //	   table holds no file to tell.
+//	4  the base leaves bbolt for its own file, mmap'd and read in place
+//	   (meta "base" names it; bucket "base" and meta "basesum" are gone),
+//	   its lists block-coded with skip entries and prefixed by their
+//	   length, so that a query seeks through long lists instead of
+//	   decoding them; a format 3 DB is rebuilt.
 
 import (
 	"bytes"
@@ -114,6 +152,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,7 +165,7 @@ import (
 )
 
 // SchemaVersion is the on-disk format version this package writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
@@ -143,17 +182,16 @@ var (
 var (
 	bMeta    = []byte("meta")
 	bFiles   = []byte("files")
-	bBase    = []byte("base")
 	bDelta   = []byte("delta")
 	bStale   = []byte("stale")
 	bIgnored = []byte("ignored")
-	allBkts  = [][]byte{bMeta, bFiles, bBase, bDelta, bStale, bIgnored}
+	allBkts  = [][]byte{bMeta, bFiles, bDelta, bStale, bIgnored}
 
 	kSchema  = []byte("schema")
 	kRoot    = []byte("root")
 	kSlots   = []byte("slots")
 	kWritten = []byte("written")
-	kBaseSum = []byte("basesum")
+	kBase    = []byte("base")
 	kSums    = []byte("sums")
 	kMetaSum = []byte("metasum")
 
@@ -281,7 +319,8 @@ func (w *dbTx) finish() (int64, error) {
 
 // update runs fn in a write transaction of the index's DB and finishes
 // it, recording the write time. A bbolt panic (a DB damaged since it was
-// opened) is returned as ErrCorrupt. Caller holds mu; ix.db is set.
+// opened) is returned as ErrCorrupt. Caller holds wmu (not mu: readers
+// go on meanwhile); ix.db is set.
 func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorrupt(&err)
@@ -294,6 +333,9 @@ func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 		if err := fn(w); err != nil {
 			return err
 		}
+		if ix.hookInTx != nil {
+			ix.hookInTx()
+		}
 		if err := tx.Bucket(bMeta).Put(kSlots, be32(len(ix.files))); err != nil {
 			return err
 		}
@@ -301,7 +343,9 @@ func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 		return err
 	})
 	if err == nil {
+		ix.mu.Lock()
 		ix.written = written
+		ix.mu.Unlock()
 	}
 	return err
 }
@@ -334,14 +378,29 @@ const tmpInfix = ".tmp-"
 // directory after the rename: then path is the new, complete DB (which
 // the index keeps) and only its durability is in doubt.
 func (ix *Index) Save(path string) error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	db, written, err := ix.saveLocked(path)
-	if db != nil {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	nb, err := writeBaseFile(path, func(w io.Writer) (int64, uint32, error) {
+		_, err := w.Write(ix.base.data)
+		return int64(len(ix.base.data)), crc32.Checksum(ix.base.data, crcTable), err
+	})
+	if err != nil {
+		return fmt.Errorf("index: save %s: %w", path, err)
+	}
+	db, written, err := ix.saveLocked(path, nb)
+	if db == nil {
+		nb.p.close()
+		os.Remove(basePath(path, nb.gen))
+	} else {
 		if ix.db != nil {
 			ix.db.Close()
 		}
-		ix.db, ix.written, ix.touched = db, written, ix.touched[:0]
+		ix.mu.Lock()
+		old := ix.base
+		ix.db, ix.path, ix.written, ix.touched, ix.base, ix.gen = db, path, written, ix.touched[:0], nb.p, nb.gen
+		ix.mu.Unlock()
+		old.close()
+		removeBases(path, nb.gen)
 	}
 	if err != nil {
 		return fmt.Errorf("index: save %s: %w", path, err)
@@ -349,7 +408,7 @@ func (ix *Index) Save(path string) error {
 	return nil
 }
 
-func (ix *Index) saveLocked(path string) (db *bolt.DB, written int64, err error) {
+func (ix *Index) saveLocked(path string, nb newBase) (db *bolt.DB, written int64, err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -388,6 +447,9 @@ func (ix *Index) saveLocked(path string) (db *bolt.DB, written int64, err error)
 		if err := ix.writeAll(w); err != nil {
 			return err
 		}
+		if err := putBaseRecord(tx, nb); err != nil {
+			return err
+		}
 		var err error
 		written, err = w.finish()
 		return err
@@ -418,7 +480,7 @@ func syncDir(dir string) error {
 	return errors.Join(err, d.Close())
 }
 
-// writeAll writes every bucket's contents into a new DB. Caller holds mu.
+// writeAll writes every bucket's contents into a new DB. Caller holds wmu.
 func (ix *Index) writeAll(w *dbTx) error {
 	meta := w.tx.Bucket(bMeta)
 	if err := meta.Put(kSchema, be32(SchemaVersion)); err != nil {
@@ -428,9 +490,6 @@ func (ix *Index) writeAll(w *dbTx) error {
 		return err
 	}
 	if err := meta.Put(kSlots, be32(len(ix.files))); err != nil {
-		return err
-	}
-	if err := ix.writeBase(w.tx); err != nil {
 		return err
 	}
 	for id := range ix.files {
@@ -476,38 +535,22 @@ func (w *dbTx) putIgnored(s Skipped) error {
 	return w.put(sumIgnored, []byte(s.Path), []byte{v})
 }
 
-func (ix *Index) writeBase(tx *bolt.Tx) error {
-	tris := make([]byte, 4*len(ix.base.tris))
-	for i, t := range ix.base.tris {
-		binary.BigEndian.PutUint32(tris[4*i:], t)
-	}
-	offs := make([]byte, 4*len(ix.base.offs))
-	for i, o := range ix.base.offs {
-		binary.BigEndian.PutUint32(offs[4*i:], o)
-	}
-	b := tx.Bucket(bBase)
-	for _, kv := range []struct {
-		k string
-		v []byte
-	}{{"tris", tris}, {"offs", offs}, {"data", ix.base.data}} {
-		if err := b.Put([]byte(kv.k), kv.v); err != nil {
-			return err
-		}
-	}
-	sum := crc32.Update(crc32.Update(crc32.Checksum(tris, crcTable), crcTable, offs), crcTable, ix.base.data)
-	return tx.Bucket(bMeta).Put(kBaseSum, be32(sum))
-}
-
 // Close closes the index's database, if any.
 func (ix *Index) Close() error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.db == nil {
-		return nil
-	}
-	err := ix.db.Close()
+	db, base := ix.db, ix.base
 	ix.db = nil
-	return err
+	if base.unmap != nil {
+		ix.base = emptyPostings()
+	}
+	ix.mu.Unlock()
+	err := base.close()
+	if db == nil {
+		return err
+	}
+	return errors.Join(err, db.Close())
 }
 
 // Open loads the index of root saved at path, checks it (see the format
@@ -558,16 +601,21 @@ func Open(path, root string) (ix *Index, err error) {
 	}
 	db.AllocSize = 1 << 20
 	ix = newIndex(root)
-	if err := db.View(func(tx *bolt.Tx) error { return ix.load(tx) }); err != nil {
+	if err := db.View(func(tx *bolt.Tx) error { return ix.load(tx, path) }); err != nil {
+		ix.base.close()
 		db.Close()
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
-	ix.db = db
+	ix.db, ix.path = db, path
+	// What a save, build or compaction cut short left (the DB is locked:
+	// no other process is writing them).
+	removeBases(path, ix.gen)
+	removeTemps(path)
 	return ix, nil
 }
 
 // load reads and checks every bucket (see the format comment).
-func (ix *Index) load(tx *bolt.Tx) error {
+func (ix *Index) load(tx *bolt.Tx, path string) error {
 	for _, b := range allBkts {
 		if tx.Bucket(b) == nil {
 			return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, b)
@@ -588,15 +636,16 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		return fmt.Errorf("%w: meta records", ErrCorrupt)
 	}
 	ix.written = int64(binary.BigEndian.Uint64(written))
-	base := tx.Bucket(bBase)
-	tris, offs, data := base.Get([]byte("tris")), base.Get([]byte("offs")), base.Get([]byte("data"))
-	sum := meta.Get(kBaseSum)
-	if len(sum) != 4 || crc32.Update(crc32.Update(crc32.Checksum(tris, crcTable), crcTable, offs), crcTable, data) != binary.BigEndian.Uint32(sum) {
-		return fmt.Errorf("%w: base checksum", ErrCorrupt)
+	rec := meta.Get(kBase)
+	if len(rec) != baseRecordSize {
+		return fmt.Errorf("%w: meta base record", ErrCorrupt)
 	}
-	if len(tris)%4 != 0 || len(offs) != len(tris)+4 {
-		return fmt.Errorf("%w: base sizes", ErrCorrupt)
+	gen := binary.BigEndian.Uint64(rec)
+	base, err := mapBase(basePath(path, gen), int64(binary.BigEndian.Uint64(rec[8:])), binary.BigEndian.Uint32(rec[16:]))
+	if err != nil {
+		return err
 	}
+	ix.base, ix.gen = base, gen
 	// Every record against its bucket's sum before any is decoded: what
 	// is decoded is what was written (a damaged id could otherwise size
 	// the table).
@@ -610,21 +659,12 @@ func (ix *Index) load(tx *bolt.Tx) error {
 			return fmt.Errorf("%w: %q records differ from their checksum", ErrCorrupt, name)
 		}
 	}
-	p := postings{tris: make([]uint32, len(tris)/4), offs: make([]uint32, len(offs)/4), data: bytes.Clone(data)}
-	for i := range p.tris {
-		p.tris[i] = binary.BigEndian.Uint32(tris[4*i:])
-	}
-	for i := range p.offs {
-		p.offs[i] = binary.BigEndian.Uint32(offs[4*i:])
-	}
-	ix.base = p
-
 	bound := binary.BigEndian.Uint32(slots)
 	if bound > 1<<31 {
 		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
 	}
 	ix.files = make([]File, bound)
-	err := tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
+	err = tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
 		id, f, ok := decodeFile(string(k), v)
 		if !ok || id >= bound {
 			return fmt.Errorf("%w: file record %q", ErrCorrupt, k)
@@ -686,41 +726,23 @@ func (ix *Index) load(tx *bolt.Tx) error {
 		return err
 	}
 	ix.reorder()
-	return ix.checkLocked()
+	return ix.checkLocked(false)
 }
 
-// check verifies the invariants of the postings (see the format comment).
-func (ix *Index) check() error {
-	p := &ix.base
-	if len(p.offs) != len(p.tris)+1 || p.offs[0] != 0 || int(p.offs[len(p.offs)-1]) != len(p.data) {
-		return fmt.Errorf("%w: offsets", ErrCorrupt)
+// check verifies the invariants of the postings (see the format comment):
+// with lists, every list decoded; without, the table alone (on open: the
+// CRC has shown the lists are what was written, and a query reads them
+// defensively, so a restart does not decode them).
+func (ix *Index) check(lists bool) error {
+	if !lists {
+		return ix.base.checkTable()
 	}
-	bound := uint64(len(ix.files))
-	for i := range p.tris {
-		if i > 0 && p.tris[i] <= p.tris[i-1] || p.tris[i] > 0xFFFFFF {
-			return fmt.Errorf("%w: trigrams out of order", ErrCorrupt)
+	return ix.base.check(uint64(len(ix.files)), func(id uint32) error {
+		if ix.files[id].Path == "" && !ix.stale[id] {
+			return fmt.Errorf("posting id %d names a free slot and is not stale", id)
 		}
-		if p.offs[i+1] < p.offs[i] || int(p.offs[i+1]) > len(p.data) {
-			return fmt.Errorf("%w: offsets decrease", ErrCorrupt)
-		}
-		b := p.data[p.offs[i]:p.offs[i+1]]
-		acc := uint64(0)
-		for len(b) > 0 {
-			d, n := binary.Uvarint(b)
-			if n <= 0 || d == 0 {
-				return fmt.Errorf("%w: posting list of %06x", ErrCorrupt, p.tris[i])
-			}
-			acc += d
-			if acc > bound {
-				return fmt.Errorf("%w: posting id %d beyond %d", ErrCorrupt, acc-1, bound)
-			}
-			if id := uint32(acc - 1); ix.files[id].Path == "" && !ix.stale[id] {
-				return fmt.Errorf("%w: posting id %d names a free slot and is not stale", ErrCorrupt, id)
-			}
-			b = b[n:]
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Check verifies the index's invariants (see the format comment); nil
@@ -728,11 +750,11 @@ func (ix *Index) check() error {
 func (ix *Index) Check() error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.checkLocked()
+	return ix.checkLocked(true)
 }
 
-func (ix *Index) checkLocked() error {
-	if err := ix.check(); err != nil {
+func (ix *Index) checkLocked(lists bool) error {
+	if err := ix.check(lists); err != nil {
 		return err
 	}
 	bound := uint32(len(ix.files))
@@ -881,8 +903,9 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 		return nil, false, err
 	}
 	removeTemps(path)
+	removeBases(path, 0)
 	phase(PhaseBuild)
-	ix, err = Build(ctx, root, o.Progress)
+	ix, err = build(ctx, root, o.Progress, path)
 	if err != nil {
 		return nil, true, err
 	}
@@ -928,6 +951,7 @@ func RemoveDB(path string) error {
 		err = nil
 	}
 	removeTemps(path)
+	removeBases(path, 0)
 	return errors.Join(err, removeAside(path))
 }
 
@@ -948,9 +972,11 @@ func removeAside(path string) error {
 // removeTemps removes what saves of path left behind when their process
 // was killed. Best effort: a leftover costs disk space, not correctness.
 func removeTemps(path string) {
-	old, _ := filepath.Glob(globQuote(path) + tmpInfix + "*")
-	for _, p := range old {
-		os.Remove(p)
+	for _, infix := range []string{tmpInfix, buildInfix} {
+		old, _ := filepath.Glob(globQuote(path) + infix + "*")
+		for _, p := range old {
+			os.Remove(p)
+		}
 	}
 }
 

@@ -86,6 +86,53 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
+// copyDB copies the DB at from, with its base file, to to.
+func copyDB(t *testing.T, from, to string) {
+	t.Helper()
+	copyFile(t, from, to)
+	bases, _ := filepath.Glob(from + ".base-*")
+	if len(bases) != 1 {
+		t.Fatalf("base files of %s: %q", from, bases)
+	}
+	copyFile(t, bases[0], to+strings.TrimPrefix(bases[0], from))
+}
+
+// stateNames lists dir, checking that it holds exactly one base file
+// (of ix.db), which it leaves out.
+func stateNames(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	bases := 0
+	for _, n := range testtree.Names(t, dir) {
+		if strings.HasPrefix(n, "ix.db.base-") {
+			bases++
+			continue
+		}
+		out = append(out, n)
+	}
+	if bases != 1 {
+		t.Fatalf("%d base files in %q", bases, testtree.Names(t, dir))
+	}
+	return out
+}
+
+// damageBase flips one byte of the base file of the DB at db.
+func damageBase(t *testing.T, db string, at int) {
+	t.Helper()
+	bases, _ := filepath.Glob(db + ".base-*")
+	if len(bases) != 1 {
+		t.Fatalf("base files: %q", bases)
+	}
+	b, err := os.ReadFile(bases[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[at] ^= 0x80
+	if err := os.WriteFile(bases[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // firstKey returns the first key of bucket b.
 func firstKey(tx *bolt.Tx, b []byte) []byte {
 	k, _ := tx.Bucket(b).Cursor().First()
@@ -136,12 +183,13 @@ func TestEveryRecordIsChecked(t *testing.T) {
 		{"stale: record added", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bStale).Put(be32(0), nil) }},
 		{"ignored: directory made a file", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bIgnored).Put([]byte("skip"), []byte{0}) }},
 		{"ignored: record removed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bIgnored).Delete([]byte("x.log")) }},
-		{"base: one byte changed", ErrCorrupt, func(tx *bolt.Tx) error {
-			b := tx.Bucket(bBase)
-			v := bytes.Clone(b.Get([]byte("data")))
-			v[0] ^= 0x80
-			return b.Put([]byte("data"), v)
+		{"base record: size changed", ErrCorrupt, func(tx *bolt.Tx) error {
+			b := tx.Bucket(bMeta)
+			v := bytes.Clone(b.Get(kBase))
+			v[15]++
+			return b.Put(kBase, v)
 		}},
+		{"base file: one byte changed", ErrCorrupt, nil},
 		{"meta: write time changed", ErrCorrupt, func(tx *bolt.Tx) error {
 			return tx.Bucket(bMeta).Put(kWritten, make([]byte, 8))
 		}},
@@ -153,14 +201,19 @@ func TestEveryRecordIsChecked(t *testing.T) {
 		}},
 		{"meta: record added", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte("extra"), []byte("x")) }},
 		{"meta: root changed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kRoot, []byte("/elsewhere")) }},
+		{"meta: schema 3, the previous format", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(3)) }},
 		{"meta: schema 1", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(1)) }},
 		{"bucket missing", ErrCorrupt, func(tx *bolt.Tx) error { return tx.DeleteBucket(bStale) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			db := filepath.Join(dir, "ix.db")
-			copyFile(t, pristine, db)
-			mutateDB(t, db, c.mutate)
+			copyDB(t, pristine, db)
+			if c.mutate != nil {
+				mutateDB(t, db, c.mutate)
+			} else {
+				damageBase(t, db, 0)
+			}
 			if _, err := Open(db, root); !errors.Is(err, c.want) {
 				t.Fatalf("Open: %v, want %v", err, c.want)
 			}
@@ -180,7 +233,7 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			if len(discarded) != 1 || !errors.Is(discarded[0], c.want) || filepath.Dir(moved[0]) != dir || !strings.HasPrefix(filepath.Base(moved[0]), "ix.db"+kind) {
 				t.Fatalf("Discarded calls: %v, moved to %q", discarded, moved)
 			}
-			if names := testtree.Names(t, dir); !slices.Equal(names, []string{"ix.db", filepath.Base(moved[0])}) {
+			if names := stateNames(t, dir); !slices.Equal(names, []string{"ix.db", filepath.Base(moved[0])}) {
 				t.Fatalf("state directory: %q", names)
 			}
 			checkIndex(t, ix)
@@ -203,7 +256,7 @@ func TestOneDiscardedDBKept(t *testing.T) {
 	db := filepath.Join(dir, "ix.db")
 	var moved []string
 	for range 3 {
-		copyFile(t, pristine, db)
+		copyDB(t, pristine, db)
 		mutateDB(t, db, func(tx *bolt.Tx) error { return tx.Bucket(bFiles).Delete([]byte("a.txt")) })
 		ix, rebuilt, err := OpenOrBuild(context.Background(), db, root, &OpenOptions{Discarded: func(_ error, to string) { moved = append(moved, to) }})
 		if err != nil || !rebuilt {
@@ -211,7 +264,7 @@ func TestOneDiscardedDBKept(t *testing.T) {
 		}
 		ix.Close()
 	}
-	if names := testtree.Names(t, dir); len(moved) != 3 || !slices.Equal(names, []string{"ix.db", filepath.Base(moved[2])}) {
+	if names := stateNames(t, dir); len(moved) != 3 || !slices.Equal(names, []string{"ix.db", filepath.Base(moved[2])}) {
 		t.Fatalf("moved to %q; directory %q", moved, names)
 	}
 	if err := RemoveDB(db); err != nil {

@@ -3,7 +3,6 @@ package index
 import (
 	"encoding/binary"
 	"slices"
-	"sort"
 
 	csindex "github.com/google/codesearch/index"
 )
@@ -81,38 +80,6 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 	return out, true
 }
 
-// postings maps trigrams to the ids of the files holding them: tris is
-// sorted; the list of tris[i] is data[offs[i]:offs[i+1]], ids as uvarint
-// deltas (first id + 1, then differences), ascending.
-type postings struct {
-	tris []uint32
-	offs []uint32
-	data []byte
-}
-
-func (p *postings) lookup(t uint32) []byte {
-	i := sort.Search(len(p.tris), func(i int) bool { return p.tris[i] >= t })
-	if i == len(p.tris) || p.tris[i] != t {
-		return nil
-	}
-	return p.data[p.offs[i]:p.offs[i+1]]
-}
-
-// decodeList appends the ids of an encoded list to dst.
-func decodeList(b []byte, dst []uint32) []uint32 {
-	acc := uint32(0)
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 {
-			break // corrupt tail: Check reports it; never panic
-		}
-		b = b[n:]
-		acc += uint32(d)
-		dst = append(dst, acc-1)
-	}
-	return dst
-}
-
 // postingBuilder accumulates lists for ids added in ascending order. slot
 // is a dense table over all 1<<24 trigrams (slot index + 1, 0 for none):
 // 64 MB of address space, but only the pages of trigrams that occur are
@@ -122,6 +89,7 @@ type postingBuilder struct {
 	tris  []uint32 // trigram per slot
 	lists [][]byte
 	last  []uint32 // last id + 1 per slot
+	size  int      // bytes in lists
 }
 
 func newBuilder() *postingBuilder { return &postingBuilder{slot: make([]uint32, 1<<24)} }
@@ -137,25 +105,29 @@ func (b *postingBuilder) add(id uint32, tris []uint32) {
 			b.slot[t&0xFFFFFF] = s
 		}
 		s--
+		n := len(b.lists[s])
 		b.lists[s] = binary.AppendUvarint(b.lists[s], uint64(id+1-b.last[s]))
+		b.size += len(b.lists[s]) - n
 		b.last[s] = id + 1
 	}
 }
 
-func (b *postingBuilder) finish() postings {
+// finish writes the lists, in trigram order, to pw.
+func (b *postingBuilder) finish(pw *postingWriter) {
 	tris := slices.Clone(b.tris)
 	slices.Sort(tris)
-	size := 0
-	for _, l := range b.lists {
-		size += len(l)
+	var ids []uint32
+	for _, t := range tris {
+		ids = ids[:0]
+		acc := uint32(0)
+		for l := b.lists[b.slot[t]-1]; len(l) > 0; {
+			d, n := binary.Uvarint(l)
+			l = l[n:]
+			acc += uint32(d)
+			ids = append(ids, acc-1)
+		}
+		pw.add(t, ids)
 	}
-	p := postings{tris: tris, offs: make([]uint32, len(tris)+1), data: make([]byte, 0, size)}
-	for i, t := range tris {
-		p.offs[i] = uint32(len(p.data))
-		p.data = append(p.data, b.lists[b.slot[t]-1]...)
-	}
-	p.offs[len(tris)] = uint32(len(p.data))
-	return p
 }
 
 // queryTrigram converts a codesearch query trigram (a 3-byte string) to

@@ -2,9 +2,10 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -341,8 +342,15 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64) (chs []c
 // record of ignored entries under each of the rescanned scopes ("" for
 // all) is replaced by ignoredAdds.
 func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			ix.mu.Unlock()
+		}
+	}()
 	var puts []uint32
 	var dels []string
 	for _, c := range chs {
@@ -370,6 +378,10 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 		ix.written = now().UnixNano()
 		return nil
 	}
+	// Readers see the change from here; the transaction and its fsync run
+	// without mu (see Index).
+	locked = false
+	ix.mu.Unlock()
 	return ix.update(func(w *dbTx) error {
 		for _, p := range dels {
 			if err := w.del(sumFiles, []byte(p)); err != nil {
@@ -452,8 +464,16 @@ func (ix *Index) putLocked(c change) uint32 {
 	} else {
 		delete(ix.unknown, id)
 	}
-	ix.touched = append(ix.touched, id)
+	ix.touch(id)
 	return id
+}
+
+// touch records that id changed in memory. Caller holds wmu and mu.
+func (ix *Index) touch(id uint32) {
+	ix.touched = append(ix.touched, id)
+	if ix.compactTouched != nil {
+		ix.compactTouched[id] = true
+	}
 }
 
 // removeLocked drops the file at p, or every file under the directory p,
@@ -475,7 +495,7 @@ func (ix *Index) removeLocked(p string) []string {
 		delete(ix.unknown, id)
 		ix.stale[id] = true
 		ix.free = append(ix.free, id)
-		ix.touched = append(ix.touched, id)
+		ix.touch(id)
 	}
 	return paths
 }
@@ -490,63 +510,150 @@ func (ix *Index) NeedsCompact() bool {
 
 // Compact folds the delta into a new base (dropping stale postings) and
 // rewrites the DB's base, delta and stale buckets in one transaction.
+//
+// The new base is built to the side from the base, delta and stale set as
+// they were when Compact began, holding no lock a reader or an update
+// takes; updates go on meanwhile, and the ids they touch stay stale (with
+// their delta sets) after the swap. The swap itself holds mu only to
+// replace three fields; the transaction runs under wmu alone.
 func (ix *Index) Compact() error {
+	ix.cmu.Lock()
+	defer ix.cmu.Unlock()
+	ix.compacting.Store(true)
+	defer ix.compacting.Store(false)
+	ix.wmu.Lock()
+	base, delta, stale := ix.base, maps.Clone(ix.delta), maps.Clone(ix.stale)
+	path := ""
+	if ix.db != nil {
+		path = ix.path
+	}
+	ix.compactTouched = make(map[uint32]bool)
+	ix.wmu.Unlock()
+	np, err := writeNewBase(path, func(pw *postingWriter) { compactBase(&base, delta, stale, pw) })
+	if err != nil {
+		ix.wmu.Lock()
+		ix.compactTouched = nil
+		ix.wmu.Unlock()
+		return fmt.Errorf("index: compact: %w", err)
+	}
+	if ix.hookCompactBuilt != nil {
+		ix.hookCompactBuilt()
+	}
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	if cur := ix.path; ix.db == nil && path != "" || ix.db != nil && cur != path {
+		// Closed, or saved elsewhere, meanwhile: this base belongs to no DB.
+		ix.compactTouched = nil
+		np.p.close()
+		if np.gen != 0 {
+			os.Remove(basePath(path, np.gen))
+		}
+		return fmt.Errorf("index: compact: the index was closed or saved elsewhere meanwhile")
+	}
+	ndelta, nstale := make(map[uint32][]uint32), make(map[uint32]bool)
+	for id := range ix.compactTouched {
+		nstale[id] = true
+		if t, ok := ix.delta[id]; ok {
+			ndelta[id] = t
+		}
+	}
+	ix.compactTouched = nil
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	add := make(map[uint32][]uint32) // trigram -> delta ids, ascending
-	ids := make([]uint32, 0, len(ix.delta))
-	for id := range ix.delta {
-		ids = append(ids, id)
+	old := ix.base
+	ix.base, ix.gen, ix.delta, ix.stale = np.p, np.gen, ndelta, nstale
+	ix.mu.Unlock()
+	// No reader holds the old base now: they hold mu while they use it.
+	if err := old.close(); err != nil {
+		return fmt.Errorf("index: compact: %w", err)
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		for _, t := range ix.delta[id] {
-			add[t] = append(add[t], id)
-		}
-	}
-	tris := make([]uint32, 0, len(ix.base.tris)+len(add))
-	tris = append(tris, ix.base.tris...)
-	for t := range add {
-		if _, ok := slices.BinarySearch(ix.base.tris, t); !ok {
-			tris = append(tris, t)
-		}
-	}
-	slices.Sort(tris)
-	np := postings{tris: tris[:0], offs: make([]uint32, 0, len(tris)+1), data: make([]byte, 0, len(ix.base.data))}
-	var buf []uint32
-	for _, t := range tris {
-		buf = buf[:0]
-		for _, id := range decodeList(ix.base.lookup(t), nil) {
-			if !ix.stale[id] {
-				buf = append(buf, id)
-			}
-		}
-		buf = union(buf, add[t])
-		if len(buf) == 0 {
-			continue
-		}
-		np.tris = append(np.tris, t)
-		np.offs = append(np.offs, uint32(len(np.data)))
-		last := uint32(0)
-		for _, id := range buf {
-			np.data = binary.AppendUvarint(np.data, uint64(id+1-last))
-			last = id + 1
-		}
-	}
-	np.offs = append(np.offs, uint32(len(np.data)))
-	ix.base = np
-	ix.delta = make(map[uint32][]uint32)
-	ix.stale = make(map[uint32]bool)
 	ix.touched = ix.touched[:0]
 	if ix.db == nil {
 		return nil
 	}
-	return ix.update(func(w *dbTx) error {
+	err = ix.update(func(w *dbTx) error {
 		for _, b := range []int{sumDelta, sumStale} {
 			if err := w.reset(b); err != nil {
 				return err
 			}
 		}
-		return ix.writeBase(w.tx)
+		for id, tris := range ix.delta {
+			if err := w.put(sumDelta, be32(id), packTrigrams(tris)); err != nil {
+				return err
+			}
+		}
+		for id := range ix.stale {
+			if err := w.put(sumStale, be32(id), nil); err != nil {
+				return err
+			}
+		}
+		return putBaseRecord(w.tx, np)
 	})
+	if err == nil {
+		removeBases(ix.path, np.gen) // the old base, no longer named
+	}
+	return err
+}
+
+// compactBase writes to pw base without the postings of stale ids, plus
+// the delta's, list by list in trigram order. It only reads its
+// arguments, and holds one list at a time besides the delta's inversion.
+func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool, pw *postingWriter) {
+	add := make(map[uint32][]uint32) // trigram -> delta ids, ascending
+	ids := make([]uint32, 0, len(delta))
+	for id := range delta {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		for _, t := range delta[id] {
+			add[t] = append(add[t], id)
+		}
+	}
+	addT := slices.Sorted(maps.Keys(add))
+	var kept, merged []uint32
+	for i, j := 0, 0; i < base.n || j < len(addT); {
+		var t uint32
+		var list []byte
+		switch {
+		case j == len(addT) || i < base.n && base.trigram(i) < addT[j]:
+			t, list = base.trigram(i), base.list(i)
+			i++
+		case i == base.n || addT[j] < base.trigram(i):
+			t = addT[j]
+			j++
+		default:
+			t, list = addT[j], base.list(i)
+			i++
+			j++
+		}
+		kept = kept[:0]
+		for c := listCursor(list); !c.done; c.next() {
+			if !stale[c.cur] {
+				kept = append(kept, c.cur)
+			}
+		}
+		merged = mergeInto(merged[:0], kept, add[t])
+		pw.add(t, merged)
+	}
+}
+
+// mergeInto appends the ascending union of a and b (each ascending) to dst.
+func mergeInto(dst, a, b []uint32) []uint32 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			dst = append(dst, a[i])
+			i++
+		case a[i] > b[j]:
+			dst = append(dst, b[j])
+			j++
+		default:
+			dst = append(dst, a[i])
+			i++
+			j++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
 }

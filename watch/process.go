@@ -162,10 +162,15 @@ func (w *Watcher) process() {
 				return
 			}
 		}
-		if w.ix.NeedsCompact() {
-			if err := w.ix.Compact(); err != nil {
-				w.failed(err)
-			}
+		if w.ix.NeedsCompact() && w.compacting.CompareAndSwap(false, true) {
+			// In the background: batches (and sync barriers) go on being
+			// served while the index builds its new base aside.
+			w.wg.Go(func() {
+				defer w.compacting.Store(false)
+				if err := w.ix.Compact(); err != nil {
+					w.failed(err)
+				}
+			})
 		}
 	}
 }

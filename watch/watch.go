@@ -108,6 +108,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/fsnotify/fsnotify"
@@ -214,6 +215,8 @@ type Watcher struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	compacting atomic.Bool // a background Compact runs (in wg)
 
 	mu       sync.Mutex             // guards the fields below: the dirty set and the published state
 	dirty    map[string]fsnotify.Op // root-relative path -> ops seen since the last take

@@ -78,9 +78,13 @@ func formatStatus(st *daemon.Status) string {
 		return b.String()
 	}
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATE\tFILES\tINDEX\tQUERIES\tROOT")
+	fmt.Fprintln(tw, "STATE\tFILES\tINDEX\tHEAP\tMERGE\tQUERIES\tROOT")
 	for _, r := range st.Roots {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", r.State, r.Files, formatBytes(r.IndexBytes), r.Queries, r.Root)
+		merge := fmt.Sprintf("%d changed", r.DeltaFiles)
+		if r.Merging {
+			merge = "running, " + merge
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", r.State, r.Files, formatBytes(r.IndexBytes+r.BaseBytes), formatBytes(r.HeapBytes), merge, r.Queries, r.Root)
 	}
 	tw.Flush()
 	for _, r := range st.Roots {

@@ -63,6 +63,15 @@ type RootStatus struct {
 	Files      int    `json:"files"`
 	IndexBytes int64  `json:"index_bytes"` // size of the DB file, 0 before it is written
 	DB         string `json:"db"`          // the DB file
+	// Once ready: BaseBytes is the size of the base postings (a file
+	// beside the DB, mapped: page cache, not heap); HeapBytes estimates the
+	// heap the index holds (path table, delta); DeltaFiles counts the files
+	// changed since the base was built, which the next merge (compaction)
+	// folds in; Merging says one is running.
+	BaseBytes  int64 `json:"base_bytes,omitempty"`
+	HeapBytes  int64 `json:"heap_bytes,omitempty"`
+	DeltaFiles int   `json:"delta_files"`
+	Merging    bool  `json:"merging"`
 	// Progress is set while building.
 	Progress *BuildProgress `json:"progress,omitempty"`
 	// Reopened: the saved index was reopened and reconciled by stat, not

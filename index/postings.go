@@ -1,0 +1,442 @@
+package index
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+)
+
+// The base postings: one immutable byte string (a file beside the DB,
+// mmap'd, or the heap for an index not yet saved), read in place. Its
+// layout (see also store.go's format comment):
+//
+//	lists   each trigram's list, in trigram order (format below)
+//	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes,
+//	        so a base may reach 1 TiB); trigrams strictly increase; a list
+//	        ends where the next begins (the last where the table begins)
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB3"
+//
+// A list holds k ≥ 1 ascending file ids in blocks of blockSize:
+//
+//	uvarint k
+//	skips   (only when there is more than one block) one 8-byte entry per
+//	        block: uint32 the block's last id ‖ uint32 where the block's
+//	        data ends, counted from the start of the data
+//	data    per id, uvarint (id + 1 − previous id − 1) with the previous
+//	        id of the first taken as −1: the same gap coding runs through
+//	        the blocks, so a block can be entered from its predecessor's
+//	        skip entry alone
+//
+// A query seeks through a long list by its skip entries, decoding one
+// block where the rarest list leads, and allocates nothing per id read.
+
+// blockSize is how many ids a skip entry covers.
+const blockSize = 128
+
+// baseMagic ends every base.
+const baseMagic = "IXB3"
+
+const footerSize = 16
+
+// entrySize is the size of a table entry; maxBaseLists the most bytes of
+// lists its offsets can address.
+const (
+	entrySize    = 8
+	maxBaseLists = 1 << 40
+)
+
+// entry returns the trigram and list offset of table entry i.
+func (p *postings) entry(i int) (t uint32, off uint64) {
+	e := p.data[p.tableOff+entrySize*i:]
+	return uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2]), uint64(e[3])<<32 | uint64(binary.BigEndian.Uint32(e[4:]))
+}
+
+// postings is a parsed base; its methods only read data.
+type postings struct {
+	data     []byte // the whole base
+	tableOff int
+	n        int
+	// unmap releases data when it is mmap'd; nil for the heap.
+	unmap func() error
+}
+
+// parsePostings checks the footer and table bounds of data.
+func parsePostings(data []byte) (postings, error) {
+	if len(data) < footerSize || string(data[len(data)-4:]) != baseMagic {
+		return postings{}, fmt.Errorf("%w: base footer", ErrCorrupt)
+	}
+	f := data[len(data)-footerSize:]
+	off, n := binary.BigEndian.Uint64(f), binary.BigEndian.Uint32(f[8:])
+	if off > uint64(len(data)-footerSize) || uint64(n)*entrySize != uint64(len(data)-footerSize)-off {
+		return postings{}, fmt.Errorf("%w: base table bounds", ErrCorrupt)
+	}
+	return postings{data: data, tableOff: int(off), n: int(n)}, nil
+}
+
+// emptyPostings is the base of an index with no postings.
+func emptyPostings() postings {
+	var w postingWriter
+	p, _ := parsePostings(w.finishBytes())
+	return p
+}
+
+func (p *postings) trigram(i int) uint32 {
+	t, _ := p.entry(i)
+	return t
+}
+
+// list returns the i'th list's bytes, clamped to the lists area (check
+// verifies the offsets on open; a query never panics on them).
+func (p *postings) list(i int) []byte {
+	_, lo := p.entry(i)
+	hi := uint64(p.tableOff)
+	if i+1 < p.n {
+		_, hi = p.entry(i + 1)
+	}
+	hi = min(hi, uint64(p.tableOff))
+	lo = min(lo, hi)
+	return p.data[lo:hi]
+}
+
+// find returns the index of t in the table, or -1.
+func (p *postings) find(t uint32) int {
+	lo, hi := 0, p.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p.trigram(m) < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < p.n && p.trigram(lo) == t {
+		return lo
+	}
+	return -1
+}
+
+// lookup returns the list of t, nil if it has none.
+func (p *postings) lookup(t uint32) []byte {
+	if i := p.find(t); i >= 0 {
+		return p.list(i)
+	}
+	return nil
+}
+
+// close releases the base's mapping, if any.
+func (p *postings) close() error {
+	if p.unmap == nil {
+		return nil
+	}
+	err := p.unmap()
+	p.unmap = nil
+	return err
+}
+
+// cursor walks an ascending id list: an encoded list (read in place,
+// seeking by its skip entries) or, when ids is set, a slice.
+type cursor struct {
+	cur  uint32 // the current id, when !done
+	done bool
+	n    int // ids in the list
+
+	ids []uint32 // slice mode
+	i   int
+
+	skips []byte
+	data  []byte
+	nb    int    // blocks
+	blk   int    // current block
+	pos   int    // offset in data
+	end   int    // end of the current block
+	acc   uint64 // current id + 1
+}
+
+// listCursor returns a cursor on the encoded list b, positioned on its
+// first id.
+func listCursor(b []byte) cursor {
+	c := cursor{done: true}
+	k, m := binary.Uvarint(b)
+	if m <= 0 || k == 0 || k > 1<<31 {
+		return c
+	}
+	b = b[m:]
+	nb := int((k + blockSize - 1) / blockSize)
+	if nb > 1 {
+		if len(b) < 8*nb {
+			return c
+		}
+		c.skips, b = b[:8*nb], b[8*nb:]
+	}
+	c.data, c.nb, c.n, c.done = b, nb, int(k), false
+	c.end = c.blockEnd(0)
+	c.next()
+	return c
+}
+
+// sliceCursor returns a cursor on ids (ascending).
+func sliceCursor(ids []uint32) cursor {
+	c := cursor{ids: ids, n: len(ids), done: len(ids) == 0, i: -1}
+	c.next()
+	return c
+}
+
+func (c *cursor) blockEnd(b int) int {
+	if c.nb == 1 {
+		return len(c.data)
+	}
+	return min(int(binary.BigEndian.Uint32(c.skips[8*b+4:])), len(c.data))
+}
+
+// next moves to the following id.
+func (c *cursor) next() {
+	if c.done {
+		return
+	}
+	if c.ids != nil {
+		if c.i++; c.i >= len(c.ids) {
+			c.done = true
+			return
+		}
+		c.cur = c.ids[c.i]
+		return
+	}
+	for c.pos >= c.end {
+		if c.blk++; c.blk >= c.nb {
+			c.done = true
+			return
+		}
+		c.end = c.blockEnd(c.blk)
+	}
+	d, m := binary.Uvarint(c.data[c.pos:c.end])
+	if m <= 0 || d == 0 {
+		c.done = true // corrupt: check refuses such a base on open
+		return
+	}
+	c.pos += m
+	c.acc += d
+	c.cur = uint32(c.acc - 1)
+}
+
+// seek moves to the first id ≥ t.
+func (c *cursor) seek(t uint32) {
+	if c.done || c.cur >= t {
+		return
+	}
+	if c.ids != nil {
+		j, _ := slices.BinarySearch(c.ids[c.i:], t)
+		c.i += j - 1
+		c.next()
+		return
+	}
+	if c.nb > 1 {
+		lo, hi := c.blk, c.nb
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if binary.BigEndian.Uint32(c.skips[8*m:]) < t {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == c.nb {
+			c.done = true
+			return
+		}
+		if lo > c.blk {
+			c.blk = lo
+			c.pos = min(c.blockEnd(lo-1), len(c.data))
+			c.end = c.blockEnd(lo)
+			c.acc = uint64(binary.BigEndian.Uint32(c.skips[8*(lo-1):])) + 1
+		}
+	}
+	for c.next(); !c.done && c.cur < t; c.next() {
+	}
+}
+
+// appendIDs appends every id of the encoded list b to dst.
+func appendIDs(dst []uint32, b []byte) []uint32 {
+	for c := listCursor(b); !c.done; c.next() {
+		dst = append(dst, c.cur)
+	}
+	return dst
+}
+
+// appendList appends the encoding of ids (ascending, not empty) to dst.
+func appendList(dst []byte, ids []uint32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ids)))
+	nb := (len(ids) + blockSize - 1) / blockSize
+	skips := len(dst)
+	if nb > 1 {
+		dst = append(dst, make([]byte, 8*nb)...)
+	}
+	start := len(dst)
+	prev := uint64(0)
+	for b := range nb {
+		blk := ids[b*blockSize : min(len(ids), (b+1)*blockSize)]
+		for _, id := range blk {
+			dst = binary.AppendUvarint(dst, uint64(id)+1-prev)
+			prev = uint64(id) + 1
+		}
+		if nb > 1 {
+			binary.BigEndian.PutUint32(dst[skips+8*b:], blk[len(blk)-1])
+			binary.BigEndian.PutUint32(dst[skips+8*b+4:], uint32(len(dst)-start))
+		}
+	}
+	return dst
+}
+
+// postingWriter writes a base: lists added in trigram order, then
+// finish writes the table and footer. It holds only the table (8 bytes
+// per trigram) and one list's encoding.
+type postingWriter struct {
+	w     *bufio.Writer // nil: buf collects the base in memory
+	buf   []byte
+	off   uint64
+	table []byte
+	n     uint32
+	enc   []byte
+	crc   uint32
+	err   error
+}
+
+// newPostingWriter writes a base to w (nil: to memory, see finishBytes).
+func newPostingWriter(w io.Writer) *postingWriter {
+	pw := &postingWriter{}
+	if w != nil {
+		pw.w = bufio.NewWriterSize(w, 1<<20)
+	}
+	return pw
+}
+
+func (pw *postingWriter) write(b []byte) {
+	if pw.err != nil {
+		return
+	}
+	pw.crc = crc32.Update(pw.crc, crcTable, b)
+	pw.off += uint64(len(b))
+	if pw.w == nil {
+		pw.buf = append(pw.buf, b...)
+		return
+	}
+	_, pw.err = pw.w.Write(b)
+}
+
+// add writes the list of t (greater than every trigram added before);
+// an empty list is left out.
+func (pw *postingWriter) add(t uint32, ids []uint32) {
+	if len(ids) == 0 {
+		return
+	}
+	if pw.off >= maxBaseLists {
+		if pw.err == nil {
+			pw.err = fmt.Errorf("index: the base's lists exceed %d bytes", int64(maxBaseLists))
+		}
+		return
+	}
+	pw.table = append(pw.table, byte(t>>16), byte(t>>8), byte(t), byte(pw.off>>32))
+	pw.table = binary.BigEndian.AppendUint32(pw.table, uint32(pw.off))
+	pw.n++
+	pw.enc = appendList(pw.enc[:0], ids)
+	pw.write(pw.enc)
+}
+
+// finish writes the table and footer and flushes; it returns the base's
+// size and CRC-32C.
+func (pw *postingWriter) finish() (size int64, crc uint32, err error) {
+	tableOff := pw.off
+	pw.write(pw.table)
+	var f [footerSize]byte
+	binary.BigEndian.PutUint64(f[:], tableOff)
+	binary.BigEndian.PutUint32(f[8:], pw.n)
+	copy(f[12:], baseMagic)
+	pw.write(f[:])
+	if pw.err == nil && pw.w != nil {
+		pw.err = pw.w.Flush()
+	}
+	return int64(pw.off), pw.crc, pw.err
+}
+
+// finishBytes finishes a base written to memory and returns it.
+func (pw *postingWriter) finishBytes() []byte {
+	pw.finish()
+	return pw.buf
+}
+
+// check verifies the base's structure: trigrams strictly increasing and
+// within 24 bits, offsets ascending within the lists area, each list
+// decoding to exactly its count of strictly increasing ids below bound,
+// its skip entries matching its blocks; ok is called for each id.
+func (p *postings) check(bound uint64, ok func(id uint32) error) error {
+	if err := p.checkTable(); err != nil {
+		return err
+	}
+	for i := range p.n {
+		if err := checkList(p.list(i), bound, ok); err != nil {
+			return fmt.Errorf("%w: posting list of %06x: %w", ErrCorrupt, p.trigram(i), err)
+		}
+	}
+	return nil
+}
+
+// checkTable verifies the table alone: trigrams strictly increasing
+// within 24 bits, offsets from 0, never decreasing, within the lists.
+func (p *postings) checkTable() error {
+	prevOff := uint64(0)
+	for i := range p.n {
+		t, off := p.entry(i)
+		if i > 0 && t <= p.trigram(i-1) {
+			return fmt.Errorf("%w: trigrams out of order", ErrCorrupt)
+		}
+		if off < prevOff || off > uint64(p.tableOff) || i == 0 && off != 0 {
+			return fmt.Errorf("%w: list offsets", ErrCorrupt)
+		}
+		prevOff = off
+	}
+	if p.n == 0 && p.tableOff != 0 {
+		return fmt.Errorf("%w: lists without a table", ErrCorrupt)
+	}
+	return nil
+}
+
+func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
+	k, m := binary.Uvarint(b)
+	if m <= 0 || k == 0 || k > bound {
+		return fmt.Errorf("count")
+	}
+	b = b[m:]
+	nb := int((k + blockSize - 1) / blockSize)
+	var skips []byte
+	if nb > 1 {
+		if len(b) < 8*nb {
+			return fmt.Errorf("skips")
+		}
+		skips, b = b[:8*nb], b[8*nb:]
+	}
+	acc, pos := uint64(0), 0
+	for blk := range nb {
+		for j := blk * blockSize; j < min(int(k), (blk+1)*blockSize); j++ {
+			d, m := binary.Uvarint(b[pos:])
+			if m <= 0 || d == 0 {
+				return fmt.Errorf("id %d", j)
+			}
+			pos += m
+			if acc += d; acc > bound {
+				return fmt.Errorf("id %d beyond %d", acc-1, bound)
+			}
+			if err := ok(uint32(acc - 1)); err != nil {
+				return err
+			}
+		}
+		if nb > 1 && (binary.BigEndian.Uint32(skips[8*blk:]) != uint32(acc-1) || binary.BigEndian.Uint32(skips[8*blk+4:]) != uint32(pos)) {
+			return fmt.Errorf("skip entry %d", blk)
+		}
+	}
+	if pos != len(b) {
+		return fmt.Errorf("trailing bytes")
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// waitFor waits for ch with a deadline (a hang is a failure, not a sleep).
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// savedIndex builds and saves an index of files.
+func savedIndex(t *testing.T, files map[string]string) (ix *Index, root, db string) {
+	t.Helper()
+	root = writeTree(t, files)
+	ix = mustBuild(t, root)
+	db = filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix, root, db
+}
+
+// A query is answered while the writer is held inside its DB transaction
+// (before its commit and fsync), and sees the change being written.
+func TestQueryNotBlockedByWriteTransaction(t *testing.T) {
+	ix, root, _ := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
+	entered, release := make(chan struct{}), make(chan struct{})
+	ix.hookInTx = func() {
+		close(entered)
+		<-release
+	}
+	writeFile(t, root, "c.txt", "QuokkaNeedle\n")
+	applied := make(chan error, 1)
+	go func() { applied <- ix.Apply(context.Background(), []string{"c.txt"}) }()
+	waitFor(t, entered, "the writer to enter its transaction")
+
+	answered := make(chan struct{})
+	var got, files []string
+	go func() {
+		defer close(answered)
+		got = candidates(t, ix, "QuokkaNeedle")
+		files = paths(ix)
+	}()
+	waitFor(t, answered, "a query while the writer is inside its transaction")
+	if want := []string{"c.txt"}; !slices.Equal(got, want) {
+		t.Errorf("candidates during the transaction = %q, want %q", got, want)
+	}
+	if want := []string{"a.txt", "b.txt", "c.txt"}; !slices.Equal(files, want) {
+		t.Errorf("files during the transaction = %q, want %q", files, want)
+	}
+	close(release)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	ix.hookInTx = nil
+	checkIndex(t, ix)
+}
+
+// Queries and updates go on while a compaction is built and while its
+// transaction runs; what was updated meanwhile stays right after the swap,
+// and the result equals a fresh build, also once reopened.
+func TestQueryAndUpdateDuringCompaction(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha one\n", "b.txt": "beta two\n", "d/c.txt": "gamma three\n"})
+	writeFile(t, root, "a.txt", "alpha changed\n")
+	if err := ix.Apply(context.Background(), []string{"a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	built, releaseBuilt := make(chan struct{}), make(chan struct{})
+	ix.hookCompactBuilt = func() {
+		close(built)
+		<-releaseBuilt
+	}
+	compacted := make(chan error, 1)
+	go func() { compacted <- ix.Compact() }()
+	waitFor(t, built, "the compaction to build its base")
+	if st := ix.Stats(); !st.Compacting || st.DeltaFiles != 1 || st.Files != 3 {
+		t.Errorf("Stats while compacting: %+v, want compacting, 1 changed file, 3 files", st)
+	}
+
+	// Built aside, not yet swapped: queries and an update do not wait.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		writeFile(t, root, "b.txt", "beta rewritten\n")
+		writeFile(t, root, "e.txt", "epsilon new\n")
+		if err := ix.Apply(context.Background(), []string{"b.txt", "e.txt", "d"}); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, done, "an update during the compaction")
+	if got, want := candidates(t, ix, "rewritten"), []string{"b.txt"}; !slices.Equal(got, want) {
+		t.Errorf("during compaction: candidates = %q, want %q", got, want)
+	}
+
+	// Held inside the compaction's transaction: queries still answer.
+	entered, releaseTx := make(chan struct{}), make(chan struct{})
+	ix.hookInTx = func() {
+		close(entered)
+		<-releaseTx
+	}
+	close(releaseBuilt)
+	waitFor(t, entered, "the compaction's transaction")
+	answered := make(chan []string, 1)
+	go func() { answered <- candidates(t, ix, "epsilon") }()
+	select {
+	case got := <-answered:
+		if want := []string{"e.txt"}; !slices.Equal(got, want) {
+			t.Errorf("inside the compaction's transaction: candidates = %q, want %q", got, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a query waited for the compaction's transaction")
+	}
+	close(releaseTx)
+	if err := <-compacted; err != nil {
+		t.Fatal(err)
+	}
+	ix.hookInTx, ix.hookCompactBuilt = nil, nil
+	checkIndex(t, ix)
+	// b.txt, e.txt and d/c.txt (racy: written within RacyWindow, so
+	// re-read) were read during the compaction: still in the delta.
+	if st := ix.Stats(); st.Compacting || st.DeltaFiles != 3 || st.Files != 4 || st.BaseBytes != int64(len(ix.base.data)) || st.HeapBytes <= 0 {
+		t.Errorf("Stats after the compaction: %+v", st)
+	}
+	sameAsFresh := func(stage string, got *Index) {
+		t.Helper()
+		fresh := mustBuild(t, root)
+		if !slices.Equal(paths(got), paths(fresh)) {
+			t.Fatalf("%s: paths %q, want %q", stage, paths(got), paths(fresh))
+		}
+		for _, q := range []string{"alpha", "one", "changed", "beta", "two", "rewritten", "gamma", "epsilon"} {
+			if g, w := candidates(t, got, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+				t.Errorf("%s: candidates for %q = %q, want %q", stage, q, g, w)
+			}
+		}
+	}
+	sameAsFresh("after the compaction", ix)
+	ix.Close()
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	checkIndex(t, ix2)
+	sameAsFresh("reopened after the compaction", ix2)
+}
+
+// The worked example of the format comment, byte for byte.
+func TestWorkedExampleBase(t *testing.T) {
+	ix := mustBuild(t, writeTree(t, map[string]string{"a.go": "Abc\n", "b.txt": "ab"}))
+	want := []byte{
+		0x01, 0x01,
+		0x01, 0x01,
+		0x61, 0x62, 0x63, 0, 0, 0, 0, 0x00,
+		0x62, 0x63, 0x0a, 0, 0, 0, 0, 0x02,
+		0, 0, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0x02, 'I', 'X', 'B', '3',
+	}
+	if !bytes.Equal(ix.base.data, want) {
+		t.Fatalf("base\n% x\nwant\n% x", ix.base.data, want)
+	}
+}
+
+// Lists long enough for several blocks: seeking by the skip entries finds
+// exactly the ids a plain decode finds, and check accepts the encoding.
+func TestBlockListsSeek(t *testing.T) {
+	var a, b []uint32
+	for id := uint32(0); id < 5000; id++ {
+		if id%3 == 0 {
+			a = append(a, id)
+		}
+		if id%7 == 0 || id == 4999 {
+			b = append(b, id)
+		}
+	}
+	pw := newPostingWriter(nil)
+	pw.add(1, a)
+	pw.add(2, b)
+	p, err := parsePostings(pw.finishBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.check(5000, func(uint32) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := appendIDs(nil, p.lookup(1)); !slices.Equal(got, a) {
+		t.Fatalf("decoded %d ids, want %d", len(got), len(a))
+	}
+	var want []uint32
+	for _, id := range a {
+		if _, ok := slices.BinarySearch(b, id); ok {
+			want = append(want, id)
+		}
+	}
+	got := intersectCursors([]cursor{listCursor(p.lookup(1)), listCursor(p.lookup(2)), sliceCursor([]uint32{0, 21, 42, 2100, 4200, 4999})})
+	if w := []uint32{0, 21, 42, 2100, 4200}; !slices.Equal(got, w) {
+		t.Fatalf("three-way intersection %v, want %v", got, w)
+	}
+	if got := intersectCursors([]cursor{listCursor(p.lookup(1)), listCursor(p.lookup(2))}); !slices.Equal(got, want) {
+		t.Fatalf("intersection has %d ids, want %d", len(got), len(want))
+	}
+	if err := p.check(4000, func(uint32) error { return nil }); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("check with a lower id bound: %v", err)
+	}
+}
+
+// A build whose budget forces several spilled runs makes the same base,
+// byte for byte, as one built in memory, leaves nothing in its spill
+// directory, and answers, saved, updated and compacted, as a fresh build.
+func TestSpilledBuildEqualsInMemory(t *testing.T) {
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("file %d alpha beta %d gamma%d\n", i, i*i, i%13)
+	}
+	root := writeTree(t, files)
+	mem := mustBuild(t, root)
+	old := buildBudget
+	buildBudget = 2 << 10
+	t.Cleanup(func() { buildBudget = old })
+	dir := t.TempDir()
+	ix, err := build(context.Background(), root, nil, filepath.Join(dir, "ix.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ix.runs < 3 || ix.base.unmap == nil {
+		t.Fatalf("%d runs, mapped %v: the budget did not force several runs", ix.runs, ix.base.unmap != nil)
+	}
+	if names := testtree.Names(t, dir); len(names) != 0 {
+		t.Fatalf("spill directory after the build: %q", names)
+	}
+	checkIndex(t, ix)
+	if !bytes.Equal(ix.base.data, mem.base.data) {
+		t.Fatalf("spilled base (%d bytes) differs from the in-memory one (%d bytes)", len(ix.base.data), len(mem.base.data))
+	}
+	if err := ix.Save(filepath.Join(t.TempDir(), "ix.db")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "d1/f001.txt", "rewritten gamma99\n")
+	if err := ix.Apply(context.Background(), []string{"d1/f001.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	fresh := mustBuild(t, root)
+	for _, q := range []string{"alpha", "file 12", "gamma1", "gamma99", "rewritten", "(?i)BETA 4"} {
+		if g, w := candidates(t, ix, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+			t.Errorf("candidates for %q = %q, want %q", q, g, w)
+		}
+	}
+}
+
+// An index closed while a compaction builds its base: the compaction
+// fails, and the base it wrote, named by no DB, is removed.
+func TestCloseDuringCompaction(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n"})
+	writeFile(t, root, "a.txt", "alpha changed\n")
+	if err := ix.Apply(context.Background(), []string{"a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	built, release := make(chan struct{}), make(chan struct{})
+	ix.hookCompactBuilt = func() {
+		close(built)
+		<-release
+	}
+	compacted := make(chan error, 1)
+	go func() { compacted <- ix.Compact() }()
+	waitFor(t, built, "the compaction to build its base")
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-compacted; err == nil {
+		t.Fatal("Compact of a closed index succeeded")
+	}
+	if names := stateNames(t, filepath.Dir(db)); !slices.Equal(names, []string{"ix.db"}) {
+		t.Fatalf("directory after the failed compaction: %q", names)
+	}
+}
