@@ -185,6 +185,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	case envelope.ModeCount:
 		perFile = -1 // count them all
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	root, err := rooted.Open(q.WS.Root)
@@ -193,13 +194,56 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	}
 	defer root.Close()
 
+	// The workers advance the completed prefix themselves as each file is
+	// done, and stop taking files once it settles the answer: a consumer
+	// goroutine of its own could be left waiting for a CPU while they ran
+	// far ahead (on 2 cores, "func main" limit 100 scanned ten times the
+	// files its answer needed).
 	hits := make([]fileHit, len(files))
-	done := make(chan int, len(files))
+	finished := make([]bool, len(files))
+	// A worker takes a file at most ahead files past the prefix: beyond
+	// that it waits, since files past the answer are read for nothing.
+	workers := min(len(files), 2*runtime.GOMAXPROCS(0))
+	ahead := 8 * workers
+	var (
+		mu           sync.Mutex
+		prefix, have int
+		stop         atomic.Bool
+	)
+	moved := sync.NewCond(&mu)
+	settled := make(chan struct{})
+	advance := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		finished[i] = true
+		for prefix < len(files) && finished[prefix] && have < need {
+			if p.OutputMode == envelope.ModeContent {
+				have += len(hits[prefix].matches)
+			} else if hits[prefix].count > 0 {
+				have++
+			}
+			prefix++
+		}
+		if (prefix == len(files) || have >= need) && !stop.Load() {
+			stop.Store(true)
+			close(settled)
+		}
+		moved.Broadcast()
+	}
+	if len(files) == 0 {
+		stop.Store(true)
+		close(settled)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
+	for range workers {
 		wg.Go(func() {
-			for {
+			for !stop.Load() {
+				mu.Lock()
+				for int(next.Load()) >= prefix+ahead && !stop.Load() {
+					moved.Wait()
+				}
+				mu.Unlock()
 				// This query's files taken so far rank it among the
 				// waiters: the fewer, the sooner (see scanPool).
 				fs := scanners.take(ctx, int(next.Load()))
@@ -207,7 +251,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 					return
 				}
 				i := int(next.Add(1) - 1)
-				if i >= len(files) {
+				if i >= len(files) || stop.Load() {
 					scanners.put(fs)
 					return
 				}
@@ -218,35 +262,37 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 					return // ctx has ended: the prefix stops before this file
 				}
 				hits[i] = h
-				done <- i
+				advance(i)
 			}
 		})
 	}
+	exited := make(chan struct{})
+	go func() { wg.Wait(); close(exited) }()
 
-	finished := make([]bool, len(files))
-	prefix, have := 0, 0
 	aborted := false
-loop:
-	for prefix < len(files) && have < need {
+	select {
+	case <-settled:
+	case <-parent.Done():
+		aborted = true
+		mu.Lock()
+		stop.Store(true) // wakes the workers waiting for the prefix
+		moved.Broadcast()
+		mu.Unlock()
+	case <-exited:
+		// Every worker has stopped: the prefix settled, or ctx ended
+		// first.
 		select {
-		case i := <-done:
-			finished[i] = true
-			for prefix < len(files) && finished[prefix] && have < need {
-				if p.OutputMode == envelope.ModeContent {
-					have += len(hits[prefix].matches)
-				} else if hits[prefix].count > 0 {
-					have++
-				}
-				prefix++
-			}
-		case <-ctx.Done():
+		case <-settled:
+		default:
 			aborted = true
-			break loop
 		}
 	}
 	cancel()
-	wg.Wait()
-	return assemble(q, files[:prefix], hits[:prefix], aborted)
+	<-exited
+	mu.Lock()
+	n := prefix
+	mu.Unlock()
+	return assemble(q, files[:n], hits[:n], aborted)
 }
 
 // assemble turns the scanned prefix into the run: the first limit results,
