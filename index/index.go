@@ -440,9 +440,21 @@ func dirPrefix(dir string) string {
 // a match of the regexp whose trigram query is q, unordered. fn filters
 // (by include, hiddenness) before a file is returned.
 func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool) []File {
+	var out []File
+	ix.EachCandidate(q, dir, func(f *File) {
+		if keep == nil || keep(f) {
+			out = append(out, *f)
+		}
+	})
+	return out
+}
+
+// EachCandidate calls fn, in no particular order, for each file
+// Candidates would consider, without copying it; fn must not keep f nor
+// call ix.
+func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	var out []File
 	pre := dirPrefix(dir)
 	add := func(id uint32) {
 		if int(id) >= len(ix.files) {
@@ -452,9 +464,7 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !strings.HasPrefix(f.Path, pre) {
 			return
 		}
-		if keep == nil || keep(f) {
-			out = append(out, *f)
-		}
+		fn(f)
 	}
 	q = normalizeQuery(q)
 	ids, all := ix.evalBaseSafe(q)
@@ -479,7 +489,6 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	for id := range ix.unknown { // trigrams unknown: always a candidate
 		add(id)
 	}
-	return out
 }
 
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
