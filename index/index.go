@@ -440,9 +440,21 @@ func dirPrefix(dir string) string {
 // a match of the regexp whose trigram query is q, unordered. fn filters
 // (by include, hiddenness) before a file is returned.
 func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool) []File {
+	var out []File
+	ix.EachCandidate(q, dir, func(f *File) {
+		if keep == nil || keep(f) {
+			out = append(out, *f)
+		}
+	})
+	return out
+}
+
+// EachCandidate calls fn, in no particular order, for each file
+// Candidates would consider, without copying it; fn must not keep f nor
+// call ix.
+func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	var out []File
 	pre := dirPrefix(dir)
 	add := func(id uint32) {
 		if int(id) >= len(ix.files) {
@@ -452,9 +464,7 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !strings.HasPrefix(f.Path, pre) {
 			return
 		}
-		if keep == nil || keep(f) {
-			out = append(out, *f)
-		}
+		fn(f)
 	}
 	q = normalizeQuery(q)
 	ids, all := ix.evalBaseSafe(q)
@@ -479,7 +489,6 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 	for id := range ix.unknown { // trigrams unknown: always a candidate
 		add(id)
 	}
-	return out
 }
 
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
@@ -496,7 +505,7 @@ func (ix *Index) evalBaseSafe(q *csindex.Query) (ids []uint32, all bool) {
 }
 
 // normalizeQuery rewrites q for the lowercase index: trigrams lowercased
-// and deduplicated. A case-insensitive pattern makes codesearch list every
+// and deduplicated, and so are its subqueries. A case-insensitive pattern makes codesearch list every
 // case variant of each trigram (up to eight), which all name the same
 // posting list here.
 func normalizeQuery(q *csindex.Query) *csindex.Query {
@@ -507,112 +516,35 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 			out.Trigram = append(out.Trigram, l)
 		}
 	}
+	var seen map[string]bool
 	for _, s := range q.Sub {
-		out.Sub = append(out.Sub, normalizeQuery(s))
+		n := normalizeQuery(s)
+		if len(q.Sub) > 1 {
+			// Case variants that differ only in case are one sub here.
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			k := n.String()
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		out.Sub = append(out.Sub, n)
 	}
 	return out
 }
 
 // evalBase evaluates q against the base postings: the ids that may match,
-// ascending, or all=true when q constrains nothing. An AND is driven by
-// its rarest list, seeking through the others by their skip entries: it
-// allocates in proportion to that list, not to the others. An OR decodes
-// its lists.
+// ascending, or all=true when q constrains nothing. It streams the query
+// (see stream): it allocates in proportion to the answer, not to the
+// lists.
 func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
-	switch q.Op {
-	case csindex.QAll:
-		return nil, true
-	case csindex.QNone:
-		return nil, false
-	case csindex.QAnd:
-		cs := make([]cursor, 0, len(q.Trigram)+len(q.Sub))
-		for _, t := range q.Trigram {
-			c := listCursor(ix.base.lookup(queryTrigram(t)))
-			if c.done {
-				return nil, false
-			}
-			cs = append(cs, c)
-		}
-		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s)
-			if sall {
-				continue
-			}
-			if len(l) == 0 {
-				return nil, false
-			}
-			cs = append(cs, sliceCursor(l))
-		}
-		if len(cs) == 0 {
-			return nil, true
-		}
-		return intersectCursors(cs), false
-	default: // QOr
-		for _, t := range q.Trigram {
-			ids = union(ids, appendIDs(nil, ix.base.lookup(queryTrigram(t))))
-		}
-		for _, s := range q.Sub {
-			l, sall := ix.evalBase(s)
-			if sall {
-				return nil, true
-			}
-			ids = union(ids, l)
-		}
-		return ids, false
+	s, all := ix.stream(q)
+	if all || s == nil {
+		return nil, all
 	}
-}
-
-// intersectCursors returns the ids on every cursor: the shortest list
-// leads, and each id it proposes is sought in the others (leapfrogging
-// when one of them is ahead).
-func intersectCursors(cs []cursor) []uint32 {
-	slices.SortFunc(cs, func(a, b cursor) int { return a.n - b.n })
-	lead, rest := &cs[0], cs[1:]
-	var out []uint32
-	for !lead.done {
-		t := lead.cur
-		agree := true
-		for i := range rest {
-			c := &rest[i]
-			if c.seek(t); c.done {
-				return out
-			}
-			if c.cur != t {
-				lead.seek(c.cur)
-				agree = false
-				break
-			}
-		}
-		if agree {
-			out = append(out, t)
-			lead.next()
-		}
-	}
-	return out
-}
-
-func union(a, b []uint32) []uint32 {
-	if len(a) == 0 {
-		return b
-	}
-	out := make([]uint32, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case a[i] > b[j]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
+	return drain(nil, s), false
 }
 
 // Skipped is a record of what a walk without include_hidden or

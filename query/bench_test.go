@@ -3,9 +3,11 @@ package query
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/index"
 )
 
 // Benchmarks of the walk engine on $(go env GOROOT)/src, the reference
@@ -13,7 +15,11 @@ import (
 
 func gorootSrc(b *testing.B) *Workspace {
 	b.Helper()
-	ws, err := NewWorkspace(goroot(b) + "/src")
+	root := goroot(b) + "/src"
+	if r := os.Getenv("INDEXD_BENCH_TREE"); r != "" {
+		root = r
+	}
+	ws, err := NewWorkspace(root)
 	if err != nil {
 		b.Skip(err)
 	}
@@ -52,10 +58,30 @@ func BenchmarkWalkGlobGo(b *testing.B) {
 
 var benchIndexed *Tools
 
+// indexedTools returns the index tools of the benchmark tree, built once.
+// With INDEXD_BENCH_DB set (and INDEXD_BENCH_TREE, e.g. a tree
+// bench/gentree made) the index is saved there on the first run and
+// reopened by later ones, so a large tree is built once.
 func indexedTools(b *testing.B) *Tools {
-	if benchIndexed == nil {
-		_, benchIndexed = buildTools(b, gorootSrc(b).Root)
+	if benchIndexed != nil {
+		return benchIndexed
 	}
+	db := os.Getenv("INDEXD_BENCH_DB")
+	if db == "" {
+		_, benchIndexed = buildTools(b, gorootSrc(b).Root)
+		return benchIndexed
+	}
+	ws := gorootSrc(b)
+	ix, err := index.Open(db, ws.Root)
+	if err != nil {
+		if ix, err = index.Build(context.Background(), ws.Root, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := ix.Save(db); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchIndexed = &Tools{WS: ws, Searcher: Indexed{Index: ix}}
 	return benchIndexed
 }
 
@@ -99,4 +125,23 @@ func BenchmarkIndexGlobTestdataJSON(b *testing.B) {
 
 func BenchmarkIndexGlobInternalGo(b *testing.B) {
 	benchIndexedTool(b, ToolGlob, `{"pattern":"**/internal/**/*.go"}`)
+}
+
+// The queries of the scale harness (bench/sidebyside -scale), with its
+// limits; meant for INDEXD_BENCH_TREE set to a tree bench/gentree made.
+
+func BenchmarkIndexScaleRare(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"QuokkaNeedleZeta","case_sensitive":true,"limit":1000}`)
+}
+
+func BenchmarkIndexScaleRareFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"quokkaneedlezeta","limit":1000}`)
+}
+
+func BenchmarkIndexScaleFuncMain(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true,"limit":100}`)
+}
+
+func BenchmarkIndexScaleHandler(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true,"limit":1000}`)
 }

@@ -190,6 +190,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	case envelope.ModeCount:
 		perFile = -1 // count them all
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	root, err := rooted.Open(q.WS.Root)
@@ -198,13 +199,70 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	}
 	defer root.Close()
 
+	// The workers advance the completed prefix themselves as each file is
+	// done, and stop taking files once it settles the answer: a consumer
+	// goroutine of its own could be left waiting for a CPU while they ran
+	// far ahead (on 2 cores, "func main" limit 100 scanned ten times the
+	// files its answer needed).
 	hits := make([]fileHit, len(files))
-	done := make(chan int, len(files))
+	finished := make([]bool, len(files))
+	// A worker takes a file at most ahead files past the prefix (with a
+	// Sink, past what the Sink has been given): beyond that it waits,
+	// since files past the answer are read for nothing, and a slow Sink
+	// must not let results pile up.
+	workers := min(len(files), 2*runtime.GOMAXPROCS(0))
+	ahead := 8 * workers
+	var (
+		mu           sync.Mutex
+		prefix, have int
+		sent         int // with a Sink: files handed over (≤ prefix)
+		stop         atomic.Bool
+	)
+	base := func() int { // caller holds mu
+		if q.Sink != nil {
+			return sent
+		}
+		return prefix
+	}
+	moved := sync.NewCond(&mu)
+	settled := make(chan struct{})
+	progress := make(chan struct{}, 1) // the prefix moved (for the Sink)
+	advance := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		finished[i] = true
+		for prefix < len(files) && finished[prefix] && have < need {
+			if p.OutputMode == envelope.ModeContent {
+				have += len(hits[prefix].matches)
+			} else if hits[prefix].count > 0 {
+				have++
+			}
+			prefix++
+		}
+		if (prefix == len(files) || have >= need) && !stop.Load() {
+			stop.Store(true)
+			close(settled)
+		}
+		moved.Broadcast()
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
+	if len(files) == 0 {
+		stop.Store(true)
+		close(settled)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
+	for range workers {
 		wg.Go(func() {
-			for {
+			for !stop.Load() {
+				mu.Lock()
+				for int(next.Load()) >= base()+ahead && !stop.Load() {
+					moved.Wait()
+				}
+				mu.Unlock()
 				// This query's files taken so far rank it among the
 				// waiters: the fewer, the sooner (see scanPool).
 				fs := scanners.take(ctx, int(next.Load()))
@@ -212,7 +270,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 					return
 				}
 				i := int(next.Add(1) - 1)
-				if i >= len(files) {
+				if i >= len(files) || stop.Load() {
 					scanners.put(fs)
 					return
 				}
@@ -223,14 +281,15 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 					return // ctx has ended: the prefix stops before this file
 				}
 				hits[i] = h
-				done <- i
+				advance(i)
 			}
 		})
 	}
+	exited := make(chan struct{})
+	go func() { wg.Wait(); close(exited) }()
 
-	finished := make([]bool, len(files))
-	prefix, have := 0, 0
-	aborted := false
+	// deliver hands the completed prefix's results to the Sink, in order,
+	// outside mu (a Sink may wait for its reader), and lets go of them.
 	var batch Batch
 	flush := func() {
 		if len(batch.Matches)+len(batch.Files)+len(batch.Counts) > 0 {
@@ -238,46 +297,71 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 			batch = Batch{}
 		}
 	}
-loop:
-	for prefix < len(files) && have < need {
-		select {
-		case i := <-done:
-			finished[i] = true
-			for prefix < len(files) && finished[prefix] && have < need {
-				if p.OutputMode == envelope.ModeContent {
-					have += len(hits[prefix].matches)
-				} else if hits[prefix].count > 0 {
-					have++
-				}
-				if q.Sink != nil && hits[prefix].count > 0 {
-					// Hand the file's results over as soon as the files
-					// before it are done, and let go of them.
-					switch p.OutputMode {
-					case envelope.ModeContent:
-						batch.Matches = append(batch.Matches, hits[prefix].matches...)
-						hits[prefix].matches = nil
-					case envelope.ModeFiles:
-						batch.Files = append(batch.Files, files[prefix].Rel)
-					case envelope.ModeCount:
-						batch.Counts = append(batch.Counts, envelope.FileCount{File: files[prefix].Rel, Count: hits[prefix].count})
-					}
-					if len(batch.Matches)+len(batch.Files)+len(batch.Counts) >= BatchSize {
-						flush()
-					}
-				}
-				prefix++
+	delivered := 0 // sent, as the main goroutine sees it between updates
+	deliver := func() {
+		mu.Lock()
+		n := prefix
+		mu.Unlock()
+		for ; delivered < n; delivered++ {
+			h := &hits[delivered]
+			if h.count == 0 {
+				continue
 			}
-		case <-ctx.Done():
-			aborted = true
-			break loop
+			switch p.OutputMode {
+			case envelope.ModeContent:
+				batch.Matches = append(batch.Matches, h.matches...)
+				h.matches = nil
+			case envelope.ModeFiles:
+				batch.Files = append(batch.Files, files[delivered].Rel)
+			case envelope.ModeCount:
+				batch.Counts = append(batch.Counts, envelope.FileCount{File: files[delivered].Rel, Count: h.count})
+			}
+			if len(batch.Matches)+len(batch.Files)+len(batch.Counts) >= BatchSize {
+				flush()
+			}
+		}
+		mu.Lock()
+		sent = delivered
+		moved.Broadcast() // workers waiting on sent go on
+		mu.Unlock()
+	}
+
+	aborted := false
+	for waiting := true; waiting; {
+		select {
+		case <-progress:
+			if q.Sink != nil {
+				deliver()
+			}
+		case <-settled:
+			waiting = false
+		case <-parent.Done():
+			waiting, aborted = false, true
+			mu.Lock()
+			stop.Store(true) // wakes the workers waiting for the prefix
+			moved.Broadcast()
+			mu.Unlock()
+		case <-exited:
+			// Every worker has stopped: the prefix settled, or ctx ended
+			// first.
+			waiting = false
+			select {
+			case <-settled:
+			default:
+				aborted = true
+			}
 		}
 	}
 	cancel()
-	wg.Wait()
+	<-exited
+	mu.Lock()
+	n := prefix
+	mu.Unlock()
 	if q.Sink != nil {
+		deliver()
 		flush()
 	}
-	return assemble(q, files[:prefix], hits[:prefix], aborted)
+	return assemble(q, files[:n], hits[:n], aborted)
 }
 
 // assemble turns the scanned prefix into the run: the first limit results,

@@ -192,14 +192,14 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	if p.Invert {
 		tq = &csindex.Query{Op: csindex.QAll} // a line without the pattern can be in any file
 	}
-	cands := s.Index.Candidates(tq, walkStart(q.Dir), func(f *index.File) bool {
+	var files []FileRef
+	s.Index.EachCandidate(tq, walkStart(q.Dir), func(f *index.File) {
 		rel := relTo(q.Dir, f.Path)
-		return q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live)
+		if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
+			files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size})
+		}
 	})
-	files := make([]FileRef, len(cands))
-	for i, f := range cands {
-		files[i] = FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size}
-	}
+	n := len(files)
 	var fb envelope.Fallback
 	walkedIgnored := 0
 	for _, sub := range live {
@@ -221,7 +221,6 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	SortNewestFirst(files)
 	res := &GrepResult{Run: Scan(ctx, q, files)}
 	res.Run.Data.Fallback = fb
-	n := len(cands)
 	res.Run.Stats.Candidates = &n
 	found := len(res.Run.Data.Matches)+len(res.Run.Data.Files)+len(res.Run.Data.Counts) > 0
 	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, !found, live, rules)

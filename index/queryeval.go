@@ -1,0 +1,230 @@
+package index
+
+import (
+	"slices"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// A trigram query is evaluated against the base lazily: each node of the
+// query is an ascending stream of ids that can be advanced and sought, an
+// AND leapfrogging through its children from the one with the fewest ids,
+// an OR merging its children. So an OR below an AND (as a case-insensitive
+// pattern makes, one per trigram with alternatives such as the Kelvin sign
+// for "k") is only sought at the ids the AND's rarest list proposes,
+// never decoded whole, and the query's cost follows its answer.
+
+// idStream is an ascending stream of ids.
+type idStream interface {
+	// at returns the current id, ok=false once the stream is exhausted.
+	at() (id uint32, ok bool)
+	// next moves past the current id.
+	next()
+	// seek moves to the first id ≥ t (never back).
+	seek(t uint32)
+	// size is an upper bound of the ids in the stream.
+	size() int
+}
+
+// listStream streams a cursor (an encoded list or a slice).
+type listStream struct{ c cursor }
+
+func (s *listStream) at() (uint32, bool) { return s.c.cur, !s.c.done }
+func (s *listStream) next()              { s.c.next() }
+func (s *listStream) seek(t uint32)      { s.c.seek(t) }
+func (s *listStream) size() int          { return s.c.n }
+
+// andStream streams the ids on every one of its children (at least two).
+type andStream struct {
+	kids []idStream // the first has the fewest ids and leads
+	cur  uint32
+	done bool
+	n    int
+}
+
+func newAnd(kids []idStream) *andStream {
+	slices.SortStableFunc(kids, func(a, b idStream) int { return a.size() - b.size() })
+	s := &andStream{kids: kids, n: kids[0].size()}
+	s.align()
+	return s
+}
+
+// align moves every child to the first id they all hold, from where the
+// leader stands.
+func (s *andStream) align() {
+	lead, rest := s.kids[0], s.kids[1:]
+	for {
+		t, ok := lead.at()
+		if !ok {
+			s.done = true
+			return
+		}
+		agree := true
+		for _, c := range rest {
+			c.seek(t)
+			u, ok := c.at()
+			if !ok {
+				s.done = true
+				return
+			}
+			if u != t {
+				lead.seek(u)
+				agree = false
+				break
+			}
+		}
+		if agree {
+			s.cur = t
+			return
+		}
+	}
+}
+
+func (s *andStream) at() (uint32, bool) { return s.cur, !s.done }
+func (s *andStream) size() int          { return s.n }
+
+func (s *andStream) next() {
+	if !s.done {
+		s.kids[0].next()
+		s.align()
+	}
+}
+
+func (s *andStream) seek(t uint32) {
+	if !s.done && s.cur < t {
+		s.kids[0].seek(t)
+		s.align()
+	}
+}
+
+// orStream streams the ids on any of its children (at least two).
+type orStream struct {
+	kids []idStream
+	cur  uint32
+	done bool
+	n    int
+}
+
+func newOr(kids []idStream) *orStream {
+	s := &orStream{kids: kids}
+	for _, k := range kids {
+		s.n += k.size()
+	}
+	s.settle()
+	return s
+}
+
+// settle makes the least current id of the children the stream's.
+func (s *orStream) settle() {
+	s.done = true
+	for _, k := range s.kids {
+		if t, ok := k.at(); ok && (s.done || t < s.cur) {
+			s.cur, s.done = t, false
+		}
+	}
+}
+
+func (s *orStream) at() (uint32, bool) { return s.cur, !s.done }
+func (s *orStream) size() int          { return s.n }
+
+func (s *orStream) next() {
+	if s.done {
+		return
+	}
+	for _, k := range s.kids {
+		if t, ok := k.at(); ok && t == s.cur {
+			k.next()
+		}
+	}
+	s.settle()
+}
+
+func (s *orStream) seek(t uint32) {
+	if s.done || s.cur >= t {
+		return
+	}
+	for _, k := range s.kids {
+		k.seek(t)
+	}
+	s.settle()
+}
+
+// stream returns the stream of base ids that may satisfy q (normalized),
+// or all=true when q constrains nothing, or nil when nothing can match.
+func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
+	var kids []idStream
+	switch q.Op {
+	case csindex.QAll:
+		return nil, true
+	case csindex.QNone:
+		return nil, false
+	case csindex.QAnd:
+		for _, t := range q.Trigram {
+			c := listCursor(ix.base.lookup(queryTrigram(t)))
+			if c.done {
+				return nil, false
+			}
+			kids = append(kids, &listStream{c})
+		}
+		for _, sub := range q.Sub {
+			k, sall := ix.stream(sub)
+			if sall {
+				continue
+			}
+			if k == nil {
+				return nil, false
+			}
+			kids = append(kids, k)
+		}
+		switch len(kids) {
+		case 0:
+			return nil, true
+		case 1:
+			return kids[0], false
+		}
+		return newAnd(kids), false
+	default: // QOr
+		for _, t := range q.Trigram {
+			if c := listCursor(ix.base.lookup(queryTrigram(t))); !c.done {
+				kids = append(kids, &listStream{c})
+			}
+		}
+		for _, sub := range q.Sub {
+			k, sall := ix.stream(sub)
+			if sall {
+				return nil, true
+			}
+			if k != nil {
+				kids = append(kids, k)
+			}
+		}
+		switch len(kids) {
+		case 0:
+			return nil, false
+		case 1:
+			return kids[0], false
+		}
+		return newOr(kids), false
+	}
+}
+
+// drain appends the ids of s to dst.
+func drain(dst []uint32, s idStream) []uint32 {
+	for t, ok := s.at(); ok; t, ok = s.at() {
+		dst = append(dst, t)
+		s.next()
+	}
+	return dst
+}
+
+// intersectCursors returns the ids on every cursor.
+func intersectCursors(cs []cursor) []uint32 {
+	kids := make([]idStream, len(cs))
+	for i := range cs {
+		kids[i] = &listStream{cs[i]}
+	}
+	if len(kids) == 1 {
+		return drain(nil, kids[0])
+	}
+	return drain(nil, newAnd(kids))
+}

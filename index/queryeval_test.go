@@ -1,0 +1,118 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// eagerEval is the reference: every list decoded, ANDs intersected and
+// ORs merged whole.
+func eagerEval(p *postings, q *csindex.Query) (ids []uint32, all bool) {
+	switch q.Op {
+	case csindex.QAll:
+		return nil, true
+	case csindex.QNone:
+		return nil, false
+	}
+	var sets [][]uint32
+	for _, t := range q.Trigram {
+		sets = append(sets, appendIDs(nil, p.lookup(queryTrigram(t))))
+	}
+	for _, s := range q.Sub {
+		l, sall := eagerEval(p, s)
+		if sall {
+			if q.Op == csindex.QOr {
+				return nil, true
+			}
+			continue
+		}
+		sets = append(sets, l)
+	}
+	if len(sets) == 0 {
+		return nil, q.Op == csindex.QAnd
+	}
+	out := sets[0]
+	for _, s := range sets[1:] {
+		var next []uint32
+		for _, id := range s {
+			_, in := slices.BinarySearch(out, id)
+			if in && q.Op == csindex.QAnd {
+				next = append(next, id)
+			}
+		}
+		if q.Op == csindex.QOr {
+			next = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(out), s...))))
+		}
+		out = next
+	}
+	return out, false
+}
+
+// The streamed evaluation of random nested AND/OR queries (over trigrams
+// with long, short and no lists) equals the eager one.
+func TestStreamEqualsEager(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var w postingWriter
+	const nids = 3000
+	tris := []string{"aaa", "bbb", "ccc", "ddd", "eee", "fff", "ggg", "zzz"}
+	for i, tr := range tris[:len(tris)-1] { // "zzz" has no list
+		var ids []uint32
+		for id := range uint32(nids) {
+			if r.IntN(1<<i+1) == 0 {
+				ids = append(ids, id)
+			}
+		}
+		w.add(queryTrigram(tr), ids)
+	}
+	p, err := parsePostings(w.finishBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := &Index{base: p}
+	var gen func(depth int) *csindex.Query
+	gen = func(depth int) *csindex.Query {
+		switch r.IntN(12) {
+		case 0:
+			return &csindex.Query{Op: csindex.QAll}
+		case 1:
+			return &csindex.Query{Op: csindex.QNone}
+		}
+		q := &csindex.Query{Op: csindex.QAnd}
+		if r.IntN(2) == 0 {
+			q.Op = csindex.QOr
+		}
+		for range r.IntN(4) {
+			q.Trigram = append(q.Trigram, tris[r.IntN(len(tris))])
+		}
+		if depth < 3 {
+			for range r.IntN(3) {
+				q.Sub = append(q.Sub, gen(depth+1))
+			}
+		}
+		return q
+	}
+	for i := range 3000 {
+		q := gen(0)
+		want, wall := eagerEval(&ix.base, q)
+		got, all := ix.evalBase(q)
+		if all != wall || !all && !slices.Equal(got, want) {
+			t.Fatalf("query %d %v: got %d ids (all=%v), want %d (all=%v)", i, q, len(got), all, len(want), wall)
+		}
+	}
+	// Seeking through a stream lands where the eager answer says.
+	q := &csindex.Query{Op: csindex.QAnd, Trigram: []string{"aaa"}, Sub: []*csindex.Query{{Op: csindex.QOr, Trigram: []string{"bbb", "ccc"}}}}
+	want, _ := eagerEval(&ix.base, q)
+	s, _ := ix.stream(q)
+	for _, t0 := range []uint32{0, 5, 100, 1000, 2999, 3000} {
+		s.seek(t0)
+		j, _ := slices.BinarySearch(want, t0)
+		got, ok := s.at()
+		if ok != (j < len(want)) || ok && got != want[j] {
+			t.Fatalf("seek %d: at %d, %v; want %s", t0, got, ok, fmt.Sprint(want[j:min(j+1, len(want))]))
+		}
+	}
+}
