@@ -151,7 +151,12 @@ type Index struct {
 	db      *bolt.DB            // nil until Save or Open
 	path    string              // the DB's path, once db is set
 	runs    int                 // runs the build spilled (0: built in memory)
-	touched []uint32            // ids changed in memory, not yet in the DB
+	// built is the base a spilled build wrote as the next base file of
+	// the DB at builtFor, which Save names instead of copying it ("":
+	// none).
+	built    newBase
+	builtFor string
+	touched  []uint32 // ids changed in memory, not yet in the DB
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
 	written int64
@@ -368,7 +373,11 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	}
 	if ix.runs = len(sp.runs); ix.runs > 0 {
 		ix.runs++ // the last, spilled by merge
-		ix.base, err = sp.merge(b)
+		nb, err := sp.merge(b)
+		ix.base = nb.p
+		if err == nil && nb.gen != 0 {
+			ix.built, ix.builtFor = nb, spillAt
+		}
 		return err
 	}
 	pw := newPostingWriter(nil)

@@ -90,17 +90,27 @@ func (s *spiller) spill(b *postingBuilder) error {
 }
 
 // merge spills what b still holds and merges every run into the final
-// base, releasing the runs.
-func (s *spiller) merge(b *postingBuilder) (postings, error) {
+// base, releasing the runs. With a DB path (s.at), the final base is that
+// DB's next base file (synced; Save names it, and open removes it if no
+// DB ever does), so that saving the build copies nothing; without, it is
+// a temporary file mapped and unlinked at once (gen 0).
+func (s *spiller) merge(b *postingBuilder) (newBase, error) {
 	defer s.close()
 	if err := s.spill(b); err != nil {
-		return postings{}, err
+		return newBase{}, err
 	}
-	p, err := s.tempBase(func(pw *postingWriter) { mergeRuns(s.runs, pw) })
+	fill := func(pw *postingWriter) { mergeRuns(s.runs, pw) }
+	var nb newBase
+	var err error
+	if s.at != "" {
+		nb, err = writeNewBase(s.at, fill)
+	} else {
+		nb.p, err = s.tempBase(fill)
+	}
 	if err != nil {
-		return postings{}, fmt.Errorf("index: merging runs: %w", err)
+		return newBase{}, fmt.Errorf("index: merging runs: %w", err)
 	}
-	return p, nil
+	return nb, nil
 }
 
 // close releases the runs.
