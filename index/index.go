@@ -176,7 +176,6 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 func build(ctx context.Context, root string, progress func(Progress), spillAt string) (*Index, error) {
 	t0 := now().UnixNano()
 	ix := newIndex(root)
-	var ents []tree.Entry
 	var total int64
 	var ignored []Skipped
 	_, err := tree.Walk(ctx, root, "", ignore.Open(root), tree.Options{
@@ -191,7 +190,8 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			ignored = append(ignored, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
-		ents = append(ents, e)
+		ix.byPath[e.Rel] = uint32(len(ix.files))
+		ix.files = append(ix.files, fileFromEntry(e))
 		if e.Type.IsRegular() {
 			total += e.Size
 		}
@@ -202,11 +202,6 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	}
 	slices.SortFunc(ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	ix.ignored = ignored
-	ix.files = make([]File, len(ents))
-	for i, e := range ents {
-		ix.files[i] = fileFromEntry(e)
-		ix.byPath[e.Rel] = uint32(i)
-	}
 	ix.reorder()
 	if err := ix.buildPostings(ctx, total, progress, spillAt); err != nil {
 		return nil, err
