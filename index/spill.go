@@ -49,12 +49,12 @@ func (b *postingBuilder) full() bool {
 	return b.size+16*len(b.tris) > buildBudget
 }
 
-// reset empties b for the next run.
+// reset empties b for the next run, keeping its lists' buffers.
 func (b *postingBuilder) reset() {
 	for _, t := range b.tris {
 		b.slot[t] = 0
 	}
-	b.tris, b.lists, b.last, b.size = b.tris[:0], b.lists[:0], b.last[:0], 0
+	b.tris, b.lists, b.size = b.tris[:0], b.lists[:0], 0
 }
 
 // tempBase writes a base with fill to a new file in s.dir, maps it and
