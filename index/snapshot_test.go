@@ -295,3 +295,63 @@ func TestCloseDuringCompaction(t *testing.T) {
 		t.Fatalf("directory after the failed compaction: %q", names)
 	}
 }
+
+// A spilled build's save names the base file the build wrote beside the
+// DB instead of copying it, unless a compaction replaced that base
+// meanwhile; either way the DB reopens, checked, with the same answers.
+func TestSpilledBuildSaveNamesItsBase(t *testing.T) {
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("file %d alpha beta %d gamma%d\n", i, i*i, i%13)
+	}
+	root := writeTree(t, files)
+	old := buildBudget
+	buildBudget = 2 << 10
+	t.Cleanup(func() { buildBudget = old })
+	for _, compact := range []bool{false, true} {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "ix.db")
+		ix, err := build(context.Background(), root, nil, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := ix.built.gen
+		if gen == 0 || ix.runs < 3 {
+			t.Fatalf("gen %d, %d runs: the build wrote no base file beside the DB", gen, ix.runs)
+		}
+		if compact {
+			writeFile(t, root, "d1/f001.txt", "rewritten gamma99\n")
+			if err := ix.Apply(context.Background(), []string{"d1/f001.txt"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ix.Save(db); err != nil {
+			t.Fatal(err)
+		}
+		if (ix.gen == gen) == compact {
+			t.Fatalf("compact %v: saved base generation %d, built %d", compact, ix.gen, gen)
+		}
+		if names := testtree.Names(t, dir); !slices.Equal(names, []string{"ix.db", filepath.Base(basePath(db, ix.gen))}) {
+			t.Fatalf("directory after the save: %q", names)
+		}
+		ix.Close()
+		re, err := Open(db, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := re.Check(); err != nil {
+			t.Fatal(err)
+		}
+		fresh := mustBuild(t, root)
+		for _, q := range []string{"alpha", "file 12", "gamma1", "gamma99", "rewritten"} {
+			if g, w := candidates(t, re, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+				t.Errorf("compact %v: candidates for %q = %q, want %q", compact, q, g, w)
+			}
+		}
+		re.Close()
+		writeFile(t, root, "d1/f001.txt", files["d1/f001.txt"])
+	}
+}

@@ -384,8 +384,8 @@ func (ix *Index) Save(path string) error {
 	defer ix.wmu.Unlock()
 	// A build that spilled beside path wrote its base as path's next base
 	// file (synced, named by no DB yet): the save names it rather than
-	// copying it.
-	nb, reuse := ix.built, ix.builtFor == path && ix.db == nil
+	// copying it, unless a compaction has replaced it since.
+	nb, reuse := ix.built, ix.builtFor == path && ix.db == nil && sameBase(ix.built.p, ix.base)
 	if !reuse {
 		var err error
 		nb, err = writeBaseFile(path, func(w io.Writer) (int64, uint32, error) {
@@ -420,6 +420,11 @@ func (ix *Index) Save(path string) error {
 		return fmt.Errorf("index: save %s: %w", path, err)
 	}
 	return nil
+}
+
+// sameBase reports whether a and b are the same mapping.
+func sameBase(a, b postings) bool {
+	return len(a.data) > 0 && len(a.data) == len(b.data) && &a.data[0] == &b.data[0]
 }
 
 func (ix *Index) saveLocked(path string, nb newBase) (db *bolt.DB, written int64, err error) {
