@@ -17,12 +17,16 @@ import (
 // absolute), and the builder starts again empty. At the end the runs are
 // merged trigram by trigram into the final base: run r holds only ids
 // below those of run r+1, so a trigram's list is its runs' lists end to
-// end. The final base of a build that spilled is itself a file in the
-// spill directory, mapped and unlinked at once (the mapping keeps it: the
-// page cache holds it, not the heap, and a crash leaves nothing behind);
-// runs are unlinked once mapped too. So a build's heap holds the path
-// table, one budget of lists and the reading batches, whatever the size
-// of the tree.
+// end; the merge runs on every core, each on its own range of trigrams
+// (mergeRuns). The final base of a build that spilled beside a DB is that
+// DB's next base file, synced, which Save names without copying it (a
+// crash before the save leaves a base file no DB names, removed on open);
+// without a DB it is a temporary file mapped and unlinked at once. Either
+// way the page cache holds it, not the heap. Runs are unlinked once
+// mapped, and the merge releases their pages as it reads them, so they do
+// not count in the process's resident size either. So a build's memory
+// is the path table, one budget of lists and the reading batches,
+// whatever the size of the tree.
 
 // DefaultBuildBudget is how many bytes of posting lists a build holds in
 // memory before spilling them to a run.
