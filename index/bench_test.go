@@ -171,3 +171,17 @@ func BenchmarkRareLiteral(b *testing.B) {
 		ix.Candidates(q, "", nil)
 	}
 }
+
+// BenchmarkOpenOrBuild measures what the daemon does for a root it has no
+// DB for: build with runs spilled beside the DB, then save.
+func BenchmarkOpenOrBuild(b *testing.B) {
+	root := benchRoot(b)
+	for b.Loop() {
+		db := filepath.Join(b.TempDir(), "ix.db")
+		ix, _, err := OpenOrBuild(context.Background(), db, root, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix.Close()
+	}
+}

@@ -151,7 +151,12 @@ type Index struct {
 	db      *bolt.DB            // nil until Save or Open
 	path    string              // the DB's path, once db is set
 	runs    int                 // runs the build spilled (0: built in memory)
-	touched []uint32            // ids changed in memory, not yet in the DB
+	// built is the base a spilled build wrote as the next base file of
+	// the DB at builtFor, which Save names instead of copying it ("":
+	// none).
+	built    newBase
+	builtFor string
+	touched  []uint32 // ids changed in memory, not yet in the DB
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
 	written int64
@@ -171,7 +176,6 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 func build(ctx context.Context, root string, progress func(Progress), spillAt string) (*Index, error) {
 	t0 := now().UnixNano()
 	ix := newIndex(root)
-	var ents []tree.Entry
 	var total int64
 	var ignored []Skipped
 	_, err := tree.Walk(ctx, root, "", ignore.Open(root), tree.Options{
@@ -186,7 +190,8 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			ignored = append(ignored, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
-		ents = append(ents, e)
+		ix.byPath[e.Rel] = uint32(len(ix.files))
+		ix.files = append(ix.files, fileFromEntry(e))
 		if e.Type.IsRegular() {
 			total += e.Size
 		}
@@ -197,11 +202,6 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	}
 	slices.SortFunc(ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	ix.ignored = ignored
-	ix.files = make([]File, len(ents))
-	for i, e := range ents {
-		ix.files[i] = fileFromEntry(e)
-		ix.byPath[e.Rel] = uint32(i)
-	}
 	ix.reorder()
 	if err := ix.buildPostings(ctx, total, progress, spillAt); err != nil {
 		return nil, err
@@ -368,7 +368,11 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	}
 	if ix.runs = len(sp.runs); ix.runs > 0 {
 		ix.runs++ // the last, spilled by merge
-		ix.base, err = sp.merge(b)
+		nb, err := sp.merge(b)
+		ix.base = nb.p
+		if err == nil && nb.gen != 0 {
+			ix.built, ix.builtFor = nb, spillAt
+		}
 		return err
 	}
 	pw := newPostingWriter(nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"slices"
 )
 
@@ -358,6 +359,43 @@ func (pw *postingWriter) finish() (size int64, crc uint32, err error) {
 		pw.err = pw.w.Flush()
 	}
 	return int64(pw.off), pw.crc, pw.err
+}
+
+// flush writes out what pw buffers (the lists so far; not the table).
+func (pw *postingWriter) flush() error {
+	if pw.err == nil && pw.w != nil {
+		pw.err = pw.w.Flush()
+	}
+	return pw.err
+}
+
+// appendPart appends the lists part wrote to f (flushed, trigrams above
+// every one added to pw before) to pw, reading them back, and their
+// table entries, shifted to where they land.
+func (pw *postingWriter) appendPart(f *os.File, part *postingWriter) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	shift := pw.off
+	buf := make([]byte, 1<<20)
+	for left := int64(part.off); left > 0 && pw.err == nil; {
+		n, err := io.ReadFull(f, buf[:min(int64(len(buf)), left)])
+		if err != nil {
+			return err
+		}
+		pw.write(buf[:n])
+		left -= int64(n)
+	}
+	if pw.err == nil && pw.off >= maxBaseLists {
+		pw.err = fmt.Errorf("index: the base's lists exceed %d bytes", int64(maxBaseLists))
+	}
+	for e := part.table; len(e) >= entrySize; e = e[entrySize:] {
+		off := uint64(e[3])<<32 | uint64(binary.BigEndian.Uint32(e[4:])) + shift
+		pw.table = append(pw.table, e[0], e[1], e[2], byte(off>>32))
+		pw.table = binary.BigEndian.AppendUint32(pw.table, uint32(off))
+	}
+	pw.n += part.n
+	return pw.err
 }
 
 // finishBytes finishes a base written to memory and returns it.

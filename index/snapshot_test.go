@@ -220,7 +220,7 @@ func TestBlockListsSeek(t *testing.T) {
 
 // A build whose budget forces several spilled runs makes the same base,
 // byte for byte, as one built in memory, leaves nothing in its spill
-// directory, and answers, saved, updated and compacted, as a fresh build.
+// directory but that base, and answers, saved, updated and compacted, as a fresh build.
 func TestSpilledBuildEqualsInMemory(t *testing.T) {
 	files := map[string]string{}
 	for i := range 300 {
@@ -240,7 +240,9 @@ func TestSpilledBuildEqualsInMemory(t *testing.T) {
 	if ix.runs < 3 || ix.base.unmap == nil {
 		t.Fatalf("%d runs, mapped %v: the budget did not force several runs", ix.runs, ix.base.unmap != nil)
 	}
-	if names := testtree.Names(t, dir); len(names) != 0 {
+	// Only the final base is left, as the DB's next base file, for Save
+	// to name (a base file no DB names is removed on open).
+	if names := testtree.Names(t, dir); len(names) != 1 || names[0] != filepath.Base(basePath(filepath.Join(dir, "ix.db"), ix.built.gen)) {
 		t.Fatalf("spill directory after the build: %q", names)
 	}
 	checkIndex(t, ix)
@@ -291,5 +293,65 @@ func TestCloseDuringCompaction(t *testing.T) {
 	}
 	if names := stateNames(t, filepath.Dir(db)); !slices.Equal(names, []string{"ix.db"}) {
 		t.Fatalf("directory after the failed compaction: %q", names)
+	}
+}
+
+// A spilled build's save names the base file the build wrote beside the
+// DB instead of copying it, unless a compaction replaced that base
+// meanwhile; either way the DB reopens, checked, with the same answers.
+func TestSpilledBuildSaveNamesItsBase(t *testing.T) {
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("file %d alpha beta %d gamma%d\n", i, i*i, i%13)
+	}
+	root := writeTree(t, files)
+	old := buildBudget
+	buildBudget = 2 << 10
+	t.Cleanup(func() { buildBudget = old })
+	for _, compact := range []bool{false, true} {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "ix.db")
+		ix, err := build(context.Background(), root, nil, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := ix.built.gen
+		if gen == 0 || ix.runs < 3 {
+			t.Fatalf("gen %d, %d runs: the build wrote no base file beside the DB", gen, ix.runs)
+		}
+		if compact {
+			writeFile(t, root, "d1/f001.txt", "rewritten gamma99\n")
+			if err := ix.Apply(context.Background(), []string{"d1/f001.txt"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ix.Save(db); err != nil {
+			t.Fatal(err)
+		}
+		if (ix.gen == gen) == compact {
+			t.Fatalf("compact %v: saved base generation %d, built %d", compact, ix.gen, gen)
+		}
+		if names := testtree.Names(t, dir); !slices.Equal(names, []string{"ix.db", filepath.Base(basePath(db, ix.gen))}) {
+			t.Fatalf("directory after the save: %q", names)
+		}
+		ix.Close()
+		re, err := Open(db, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := re.Check(); err != nil {
+			t.Fatal(err)
+		}
+		fresh := mustBuild(t, root)
+		for _, q := range []string{"alpha", "file 12", "gamma1", "gamma99", "rewritten"} {
+			if g, w := candidates(t, re, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+				t.Errorf("compact %v: candidates for %q = %q, want %q", compact, q, g, w)
+			}
+		}
+		re.Close()
+		writeFile(t, root, "d1/f001.txt", files["d1/f001.txt"])
 	}
 }

@@ -154,9 +154,11 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -380,17 +382,26 @@ const tmpInfix = ".tmp-"
 func (ix *Index) Save(path string) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
-	nb, err := writeBaseFile(path, func(w io.Writer) (int64, uint32, error) {
-		_, err := w.Write(ix.base.data)
-		return int64(len(ix.base.data)), crc32.Checksum(ix.base.data, crcTable), err
-	})
-	if err != nil {
-		return fmt.Errorf("index: save %s: %w", path, err)
+	// A build that spilled beside path wrote its base as path's next base
+	// file (synced, named by no DB yet): the save names it rather than
+	// copying it, unless a compaction has replaced it since.
+	nb, reuse := ix.built, ix.builtFor == path && ix.db == nil && sameBase(ix.built.p, ix.base)
+	if !reuse {
+		var err error
+		nb, err = writeBaseFile(path, func(w io.Writer) (int64, uint32, error) {
+			_, err := w.Write(ix.base.data)
+			return int64(len(ix.base.data)), crc32.Checksum(ix.base.data, crcTable), err
+		})
+		if err != nil {
+			return fmt.Errorf("index: save %s: %w", path, err)
+		}
 	}
 	db, written, err := ix.saveLocked(path, nb)
 	if db == nil {
-		nb.p.close()
-		os.Remove(basePath(path, nb.gen))
+		if !reuse {
+			nb.p.close()
+			os.Remove(basePath(path, nb.gen))
+		}
 	} else {
 		if ix.db != nil {
 			ix.db.Close()
@@ -398,14 +409,22 @@ func (ix *Index) Save(path string) error {
 		ix.mu.Lock()
 		old := ix.base
 		ix.db, ix.path, ix.written, ix.touched, ix.base, ix.gen = db, path, written, ix.touched[:0], nb.p, nb.gen
+		ix.built, ix.builtFor = newBase{}, ""
 		ix.mu.Unlock()
-		old.close()
+		if !reuse {
+			old.close()
+		}
 		removeBases(path, nb.gen)
 	}
 	if err != nil {
 		return fmt.Errorf("index: save %s: %w", path, err)
 	}
 	return nil
+}
+
+// sameBase reports whether a and b are the same mapping.
+func sameBase(a, b postings) bool {
+	return len(a.data) > 0 && len(a.data) == len(b.data) && &a.data[0] == &b.data[0]
 }
 
 func (ix *Index) saveLocked(path string, nb newBase) (db *bolt.DB, written int64, err error) {
@@ -437,24 +456,7 @@ func (ix *Index) saveLocked(path string, nb newBase) (db *bolt.DB, written int64
 	if db, err = openNew(tmp); err != nil {
 		return nil, 0, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range allBkts {
-			if _, err := tx.CreateBucket(b); err != nil {
-				return err
-			}
-		}
-		w := &dbTx{tx: tx, fresh: true}
-		if err := ix.writeAll(w); err != nil {
-			return err
-		}
-		if err := putBaseRecord(tx, nb); err != nil {
-			return err
-		}
-		var err error
-		written, err = w.finish()
-		return err
-	})
-	if err != nil {
+	if written, err = ix.writeAll(db, nb); err != nil {
 		return db, 0, err
 	}
 	if err := db.Sync(); err != nil {
@@ -480,41 +482,107 @@ func syncDir(dir string) error {
 	return errors.Join(err, d.Close())
 }
 
-// writeAll writes every bucket's contents into a new DB. Caller holds wmu.
-func (ix *Index) writeAll(w *dbTx) error {
-	meta := w.tx.Bucket(bMeta)
-	if err := meta.Put(kSchema, be32(SchemaVersion)); err != nil {
-		return err
+// saveBatch is how many records one transaction of writeAll writes.
+const saveBatch = 1 << 15
+
+// writeAll writes every bucket's contents, and meta last, into the new,
+// empty DB db, in key order and in transactions of saveBatch records, so
+// that bbolt holds one batch's pages in memory rather than the whole DB,
+// and fills its pages (keys come in ascending order: each page is
+// written once, full). The DB is not synced between them: the file is
+// not the index until Save renames it into place, after syncing it. It
+// returns the write time. Caller holds wmu.
+func (ix *Index) writeAll(db *bolt.DB, nb newBase) (written int64, err error) {
+	nosync := db.NoSync
+	db.NoSync = true
+	defer func() { db.NoSync = nosync }()
+	w := &dbTx{fresh: true}
+	n := 0
+	var tx *bolt.Tx
+	begin := func() error {
+		var err error
+		if tx, err = db.Begin(true); err != nil {
+			return err
+		}
+		w.tx = tx
+		for _, b := range summed {
+			tx.Bucket(b).FillPercent = 1
+		}
+		return nil
 	}
-	if err := meta.Put(kRoot, []byte(ix.root)); err != nil {
-		return err
-	}
-	if err := meta.Put(kSlots, be32(len(ix.files))); err != nil {
-		return err
-	}
-	for id := range ix.files {
-		if f := &ix.files[id]; f.Path != "" {
-			if err := w.put(sumFiles, []byte(f.Path), encodeFile(uint32(id), f)); err != nil {
+	// put writes one record, committing the transaction and starting the
+	// next every saveBatch records.
+	put := func(i int, k, v []byte) error {
+		if n++; n%saveBatch == 0 {
+			if err := tx.Commit(); err != nil {
+				return err
+			}
+			if err := begin(); err != nil {
 				return err
 			}
 		}
+		return w.put(i, k, v)
 	}
-	for id, tris := range ix.delta {
-		if err := w.put(sumDelta, be32(id), packTrigrams(tris)); err != nil {
-			return err
+	defer func() {
+		if err != nil && tx != nil && tx.DB() != nil {
+			tx.Rollback()
+		}
+	}()
+	if err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBkts {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	if err = begin(); err != nil {
+		return 0, err
+	}
+	for _, id := range ix.order {
+		if f := &ix.files[id]; f.Path != "" {
+			if err = put(sumFiles, []byte(f.Path), encodeFile(id, f)); err != nil {
+				return 0, err
+			}
 		}
 	}
-	for id := range ix.stale {
-		if err := w.put(sumStale, be32(id), nil); err != nil {
-			return err
+	for _, id := range slices.Sorted(maps.Keys(ix.delta)) {
+		if err = put(sumDelta, be32(id), packTrigrams(ix.delta[id])); err != nil {
+			return 0, err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(ix.stale)) {
+		if err = put(sumStale, be32(id), nil); err != nil {
+			return 0, err
 		}
 	}
 	for _, s := range ix.ignored {
-		if err := w.putIgnored(s); err != nil {
-			return err
+		if err = put(sumIgnored, []byte(s.Path), ignoredValue(s)); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	meta := tx.Bucket(bMeta)
+	if err = meta.Put(kSchema, be32(SchemaVersion)); err != nil {
+		return 0, err
+	}
+	if err = meta.Put(kRoot, []byte(ix.root)); err != nil {
+		return 0, err
+	}
+	if err = meta.Put(kSlots, be32(len(ix.files))); err != nil {
+		return 0, err
+	}
+	if err = putBaseRecord(tx, nb); err != nil {
+		return 0, err
+	}
+	if written, err = w.finish(); err != nil {
+		return 0, err
+	}
+	if err = tx.Commit(); err != nil {
+		return 0, err
+	}
+	return written, nil
 }
 
 // Bits of an "ignored" record's value.
@@ -525,6 +593,11 @@ const (
 
 // putIgnored writes one "ignored" record (see the format comment).
 func (w *dbTx) putIgnored(s Skipped) error {
+	return w.put(sumIgnored, []byte(s.Path), ignoredValue(s))
+}
+
+// ignoredValue is the "ignored" record value of s.
+func ignoredValue(s Skipped) []byte {
 	v := byte(0)
 	if s.IsDir {
 		v |= ignoredDir
@@ -532,7 +605,7 @@ func (w *dbTx) putIgnored(s Skipped) error {
 	if s.Hidden {
 		v |= ignoredHidden
 	}
-	return w.put(sumIgnored, []byte(s.Path), []byte{v})
+	return []byte{v}
 }
 
 // Close closes the index's database, if any.

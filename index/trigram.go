@@ -83,14 +83,25 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 // postingBuilder accumulates lists for ids added in ascending order. slot
 // is a dense table over all 1<<24 trigrams (slot index + 1, 0 for none):
 // 64 MB of address space, but only the pages of trigrams that occur are
-// ever touched, so it costs little memory and no hashing.
+// ever touched, so it costs little memory and no hashing. A slot's list
+// and last id sit together (one cache line per trigram added), and a
+// reset keeps the lists' buffers for the next run's slots, so a build
+// that spills allocates its lists about once.
 type postingBuilder struct {
 	slot  []uint32
 	tris  []uint32 // trigram per slot
-	lists [][]byte
-	last  []uint32 // last id + 1 per slot
-	size  int      // bytes in lists
+	lists []builderList
+	size  int // bytes in lists
 }
+
+// builderList is one slot's list: uvarint gaps, as in a base list's data.
+type builderList struct {
+	gaps []byte
+	last uint32 // last id + 1
+}
+
+// maxReusedList is the largest list buffer a reset keeps for reuse.
+const maxReusedList = 1 << 10
 
 func newBuilder() *postingBuilder { return &postingBuilder{slot: make([]uint32, 1<<24)} }
 
@@ -99,16 +110,24 @@ func (b *postingBuilder) add(id uint32, tris []uint32) {
 		s := b.slot[t&0xFFFFFF]
 		if s == 0 {
 			b.tris = append(b.tris, t)
-			b.lists = append(b.lists, nil)
-			b.last = append(b.last, 0)
+			if n := len(b.lists); n < cap(b.lists) {
+				b.lists = b.lists[:n+1]
+				g := b.lists[n].gaps[:0]
+				if cap(g) > maxReusedList {
+					g = nil // a long list's buffer goes: what is kept stays about the budget
+				}
+				b.lists[n] = builderList{gaps: g}
+			} else {
+				b.lists = append(b.lists, builderList{})
+			}
 			s = uint32(len(b.lists))
 			b.slot[t&0xFFFFFF] = s
 		}
-		s--
-		n := len(b.lists[s])
-		b.lists[s] = binary.AppendUvarint(b.lists[s], uint64(id+1-b.last[s]))
-		b.size += len(b.lists[s]) - n
-		b.last[s] = id + 1
+		l := &b.lists[s-1]
+		n := len(l.gaps)
+		l.gaps = binary.AppendUvarint(l.gaps, uint64(id+1-l.last))
+		b.size += len(l.gaps) - n
+		l.last = id + 1
 	}
 }
 
@@ -120,8 +139,11 @@ func (b *postingBuilder) finish(pw *postingWriter) {
 	for _, t := range tris {
 		ids = ids[:0]
 		acc := uint32(0)
-		for l := b.lists[b.slot[t]-1]; len(l) > 0; {
-			d, n := binary.Uvarint(l)
+		for l := b.lists[b.slot[t]-1].gaps; len(l) > 0; {
+			d, n := uint64(l[0]), 1
+			if d >= 0x80 {
+				d, n = binary.Uvarint(l)
+			}
 			l = l[n:]
 			acc += uint32(d)
 			ids = append(ids, acc-1)
