@@ -245,6 +245,7 @@ func (w *workspace) openOrBuild() (ix *index.Index, reopened bool, err error) {
 		Discarded: func(err error, movedTo string) {
 			w.d.log.Warn("discarding the saved index", "root", w.root, "db", w.db, "moved_to", movedTo, "err", err)
 		},
+		NoReconcile: w.d.cfg.catchUpByFreshener,
 	})
 	return ix, !rebuilt, err
 }

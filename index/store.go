@@ -853,10 +853,17 @@ type OpenOptions struct {
 	// ErrCorrupt, ErrSchema or ErrRoot), after it was moved aside to
 	// movedTo, for the caller to log.
 	Discarded func(err error, movedTo string)
+	// NoReconcile leaves a reopened index as saved, for the caller to
+	// Reconcile before it trusts it (the daemon's watcher reconciles once
+	// its watches are set, which it must do anyway: reconciling here too
+	// would walk the whole tree twice per restart). The checks of Open
+	// are made all the same; what that later Reconcile finds corrupt is
+	// the caller's to handle.
+	NoReconcile bool
 }
 
 // OpenOrBuild opens the index saved at path and reconciles it with the
-// tree; if there is none, or it cannot be trusted (an error wrapping
+// tree (unless opts.NoReconcile); if there is none, or it cannot be trusted (an error wrapping
 // ErrCorrupt, ErrSchema or ErrRoot from Open, or ErrCorrupt from
 // Reconcile), it moves the file aside, to <path>.corrupt-<unixnano> if it
 // is corrupt, else <path>.old-<unixnano> (one such file is kept per DB:
@@ -882,6 +889,9 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 	ix, err = Open(path, root)
 	opened := err == nil
 	if opened {
+		if o.NoReconcile {
+			return ix, false, nil
+		}
 		if _, err = ix.Reconcile(ctx); err == nil {
 			return ix, false, nil
 		}
