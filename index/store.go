@@ -664,6 +664,7 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
 	}
 	ix.files = make([]File, bound)
+	ix.byPath = make(map[string]uint32, bound) // sized once, not grown by doubling
 	err = tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
 		id, f, ok := decodeFile(string(k), v)
 		if !ok || id >= bound {
