@@ -641,11 +641,31 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		return fmt.Errorf("%w: meta base record", ErrCorrupt)
 	}
 	gen := binary.BigEndian.Uint64(rec)
-	base, err := mapBase(basePath(path, gen), int64(binary.BigEndian.Uint64(rec[8:])), binary.BigEndian.Uint32(rec[16:]))
+	base, err := mapBase(basePath(path, gen), int64(binary.BigEndian.Uint64(rec[8:])))
 	if err != nil {
 		return err
 	}
+	// The base's CRC (over a GiB on a 1M-file root) is computed on another
+	// core while the records load, not before; both must pass.
+	crcErr := make(chan error, 1)
+	go func() { crcErr <- base.checkCRC(binary.BigEndian.Uint32(rec[16:])) }()
+	err = ix.loadRecords(tx, sums, slots)
+	if cerr := <-crcErr; cerr != nil {
+		err = cerr // the base's damage first: it may explain the rest
+	}
+	if err != nil {
+		base.close()
+		return err
+	}
 	ix.base, ix.gen = base, gen
+	ix.reorder()
+	return ix.checkLocked(false)
+}
+
+// loadRecords reads and checks the records of "files", "delta", "stale"
+// and "ignored" (see load).
+func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
+	var err error
 	// Every record against its bucket's sum before any is decoded: what
 	// is decoded is what was written (a damaged id could otherwise size
 	// the table).
@@ -723,11 +743,7 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0})
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	ix.reorder()
-	return ix.checkLocked(false)
+	return err
 }
 
 // check verifies the invariants of the postings (see the format comment):
