@@ -855,7 +855,7 @@ type Phase int
 
 // OpenOrBuild's phases, in the order they may come.
 const (
-	PhaseReopen Phase = iota // loading the saved index and checking the tree by stat
+	PhaseReopen Phase = iota // loading the saved index and (unless NoReconcile) checking the tree by stat
 	PhaseBuild               // reading every file
 	PhaseSave                // writing the new index to its DB
 )
