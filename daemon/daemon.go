@@ -95,6 +95,10 @@ type Config struct {
 	NewFreshener FreshenerFunc
 
 	hooks *testHooks // set by this package's tests only
+	// catchUpByFreshener: the Freshener's initial reconcile (the default
+	// WatchFreshener's, once its watches are set) catches a reopened
+	// index up with the tree, so index.OpenOrBuild need not walk it too.
+	catchUpByFreshener bool
 }
 
 // testHooks are seams for this package's tests.
@@ -127,6 +131,7 @@ func (c Config) withDefaults() Config {
 	}
 	if c.NewFreshener == nil {
 		c.NewFreshener = WatchFreshener
+		c.catchUpByFreshener = true
 	}
 	return c
 }

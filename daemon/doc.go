@@ -123,7 +123,11 @@
 //     itself when idle); Run waits for it.
 //   - Each root's workspace goroutine is started when the root is added
 //     (or its failed build is retried, one attempt at a time). It opens
-//     or builds the index (index.OpenOrBuild), starts the Freshener, then
+//     or builds the index (index.OpenOrBuild; with the default
+//     WatchFreshener a reopened index is caught up with the tree by the
+//     watcher's initial reconcile alone, once its watches are set, not by
+//     OpenOrBuild too: one walk of the tree per restart, not two), starts
+//     the Freshener, then
 //     waits until the workspace's context (a child of the daemon's) is
 //     cancelled by forget or by the daemon's stop, serving the root
 //     afresh if the Freshener stops because the root was replaced. The

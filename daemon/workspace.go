@@ -146,6 +146,12 @@ func (w *workspace) serve() (again bool) {
 			w.d.log.Warn("closing the index", "root", w.root, "err", err)
 		}
 	}()
+	// A build's scratch memory (some 170 MB for $GOROOT/src, against a
+	// 16 MB index) and a reopen's (the walk of the catch-up) are garbage
+	// now: hand them back to the system before the root is ready, so that
+	// the daemon's resident size once ready is what it keeps (a client
+	// that waited for ready and then looks must not see the scratch).
+	debug.FreeOSMemory()
 	w.mu.Lock()
 	w.state, w.phase = StateReady, ""
 	w.ix, w.fresh = ix, fresh
@@ -156,10 +162,6 @@ func (w *workspace) serve() (again bool) {
 	close(w.attempt)
 	w.mu.Unlock()
 	w.d.log.Info("root ready", "root", w.root, "files", ix.Len(), "reopened", w.reopened, "took", w.readyIn.Round(time.Millisecond))
-	// A build's scratch memory (some 170 MB for $GOROOT/src, against a
-	// 16 MB index) is garbage now: hand it back to the system rather than
-	// keep it as the daemon's resident size.
-	debug.FreeOSMemory()
 
 	freshDone := fresh.Done()
 	stopped := false // the Freshener stopped on its own: the root vanished
@@ -245,6 +247,7 @@ func (w *workspace) openOrBuild() (ix *index.Index, reopened bool, err error) {
 		Discarded: func(err error, movedTo string) {
 			w.d.log.Warn("discarding the saved index", "root", w.root, "db", w.db, "moved_to", movedTo, "err", err)
 		},
+		NoReconcile: w.d.cfg.catchUpByFreshener,
 	})
 	return ix, !rebuilt, err
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -104,11 +105,11 @@ func writeBaseFile(dbPath string, write func(io.Writer) (int64, uint32, error)) 
 	return nb, err
 }
 
-// mapBase maps the base file at path, checking its size and CRC-32C
-// (over the mapped bytes) against the DB's record and its structure
-// (footer, table bounds): a file that fails is ErrCorrupt, as is one
-// missing.
-func mapBase(path string, size int64, crc uint32) (postings, error) {
+// mapBase maps the base file at path, checking its size against the DB's
+// record and its structure (footer, table bounds): a file that fails is
+// ErrCorrupt, as is one missing. Its CRC-32C is checkCRC's, which must
+// pass before the base is trusted.
+func mapBase(path string, size int64) (postings, error) {
 	p, err := mapFile(path, size)
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) || errors.Is(err, fs.ErrNotExist) {
@@ -116,11 +117,24 @@ func mapBase(path string, size int64, crc uint32) (postings, error) {
 		}
 		return postings{}, err
 	}
-	if crc32.Checksum(p.data, crcTable) != crc {
-		p.close()
-		return postings{}, fmt.Errorf("%w: base checksum", ErrCorrupt)
-	}
 	return p, nil
+}
+
+// checkCRC checks the CRC-32C of the mapped base file against crc. A
+// fault reading the map (the file shrank under it) is ErrCorrupt too:
+// it may run on a goroutine of its own, which a fault would otherwise
+// crash.
+func (p postings) checkCRC(crc uint32) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: base file: fault reading it: %v", ErrCorrupt, r)
+		}
+	}()
+	if crc32.Checksum(p.data, crcTable) != crc {
+		return fmt.Errorf("%w: base checksum", ErrCorrupt)
+	}
+	return nil
 }
 
 // mapFile maps the base file at path, which must be size bytes long.

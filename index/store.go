@@ -714,11 +714,31 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		return fmt.Errorf("%w: meta base record", ErrCorrupt)
 	}
 	gen := binary.BigEndian.Uint64(rec)
-	base, err := mapBase(basePath(path, gen), int64(binary.BigEndian.Uint64(rec[8:])), binary.BigEndian.Uint32(rec[16:]))
+	base, err := mapBase(basePath(path, gen), int64(binary.BigEndian.Uint64(rec[8:])))
 	if err != nil {
 		return err
 	}
+	// The base's CRC (over a GiB on a 1M-file root) is computed on another
+	// core while the records load, not before; both must pass.
+	crcErr := make(chan error, 1)
+	go func() { crcErr <- base.checkCRC(binary.BigEndian.Uint32(rec[16:])) }()
+	err = ix.loadRecords(tx, sums, slots)
+	if cerr := <-crcErr; cerr != nil {
+		err = cerr // the base's damage first: it may explain the rest
+	}
+	if err != nil {
+		base.close()
+		return err
+	}
 	ix.base, ix.gen = base, gen
+	ix.reorder()
+	return ix.checkLocked(false)
+}
+
+// loadRecords reads and checks the records of "files", "delta", "stale"
+// and "ignored" (see load).
+func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
+	var err error
 	// Every record against its bucket's sum before any is decoded: what
 	// is decoded is what was written (a damaged id could otherwise size
 	// the table).
@@ -737,6 +757,7 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
 	}
 	ix.files = make([]File, bound)
+	ix.byPath = make(map[string]uint32, bound) // sized once, not grown by doubling
 	err = tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
 		id, f, ok := decodeFile(string(k), v)
 		if !ok || id >= bound {
@@ -795,11 +816,7 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0})
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	ix.reorder()
-	return ix.checkLocked(false)
+	return err
 }
 
 // check verifies the invariants of the postings (see the format comment):
@@ -911,7 +928,7 @@ type Phase int
 
 // OpenOrBuild's phases, in the order they may come.
 const (
-	PhaseReopen Phase = iota // loading the saved index and checking the tree by stat
+	PhaseReopen Phase = iota // loading the saved index and (unless NoReconcile) checking the tree by stat
 	PhaseBuild               // reading every file
 	PhaseSave                // writing the new index to its DB
 )
@@ -926,10 +943,17 @@ type OpenOptions struct {
 	// ErrCorrupt, ErrSchema or ErrRoot), after it was moved aside to
 	// movedTo, for the caller to log.
 	Discarded func(err error, movedTo string)
+	// NoReconcile leaves a reopened index as saved, for the caller to
+	// Reconcile before it trusts it (the daemon's watcher reconciles once
+	// its watches are set, which it must do anyway: reconciling here too
+	// would walk the whole tree twice per restart). The checks of Open
+	// are made all the same; what that later Reconcile finds corrupt is
+	// the caller's to handle.
+	NoReconcile bool
 }
 
 // OpenOrBuild opens the index saved at path and reconciles it with the
-// tree; if there is none, or it cannot be trusted (an error wrapping
+// tree (unless opts.NoReconcile); if there is none, or it cannot be trusted (an error wrapping
 // ErrCorrupt, ErrSchema or ErrRoot from Open, or ErrCorrupt from
 // Reconcile), it moves the file aside, to <path>.corrupt-<unixnano> if it
 // is corrupt, else <path>.old-<unixnano> (one such file is kept per DB:
@@ -955,6 +979,9 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 	ix, err = Open(path, root)
 	opened := err == nil
 	if opened {
+		if o.NoReconcile {
+			return ix, false, nil
+		}
 		if _, err = ix.Reconcile(ctx); err == nil {
 			return ix, false, nil
 		}

@@ -385,3 +385,31 @@ func TestReopenAfterRemovingTheHighestID(t *testing.T) {
 		t.Fatalf("candidates: %q", got)
 	}
 }
+
+// With NoReconcile, OpenOrBuild returns the index as saved, for the
+// caller's own Reconcile to catch up.
+func TestOpenOrBuildNoReconcile(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.go": "package alpha\n"})
+	db := filepath.Join(t.TempDir(), "ix.db")
+	ix, rebuilt, err := OpenOrBuild(context.Background(), db, root, &OpenOptions{NoReconcile: true})
+	if err != nil || !rebuilt {
+		t.Fatalf("first open: rebuilt=%v err=%v", rebuilt, err)
+	}
+	ix.Close()
+	writeFile(t, root, "b.go", "package bravo\n")
+	ix, rebuilt, err = OpenOrBuild(context.Background(), db, root, &OpenOptions{NoReconcile: true})
+	if err != nil || rebuilt {
+		t.Fatalf("reopen: rebuilt=%v err=%v", rebuilt, err)
+	}
+	defer ix.Close()
+	checkIndex(t, ix)
+	if got := paths(ix); !slices.Equal(got, []string{"a.go"}) {
+		t.Fatalf("before Reconcile: %q", got)
+	}
+	if n, err := ix.Reconcile(context.Background()); err != nil || n < 1 { // b.go, and a.go if racy
+		t.Fatalf("Reconcile: %d, %v", n, err)
+	}
+	if got := candidates(t, ix, "bravo"); !slices.Equal(got, []string{"b.go"}) {
+		t.Fatalf("after Reconcile: %q", got)
+	}
+}

@@ -124,13 +124,13 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		}
 	}
 	for _, d := range dirs {
-		fs, ign, err := ix.walkSubtree(ctx, rules, d)
+		fs, missing, ign, err := ix.walkSubtree(ctx, rules, d)
 		if err != nil {
 			return err
 		}
-		files = append(files, ix.changedOnly(fs)...)
+		files = append(files, fs...)
 		ignoredAdds = append(ignoredAdds, ign...)
-		gone = append(gone, ix.missingUnder(d, fs)...)
+		gone = append(gone, missing...)
 	}
 	read, vanished := ix.readChanges(root, files, t0)
 	// Removals first: a path removed and re-added in one batch (a type
@@ -179,7 +179,7 @@ func (ix *Index) holdsUnder(rel string) bool {
 }
 
 // Reconcile walks the whole tree and brings the index up to date: files
-// whose stat changed (see changedOnly) or that are racy are re-read
+// whose stat changed (see changed) or that are racy are re-read
 // (unchanged files are trusted on their stat alone), new ones added,
 // vanished ones removed. It returns how many files changed.
 func (ix *Index) Reconcile(ctx context.Context) (int, error) {
@@ -189,26 +189,34 @@ func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("index: reconcile: %w", err)
 	}
 	defer root.Close()
-	files, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "")
+	files, missing, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "")
 	if err != nil {
 		return 0, err
 	}
-	read, vanished := ix.readChanges(root, ix.changedOnly(files), t0)
+	read, vanished := ix.readChanges(root, files, t0)
 	var chs []change
-	for _, g := range append(ix.missingUnder("", files), vanished...) {
+	for _, g := range append(missing, vanished...) {
 		chs = append(chs, change{path: g, remove: true})
 	}
 	chs = append(chs, read...)
 	return len(chs), ix.commit(chs, []string{""}, ign)
 }
 
-// walkSubtree lists the files under dir ("" for the root) as a build
-// would, with the records of what a walk would skip (the entries ignore
-// rules pruned, the hidden directories); rules is the batch's rule cache.
-func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string) ([]File, []Skipped, error) {
-	var files []File
-	var ign []Skipped
-	_, err := tree.Walk(ctx, ix.root, dir, rules.At(dir), tree.Options{
+// walkSubtree walks dir ("" for the root) as a build would and compares
+// it with the table as it goes: it returns the files that must be read
+// (see changed), the table's paths under dir the walk did not find, and
+// the records of what a walk would skip (the entries ignore rules pruned,
+// the hidden directories); rules is the batch's rule cache. Unchanged
+// files are only marked seen, by id, so a whole-tree walk keeps no list
+// of the tree (a million Files and their paths) nor a set of its paths.
+func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string) (read []File, missing []string, ign []Skipped, err error) {
+	var hidden uint64
+	if dir != "" {
+		// The walk counts hidden bits from dir; shift them to the root.
+		hidden = rules.Path(dir, true).Hidden
+	}
+	var seen []uint64 // bitset of the ids the walk found
+	_, err = tree.Walk(ctx, ix.root, dir, rules.At(dir), tree.Options{
 		IncludeHidden: true,
 		Info:          true,
 		OnSkip: func(s tree.Skip) {
@@ -220,38 +228,49 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 			ign = append(ign, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
-		files = append(files, fileFromEntry(e))
+		f := fileFromEntry(e)
+		f.Hidden |= hidden
+		ix.mu.RLock()
+		id, ok := ix.byPath[f.Path]
+		same := ok && !ix.changed(id, &f)
+		ix.mu.RUnlock()
+		if ok {
+			for int(id/64) >= len(seen) {
+				seen = append(seen, 0)
+			}
+			seen[id/64] |= 1 << (id % 64)
+		}
+		if !same {
+			read = append(read, f)
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if dir != "" {
-		// The walk counts hidden bits from dir; shift them to the root.
-		hidden := rules.Path(dir, true).Hidden
-		for i := range files {
-			files[i].Hidden |= hidden
-		}
-	}
-	return files, ign, nil
-}
-
-// changedOnly keeps the files that must be read: new ones, those whose
-// stat differs from the table (git's comparison: size, mtime, ctime,
-// inode, device; and type and hiddenness), those whose trigrams are
-// unknown, and racy ones: flagged Racy when read, or with an mtime not
-// older than the index's last write.
-func (ix *Index) changedOnly(files []File) []File {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	out := files[:0:0]
-	for _, f := range files {
-		if id, ok := ix.byPath[f.Path]; ok && ix.files[id].sameStat(&f) && !ix.racyLocked(&ix.files[id]) {
-			continue
+	pre := dirPrefix(dir)
+	i, _ := slices.BinarySearchFunc(ix.order, pre, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
+	for _, id := range ix.order[i:] {
+		p := ix.files[id].Path
+		if !strings.HasPrefix(p, pre) {
+			break
 		}
-		out = append(out, f)
+		if int(id/64) >= len(seen) || seen[id/64]&(1<<(id%64)) == 0 {
+			missing = append(missing, p)
+		}
 	}
-	return out
+	return read, missing, ign, nil
+}
+
+// changed reports whether the file recorded at id must be read again to
+// be as f, just walked: its stat differs (git's comparison: size, mtime,
+// ctime, inode, device; and type and hiddenness), its trigrams are
+// unknown, or it is racy: flagged Racy when read, or with an mtime not
+// older than the index's last write. Caller holds mu.
+func (ix *Index) changed(id uint32, f *File) bool {
+	return !ix.files[id].sameStat(f) || ix.racyLocked(&ix.files[id])
 }
 
 // sameStat reports whether f's stat (and type and hiddenness) is the one
@@ -265,22 +284,6 @@ func (old *File) sameStat(f *File) bool {
 // alone. Caller holds mu.
 func (ix *Index) racyLocked(f *File) bool {
 	return f.Mode.IsRegular() && (f.Flags&(Unknown|Racy) != 0 || f.ModTime >= ix.written)
-}
-
-// missingUnder returns the table's paths under dir absent from files.
-func (ix *Index) missingUnder(dir string, files []File) []string {
-	present := make(map[string]bool, len(files))
-	for _, f := range files {
-		present[f.Path] = true
-	}
-	var out []string
-	ix.Files(dir, "", func(f *File) bool {
-		if !present[f.Path] {
-			out = append(out, f.Path)
-		}
-		return true
-	})
-	return out
 }
 
 // readers keeps readers (each with a 2 MiB trigram bitmap) across calls:

@@ -35,10 +35,10 @@ const (
 
 // Phases of a root while it is building (RootStatus.Phase).
 const (
-	PhaseReopen  = "reopening"   // loading the saved index and checking the tree by stat
+	PhaseReopen  = "reopening"   // loading and checking the saved index (the default Freshener then checks the tree by stat)
 	PhaseBuild   = "building"    // reading every file (progress is reported)
 	PhaseSave    = "saving"      // writing the new index to its DB
-	PhaseCatchUp = "catching_up" // waiting for the Freshener to trust the index
+	PhaseCatchUp = "catching_up" // waiting for the Freshener to trust the index (after a restart: its walk of the tree)
 )
 
 // Status is the result of status.
