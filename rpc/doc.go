@@ -126,7 +126,7 @@
 // Only processes of the daemon's own user may connect: the server checks
 // each connection's SO_PEERCRED uid and closes any other without a word
 // (and Dial checks the server the same way). The socket is 0600 in a 0700
-// directory owned by the user: Listen refuses a directory that is a
+// directory owned by the user: Listen (package rpc/server) refuses a directory that is a
 // symbolic link, belongs to another user or that others may write to,
 // and, when it lies under TMPDIR (the fallback path
 // $TMPDIR/indexd-UID/indexd.sock), every directory on the way there
