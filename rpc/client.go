@@ -191,6 +191,7 @@ func NewClient(nc Conn) *Client {
 // NewClient returns a Client speaking on nc with d's answer timeout. It
 // owns nc from now on, and starts the goroutine reading responses; Close
 // stops it.
+// Its messages name no socket (a Client of Dial's names its path).
 func (d Dialer) NewClient(nc Conn) *Client {
 	c := &Client{
 		nc:      nc,
