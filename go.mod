@@ -24,5 +24,3 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.42.0 // indirect
 )
-
-replace github.com/spf13/pflag => ./third_party/pflag

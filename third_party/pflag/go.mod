@@ -1,3 +1,0 @@
-module github.com/spf13/pflag
-
-go 1.12
