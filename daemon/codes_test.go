@@ -12,11 +12,11 @@ import (
 
 // Every JSON-RPC error code the daemon or the protocol can answer means
 // one thing: no two share a number. The constants are found in the
-// source (every const named Code… with a negative literal value in rpc/
-// and daemon/), so a new code is checked without being listed here.
+// source (every const named Code… with a negative literal value in rpc/,
+// rpc/server/ and daemon/), so a new code is checked without being listed here.
 func TestErrorCodesUnique(t *testing.T) {
 	seen := map[string]string{} // value -> constant
-	for _, dir := range []string{"../rpc", "."} {
+	for _, dir := range []string{"../rpc", "../rpc/server", "."} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go files in %s: %v", dir, err)

@@ -29,6 +29,7 @@ import (
 	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/rpc/server"
 )
 
 // DefaultMaxRoots is Config.MaxRoots's default.
@@ -166,7 +167,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer f.Close()
 		log = slog.New(slog.NewTextHandler(f, nil))
 	}
-	ln, unlock, err := rpc.Listen(cfg.SocketPath)
+	ln, unlock, err := server.Listen(cfg.SocketPath)
 	if errors.Is(err, rpc.ErrAlreadyRunning) {
 		log.Info("not starting: another daemon serves the socket", "socket", cfg.SocketPath, "err", err)
 		return nil
@@ -183,7 +184,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer ignore.SetPrivate()
 
 	d := newDaemon(ctx, cfg, log)
-	srv := &rpc.Server{
+	srv := &server.Server{
 		Handler: d,
 		Logf:    func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/rpc/server"
 )
 
 // sample is a small tree with a hidden and an ignored directory.
@@ -370,7 +371,7 @@ func TestShutdown(t *testing.T) {
 	if _, err := os.Lstat(td.cfg.SocketPath); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left behind: %v", err)
 	}
-	ln, unlock, err := rpc.Listen(td.cfg.SocketPath)
+	ln, unlock, err := server.Listen(td.cfg.SocketPath)
 	if err != nil {
 		t.Fatalf("the lock is still held: %v", err)
 	}

@@ -90,7 +90,7 @@
 // planted in the directory is never written through: a link at the log's
 // path is an error, one at a DB's path is discarded like a corrupt DB
 // (and the index rebuilt), and the list of roots is written afresh. The
-// socket's directory gets the same checks (rpc.Listen).
+// socket's directory gets the same checks (server.Listen, package rpc/server).
 //
 // # Results of the daemon's methods
 //
@@ -114,8 +114,8 @@
 //
 // Run owns everything and returns only when all of it has ended:
 //
-//   - rpc.Server.Serve, called by Run, owns the connection and request
-//     goroutines (see package rpc). It returns once the daemon's context
+//   - server.Server.Serve (package rpc/server), called by Run, owns the
+//     connection and request goroutines (see package rpc). It returns once the daemon's context
 //     is cancelled (Run's ctx, the shutdown method, or the idle exit) and
 //     the requests in flight have been answered.
 //   - The idle-exit goroutine (only with Config.IdleExit) is started by

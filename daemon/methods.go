@@ -13,6 +13,7 @@ import (
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/rpc/server"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -108,7 +109,7 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 	t := &query.Tools{WS: ws, Searcher: s, Changes: s, Unlimited: p.Unlimited}
 	if p.Stream && p.Unlimited {
 		// A client gone is noticed by ctx, which ends the search.
-		t.Sink = func(b query.Batch) { _ = rpc.Notify(ctx, b) }
+		t.Sink = func(b query.Batch) { _ = server.Notify(ctx, b) }
 	}
 	return t.Run(ctx, tool, p.Cwd, p.Args)
 }

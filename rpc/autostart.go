@@ -31,7 +31,7 @@ const restartInterval = 500 * time.Millisecond
 //
 // Concurrent calls in one process for the same path start the daemon
 // once; across processes, several daemons may be launched but the lock
-// taken by Listen lets only one of them serve.
+// taken by the server's Listen (package rpc/server) lets only one of them serve.
 //
 // The Client has the default timeouts; see Dialer.EnsureDaemon.
 func EnsureDaemon(ctx context.Context, path string, start func() error) (*Client, error) {

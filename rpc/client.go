@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -80,6 +80,17 @@ func roundWait(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
+// Conn is a Client's connection to the server: a net.Conn serves, and
+// Dial's is a Unix socket held in an *os.File, whose reads and writes go
+// through the runtime's poller (so the Client links no network stack).
+type Conn interface {
+	io.ReadWriteCloser
+	SetWriteDeadline(t time.Time) error
+}
+
+// aLongTimeAgo is a deadline long past, which interrupts a write.
+var aLongTimeAgo = time.Unix(1, 0)
+
 // A Dialer connects Clients. The zero value uses the defaults; a negative
 // timeout disables it.
 type Dialer struct {
@@ -116,7 +127,7 @@ func (d Dialer) answerTimeout() time.Duration {
 // calls from many goroutines are pipelined on the one connection and each
 // is matched to its response by id, whatever order the server answers in.
 type Client struct {
-	nc     net.Conn
+	nc     Conn
 	socket string        // the server's address, for messages
 	answer time.Duration // the answer timeout (see Dialer.AnswerTimeout); 0: none
 	done   chan struct{} // closed when the reader goroutine has exited
@@ -144,13 +155,13 @@ type response struct {
 
 // Dial connects to the server on the Unix socket at path, with the
 // default timeouts (see Dialer). The server must run as the current user
-// (SameUser).
+// (its uid, from SO_PEERCRED, is the current one).
 func Dial(ctx context.Context, path string) (*Client, error) {
 	return Dialer{}.Dial(ctx, path)
 }
 
 // Dial connects to the server on the Unix socket at path. The server must
-// run as the current user (SameUser).
+// run as the current user (its uid, from SO_PEERCRED, is the current one).
 func (d Dialer) Dial(ctx context.Context, path string) (*Client, error) {
 	dctx := ctx
 	if t := d.connectTimeout(); t > 0 {
@@ -158,16 +169,11 @@ func (d Dialer) Dial(ctx context.Context, path string) (*Client, error) {
 		dctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	var nd net.Dialer
-	nc, err := nd.DialContext(dctx, "unix", path)
+	nc, err := dialUnix(dctx, path)
 	if err != nil {
 		if ctx.Err() == nil && dctx.Err() != nil {
 			return nil, fmt.Errorf("%w: connecting to %s took over %v", ErrNoAnswer, path, d.connectTimeout())
 		}
-		return nil, err
-	}
-	if err := SameUser(nc); err != nil {
-		nc.Close()
 		return nil, err
 	}
 	c := d.NewClient(nc)
@@ -178,22 +184,20 @@ func (d Dialer) Dial(ctx context.Context, path string) (*Client, error) {
 // NewClient returns a Client speaking on nc with the default timeouts
 // (see Dialer). It owns nc from now on, and starts the goroutine reading
 // responses; Close stops it.
-func NewClient(nc net.Conn) *Client {
+func NewClient(nc Conn) *Client {
 	return Dialer{}.NewClient(nc)
 }
 
 // NewClient returns a Client speaking on nc with d's answer timeout. It
 // owns nc from now on, and starts the goroutine reading responses; Close
 // stops it.
-func (d Dialer) NewClient(nc net.Conn) *Client {
+// Its messages name no socket (a Client of Dial's names its path).
+func (d Dialer) NewClient(nc Conn) *Client {
 	c := &Client{
 		nc:      nc,
 		answer:  d.answerTimeout(),
 		done:    make(chan struct{}),
 		pending: make(map[uint64]chan response),
-	}
-	if a := nc.RemoteAddr(); a != nil {
-		c.socket = a.String()
 	}
 	c.lastRead.Store(time.Now().UnixNano())
 	go c.readLoop()
@@ -578,4 +582,15 @@ func (c *Client) readLoop() {
 		ch <- response{err: c.err}
 		delete(c.pending, id)
 	}
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -1,9 +1,15 @@
 // Package rpc is the daemon's transport: JSON-RPC 2.0 over a Unix stream
-// socket, one JSON object per line. It provides the server (Serve, with a
-// Handler the daemon implements), the client (Dial, Client.Call), the
-// socket's path, permissions and single-instance lock (DefaultSocketPath,
-// Listen) and auto-start (EnsureDaemon). This comment is the protocol's
-// specification.
+// socket, one JSON object per line. It provides the protocol's types (the
+// Handler the daemon implements, Error, the params), the client (Dial,
+// Client.Call), the socket's path and lock file (DefaultSocketPath,
+// LockPath) and auto-start (EnsureDaemon); package rpc/server provides
+// the server (Serve), the socket's permissions and single-instance lock
+// (Listen) and peer checks. This comment is the protocol's specification.
+//
+// The client side links no network stack: Dial makes its Unix socket with
+// golang.org/x/sys/unix and reads it through an *os.File, so a program
+// that only queries the daemon (indexctl) does not import net, which
+// with cgo enabled would bring runtime/cgo and make it dynamically linked.
 //
 // # Try it
 //
@@ -120,7 +126,7 @@
 // Only processes of the daemon's own user may connect: the server checks
 // each connection's SO_PEERCRED uid and closes any other without a word
 // (and Dial checks the server the same way). The socket is 0600 in a 0700
-// directory owned by the user: Listen refuses a directory that is a
+// directory owned by the user: Listen (package rpc/server) refuses a directory that is a
 // symbolic link, belongs to another user or that others may write to,
 // and, when it lies under TMPDIR (the fallback path
 // $TMPDIR/indexd-UID/indexd.sock), every directory on the way there

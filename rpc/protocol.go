@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/indexd/indexd/tool"
 )
@@ -222,3 +223,29 @@ func jsonKind(k string) string {
 	}
 	return "number"
 }
+
+// Defaults for the zero fields of the server's configuration (Server in
+// package rpc/server); the client sizes its requests by
+// DefaultMaxRequestSize.
+const (
+	DefaultIdleTimeout    = 5 * time.Minute
+	DefaultWriteTimeout   = time.Minute
+	DefaultDrainTimeout   = 10 * time.Second
+	DefaultMaxRequestSize = 1 << 20
+	DefaultMaxInFlight    = 64
+	// DefaultMaxConnReplyBytes and DefaultMaxReplyBytes are the reply
+	// budgets (see the server's MaxConnReplyBytes).
+	DefaultMaxConnReplyBytes = 16 << 20
+	DefaultMaxReplyBytes     = 128 << 20
+)
+
+// CodeRepliesUnread is the error that replaces a response the server
+// could not hold: its client had left too many earlier responses unread
+// (see the server's MaxConnReplyBytes).
+const CodeRepliesUnread = -32050
+
+// MethodPartial is the notification a handler sends through the server's
+// Notify: part
+// of the answer to the request whose id it names, before that request's
+// response, as {"id": ID, "data": DATA}.
+const MethodPartial = "partial"

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/indexd/indexd/internal/pflag"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/filetype"

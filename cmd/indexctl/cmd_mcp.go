@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/indexd/indexd/internal/pflag"
 
 	"github.com/indexd/indexd/tool"
 )

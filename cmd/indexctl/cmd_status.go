@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/indexd/indexd/internal/pflag"
 
 	daemon "github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/indexd/indexd/internal/pflag"
 
 	"github.com/indexd/indexd/rpc"
 )

@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/spf13/pflag"
+	"github.com/indexd/indexd/internal/pflag"
 
 	"github.com/indexd/indexd/internal/buildid"
 	daemon "github.com/indexd/indexd/internal/daemonapi"

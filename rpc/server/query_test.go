@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"context"
@@ -10,16 +10,17 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/rpc"
 )
 
 func TestToolForMethod(t *testing.T) {
-	for method, want := range map[string]string{MethodGlob: query.ToolGlob, MethodGrep: query.ToolGrep, MethodLS: query.ToolLS} {
-		if got, ok := ToolForMethod(method); !ok || got != want {
+	for method, want := range map[string]string{rpc.MethodGlob: query.ToolGlob, rpc.MethodGrep: query.ToolGrep, rpc.MethodLS: query.ToolLS} {
+		if got, ok := rpc.ToolForMethod(method); !ok || got != want {
 			t.Errorf("ToolForMethod(%q) = %q, %v; want %q", method, got, ok, want)
 		}
 	}
-	for _, m := range []string{MethodPing, MethodStatus, "Glob", ""} {
-		if _, ok := ToolForMethod(m); ok {
+	for _, m := range []string{rpc.MethodPing, rpc.MethodStatus, "Glob", ""} {
+		if _, ok := rpc.ToolForMethod(m); ok {
 			t.Errorf("ToolForMethod(%q) is a tool", m)
 		}
 	}
@@ -27,29 +28,29 @@ func TestToolForMethod(t *testing.T) {
 
 // queryHandler answers the tool methods with the walk engine, the way the
 // daemon wires them (without its workspace registry and index).
-func queryHandler() Handler {
-	tool := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error) {
-		p, perr := DecodeToolParams(params)
+func queryHandler() rpc.Handler {
+	tool := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+		p, perr := rpc.DecodeToolParams(params)
 		if perr != nil {
 			return nil, perr
 		}
-		name, _ := ToolForMethod(method)
+		name, _ := rpc.ToolForMethod(method)
 		ws, err := query.NewWorkspace(p.Root)
 		if err != nil {
-			return nil, Errorf(-32000, "root: %v", err)
+			return nil, rpc.Errorf(-32000, "root: %v", err)
 		}
 		env := query.NewDirect(ws).Run(ctx, name, p.Cwd, p.Args)
 		js, err := env.MarshalJSON()
 		if err != nil {
-			return nil, Errorf(CodeInternalError, "envelope: %v", err)
+			return nil, rpc.Errorf(rpc.CodeInternalError, "envelope: %v", err)
 		}
 		return js, nil
 	}
-	return HandlerFunc(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error) {
-		if _, ok := ToolForMethod(method); ok {
+	return rpc.HandlerFunc(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+		if _, ok := rpc.ToolForMethod(method); ok {
 			return tool(ctx, method, params)
 		}
-		return nil, ErrMethodNotFound(method)
+		return nil, rpc.ErrMethodNotFound(method)
 	})
 }
 
@@ -60,7 +61,7 @@ func TestQueryEnvelopes(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "src"), 0o755)
 	os.WriteFile(filepath.Join(root, "src", "a.go"), []byte("package a\n// <b> & c\n"), 0o644)
 	ts := startServer(t, queryHandler(), nil)
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,18 +72,18 @@ func TestQueryEnvelopes(t *testing.T) {
 		status            envelope.Status
 		code              envelope.Code
 	}{
-		{MethodGlob, "", `{"pattern":"**/*.go"}`, envelope.StatusSuccess, ""},
-		{MethodGrep, "src", `{"pattern":"<b> &"}`, envelope.StatusSuccess, ""},
-		{MethodLS, "", `{"path":"src"}`, envelope.StatusSuccess, ""},
-		{MethodGlob, "", `{}`, envelope.StatusError, envelope.CodeInvalidParam},
-		{MethodGrep, "", `{"pattern":"("}`, envelope.StatusError, envelope.CodeInvalidParam},
-		{MethodLS, "", `{"path":"../.."}`, envelope.StatusError, envelope.CodeAccessDenied},
-		{MethodLS, "", `[1]`, envelope.StatusError, envelope.CodeInvalidParam},
-		{MethodGlob, "nope", `{"pattern":"*"}`, envelope.StatusError, envelope.CodeNotFound},
+		{rpc.MethodGlob, "", `{"pattern":"**/*.go"}`, envelope.StatusSuccess, ""},
+		{rpc.MethodGrep, "src", `{"pattern":"<b> &"}`, envelope.StatusSuccess, ""},
+		{rpc.MethodLS, "", `{"path":"src"}`, envelope.StatusSuccess, ""},
+		{rpc.MethodGlob, "", `{}`, envelope.StatusError, envelope.CodeInvalidParam},
+		{rpc.MethodGrep, "", `{"pattern":"("}`, envelope.StatusError, envelope.CodeInvalidParam},
+		{rpc.MethodLS, "", `{"path":"../.."}`, envelope.StatusError, envelope.CodeAccessDenied},
+		{rpc.MethodLS, "", `[1]`, envelope.StatusError, envelope.CodeInvalidParam},
+		{rpc.MethodGlob, "nope", `{"pattern":"*"}`, envelope.StatusError, envelope.CodeNotFound},
 	}
 	for _, tc := range tests {
 		var res json.RawMessage
-		err := c.Call(context.Background(), tc.method, ToolParams{Root: root, Cwd: tc.cwd, Args: json.RawMessage(tc.args)}, &res)
+		err := c.Call(context.Background(), tc.method, rpc.ToolParams{Root: root, Cwd: tc.cwd, Args: json.RawMessage(tc.args)}, &res)
 		if err != nil {
 			t.Errorf("%s %s: %v", tc.method, tc.args, err)
 			continue
@@ -104,17 +105,17 @@ func TestQueryEnvelopes(t *testing.T) {
 		}
 	}
 	// Protocol faults stay protocol faults.
-	var rerr *Error
-	if err := c.Call(context.Background(), MethodGlob, map[string]string{"root": "relative"}, nil); !asCode(err, &rerr, CodeInvalidParams) {
+	var rerr *rpc.Error
+	if err := c.Call(context.Background(), rpc.MethodGlob, map[string]string{"root": "relative"}, nil); !asCode(err, &rerr, rpc.CodeInvalidParams) {
 		t.Errorf("relative root: %v", err)
 	}
-	if err := c.Call(context.Background(), "Glob", ToolParams{Root: root}, nil); !asCode(err, &rerr, CodeMethodNotFound) {
+	if err := c.Call(context.Background(), "Glob", rpc.ToolParams{Root: root}, nil); !asCode(err, &rerr, rpc.CodeMethodNotFound) {
 		t.Errorf("tool name as method: %v", err)
 	}
 }
 
-func asCode(err error, target **Error, code int) bool {
-	e, ok := err.(*Error)
+func asCode(err error, target **rpc.Error, code int) bool {
+	e, ok := err.(*rpc.Error)
 	*target = e
 	return ok && e.Code == code
 }

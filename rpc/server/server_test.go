@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 func TestPing(t *testing.T) {
@@ -28,7 +30,7 @@ func TestPing(t *testing.T) {
 		t.Errorf("ping: %q", r.line)
 	}
 
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +67,13 @@ func TestEnvelopeResult(t *testing.T) {
 	}
 
 	// The same through the client.
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	var res json.RawMessage
-	if err := c.Call(context.Background(), MethodGlob, ToolParams{Root: "/w", Args: json.RawMessage(`{"pattern":"*.go"}`)}, &res); err != nil {
+	if err := c.Call(context.Background(), rpc.MethodGlob, rpc.ToolParams{Root: "/w", Args: json.RawMessage(`{"pattern":"*.go"}`)}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if string(res) != want {
@@ -79,7 +81,7 @@ func TestEnvelopeResult(t *testing.T) {
 	}
 	// An error response comes back as *Error, data included.
 	err = c.Call(context.Background(), "fail", nil, &res)
-	var rerr *Error
+	var rerr *rpc.Error
 	if !errors.As(err, &rerr) || rerr.Code != -32000 || rerr.Message != "no <such> root" || string(rerr.Data) != `{"root":"/x"}` {
 		t.Errorf("fail: %v", err)
 	}
@@ -88,9 +90,9 @@ func TestEnvelopeResult(t *testing.T) {
 // blockingMethods returns a handler whose "slow" method signals started
 // and then waits for release (answering "released") or for its context
 // (signalling cancelled and answering an error).
-func blockingMethods(started chan<- string, release <-chan struct{}, cancelled chan<- string) Methods {
+func blockingMethods(started chan<- string, release <-chan struct{}, cancelled chan<- string) rpc.Methods {
 	m := testMethods()
-	m["slow"] = func(ctx context.Context, p json.RawMessage) (json.RawMessage, *Error) {
+	m["slow"] = func(ctx context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
 		started <- string(p)
 		select {
 		case <-release:
@@ -99,7 +101,7 @@ func blockingMethods(started chan<- string, release <-chan struct{}, cancelled c
 			if cancelled != nil {
 				cancelled <- string(p)
 			}
-			return nil, Errorf(CodeInternalError, "cancelled")
+			return nil, rpc.Errorf(rpc.CodeInternalError, "cancelled")
 		}
 	}
 	return m
@@ -126,7 +128,7 @@ func TestPipelinedOutOfOrder(t *testing.T) {
 	release2 := make(chan struct{})
 	started2 := make(chan string, 1)
 	ts2 := startServer(t, blockingMethods(started2, release2, nil), nil)
-	c, err := Dial(context.Background(), ts2.path)
+	c, err := rpc.Dial(context.Background(), ts2.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +156,7 @@ func TestPipelinedOutOfOrder(t *testing.T) {
 func TestNotification(t *testing.T) {
 	noted := make(chan string, 2)
 	m := testMethods()
-	m["note"] = func(_ context.Context, p json.RawMessage) (json.RawMessage, *Error) {
+	m["note"] = func(_ context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
 		noted <- string(p)
 		return json.RawMessage(`"ignored"`), nil
 	}
@@ -171,7 +173,7 @@ func TestNotification(t *testing.T) {
 		t.Fatalf("got %q, want only the ping's answer", r.line)
 	}
 	// The client notifies too.
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,37 +199,37 @@ func TestBadInput(t *testing.T) {
 		id      string
 		message string // a part of the message
 	}{
-		{`{`, CodeParseError, "null", "invalid JSON"},
-		{`not json`, CodeParseError, "null", "invalid JSON"},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"} x`, CodeParseError, "null", "invalid JSON"},
-		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, "null", "batch requests are not supported"},
-		{`[]`, CodeInvalidRequest, "null", "batch"},
-		{`"ping"`, CodeInvalidRequest, "null", "not a JSON object"},
-		{`42`, CodeInvalidRequest, "null", "not a JSON object"},
-		{`null`, CodeInvalidRequest, "null", "not a JSON object"},
-		{`{}`, CodeInvalidRequest, "null", "jsonrpc"},
-		{`{"id":1,"method":"ping"}`, CodeInvalidRequest, "1", `jsonrpc must be "2.0"`},
-		{`{"jsonrpc":"1.0","id":1,"method":"ping"}`, CodeInvalidRequest, "1", "jsonrpc"},
-		{`{"jsonrpc":2.0,"id":1,"method":"ping"}`, CodeInvalidRequest, "1", "jsonrpc"},
-		{`{"jsonrpc":"2.0","id":1}`, CodeInvalidRequest, "1", "missing method"},
-		{`{"jsonrpc":"2.0","id":1,"Method":"ping"}`, CodeInvalidRequest, "1", "missing method"},
-		{`{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "1", "method must be a string"},
-		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, CodeInvalidRequest, "null", "id must be"},
-		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, CodeInvalidRequest, "null", "id must be"},
+		{`{`, rpc.CodeParseError, "null", "invalid JSON"},
+		{`not json`, rpc.CodeParseError, "null", "invalid JSON"},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"} x`, rpc.CodeParseError, "null", "invalid JSON"},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, rpc.CodeInvalidRequest, "null", "batch requests are not supported"},
+		{`[]`, rpc.CodeInvalidRequest, "null", "batch"},
+		{`"ping"`, rpc.CodeInvalidRequest, "null", "not a JSON object"},
+		{`42`, rpc.CodeInvalidRequest, "null", "not a JSON object"},
+		{`null`, rpc.CodeInvalidRequest, "null", "not a JSON object"},
+		{`{}`, rpc.CodeInvalidRequest, "null", "jsonrpc"},
+		{`{"id":1,"method":"ping"}`, rpc.CodeInvalidRequest, "1", `jsonrpc must be "2.0"`},
+		{`{"jsonrpc":"1.0","id":1,"method":"ping"}`, rpc.CodeInvalidRequest, "1", "jsonrpc"},
+		{`{"jsonrpc":2.0,"id":1,"method":"ping"}`, rpc.CodeInvalidRequest, "1", "jsonrpc"},
+		{`{"jsonrpc":"2.0","id":1}`, rpc.CodeInvalidRequest, "1", "missing method"},
+		{`{"jsonrpc":"2.0","id":1,"Method":"ping"}`, rpc.CodeInvalidRequest, "1", "missing method"},
+		{`{"jsonrpc":"2.0","id":1,"method":5}`, rpc.CodeInvalidRequest, "1", "method must be a string"},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, rpc.CodeInvalidRequest, "null", "id must be"},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, rpc.CodeInvalidRequest, "null", "id must be"},
 		// An id that is not UTF-8 cannot be echoed in valid JSON.
-		{"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}", CodeInvalidRequest, "null", "id must be valid UTF-8"},
-		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\",\"method\":\"nope\"}", CodeInvalidRequest, "null", "id must be valid UTF-8"},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}`, CodeInvalidRequest, "1", "params must be an object or an array"},
-		{`{"jsonrpc":"2.0","id":1,"method":"nope"}`, CodeMethodNotFound, "1", `method not found: "nope"`},
-		{`{"jsonrpc":"2.0","id":1,"method":"glob"}`, CodeInvalidParams, "1", "missing params"},
-		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":null}`, CodeInvalidParams, "1", "missing params"},
-		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":[1]}`, CodeInvalidParams, "1", "params must be an object"},
-		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{}}`, CodeInvalidParams, "1", "missing root"},
-		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{"root":5}}`, CodeInvalidParams, "1", "root must be a string, got number"},
-		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{"root":"rel/dir"}}`, CodeInvalidParams, "1", "root must be an absolute path"},
-		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{"root":"/w","cwd":["x"]}}`, CodeInvalidParams, "1", "cwd must be a string, got array"},
-		{`{"jsonrpc":"2.0","id":"abc","method":"panic"}`, CodeInternalError, `"abc"`, "internal error: boom"},
-		{`{"jsonrpc":"2.0","id":-1.5,"method":"badjson"}`, CodeInternalError, "-1.5", "invalid JSON"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}", rpc.CodeInvalidRequest, "null", "id must be valid UTF-8"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\",\"method\":\"nope\"}", rpc.CodeInvalidRequest, "null", "id must be valid UTF-8"},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}`, rpc.CodeInvalidRequest, "1", "params must be an object or an array"},
+		{`{"jsonrpc":"2.0","id":1,"method":"nope"}`, rpc.CodeMethodNotFound, "1", `method not found: "nope"`},
+		{`{"jsonrpc":"2.0","id":1,"method":"glob"}`, rpc.CodeInvalidParams, "1", "missing params"},
+		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":null}`, rpc.CodeInvalidParams, "1", "missing params"},
+		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":[1]}`, rpc.CodeInvalidParams, "1", "params must be an object"},
+		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{}}`, rpc.CodeInvalidParams, "1", "missing root"},
+		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{"root":5}}`, rpc.CodeInvalidParams, "1", "root must be a string, got number"},
+		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{"root":"rel/dir"}}`, rpc.CodeInvalidParams, "1", "root must be an absolute path"},
+		{`{"jsonrpc":"2.0","id":1,"method":"glob","params":{"root":"/w","cwd":["x"]}}`, rpc.CodeInvalidParams, "1", "cwd must be a string, got array"},
+		{`{"jsonrpc":"2.0","id":"abc","method":"panic"}`, rpc.CodeInternalError, `"abc"`, "internal error: boom"},
+		{`{"jsonrpc":"2.0","id":-1.5,"method":"badjson"}`, rpc.CodeInternalError, "-1.5", "invalid JSON"},
 	}
 	for _, tc := range tests {
 		rc.send(tc.line)
@@ -250,7 +252,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("params with invalid UTF-8: %q", r.line)
 	}
 	rc.send("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\xff\"}")
-	if r := rc.recv(); string(r.ID) != "3" || r.Error == nil || r.Error.Code != CodeMethodNotFound {
+	if r := rc.recv(); string(r.ID) != "3" || r.Error == nil || r.Error.Code != rpc.CodeMethodNotFound {
 		t.Errorf("method with invalid UTF-8: %q", r.line)
 	}
 	rc.send("", "   ", `{"jsonrpc":"2.0","id":"\u00e9<&>","method":"echo"}`) // blank lines are skipped
@@ -272,14 +274,14 @@ func TestTooLarge(t *testing.T) {
 
 	// Exactly at the limit: served.
 	prefix, suffix := `{"jsonrpc":"2.0","id":1,"method":"echo","params":["`, `"]}`
-	pad := strings.Repeat("x", DefaultMaxRequestSize-len(prefix)-len(suffix))
+	pad := strings.Repeat("x", rpc.DefaultMaxRequestSize-len(prefix)-len(suffix))
 	rc.send(prefix + pad + suffix)
 	if r := rc.recv(); r.Error != nil || len(r.Result) != len(pad)+4 {
 		t.Fatalf("request of exactly the limit: %.200s", r.line)
 	}
 	// One byte over: refused, and the connection goes on.
 	rc.send(prefix + pad + "x" + suffix)
-	if r := rc.recv(); r.Error == nil || r.Error.Code != CodeInvalidRequest || string(r.ID) != "null" || !strings.Contains(r.Error.Message, "request too large") {
+	if r := rc.recv(); r.Error == nil || r.Error.Code != rpc.CodeInvalidRequest || string(r.ID) != "null" || !strings.Contains(r.Error.Message, "request too large") {
 		t.Fatalf("request one byte over the limit: %.200s", r.line)
 	}
 	rc.ping()
@@ -300,7 +302,7 @@ func TestTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
-	if r.Error == nil || r.Error.Code != CodeInvalidRequest || !strings.Contains(r.Error.Message, "request too large (limit 1048576 bytes)") {
+	if r.Error == nil || r.Error.Code != rpc.CodeInvalidRequest || !strings.Contains(r.Error.Message, "request too large (limit 1048576 bytes)") {
 		t.Fatalf("10 MiB line: %q", r.line)
 	}
 	// Buffering the line would allocate at least 10 MiB (more with the
@@ -312,7 +314,7 @@ func TestTooLarge(t *testing.T) {
 	}
 	rc.ping()
 	// And the client refuses to send one.
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +431,7 @@ func TestDisconnectCancels(t *testing.T) {
 	}
 
 	// A client that closes with a call in flight gets ErrClosed.
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,13 +439,13 @@ func TestDisconnectCancels(t *testing.T) {
 	go func() { callErr <- c.Call(context.Background(), "slow", []string{"d"}, nil) }()
 	recvSignal(t, started, "the call")
 	c.Close()
-	if err := recvSignal(t, callErr, "the call to fail"); !errors.Is(err, ErrClosed) {
+	if err := recvSignal(t, callErr, "the call to fail"); !errors.Is(err, rpc.ErrClosed) {
 		t.Errorf("call on a closed client: %v", err)
 	}
 	if got := recvSignal(t, cancelled, "the call's cancellation"); got != `["d"]` {
 		t.Errorf("cancelled %s", got)
 	}
-	if err := c.Ping(context.Background()); !errors.Is(err, ErrClosed) {
+	if err := c.Ping(context.Background()); !errors.Is(err, rpc.ErrClosed) {
 		t.Errorf("ping on a closed client: %v", err)
 	}
 }
@@ -453,7 +455,7 @@ func TestClientErrors(t *testing.T) {
 	release := make(chan struct{})
 	cancelled := make(chan string, 1)
 	ts := startServer(t, blockingMethods(started, release, cancelled), func(s *Server) { s.DrainTimeout = -1 })
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,14 +488,14 @@ func TestClientErrors(t *testing.T) {
 	recvSignal(t, cancelled, "the call's cancellation")
 	// The cancelled handler's error answer was written before the
 	// connection closed.
-	var rerr *Error
+	var rerr *rpc.Error
 	if err := recvSignal(t, callErr, "the call"); !errors.As(err, &rerr) || rerr.Message != "cancelled" {
 		t.Errorf("call when the server stops: %v", err)
 	}
-	if err := c.Ping(context.Background()); !errors.Is(err, ErrConnLost) {
+	if err := c.Ping(context.Background()); !errors.Is(err, rpc.ErrConnLost) {
 		t.Errorf("ping after the server stopped: %v", err)
 	}
-	if _, err := Dial(context.Background(), ts.path); !notListening(err) {
+	if _, err := rpc.Dial(context.Background(), ts.path); !notListening(err) {
 		t.Errorf("dial after the server stopped: %v", err)
 	}
 }
@@ -560,7 +562,7 @@ func TestConcurrentClients(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, clients*perClientWorkers)
 	for i := range clients {
-		c, err := Dial(context.Background(), ts.path)
+		c, err := rpc.Dial(context.Background(), ts.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -735,7 +737,7 @@ func TestShutdownWithStuckReader(t *testing.T) {
 	handled := make(chan struct{}, 8)
 	m := testMethods()
 	big := json.RawMessage(`"` + strings.Repeat("z", 1<<20) + `"`)
-	m["big"] = func(context.Context, json.RawMessage) (json.RawMessage, *Error) {
+	m["big"] = func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
 		handled <- struct{}{}
 		return big, nil
 	}

@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"bytes"
@@ -17,25 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/internal/lineread"
+	"github.com/indexd/indexd/rpc"
 )
-
-// Defaults for the zero Server fields.
-const (
-	DefaultIdleTimeout    = 5 * time.Minute
-	DefaultWriteTimeout   = time.Minute
-	DefaultDrainTimeout   = 10 * time.Second
-	DefaultMaxRequestSize = 1 << 20
-	DefaultMaxInFlight    = 64
-	// DefaultMaxConnReplyBytes and DefaultMaxReplyBytes are the reply
-	// budgets (see Server.MaxConnReplyBytes).
-	DefaultMaxConnReplyBytes = 16 << 20
-	DefaultMaxReplyBytes     = 128 << 20
-)
-
-// CodeRepliesUnread is the error that replaces a response the server
-// could not hold: its client had left too many earlier responses unread
-// (see Server.MaxConnReplyBytes).
-const CodeRepliesUnread = -32050
 
 // replyStall is how long a response may wait for room in the reply
 // budget while its connection's writer is stuck in one write, before it
@@ -47,7 +30,7 @@ const replyStall = time.Second
 // disable it.
 type Server struct {
 	// Handler answers requests. Required.
-	Handler Handler
+	Handler rpc.Handler
 
 	// IdleTimeout drops a connection that has been quiet (no bytes
 	// received, no answer sent) for this long while none of its requests
@@ -273,28 +256,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) withDefaults() Server {
 	cfg := *s
 	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
+		cfg.IdleTimeout = rpc.DefaultIdleTimeout
 	}
 	if cfg.WriteTimeout == 0 {
-		cfg.WriteTimeout = DefaultWriteTimeout
+		cfg.WriteTimeout = rpc.DefaultWriteTimeout
 	}
 	if cfg.DrainTimeout == 0 {
-		cfg.DrainTimeout = DefaultDrainTimeout
+		cfg.DrainTimeout = rpc.DefaultDrainTimeout
 	}
 	if cfg.MaxRequestSize <= 0 {
-		cfg.MaxRequestSize = DefaultMaxRequestSize
+		cfg.MaxRequestSize = rpc.DefaultMaxRequestSize
 	}
 	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = DefaultMaxInFlight
+		cfg.MaxInFlight = rpc.DefaultMaxInFlight
 	}
 	if cfg.CheckPeer == nil {
 		cfg.CheckPeer = SameUser
 	}
 	if cfg.MaxConnReplyBytes <= 0 {
-		cfg.MaxConnReplyBytes = DefaultMaxConnReplyBytes
+		cfg.MaxConnReplyBytes = rpc.DefaultMaxConnReplyBytes
 	}
 	if cfg.MaxReplyBytes <= 0 {
-		cfg.MaxReplyBytes = DefaultMaxReplyBytes
+		cfg.MaxReplyBytes = rpc.DefaultMaxReplyBytes
 	}
 	if cfg.replyStall <= 0 {
 		cfg.replyStall = replyStall
@@ -499,7 +482,7 @@ func (c *conn) readLoop() (eof bool) {
 				return false
 			}
 		case errors.Is(err, lineread.ErrTooLong):
-			c.send(appendError(nil, nil, Errorf(CodeInvalidRequest, "request too large (limit %d bytes)", c.cfg.MaxRequestSize)))
+			c.send(appendError(nil, nil, rpc.Errorf(rpc.CodeInvalidRequest, "request too large (limit %d bytes)", c.cfg.MaxRequestSize)))
 		case errors.Is(err, io.EOF):
 			return true
 		case errors.Is(err, os.ErrDeadlineExceeded):
@@ -649,11 +632,11 @@ func (c *conn) handle(req request) {
 // call runs the handler, turning a panic into an internal error. The
 // handler of a request (not a notification) may send parts of its answer
 // before its response (Notify).
-func (c *conn) call(req request) (result json.RawMessage, herr *Error) {
+func (c *conn) call(req request) (result json.RawMessage, herr *rpc.Error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.cfg.logf("rpc: handler panic in %q: %v\n%s", req.method, r, debug.Stack())
-			result, herr = nil, Errorf(CodeInternalError, "internal error: %v", r)
+			result, herr = nil, rpc.Errorf(rpc.CodeInternalError, "internal error: %v", r)
 		}
 	}()
 	ctx := c.ctx
@@ -662,11 +645,6 @@ func (c *conn) call(req request) (result json.RawMessage, herr *Error) {
 	}
 	return c.cfg.Handler.Handle(ctx, req.method, req.params)
 }
-
-// MethodPartial is the notification a handler sends through Notify: part
-// of the answer to the request whose id it names, before that request's
-// response, as {"id": ID, "data": DATA}.
-const MethodPartial = "partial"
 
 type notifierKey struct{}
 
@@ -701,7 +679,7 @@ var errConnDead = errors.New("rpc: the connection failed")
 // response, it is never replaced: a slow reader is reading the answer).
 func (c *conn) queuePartial(id json.RawMessage, data []byte) error {
 	var buf bytes.Buffer
-	buf.WriteString(`{"jsonrpc":"2.0","method":"` + MethodPartial + `","params":{"id":`)
+	buf.WriteString(`{"jsonrpc":"2.0","method":"` + rpc.MethodPartial + `","params":{"id":`)
 	buf.Write(id)
 	buf.WriteString(`,"data":`)
 	if err := json.Compact(&buf, data); err != nil {
@@ -773,7 +751,7 @@ func (c *conn) queueReply(b []byte, id json.RawMessage, req bool) {
 			stuck := time.Since(c.writing)
 			if stuck >= stall {
 				c.cfg.state.count(func(s *ServerStats) { s.RepliesReplaced++ })
-				b = appendError(nil, id, Errorf(CodeRepliesUnread,
+				b = appendError(nil, id, rpc.Errorf(rpc.CodeRepliesUnread,
 					"response dropped: %d bytes of earlier responses on this connection are still unread (the server holds at most %d); read the responses before sending more requests",
 					c.queued, c.cfg.MaxConnReplyBytes))
 				c.push(outgoing{line: b, req: req})
@@ -945,50 +923,50 @@ var (
 
 // parseRequest parses one line. On a fault it returns the error to send
 // and, in req.id, the request's id if it could be read (nil otherwise).
-func parseRequest(line []byte) (request, *Error) {
+func parseRequest(line []byte) (request, *rpc.Error) {
 	var req request
 	if !json.Valid(line) {
-		return req, Errorf(CodeParseError, "parse error: invalid JSON")
+		return req, rpc.Errorf(rpc.CodeParseError, "parse error: invalid JSON")
 	}
 	switch line[0] {
 	case '{':
 	case '[':
-		return req, Errorf(CodeInvalidRequest, "invalid request: batch requests are not supported")
+		return req, rpc.Errorf(rpc.CodeInvalidRequest, "invalid request: batch requests are not supported")
 	default:
-		return req, Errorf(CodeInvalidRequest, "invalid request: not a JSON object")
+		return req, rpc.Errorf(rpc.CodeInvalidRequest, "invalid request: not a JSON object")
 	}
 	// A map, not a struct: member names are case-sensitive in JSON-RPC.
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
-		return req, Errorf(CodeParseError, "parse error: %v", err)
+		return req, rpc.Errorf(rpc.CodeParseError, "parse error: %v", err)
 	}
 	if id, ok := m["id"]; ok {
 		switch id[0] {
 		case '"':
 			// Echoed as read, so it must be valid JSON text: UTF-8.
 			if !utf8.Valid(id) {
-				return req, Errorf(CodeInvalidRequest, "invalid request: id must be valid UTF-8")
+				return req, rpc.Errorf(rpc.CodeInvalidRequest, "invalid request: id must be valid UTF-8")
 			}
 			req.id = id
 		case 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			req.id = id
 		default:
-			return req, Errorf(CodeInvalidRequest, "invalid request: id must be a string, a number or null")
+			return req, rpc.Errorf(rpc.CodeInvalidRequest, "invalid request: id must be a string, a number or null")
 		}
 	}
 	if v, ok := m["jsonrpc"]; !ok || !bytes.Equal(v, jsonrpcVersion) {
-		return req, Errorf(CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
+		return req, rpc.Errorf(rpc.CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
 	}
 	method, ok := m["method"]
 	if !ok {
-		return req, Errorf(CodeInvalidRequest, "invalid request: missing method")
+		return req, rpc.Errorf(rpc.CodeInvalidRequest, "invalid request: missing method")
 	}
 	if method[0] != '"' || json.Unmarshal(method, &req.method) != nil {
-		return req, Errorf(CodeInvalidRequest, "invalid request: method must be a string")
+		return req, rpc.Errorf(rpc.CodeInvalidRequest, "invalid request: method must be a string")
 	}
 	if p, ok := m["params"]; ok && p[0] != 'n' {
 		if p[0] != '{' && p[0] != '[' {
-			return req, Errorf(CodeInvalidRequest, "invalid request: params must be an object or an array")
+			return req, rpc.Errorf(rpc.CodeInvalidRequest, "invalid request: params must be an object or an array")
 		}
 		req.params = p
 	}
@@ -1008,7 +986,7 @@ func appendResult(dst []byte, id, result json.RawMessage) []byte {
 	buf.Write(id)
 	buf.WriteString(`,"result":`)
 	if err := json.Compact(buf, result); err != nil {
-		return appendError(dst[:0], id, Errorf(CodeInternalError, "internal error: the handler returned invalid JSON"))
+		return appendError(dst[:0], id, rpc.Errorf(rpc.CodeInternalError, "internal error: the handler returned invalid JSON"))
 	}
 	buf.WriteString("}\n")
 	return toValidUTF8(buf.Bytes())
@@ -1030,13 +1008,13 @@ func toValidUTF8(line []byte) []byte {
 
 // appendError appends an error response line; a nil id is written as
 // null.
-func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
+func appendError(dst []byte, id json.RawMessage, e *rpc.Error) []byte {
 	if id == nil {
 		id = nullID
 	}
 	eb, err := marshalNoEscape(e)
 	if err != nil { // only an invalid Data can fail
-		eb, _ = marshalNoEscape(&Error{Code: e.Code, Message: e.Message})
+		eb, _ = marshalNoEscape(&rpc.Error{Code: e.Code, Message: e.Message})
 	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)

@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"errors"
@@ -16,46 +16,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/internal/privdir"
+	"github.com/indexd/indexd/rpc"
 )
 
-// Listen errors.
-var (
-	// ErrAlreadyRunning: another daemon holds the socket's lock (or, with
-	// the lock free, something already answers on the socket).
-	ErrAlreadyRunning = errors.New("rpc: a daemon is already running")
-	// ErrInsecureDir: the socket's directory is not owned by the current
-	// user or is writable by others, so another user could replace the
-	// socket.
-	ErrInsecureDir = errors.New("rpc: insecure socket directory")
-)
-
-// DefaultSocketPath returns where the daemon listens: $INDEXD_SOCKET if
-// set, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else
-// indexd/indexd.sock in the user's cache directory ($XDG_CACHE_HOME or
-// ~/.cache). The result is absolute.
-func DefaultSocketPath() string {
-	if p := os.Getenv("INDEXD_SOCKET"); p != "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs
-		}
-		return p
-	}
-	// The XDG spec says to ignore a relative XDG_RUNTIME_DIR.
-	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
-		return filepath.Join(d, "indexd", "indexd.sock")
-	}
-	if d, err := os.UserCacheDir(); err == nil && filepath.IsAbs(d) {
-		return filepath.Join(d, "indexd", "indexd.sock")
-	}
-	return filepath.Join(os.TempDir(), "indexd-"+strconv.Itoa(os.Getuid()), "indexd.sock")
-}
-
-// LockPath returns the lock file guarding the socket at path: the socket's
-// name with ".sock" replaced by ".lock" (indexd.sock → indexd.lock), in the
-// same directory.
-func LockPath(path string) string {
-	return strings.TrimSuffix(path, ".sock") + ".lock"
-}
+// ErrInsecureDir is Listen's error when the socket's directory is not
+// owned by the current user or is writable by others, so another user
+// could replace the socket.
+var ErrInsecureDir = errors.New("rpc: insecure socket directory")
 
 // maxSocketPath is the longest socket path bind accepts (sun_path less
 // its terminating NUL).
@@ -71,10 +38,10 @@ const maxSocketPath = 107
 //     group- or world-writable (ErrInsecureDir; see privdir.Ensure);
 //   - the lock file is opened with O_NOFOLLOW;
 //   - the lock file (LockPath) is locked exclusively without waiting; if
-//     another process holds it, Listen returns ErrAlreadyRunning;
+//     another process holds it, Listen returns rpc.ErrAlreadyRunning;
 //   - holding the lock, a socket file left by a daemon that died is
 //     removed (connecting to it is refused); one that answers means
-//     another server is running (ErrAlreadyRunning); anything but a socket
+//     another server is running (rpc.ErrAlreadyRunning); anything but a socket
 //     at path is left alone and reported;
 //   - the socket is created and made 0600.
 //
@@ -88,7 +55,7 @@ func Listen(path string) (ln net.Listener, unlock func(), err error) {
 	if err := ensureDir(filepath.Dir(path)); err != nil {
 		return nil, nil, err
 	}
-	lockf, err := lockFile(LockPath(path))
+	lockf, err := lockFile(rpc.LockPath(path))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +107,7 @@ func lockFile(path string) (*os.File, error) {
 			if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 				holder = " by pid " + strings.TrimSpace(string(b))
 			}
-			return nil, fmt.Errorf("%w (%s is held%s)", ErrAlreadyRunning, path, holder)
+			return nil, fmt.Errorf("%w (%s is held%s)", rpc.ErrAlreadyRunning, path, holder)
 		}
 		return nil, fmt.Errorf("rpc: locking %s: %w", path, err)
 	}
@@ -167,7 +134,7 @@ func removeStale(path string) error {
 	switch {
 	case err == nil:
 		c.Close()
-		return fmt.Errorf("%w (%s answers though its lock was free)", ErrAlreadyRunning, path)
+		return fmt.Errorf("%w (%s answers though its lock was free)", rpc.ErrAlreadyRunning, path)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("rpc: removing stale socket: %w", err)

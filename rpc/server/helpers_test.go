@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"bufio"
@@ -12,9 +12,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // wait is how long a test waits for something that should happen at once;
@@ -60,14 +63,14 @@ func isReset(err error) bool {
 }
 
 // testMethods is the fake handler most tests use.
-func testMethods() Methods {
-	return Methods{
-		MethodPing: func(context.Context, json.RawMessage) (json.RawMessage, *Error) { return Pong, nil },
-		"echo": func(_ context.Context, p json.RawMessage) (json.RawMessage, *Error) {
+func testMethods() rpc.Methods {
+	return rpc.Methods{
+		rpc.MethodPing: func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) { return rpc.Pong, nil },
+		"echo": func(_ context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
 			return p, nil
 		},
-		MethodGlob: func(_ context.Context, p json.RawMessage) (json.RawMessage, *Error) {
-			tp, err := DecodeToolParams(p)
+		rpc.MethodGlob: func(_ context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
+			tp, err := rpc.DecodeToolParams(p)
 			if err != nil {
 				return nil, err
 			}
@@ -84,10 +87,12 @@ func testMethods() Methods {
   "context": {"cwd": ".", "params_input": {"pattern": "*.go"}}
 }`), nil
 		},
-		"panic":   func(context.Context, json.RawMessage) (json.RawMessage, *Error) { panic("boom") },
-		"badjson": func(context.Context, json.RawMessage) (json.RawMessage, *Error) { return json.RawMessage(`{nope`), nil },
-		"fail": func(context.Context, json.RawMessage) (json.RawMessage, *Error) {
-			return nil, &Error{Code: -32000, Message: "no <such> root", Data: json.RawMessage(`{"root":"/x"}`)}
+		"panic": func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) { panic("boom") },
+		"badjson": func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
+			return json.RawMessage(`{nope`), nil
+		},
+		"fail": func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
+			return nil, &rpc.Error{Code: -32000, Message: "no <such> root", Data: json.RawMessage(`{"root":"/x"}`)}
 		},
 	}
 }
@@ -101,7 +106,7 @@ type testServer struct {
 	unlock func()
 }
 
-func startServer(t testing.TB, h Handler, configure func(*Server)) *testServer {
+func startServer(t testing.TB, h rpc.Handler, configure func(*Server)) *testServer {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "indexd.sock")
 	ln, unlock, err := Listen(path)
@@ -172,7 +177,7 @@ func (rc *rawClient) send(lines ...string) {
 type reply struct {
 	ID     json.RawMessage
 	Result json.RawMessage
-	Error  *Error
+	Error  *rpc.Error
 	line   string
 }
 
@@ -199,7 +204,7 @@ func (rc *rawClient) recv() reply {
 		rc.t.Errorf("malformed response: %q", line)
 	}
 	if hasError {
-		r.Error = new(Error)
+		r.Error = new(rpc.Error)
 		if err := json.Unmarshal(m["error"], r.Error); err != nil {
 			rc.t.Errorf("malformed error: %q", line)
 		}
@@ -249,4 +254,10 @@ func countFDs(t testing.TB) int {
 		t.Skip("no /proc/self/fd")
 	}
 	return len(ents)
+}
+
+// notListening reports whether a Dial error means no server is there: no
+// socket file, or one nobody listens on.
+func notListening(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }

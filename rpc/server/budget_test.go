@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // waitGoroutines waits until no more goroutines run than base.
@@ -50,7 +52,7 @@ func TestNonReadingClientsStayWithinBudget(t *testing.T) {
 	handled := make(chan struct{}, clients*requests)
 	m := testMethods()
 	big := json.RawMessage(`"` + strings.Repeat("z", replySize) + `"`)
-	m["big"] = func(context.Context, json.RawMessage) (json.RawMessage, *Error) {
+	m["big"] = func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
 		handled <- struct{}{}
 		return big, nil
 	}
@@ -125,12 +127,12 @@ func TestNonReadingClientsStayWithinBudget(t *testing.T) {
 			lines++
 			var r struct {
 				Result json.RawMessage
-				Error  *Error
+				Error  *rpc.Error
 			}
 			if err := json.Unmarshal([]byte(line), &r); err != nil {
 				t.Fatalf("response %.80q: %v", line, err)
 			}
-			if r.Error != nil && r.Error.Code != CodeRepliesUnread || r.Error == nil && len(r.Result) != replySize+2 {
+			if r.Error != nil && r.Error.Code != rpc.CodeRepliesUnread || r.Error == nil && len(r.Result) != replySize+2 {
 				t.Errorf("response %.200q", line)
 			}
 		}
@@ -153,14 +155,14 @@ func TestReadingClientGetsAllBigAnswers(t *testing.T) {
 	const replySize = 256 << 10
 	m := testMethods()
 	big := json.RawMessage(`"` + strings.Repeat("y", replySize) + `"`)
-	m["big"] = func(context.Context, json.RawMessage) (json.RawMessage, *Error) { return big, nil }
+	m["big"] = func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) { return big, nil }
 	var srv *Server
 	ts := startServer(t, m, func(s *Server) {
 		srv = s
 		s.MaxConnReplyBytes = replySize
 		s.MaxReplyBytes = 2 * replySize
 	})
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}

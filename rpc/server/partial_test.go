@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // TestPartial: a handler's Notify calls reach the caller of CallStream in
@@ -15,17 +17,17 @@ import (
 // Call ignores them; outside a request Notify fails.
 func TestPartial(t *testing.T) {
 	const parts = 200
-	h := Methods{"count": func(ctx context.Context, params json.RawMessage) (json.RawMessage, *Error) {
+	h := rpc.Methods{"count": func(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 		for i := range parts {
 			// 4 KiB each: 800 KiB in all, four times the budget below.
 			if err := Notify(ctx, map[string]any{"i": i, "pad": fmt.Sprintf("%4096d", i)}); err != nil {
-				return nil, Errorf(CodeInternalError, "notify: %v", err)
+				return nil, rpc.Errorf(rpc.CodeInternalError, "notify: %v", err)
 			}
 		}
 		return json.RawMessage(`"done"`), nil
 	}}
 	ts := startServer(t, h, func(s *Server) { s.MaxConnReplyBytes = 200 << 10 })
-	c, err := Dialer{}.Dial(context.Background(), ts.path)
+	c, err := rpc.Dialer{}.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/internal/fakesock"
+	"github.com/indexd/indexd/rpc"
 )
 
 // callAsync calls method on c in a goroutine; the error comes on the
 // channel.
-func callAsync(ctx context.Context, c *Client, method string, params any) <-chan error {
+func callAsync(ctx context.Context, c *rpc.Client, method string, params any) <-chan error {
 	errc := make(chan error, 1)
 	go func() { errc <- c.Call(ctx, method, params, nil) }()
 	return errc
@@ -25,14 +26,14 @@ func callAsync(ctx context.Context, c *Client, method string, params any) <-chan
 // socket.
 func TestClientNoAnswer(t *testing.T) {
 	path := fakesock.Mute(t)
-	c, err := Dialer{AnswerTimeout: 100 * time.Millisecond}.Dial(context.Background(), path)
+	c, err := rpc.Dialer{AnswerTimeout: 100 * time.Millisecond}.Dial(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = recvSignal(t, callAsync(context.Background(), c, MethodGlob, ToolParams{Root: "/w"}), "the unanswered call")
-	var nae *NoAnswerError
-	if !errors.As(err, &nae) || !errors.Is(err, ErrNoAnswer) || !nae.Silent || nae.Socket != path || nae.Method != MethodGlob || nae.Waited != 100*time.Millisecond {
+	err = recvSignal(t, callAsync(context.Background(), c, rpc.MethodGlob, rpc.ToolParams{Root: "/w"}), "the unanswered call")
+	var nae *rpc.NoAnswerError
+	if !errors.As(err, &nae) || !errors.Is(err, rpc.ErrNoAnswer) || !nae.Silent || nae.Socket != path || nae.Method != rpc.MethodGlob || nae.Waited != 100*time.Millisecond {
 		t.Fatalf("call to a mute server: %#v", err)
 	}
 	if want := "indexd did not answer within 100ms (socket " + path + ")"; err.Error() != want {
@@ -44,7 +45,7 @@ func TestClientNoAnswer(t *testing.T) {
 
 	// A request the server does not even read: the write is bounded too
 	// (1 MiB is more than the socket buffers hold).
-	big := strings.Repeat("x", DefaultMaxRequestSize-100)
+	big := strings.Repeat("x", rpc.DefaultMaxRequestSize-100)
 	err = recvSignal(t, callAsync(context.Background(), c, "echo", []string{big}), "the unread request")
 	if !errors.As(err, &nae) || !nae.Silent || nae.Method != "echo" || nae.Waited != 100*time.Millisecond {
 		t.Errorf("request never read: %#v", err)
@@ -55,16 +56,16 @@ func TestClientNoAnswer(t *testing.T) {
 // naming the request.
 func TestClientDeadline(t *testing.T) {
 	path := fakesock.Mute(t)
-	c, err := Dialer{AnswerTimeout: -1}.Dial(context.Background(), path)
+	c, err := rpc.Dialer{AnswerTimeout: -1}.Dial(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err = recvSignal(t, callAsync(ctx, c, MethodGrep, ToolParams{Root: "/w"}), "the call past its deadline")
-	var nae *NoAnswerError
-	if !errors.As(err, &nae) || !errors.Is(err, ErrNoAnswer) || !errors.Is(err, context.DeadlineExceeded) || nae.Silent || nae.Waited <= 0 || nae.Waited > 50*time.Millisecond {
+	err = recvSignal(t, callAsync(ctx, c, rpc.MethodGrep, rpc.ToolParams{Root: "/w"}), "the call past its deadline")
+	var nae *rpc.NoAnswerError
+	if !errors.As(err, &nae) || !errors.Is(err, rpc.ErrNoAnswer) || !errors.Is(err, context.DeadlineExceeded) || nae.Silent || nae.Waited <= 0 || nae.Waited > 50*time.Millisecond {
 		t.Fatalf("call past its deadline: %#v", err)
 	}
 	if re := regexp.MustCompile(`^indexd did not answer the grep request within \d+ms \(socket ` + regexp.QuoteMeta(path) + `\)$`); !re.MatchString(err.Error()) {
@@ -72,7 +73,7 @@ func TestClientDeadline(t *testing.T) {
 	}
 	// Cancelled rather than timed out: the context's error.
 	ctx, cancel = context.WithCancel(context.Background())
-	errc := callAsync(ctx, c, MethodPing, nil)
+	errc := callAsync(ctx, c, rpc.MethodPing, nil)
 	cancel()
 	if err := recvSignal(t, errc, "the cancelled call"); err != context.Canceled {
 		t.Errorf("cancelled call: %v", err)
@@ -86,12 +87,12 @@ func TestClientSlowAnswer(t *testing.T) {
 	release := make(chan struct{})
 	pings := make(chan struct{}, 100)
 	m := blockingMethods(started, release, nil)
-	m[MethodPing] = func(context.Context, json.RawMessage) (json.RawMessage, *Error) {
+	m[rpc.MethodPing] = func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
 		pings <- struct{}{}
-		return Pong, nil
+		return rpc.Pong, nil
 	}
 	ts := startServer(t, m, nil)
-	c, err := Dialer{AnswerTimeout: 40 * time.Millisecond}.Dial(context.Background(), ts.path)
+	c, err := rpc.Dialer{AnswerTimeout: 40 * time.Millisecond}.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}

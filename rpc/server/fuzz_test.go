@@ -1,11 +1,16 @@
-package rpc
+package server
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"net"
 	"reflect"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 var fuzzSeeds = []string{
@@ -50,7 +55,7 @@ func FuzzParseRequest(f *testing.F) {
 // checkParsed is FuzzParseRequest's oracle: the line decoded on its own
 // (a generic JSON decode) is a valid request exactly when parseRequest
 // accepted it, and then its method, id and params are what was parsed.
-func checkParsed(t *testing.T, line []byte, req request, rerr *Error) {
+func checkParsed(t *testing.T, line []byte, req request, rerr *rpc.Error) {
 	t.Helper()
 	var m map[string]any
 	obj := json.Unmarshal(line, &m) == nil && len(bytes.TrimSpace(line)) > 0 && bytes.TrimSpace(line)[0] == '{'
@@ -112,8 +117,8 @@ func FuzzRequestRoundTrip(f *testing.F) {
 		if !json.Valid(p) || (p[0] != '{' && p[0] != '[') {
 			return
 		}
-		line, err := encodeRequest([]byte("42"), method, json.RawMessage(params))
-		if err != nil {
+		line, ok := requestLine(method, json.RawMessage(params))
+		if !ok {
 			return // too large
 		}
 		if bytes.IndexByte(line, '\n') != len(line)-1 {
@@ -125,7 +130,7 @@ func FuzzRequestRoundTrip(f *testing.F) {
 		}
 		var want bytes.Buffer
 		json.Compact(&want, p)
-		if string(req.id) != "42" || !bytes.Equal(req.params, want.Bytes()) {
+		if string(req.id) != "1" || !bytes.Equal(req.params, want.Bytes()) {
 			t.Fatalf("round trip of %q/%q: id %s params %s", method, params, req.id, req.params)
 		}
 		// Invalid UTF-8 goes over the wire as U+FFFD, as []rune has it.
@@ -133,6 +138,28 @@ func FuzzRequestRoundTrip(f *testing.F) {
 			t.Fatalf("method %q came back as %q", method, req.method)
 		}
 	})
+}
+
+// requestLine returns the line a new Client sends for a call of method
+// with params, and false when it sends none (the request is too large).
+func requestLine(method string, params json.RawMessage) ([]byte, bool) {
+	nc, server := net.Pipe()
+	defer server.Close()
+	c := rpc.NewClient(nc)
+	defer c.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(context.Background(), method, params, nil) }()
+	linec := make(chan []byte, 1)
+	go func() {
+		line, _ := bufio.NewReader(server).ReadBytes('\n')
+		linec <- line
+	}()
+	select {
+	case <-errc:
+		return nil, false
+	case line := <-linec:
+		return line, true
+	}
 }
 
 func checkResponseLine(t *testing.T, b []byte) {

@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // inProcessDaemon is a start function for EnsureDaemon that runs the
@@ -54,7 +56,7 @@ func (d *inProcessDaemon) start() error {
 func TestEnsureDaemonStartsOnce(t *testing.T) {
 	d := newInProcessDaemon(t)
 	ctx := context.Background()
-	c, err := EnsureDaemon(ctx, d.path, d.start)
+	c, err := rpc.EnsureDaemon(ctx, d.path, d.start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestEnsureDaemonStartsOnce(t *testing.T) {
 		t.Errorf("first call: %d starts, %d running; want 1 and 1", n, m)
 	}
 	// Now it answers: no start.
-	c, err = EnsureDaemon(ctx, d.path, d.start)
+	c, err = rpc.EnsureDaemon(ctx, d.path, d.start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestEnsureDaemonConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := EnsureDaemon(ctx, d.path, d.start)
+			c, err := rpc.EnsureDaemon(ctx, d.path, d.start)
 			if err != nil {
 				t.Error(err)
 				return
@@ -112,11 +114,11 @@ func TestEnsureDaemonRestarts(t *testing.T) {
 	var calls atomic.Int32
 	start := func() error {
 		if calls.Add(1) == 1 {
-			return fmt.Errorf("daemon: %w", ErrAlreadyRunning)
+			return fmt.Errorf("daemon: %w", rpc.ErrAlreadyRunning)
 		}
 		return d.start()
 	}
-	c, err := EnsureDaemon(context.Background(), d.path, start)
+	c, err := rpc.EnsureDaemon(context.Background(), d.path, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,19 +131,19 @@ func TestEnsureDaemonRestarts(t *testing.T) {
 func TestEnsureDaemonFailures(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "indexd.sock")
 	boom := errors.New("boom")
-	if _, err := EnsureDaemon(context.Background(), path, func() error { return boom }); !errors.Is(err, boom) {
+	if _, err := rpc.EnsureDaemon(context.Background(), path, func() error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("start error: %v", err)
 	}
 	// A start that starts nothing: EnsureDaemon gives up at ctx's deadline.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := EnsureDaemon(ctx, path, func() error { return nil })
+	_, err := rpc.EnsureDaemon(ctx, path, func() error { return nil })
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no daemon answered on "+path) {
 		t.Errorf("nothing started: %v", err)
 	}
 	// A path that cannot be a socket is an error, not a reason to start.
 	started := false
-	_, err = EnsureDaemon(context.Background(), t.TempDir(), func() error { started = true; return nil })
+	_, err = rpc.EnsureDaemon(context.Background(), t.TempDir(), func() error { started = true; return nil })
 	if err == nil || started {
 		t.Errorf("dialing a directory: %v (started %v)", err, started)
 	}

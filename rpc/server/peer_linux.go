@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"fmt"
@@ -30,8 +30,8 @@ func PeerUID(nc net.Conn) (uint32, error) {
 }
 
 // SameUser accepts a connection only from a process running as the
-// current user. It is the default Server.CheckPeer, and Dial applies it to
-// the server.
+// current user. It is the default Server.CheckPeer; rpc.Dial checks the
+// server the same way, on its own descriptor.
 func SameUser(nc net.Conn) error {
 	uid, err := PeerUID(nc)
 	if err != nil {

@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"context"
@@ -11,34 +11,36 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 func TestDefaultSocketPath(t *testing.T) {
 	t.Setenv("INDEXD_SOCKET", "/tmp/x/my.sock")
 	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
 	t.Setenv("XDG_CACHE_HOME", "/home/u/.cache")
-	if got := DefaultSocketPath(); got != "/tmp/x/my.sock" {
+	if got := rpc.DefaultSocketPath(); got != "/tmp/x/my.sock" {
 		t.Errorf("with INDEXD_SOCKET: %s", got)
 	}
 	t.Setenv("INDEXD_SOCKET", "rel.sock")
 	wd, _ := os.Getwd()
-	if got := DefaultSocketPath(); got != filepath.Join(wd, "rel.sock") {
+	if got := rpc.DefaultSocketPath(); got != filepath.Join(wd, "rel.sock") {
 		t.Errorf("with a relative INDEXD_SOCKET: %s", got)
 	}
 	t.Setenv("INDEXD_SOCKET", "")
-	if got := DefaultSocketPath(); got != "/run/user/1000/indexd/indexd.sock" {
+	if got := rpc.DefaultSocketPath(); got != "/run/user/1000/indexd/indexd.sock" {
 		t.Errorf("with XDG_RUNTIME_DIR: %s", got)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", "relative/dir") // ignored, as the XDG spec says
-	if got := DefaultSocketPath(); got != "/home/u/.cache/indexd/indexd.sock" {
+	if got := rpc.DefaultSocketPath(); got != "/home/u/.cache/indexd/indexd.sock" {
 		t.Errorf("without XDG_RUNTIME_DIR: %s", got)
 	}
 	t.Setenv("XDG_CACHE_HOME", "")
 	t.Setenv("HOME", "/home/v")
-	if got := DefaultSocketPath(); got != "/home/v/.cache/indexd/indexd.sock" {
+	if got := rpc.DefaultSocketPath(); got != "/home/v/.cache/indexd/indexd.sock" {
 		t.Errorf("under HOME: %s", got)
 	}
-	if got := LockPath("/run/user/1000/indexd/indexd.sock"); got != "/run/user/1000/indexd/indexd.lock" {
+	if got := rpc.LockPath("/run/user/1000/indexd/indexd.sock"); got != "/run/user/1000/indexd/indexd.lock" {
 		t.Errorf("LockPath: %s", got)
 	}
 }
@@ -58,7 +60,7 @@ func TestListenPermissions(t *testing.T) {
 	}{
 		{dir, fs.ModeDir | 0o700},
 		{path, fs.ModeSocket | 0o600},
-		{LockPath(path), 0o600},
+		{rpc.LockPath(path), 0o600},
 	} {
 		fi, err := os.Lstat(c.path)
 		if err != nil {
@@ -68,7 +70,7 @@ func TestListenPermissions(t *testing.T) {
 			t.Errorf("%s: mode %v, want %v", c.path, fi.Mode(), c.mode)
 		}
 	}
-	if b, _ := os.ReadFile(LockPath(path)); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+	if b, _ := os.ReadFile(rpc.LockPath(path)); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
 		t.Errorf("lock file holds %q, want this pid", b)
 	}
 	// Closing the listener removes the socket.
@@ -135,14 +137,14 @@ func TestListenOneInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = Listen(path)
-	if !errors.Is(err, ErrAlreadyRunning) || !strings.Contains(err.Error(), "by pid "+strconv.Itoa(os.Getpid())) {
+	if !errors.Is(err, rpc.ErrAlreadyRunning) || !strings.Contains(err.Error(), "by pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("second Listen: %v", err)
 	}
 	// The first one is untouched.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- (&Server{Handler: testMethods()}).Serve(ctx, ln) }()
-	c, err := Dial(ctx, path)
+	c, err := rpc.Dial(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +178,7 @@ func TestListenOneInstance(t *testing.T) {
 			switch {
 			case err == nil:
 				won = append(won, func() { ln.Close(); unlock() })
-			case errors.Is(err, ErrAlreadyRunning):
+			case errors.Is(err, rpc.ErrAlreadyRunning):
 				lost++
 			default:
 				t.Error(err)
@@ -205,7 +207,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != fs.ModeSocket {
 		t.Fatalf("no stale socket: %v", err)
 	}
-	if _, err := Dial(context.Background(), path); !notListening(err) {
+	if _, err := rpc.Dial(context.Background(), path); !notListening(err) {
 		t.Fatalf("dial to the stale socket: %v", err)
 	}
 	ln, unlock, err = Listen(path)
@@ -217,7 +219,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- (&Server{Handler: testMethods()}).Serve(ctx, ln) }()
 	defer func() { cancel(); recvSignal(t, done, "Serve to return") }()
-	c, err := Dial(ctx, path)
+	c, err := rpc.Dial(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,11 +248,11 @@ func TestListenLeavesOthersAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, _, err := Listen(path); !errors.Is(err, ErrAlreadyRunning) {
+	if _, _, err := Listen(path); !errors.Is(err, rpc.ErrAlreadyRunning) {
 		t.Errorf("Listen over a live socket: %v", err)
 	}
 	// The lock was released again.
-	f, err := lockFile(LockPath(path))
+	f, err := lockFile(rpc.LockPath(path))
 	if err != nil {
 		t.Errorf("lock after a failed Listen: %v", err)
 	} else {
@@ -284,7 +286,7 @@ func TestListenTmpFallback(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	dir := filepath.Join(tmp, "indexd-"+strconv.Itoa(os.Getuid()))
-	path := DefaultSocketPath()
+	path := rpc.DefaultSocketPath()
 	if want := filepath.Join(dir, "indexd.sock"); path != want {
 		t.Fatalf("DefaultSocketPath() = %s, want %s", path, want)
 	}

@@ -1,4 +1,4 @@
-package rpc
+package server
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // Figures, measured not asserted:
@@ -20,7 +22,7 @@ import (
 // time; it reports the median and the 99th percentile.
 func BenchmarkPing(b *testing.B) {
 	ts := startServer(b, testMethods(), nil)
-	c, err := Dial(context.Background(), ts.path)
+	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,9 +50,9 @@ func BenchmarkThroughput(b *testing.B) {
 			ts := startServer(b, testMethods(), nil)
 			ctx := context.Background()
 			params := json.RawMessage(`{"n":1}`)
-			var clients []*Client
+			var clients []*rpc.Client
 			for range 8 {
-				c, err := Dial(ctx, ts.path)
+				c, err := rpc.Dial(ctx, ts.path)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,0 +1,82 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// dialUnix connects a Unix stream socket to the server at path and checks
+// that the server runs as the current user (SO_PEERCRED). The socket is
+// made here rather than with package net, which the query client does not
+// link: it is non-blocking and close-on-exec, and the returned file reads
+// and writes it through the runtime's poller, deadlines included.
+//
+// A server whose backlog is full refuses a non-blocking connect with
+// EAGAIN; dialUnix then tries again, backing off, until ctx is done, as a
+// blocking connect would wait for room.
+func dialUnix(ctx context.Context, path string) (*os.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, dialError(path, err)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, dialError(path, os.NewSyscallError("socket", err))
+	}
+	sa := &unix.SockaddrUnix{Name: path}
+	var t *time.Timer
+	delay := 100 * time.Microsecond
+	for {
+		err = unix.Connect(fd, sa)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != unix.EAGAIN {
+			break
+		}
+		if t == nil {
+			t = time.NewTimer(delay)
+			defer t.Stop()
+		} else {
+			t.Reset(delay)
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			unix.Close(fd)
+			return nil, dialError(path, ctx.Err())
+		}
+		delay = min(2*delay, 10*time.Millisecond)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, dialError(path, os.NewSyscallError("connect", err))
+	}
+	if err := sameUser(fd); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "unix:"+path), nil
+}
+
+// dialError says which socket a failed connection was for, as package
+// net would ("dial unix PATH: connect: ...").
+func dialError(path string, err error) error {
+	return fmt.Errorf("dial unix %s: %w", path, err)
+}
+
+// sameUser accepts a server only when it runs as the current user, as the
+// kernel recorded it when the connection was made (SO_PEERCRED).
+func sameUser(fd int) error {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return fmt.Errorf("rpc: peer credentials: %w", err)
+	}
+	if me := os.Getuid(); cred.Uid != uint32(me) {
+		return fmt.Errorf("rpc: peer runs as uid %d, not %d", cred.Uid, me)
+	}
+	return nil
+}
