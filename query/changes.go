@@ -130,21 +130,12 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 	if err != nil {
 		return fail(err)
 	}
-	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Path")
-	if err != nil {
-		return fail(err)
-	}
-	ectx.PathResolved = dir
-	pat, err := normalizeGlob(p.Pattern, t.WS.Abs(dir), t.WS.givenAbs(dir))
+	dir, pat, g, err := t.resolveGlob(&ectx, p.Path, "Path", p.Pattern, p.CaseSensitive)
 	if err != nil {
 		return fail(err)
 	}
 	if _, given := a["pattern"]; given {
 		ectx.PatternNormalized = pat
-	}
-	g, err := CompileGlob(pat, !p.CaseSensitive)
-	if err != nil {
-		return fail(err)
 	}
 	run := envelope.ChangesRun{Since: p.Since, Limit: p.Limit}
 	var set ChangeSet

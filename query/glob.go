@@ -27,6 +27,21 @@ type GlobResult struct {
 	Skipped []tree.Skip
 }
 
+// resolveGlob resolves a tool's path parameter (what names it in errors)
+// against the caller's directory, recording it in ectx, and normalizes
+// and compiles the glob pattern relative to it.
+func (t *Tools) resolveGlob(ectx *envelope.Context, path, what, pattern string, caseSensitive bool) (dir, pat string, g *GlobPattern, err *envelope.Error) {
+	if dir, err = t.WS.resolveDir(ectx.Cwd, path, what); err != nil {
+		return
+	}
+	ectx.PathResolved = dir
+	if pat, err = normalizeGlob(pattern, t.WS.Abs(dir), t.WS.givenAbs(dir)); err != nil {
+		return
+	}
+	g, err = CompileGlob(pat, !caseSensitive)
+	return
+}
+
 func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
@@ -35,20 +50,11 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 	if err != nil {
 		return fail(err)
 	}
-	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Search root")
-	if err != nil {
-		return fail(err)
-	}
-	ectx.PathResolved = dir
-	pat, err := normalizeGlob(p.Pattern, t.WS.Abs(dir), t.WS.givenAbs(dir))
+	dir, pat, g, err := t.resolveGlob(&ectx, p.Path, "Search root", p.Pattern, p.CaseSensitive)
 	if err != nil {
 		return fail(err)
 	}
 	ectx.PatternNormalized = pat
-	g, err := CompileGlob(pat, !p.CaseSensitive)
-	if err != nil {
-		return fail(err)
-	}
 	filter, err := CompileFilter(p.Filter)
 	if err != nil {
 		return fail(err)
