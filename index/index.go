@@ -34,6 +34,7 @@ package index
 import (
 	"context"
 	"io/fs"
+	"path"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -598,6 +599,14 @@ func (ix *Index) SkippedUnder(dir string, fn func(Skipped)) {
 	for ; i < len(ix.ignored) && strings.HasPrefix(ix.ignored[i].Path, pre); i++ {
 		fn(ix.ignored[i])
 	}
+}
+
+// HiddenName reports whether the file's own name is hidden (its last
+// component's bit in Hidden; a hidden verdict needs a name starting with
+// ".", which tells past the 63rd component, where the mask's bits are
+// shared).
+func (f *File) HiddenName() bool {
+	return f.Hidden&ownBit(f.Path) != 0 && strings.HasPrefix(path.Base(f.Path), ".")
 }
 
 // ownBit is the bit of rel's last component in a hidden mask

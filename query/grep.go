@@ -244,9 +244,11 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 			close(settled)
 		}
 		moved.Broadcast()
-		select {
-		case progress <- struct{}{}:
-		default:
+		if q.Sink != nil { // only a Sink needs Scan's goroutine woken
+			select {
+			case progress <- struct{}{}:
+			default:
+			}
 		}
 	}
 	if len(files) == 0 {
@@ -330,9 +332,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	for waiting := true; waiting; {
 		select {
 		case <-progress:
-			if q.Sink != nil {
-				deliver()
-			}
+			deliver()
 		case <-settled:
 			waiting = false
 		case <-parent.Done():

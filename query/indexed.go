@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -263,7 +264,7 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 		return parent == walkStart(dir) || reachable(dir, parent, descend, allow, includeHidden, rules)
 	}
 	hiddenSkip := func(p string) bool {
-		return !underAny(p, live) && !allow(baseOf(p)) && entered(parentOf(p))
+		return !underAny(p, live) && !allow(path.Base(p)) && entered(parentOf(p))
 	}
 	var out []tree.Skip
 	ignored := 0
@@ -280,9 +281,7 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 	})
 	if wantHidden && !includeHidden {
 		s.Index.Files(walkStart(dir), "", func(f *index.File) bool {
-			// A hidden verdict needs a name starting with "."; past the
-			// 63rd component the mask's bits are shared.
-			if f.Hidden&ownBit(f.Path) != 0 && strings.HasPrefix(baseOf(f.Path), ".") && hiddenSkip(f.Path) {
+			if f.HiddenName() && hiddenSkip(f.Path) {
 				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})
 			}
 			return true
@@ -294,11 +293,6 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 	}
 	return ignored, out
 }
-
-// ownBit is the bit of rel's last component in a hidden mask.
-func ownBit(rel string) uint64 { return 1 << min(strings.Count(rel, "/"), 63) }
-
-func baseOf(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
 
 func parentOf(rel string) string {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {

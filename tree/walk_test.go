@@ -1,0 +1,191 @@
+package tree
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// walkAll walks root with opts and returns the reported files and the
+// hidden directories announced, in walk order.
+func walkAll(t *testing.T, root string, opts Options) (files, hiddenDirs []string, st Stats, err error) {
+	t.Helper()
+	opts.OnHiddenDir = func(rel string) { hiddenDirs = append(hiddenDirs, rel) }
+	st, err = Walk(context.Background(), root, "", ignore.Open(root), opts, func(e Entry) error {
+		files = append(files, e.Rel)
+		return nil
+	})
+	return files, hiddenDirs, st, err
+}
+
+// OnHiddenDir names every hidden directory the walk enters, empty ones
+// included, in walk order; never one it skips (hidden and not let
+// through, or inside an ignored directory).
+func TestWalkOnHiddenDir(t *testing.T) {
+	root := testtree.Write(t, map[string]string{
+		".ignore":              "out/\n",
+		".a/x.txt":             "x\n",
+		".a/.b/y.txt":          "y\n",
+		"src/.conf/z.txt":      "z\n",
+		"out/.hidden/w.txt":    "in an ignored directory\n",
+		"visible/v.txt":        "v\n",
+		"visible/.dotfile.txt": "a hidden file, not a directory\n",
+	})
+	for _, d := range []string{".empty", "src/.conf/.deeper"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, got, _, err := walkAll(t, root, Options{IncludeHidden: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".a", ".a/.b", ".empty", "src/.conf", "src/.conf/.deeper"}
+	if !slices.Equal(got, want) {
+		t.Errorf("IncludeHidden: hidden dirs %q, want %q", got, want)
+	}
+	// Without IncludeHidden only the directories a pattern lets through
+	// are entered, and so announced; the rest are skips.
+	files, got, st, err := walkAll(t, root, Options{AllowHidden: func(name string) bool { return name == ".a" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".a"}; !slices.Equal(got, want) {
+		t.Errorf("AllowHidden(.a): hidden dirs %q, want %q", got, want)
+	}
+	if want := []string{".a/x.txt", "visible/v.txt"}; !slices.Equal(files, want) {
+		t.Errorf("AllowHidden(.a): files %q, want %q", files, want)
+	}
+	var skipped []string
+	for _, s := range st.Skipped {
+		if s.Hidden {
+			skipped = append(skipped, s.Rel)
+		}
+	}
+	if want := []string{".a/.b", ".empty", ".ignore", "src/.conf", "visible/.dotfile.txt"}; !slices.Equal(skipped, want) {
+		t.Errorf("AllowHidden(.a): hidden skips %q, want %q", skipped, want)
+	}
+}
+
+// A directory swapped for a symlink to a directory outside the root, over
+// and over while walks run, is never entered: no walk reports a name from
+// outside, and none fails (a directory replaced mid-walk is counted in
+// Stats.Errors, not an error).
+func TestWalkDirectorySwappedForLink(t *testing.T) {
+	outside := testtree.Write(t, map[string]string{"secret.txt": "outside\n", "sub/deeper.txt": "outside\n"})
+	root := testtree.Write(t, map[string]string{"d/inside.txt": "in\n", "d/sub/deep.txt": "in\n", "top.txt": "top\n"})
+	if err := os.Symlink(outside, filepath.Join(root, "l")); err != nil {
+		t.Fatal(err)
+	}
+	stop := testtree.ExchangeLoop(t, filepath.Join(root, "d"), filepath.Join(root, "l"))
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	// The real directory may be walked under either name; the link, under
+	// either name, is reported and never entered.
+	allowed := map[string]bool{"d/inside.txt": true, "d/sub/deep.txt": true, "l/inside.txt": true, "l/sub/deep.txt": true,
+		"top.txt": true, "l": true, "d": true}
+	for i := range 300 {
+		files, _, _, err := walkAll(t, root, Options{Workers: 1 + i%4})
+		if err != nil {
+			t.Fatalf("walk %d: %v", i, err)
+		}
+		for _, f := range files {
+			if !allowed[f] {
+				t.Fatalf("walk %d reported %q: a name from outside the root (all: %q)", i, f, files)
+			}
+		}
+	}
+	stopped = true
+	if n := stop(); n == 0 {
+		t.Fatal("the exchange loop never ran")
+	}
+}
+
+// Out of file descriptors (EMFILE, in a child with RLIMIT_NOFILE
+// lowered), a walk ends with ErrUnreadable; it never answers short as if
+// the tree held less.
+func TestWalkOutOfDescriptors(t *testing.T) {
+	if dir := os.Getenv("TREE_EMFILE_CHILD"); dir != "" {
+		emfileChild(dir)
+		return
+	}
+	files := map[string]string{}
+	for i := range 40 {
+		files["d"+strconv.Itoa(i)+"/sub/f.txt"] = "x\n"
+	}
+	root := testtree.Write(t, files)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWalkOutOfDescriptors$")
+	cmd.Env = append(os.Environ(), "TREE_EMFILE_CHILD="+root)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "unreadable") {
+		t.Fatalf("child walk with descriptors exhausted: %q, want an ErrUnreadable failure", got)
+	}
+}
+
+// emfileChild leaves one descriptor free (RLIMIT_NOFILE lowered, every
+// other free number taken), walks dir and prints "unreadable", "other
+// error", "short N" or "complete". The root takes the free descriptor, so
+// listing the first directory runs out.
+func emfileChild(dir string) {
+	rules := ignore.Open(dir)
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		os.Stdout.WriteString("setup: " + err.Error() + "\n")
+		os.Exit(0)
+	}
+	highest := 0
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > highest {
+			highest = n
+		}
+	}
+	lim := uint64(highest + 4)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: lim, Max: lim}); err != nil {
+		os.Stdout.WriteString("setup: " + err.Error() + "\n")
+		os.Exit(0)
+	}
+	var held []int
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break // EMFILE: every number below the limit is taken
+		}
+		held = append(held, fd)
+	}
+	if len(held) == 0 {
+		os.Stdout.WriteString("setup: no descriptor to free\n")
+		os.Exit(0)
+	}
+	unix.Close(held[len(held)-1])
+	n := 0
+	_, err = Walk(context.Background(), dir, "", rules, Options{Workers: 8}, func(Entry) error { n++; return nil })
+	switch {
+	case errors.Is(err, ErrUnreadable):
+		os.Stdout.WriteString("unreadable: " + err.Error() + "\n")
+	case err != nil:
+		os.Stdout.WriteString("other error: " + err.Error() + "\n")
+	case n < 40:
+		os.Stdout.WriteString("short " + strconv.Itoa(n) + "\n")
+	default:
+		os.Stdout.WriteString("complete\n")
+	}
+	os.Exit(0)
+}
