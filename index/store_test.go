@@ -116,6 +116,18 @@ func stateNames(t *testing.T, dir string) []string {
 	return out
 }
 
+// withBase calls fn with the path of the base file of the DB at db.
+func withBase(t *testing.T, db string, fn func(path string) error) {
+	t.Helper()
+	bases, _ := filepath.Glob(db + ".base-*")
+	if len(bases) != 1 {
+		t.Fatalf("base files: %q", bases)
+	}
+	if err := fn(bases[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // damageBase flips one byte of the base file of the DB at db.
 func damageBase(t *testing.T, db string, at int) {
 	t.Helper()
@@ -144,13 +156,31 @@ func firstKey(tx *bolt.Tx, b []byte) []byte {
 // OpenOrBuild moves the file aside, says so, and rebuilds. Before format
 // 2 only the base was checked: a "files" record whose flags byte said
 // binary silently dropped the file from every Grep.
+// baseDamage damages the base file of a DB, by TestEveryRecordIsChecked's
+// case name. A full disk or a crash can leave the file short: read through
+// the map, the missing pages would fault.
+var baseDamage = map[string]func(t *testing.T, db string){
+	"base file: one byte changed": func(t *testing.T, db string) { damageBase(t, db, 0) },
+	"base file: truncated to half": func(t *testing.T, db string) {
+		withBase(t, db, func(b string) error {
+			st, err := os.Stat(b)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(b, st.Size()/2)
+		})
+	},
+	"base file: empty":   func(t *testing.T, db string) { withBase(t, db, func(b string) error { return os.Truncate(b, 0) }) },
+	"base file: missing": func(t *testing.T, db string) { withBase(t, db, os.Remove) },
+}
+
 func TestEveryRecordIsChecked(t *testing.T) {
 	root, pristine := savedFixture(t)
 	fresh := mustBuild(t, root)
 	for _, c := range []struct {
 		name   string
 		want   error
-		mutate func(tx *bolt.Tx) error
+		mutate func(tx *bolt.Tx) error // nil: baseDamage[name] damages the base file
 	}{
 		{"files: flags byte set to binary", ErrCorrupt, func(tx *bolt.Tx) error {
 			b := tx.Bucket(bFiles)
@@ -190,6 +220,9 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			return b.Put(kBase, v)
 		}},
 		{"base file: one byte changed", ErrCorrupt, nil},
+		{"base file: truncated to half", ErrCorrupt, nil},
+		{"base file: empty", ErrCorrupt, nil},
+		{"base file: missing", ErrCorrupt, nil},
 		{"meta: write time changed", ErrCorrupt, func(tx *bolt.Tx) error {
 			return tx.Bucket(bMeta).Put(kWritten, make([]byte, 8))
 		}},
@@ -212,7 +245,7 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			if c.mutate != nil {
 				mutateDB(t, db, c.mutate)
 			} else {
-				damageBase(t, db, 0)
+				baseDamage[c.name](t, db)
 			}
 			if _, err := Open(db, root); !errors.Is(err, c.want) {
 				t.Fatalf("Open: %v, want %v", err, c.want)
