@@ -124,7 +124,7 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		}
 	}
 	for _, d := range dirs {
-		fs, missing, ign, err := ix.walkSubtree(ctx, rules, d)
+		fs, missing, ign, err := ix.walkSubtree(ctx, rules, d, nil)
 		if err != nil {
 			return err
 		}
@@ -183,13 +183,29 @@ func (ix *Index) holdsUnder(rel string) bool {
 // (unchanged files are trusted on their stat alone), new ones added,
 // vanished ones removed. It returns how many files changed.
 func (ix *Index) Reconcile(ctx context.Context) (int, error) {
+	return ix.ReconcileWith(ctx, ReconcileOptions{})
+}
+
+// ReconcileOptions are ReconcileWith's.
+type ReconcileOptions struct {
+	// OnDir, if set, is called for every directory the reconcile's walk
+	// enters, open beneath the root, before it is listed (see
+	// tree.Options.OnDir: from several goroutines at once, a directory
+	// before its subdirectories). A watcher's first reconcile adds its
+	// watches there, so that one walk of the tree both watches it and
+	// catches the index up, instead of one walk for each.
+	OnDir func(rel string, dir *os.File)
+}
+
+// ReconcileWith is Reconcile with options.
+func (ix *Index) ReconcileWith(ctx context.Context, opts ReconcileOptions) (int, error) {
 	t0 := now().UnixNano()
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return 0, fmt.Errorf("index: reconcile: %w", err)
 	}
 	defer root.Close()
-	files, missing, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "")
+	files, missing, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "", opts.OnDir)
 	if err != nil {
 		return 0, err
 	}
@@ -209,7 +225,8 @@ func (ix *Index) Reconcile(ctx context.Context) (int, error) {
 // the hidden directories); rules is the batch's rule cache. Unchanged
 // files are only marked seen, by id, so a whole-tree walk keeps no list
 // of the tree (a million Files and their paths) nor a set of its paths.
-func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string) (read []File, missing []string, ign []Skipped, err error) {
+// onDir, if not nil, is the walk's tree.Options.OnDir.
+func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string, onDir func(string, *os.File)) (read []File, missing []string, ign []Skipped, err error) {
 	var hidden uint64
 	if dir != "" {
 		// The walk counts hidden bits from dir; shift them to the root.
@@ -227,6 +244,7 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 		OnHiddenDir: func(rel string) {
 			ign = append(ign, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
+		OnDir: onDir,
 	}, func(e tree.Entry) error {
 		f := fileFromEntry(e)
 		f.Hidden |= hidden

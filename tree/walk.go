@@ -94,6 +94,16 @@ type Options struct {
 	// reported as a hidden skip. The index records these, so that it can
 	// tell what a walk would skip even where the directory holds no file.
 	OnHiddenDir func(rel string)
+	// OnDir, if set, is called for every directory the walk enters (the
+	// start directory included) with the directory open beneath the
+	// root, after it was opened and before it is listed: a watcher adds
+	// its watch there, so that whatever the listing misses (an entry
+	// made after it) makes an event, and one walk of the tree both
+	// watches and lists it. It is called by the walk's readers, several
+	// at once: each directory's call returns before any of its
+	// subdirectories' begins, and calls for other directories may run
+	// at the same time. It must not close dir.
+	OnDir func(rel string, dir *os.File)
 }
 
 // Entry is one file or symlink found by the walk.
@@ -357,6 +367,9 @@ func (w *walker) read(nd *node) {
 		return
 	}
 	defer f.Close()
+	if w.opts.OnDir != nil {
+		w.opts.OnDir(nd.rel, f)
+	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
 		nd.err = err // a listing cut short is a fault, not a smaller directory

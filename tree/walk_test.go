@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -75,6 +77,59 @@ func TestWalkOnHiddenDir(t *testing.T) {
 	}
 	if want := []string{".a/.b", ".empty", ".ignore", "src/.conf", "visible/.dotfile.txt"}; !slices.Equal(skipped, want) {
 		t.Errorf("AllowHidden(.a): hidden skips %q, want %q", skipped, want)
+	}
+}
+
+// OnDir is called once for every directory the walk enters (the start
+// included; never an ignored, reserved or skipped hidden one), each
+// before its subdirectories, and before the directory is listed: a file
+// OnDir makes in the directory it is given is in the walk's output.
+func TestWalkOnDir(t *testing.T) {
+	root := testtree.Write(t, map[string]string{
+		".ignore":         "out/\n",
+		"a/x.txt":         "x\n",
+		"a/b/y.txt":       "y\n",
+		"a/b/c/z.txt":     "z\n",
+		".h/w.txt":        "w\n",
+		"out/o.txt":       "ignored\n",
+		"d/e/f/g/deep.go": "deep\n",
+	})
+	var mu sync.Mutex
+	var dirs []string
+	made := "" // the file OnDir makes: a new name per walk
+	onDir := func(rel string, dir *os.File) {
+		mu.Lock()
+		defer mu.Unlock()
+		if parent := path.Dir(rel); rel != "" && !slices.Contains(dirs, strings.TrimPrefix(parent, ".")) {
+			t.Errorf("OnDir(%q) before its parent's", rel)
+		}
+		dirs = append(dirs, rel)
+		fd, err := unix.Openat(int(dir.Fd()), made, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		unix.Close(fd)
+	}
+	for _, hidden := range []bool{true, false} {
+		dirs, made = nil, "made-by-ondir-"+strconv.FormatBool(hidden)+".txt"
+		files, _, _, err := walkAll(t, root, Options{IncludeHidden: hidden, OnDir: onDir, Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(dirs)
+		want := []string{"", "a", "a/b", "a/b/c", "d", "d/e", "d/e/f", "d/e/f/g"}
+		if hidden {
+			want = []string{"", ".h", "a", "a/b", "a/b/c", "d", "d/e", "d/e/f", "d/e/f/g"}
+		}
+		if !slices.Equal(dirs, want) {
+			t.Errorf("hidden %v: OnDir called for %q, want %q", hidden, dirs, want)
+		}
+		for _, d := range want {
+			if f := path.Join(d, made); !slices.Contains(files, f) {
+				t.Errorf("hidden %v: %s, made by OnDir before the listing, was not listed: %q", hidden, f, files)
+			}
+		}
 	}
 }
 

@@ -371,8 +371,12 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 }
 
 // reconcile reconciles the whole index and re-reads the files b's events
-// named (b nil: the initial reconcile).
+// named (b nil: the initial reconcile, whose walk also watches the tree
+// when Start left that to it).
 func (w *Watcher) reconcile(b *batch, rc *ignore.Cache) error {
+	if b == nil && w.walkWatches {
+		return w.reconcileWatching()
+	}
 	_, err := w.ix.Reconcile(w.ctx)
 	if err == nil && b != nil {
 		// Files named by events are re-read even if their stat looks
