@@ -363,6 +363,10 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 		w.log.Warn("watch: reconcile failed; the index stays suspect", "root", w.root, "err", err)
 	}
 	if b == nil {
+		// The watches the initial walk added, and the subtrees it could
+		// not watch, are in State before it says Ready: a query that
+		// finds the root ready must see an unwatched subtree as one.
+		w.publish()
 		// Ready before the callers that joined during the initial
 		// reconcile are released: a Sync that returns finds it ready.
 		w.markReady()
