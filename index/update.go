@@ -215,7 +215,26 @@ func (ix *Index) ReconcileWith(ctx context.Context, opts ReconcileOptions) (int,
 		chs = append(chs, change{path: g, remove: true})
 	}
 	chs = append(chs, read...)
+	if len(chs) == 0 && ix.sameIgnored(ign) {
+		// Nothing to write: no transaction, no fsync (a restart's catch-up
+		// of a tree that did not change while the daemon was down). Meta
+		// "written" stays, and with it which files are racy: none was
+		// found, or it would have been re-read, a change.
+		return 0, nil
+	}
 	return len(chs), ix.commit(chs, []string{""}, ign)
+}
+
+// sameIgnored reports whether ign, a whole-tree walk's records of what a
+// walk skips, are the index's (what commit would make of them: sorted,
+// one per path).
+func (ix *Index) sameIgnored(ign []Skipped) bool {
+	ign = slices.Clone(ign)
+	slices.SortFunc(ign, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	ign = slices.CompactFunc(ign, func(a, b Skipped) bool { return a.Path == b.Path })
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return slices.Equal(ign, ix.ignored)
 }
 
 // walkSubtree walks dir ("" for the root) as a build would and compares
