@@ -277,6 +277,7 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 	_, err = tree.Walk(ctx, ix.root, dir, rules.At(dir), tree.Options{
 		IncludeHidden: true,
 		Info:          true,
+		Eager:         true, // runs to the end; the callback is quick
 		OnSkip: func(s tree.Skip) {
 			if !s.Hidden {
 				ign = append(ign, Skipped{Path: s.Rel, IsDir: s.IsDir})

@@ -3,6 +3,7 @@ package tree
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
@@ -128,6 +129,70 @@ func TestWalkOnDir(t *testing.T) {
 		for _, d := range want {
 			if f := path.Join(d, made); !slices.Contains(files, f) {
 				t.Errorf("hidden %v: %s, made by OnDir before the listing, was not listed: %q", hidden, f, files)
+			}
+		}
+	}
+}
+
+// An eager walk (readers queue subdirectories as they list them) hands
+// out exactly what a lazy one does, in the same order, with the same
+// stats and skips; cut short by the callback or MaxVisited it ends as a
+// lazy one does, its readers stopped.
+func TestWalkEagerSameAnswers(t *testing.T) {
+	files := map[string]string{".ignore": "*.log\nskip/\n"}
+	for i := range 400 {
+		d := fmt.Sprintf("d%d/e%d", i%7, i%11)
+		if i%3 == 0 {
+			d += fmt.Sprintf("/f%d", i%5)
+		}
+		if i%13 == 0 {
+			d = ".h/" + d
+		}
+		name := fmt.Sprintf("%s/n%03d.txt", d, i)
+		if i%17 == 0 {
+			name = fmt.Sprintf("%s/n%03d.log", d, i)
+		}
+		if i%19 == 0 {
+			name = fmt.Sprintf("skip/%s/n%03d.txt", d, i)
+		}
+		files[name] = "x\n"
+	}
+	root := testtree.Write(t, files)
+	walk := func(opts Options, stopAt int) ([]Entry, Stats, error) {
+		var out []Entry
+		st, err := Walk(context.Background(), root, "", ignore.Open(root), opts, func(e Entry) error {
+			out = append(out, e)
+			if len(out) == stopAt {
+				return ErrStop
+			}
+			return nil
+		})
+		return out, st, err
+	}
+	for _, c := range []struct {
+		name   string
+		opts   Options
+		stopAt int
+	}{
+		{"whole", Options{IncludeHidden: true, Info: true}, -1},
+		{"no hidden", Options{Info: true}, -1},
+		{"stopped", Options{IncludeHidden: true}, 50},
+		{"limited", Options{IncludeHidden: true, MaxVisited: 120}, -1},
+	} {
+		for _, workers := range []int{1, 4} {
+			c.opts.Workers = workers
+			lazy, lst, lerr := walk(c.opts, c.stopAt)
+			c.opts.Eager = true
+			eager, est, eerr := walk(c.opts, c.stopAt)
+			c.opts.Eager = false
+			if !errors.Is(eerr, lerr) && eerr != lerr {
+				t.Errorf("%s, %d workers: eager error %v, lazy %v", c.name, workers, eerr, lerr)
+			}
+			if !slices.Equal(eager, lazy) || len(lazy) == 0 {
+				t.Errorf("%s, %d workers: eager walk handed out %d entries, lazy %d, or in another order", c.name, workers, len(eager), len(lazy))
+			}
+			if est.Visited != lst.Visited || est.Ignored != lst.Ignored || est.Hidden != lst.Hidden || !slices.Equal(est.Skipped, lst.Skipped) {
+				t.Errorf("%s, %d workers: eager stats %+v, lazy %+v", c.name, workers, est, lst)
 			}
 		}
 	}
