@@ -996,9 +996,9 @@ type OpenOptions struct {
 	// movedTo, for the caller to log.
 	Discarded func(err error, movedTo string)
 	// NoReconcile leaves a reopened index as saved, for the caller to
-	// Reconcile before it trusts it (the daemon's watcher reconciles once
-	// its watches are set, which it must do anyway: reconciling here too
-	// would walk the whole tree twice per restart). The checks of Open
+	// Reconcile before it trusts it (the daemon's watcher reconciles
+	// anyway, its walk setting the watches: reconciling here too would
+	// walk the whole tree twice per restart). The checks of Open
 	// are made all the same; what that later Reconcile finds corrupt is
 	// the caller's to handle.
 	NoReconcile bool

@@ -38,6 +38,10 @@
 //   - A directory is watched before it is scanned: a new directory gets its
 //     watch, then its listing, then Index.Apply walks it. A file created
 //     before the watch is in the listing; one created after makes an event.
+//     At Start only the root (and .git) is watched: the initial
+//     reconcile's walk adds every other directory's watch, from its
+//     readers, just before listing it (reconcileWatching), so a restart
+//     walks the tree once, not once to watch it and once to reconcile.
 //   - The watched directories are exactly those the index would hold (the
 //     verdicts as index.Build, from ignore.Classifier: hidden directories
 //     included, ignored and private ones never watched), except
