@@ -259,9 +259,12 @@ func (w *Watcher) reconcileWatching() error {
 		}
 		return err
 	}
+	// The paths the walk made sit among its garbage, each pinning a span:
+	// the long-lived copies are made here, together.
 	for _, rel := range sortedKeys(watched) { // parents first
-		w.dirs.add(rel)
+		w.dirs.add(strings.Clone(rel))
 	}
+	w.fsw.compact()
 	w.checkLimit()
 	return err
 }
