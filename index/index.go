@@ -143,6 +143,7 @@ type Index struct {
 	free    []uint32            // ids of removed files, for reuse
 	byPath  map[string]uint32   // live files
 	order   []uint32            // live ids sorted by path
+	hidden  []uint32            // live ids whose own name is hidden (File.HiddenName), sorted by path
 	base    postings            // immutable between compactions
 	gen     uint64              // the base file's generation (0: in memory)
 	stale   map[uint32]bool     // ids whose base postings are out of date
@@ -266,8 +267,20 @@ func (ix *Index) reorder() {
 			ix.order = append(ix.order, uint32(id))
 		}
 	}
-	slices.SortFunc(ix.order, func(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) })
+	slices.SortFunc(ix.order, ix.pathCmp)
+	ix.hidden = ix.hidden[:0]
+	for _, id := range ix.order {
+		if ix.files[id].HiddenName() {
+			ix.hidden = append(ix.hidden, id)
+		}
+	}
 }
+
+// pathCmp orders two ids of the table by path.
+func (ix *Index) pathCmp(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) }
+
+// pathSearch compares an id's path to p, for binary searches by path.
+func (ix *Index) pathSearch(id uint32, p string) int { return strings.Compare(ix.files[id].Path, p) }
 
 // buildPostings reads every regular file and builds the base postings.
 // Files are read in parallel in batches; one goroutine merges each batch in
@@ -422,13 +435,31 @@ func (ix *Index) Files(dir, prefix string, fn func(*File) bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	lo := dirPrefix(dir) + prefix
-	i, _ := slices.BinarySearchFunc(ix.order, lo, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
+	i, _ := slices.BinarySearchFunc(ix.order, lo, ix.pathSearch)
 	for ; i < len(ix.order); i++ {
 		f := &ix.files[ix.order[i]]
 		if !strings.HasPrefix(f.Path, lo) {
 			return
 		}
 		if !fn(f) {
+			return
+		}
+	}
+}
+
+// HiddenFiles calls fn, in path order, for each file under dir
+// (root-relative; "" or "." for all) whose own name is hidden
+// (File.HiddenName: what a walk without include_hidden skips by name),
+// until fn returns false. It visits only those files, not the table. fn
+// must not call ix.
+func (ix *Index) HiddenFiles(dir string, fn func(*File) bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	pre := dirPrefix(dir)
+	i, _ := slices.BinarySearchFunc(ix.hidden, pre, ix.pathSearch)
+	for ; i < len(ix.hidden); i++ {
+		f := &ix.files[ix.hidden[i]]
+		if !strings.HasPrefix(f.Path, pre) || !fn(f) {
 			return
 		}
 	}

@@ -840,7 +840,24 @@ func (ix *Index) check(lists bool) error {
 func (ix *Index) Check() error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.checkLocked(true)
+	if err := ix.checkLocked(true); err != nil {
+		return err
+	}
+	// The memory's own derived list (not checked on open, which derives
+	// it): exactly the ids of the order whose own name is hidden.
+	h := 0
+	for _, id := range ix.order {
+		if ix.files[id].HiddenName() {
+			if h == len(ix.hidden) || ix.hidden[h] != id {
+				return fmt.Errorf("%w: hidden-name list lacks %s", ErrCorrupt, ix.files[id].Path)
+			}
+			h++
+		}
+	}
+	if h != len(ix.hidden) {
+		return fmt.Errorf("%w: hidden-name list holds %d files, not %d", ErrCorrupt, len(ix.hidden), h)
+	}
+	return nil
 }
 
 func (ix *Index) checkLocked(lists bool) error {

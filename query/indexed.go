@@ -280,8 +280,8 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 		}
 	})
 	if wantHidden && !includeHidden {
-		s.Index.Files(walkStart(dir), "", func(f *index.File) bool {
-			if f.HiddenName() && hiddenSkip(f.Path) {
+		s.Index.HiddenFiles(walkStart(dir), func(f *index.File) bool {
+			if hiddenSkip(f.Path) {
 				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})
 			}
 			return true
