@@ -31,6 +31,10 @@ type Indexed struct {
 	// index's answer, which then says fallback_reason "watch_limit". A
 	// query inside one of them is answered by the walk alone.
 	Live []string
+	// Blocks, if not nil, keeps block filters of the large files a Grep
+	// reads, so that later ones read only the blocks that may match (see
+	// blocks.go).
+	Blocks *BlockCache
 }
 
 // liveSplit returns the Live subtrees strictly below dir, or inside=true
@@ -192,6 +196,11 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())
 	if p.Invert {
 		tq = &csindex.Query{Op: csindex.QAll} // a line without the pattern can be in any file
+	}
+	if s.Blocks != nil && !p.Invert && !p.Multiline && p.Before == 0 && p.After == 0 {
+		bq := *q
+		bq.blocks, bq.blockQ = s.Blocks, compileBlockQuery(tq)
+		q = &bq
 	}
 	var files []FileRef
 	s.Index.EachCandidate(tq, walkStart(q.Dir), func(f *index.File) {
