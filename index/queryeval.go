@@ -228,3 +228,101 @@ func intersectCursors(cs []cursor) []uint32 {
 	}
 	return drain(nil, newAnd(kids))
 }
+
+// Phrases are literals of which every match of a query holds at least
+// one, compared under ASCII case folding: the query analysis' required
+// literals. A file is a candidate only if one of them can occur in it by
+// its next masks (see trigram.go): for every trigram of the phrase but
+// the last, the file has the trigram, and its next mask has the bit of
+// the phrase's byte after it. The test never drops a file holding a
+// phrase (the masks record every byte that follows), so never one that
+// can match; it only drops files holding the phrase's trigrams apart.
+type Phrases struct {
+	lits [][]byte // ASCII-lowercased, each at least 4 bytes long
+}
+
+// NewPhrases returns the phrases of lits (every match holds one of them,
+// as they are or under ASCII case folding), or nil when they cannot
+// narrow the candidates: none, or one shorter than 4 bytes (it has no
+// trigram with a byte after it).
+func NewPhrases(lits [][]byte) *Phrases {
+	if len(lits) == 0 {
+		return nil
+	}
+	ph := &Phrases{}
+	for _, l := range lits {
+		if len(l) < 4 {
+			return nil
+		}
+		low := make([]byte, len(l))
+		for i, c := range l {
+			low[i] = lower[c]
+		}
+		ph.lits = append(ph.lits, low)
+	}
+	return ph
+}
+
+// phraseTri returns the trigram at l[i:] (lowercase).
+func phraseTri(l []byte, i int) uint32 {
+	return uint32(l[i])<<16 | uint32(l[i+1])<<8 | uint32(l[i+2])
+}
+
+// matchPacked reports whether a file with the sorted packed postings tris
+// may hold one of the phrases.
+func (ph *Phrases) matchPacked(tris []uint32) bool {
+	for _, l := range ph.lits {
+		ok := true
+		for i := 0; ok && i+4 <= len(l); i++ {
+			j := findPacked(tris, phraseTri(l, i))
+			ok = j >= 0 && uint8(tris[j])&nextBit(l[i+3]) != 0
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// phraseFilter tests base ids, in ascending order, against phrases: one
+// cursor per trigram of each phrase (but its last), sought along.
+type phraseFilter struct {
+	lits [][]phraseStep
+}
+
+type phraseStep struct {
+	c   cursor
+	bit uint8
+}
+
+func (ix *Index) phraseFilter(ph *Phrases) *phraseFilter {
+	f := &phraseFilter{}
+	for _, l := range ph.lits {
+		var steps []phraseStep
+		for i := 0; i+4 <= len(l); i++ {
+			steps = append(steps, phraseStep{listCursor(ix.base.lookup(phraseTri(l, i))), nextBit(l[i+3])})
+		}
+		f.lits = append(f.lits, steps)
+	}
+	return f
+}
+
+// keep reports whether the base file id (above every id asked before)
+// may hold one of the phrases.
+func (f *phraseFilter) keep(id uint32) bool {
+	for _, steps := range f.lits {
+		ok := true
+		for i := range steps {
+			s := &steps[i]
+			s.c.seek(id)
+			if s.c.done || s.c.cur != id || s.c.mask&s.bit == 0 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
