@@ -92,6 +92,9 @@ func benchIndexedTool(b *testing.B, tool, args string) {
 		if e.Status == envelope.StatusError {
 			b.Fatal(e.Text)
 		}
+		if st, ok := e.Stats.(*envelope.GrepStats); ok && st.Candidates != nil {
+			b.ReportMetric(float64(*st.Candidates), "candidates")
+		}
 	}
 }
 
@@ -109,6 +112,26 @@ func BenchmarkIndexGrepFuncMain(b *testing.B) {
 
 func BenchmarkIndexGrepHandler(b *testing.B) {
 	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGrepFuncMainFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func main"}`)
+}
+
+func BenchmarkIndexGrepFuncMain1000(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true,"limit":1000}`)
+}
+
+func BenchmarkIndexGrepHandlerFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\("}`)
+}
+
+func BenchmarkIndexGrepErrShortWrite(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"ErrShortWrite","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGrepErrShortWriteFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"ErrShortWrite"}`)
 }
 
 func BenchmarkIndexGrepNoTrigram(b *testing.B) {
