@@ -558,14 +558,19 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 // query (see stream): it allocates in proportion to the answer, not to
 // the lists.
 func (ix *Index) evalBase(q *csindex.Query, ph *Phrases) (ids []uint32, all bool) {
-	s, all := ix.stream(q)
+	if ph == nil {
+		s, all := ix.stream(q)
+		if all || s == nil {
+			return nil, all
+		}
+		return drain(nil, s), false
+	}
+	shared := map[uint32]*cursor{}
+	s, all := ix.streamShared(q, shared)
 	if all || s == nil {
 		return nil, all
 	}
-	if ph == nil {
-		return drain(nil, s), false
-	}
-	f := ix.phraseFilter(ph)
+	f := ix.phraseFilter(ph, shared)
 	for t, ok := s.at(); ok; t, ok = s.at() {
 		if f.keep(t) {
 			ids = append(ids, t)

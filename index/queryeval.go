@@ -152,7 +152,23 @@ func (s *orStream) seek(t uint32) {
 // stream returns the stream of base ids that may satisfy q (normalized),
 // or all=true when q constrains nothing, or nil when nothing can match.
 func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
+	return ix.streamShared(q, nil)
+}
+
+// streamShared is stream, recording in shared (when not nil) the cursor
+// of each trigram's list it opens (the first, if the query names a
+// trigram twice), so that a phrase filter reads the next mask where the
+// stream's cursor stands instead of seeking a cursor of its own.
+func (ix *Index) streamShared(q *csindex.Query, shared map[uint32]*cursor) (s idStream, all bool) {
 	var kids []idStream
+	open := func(t string) *listStream {
+		tri := queryTrigram(t)
+		ls := &listStream{listCursor(ix.base.lookup(tri))}
+		if _, ok := shared[tri]; !ok && shared != nil {
+			shared[tri] = &ls.c
+		}
+		return ls
+	}
 	switch q.Op {
 	case csindex.QAll:
 		return nil, true
@@ -160,14 +176,14 @@ func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
 		return nil, false
 	case csindex.QAnd:
 		for _, t := range q.Trigram {
-			c := listCursor(ix.base.lookup(queryTrigram(t)))
-			if c.done {
+			ls := open(t)
+			if ls.c.done {
 				return nil, false
 			}
-			kids = append(kids, &listStream{c})
+			kids = append(kids, ls)
 		}
 		for _, sub := range q.Sub {
-			k, sall := ix.stream(sub)
+			k, sall := ix.streamShared(sub, shared)
 			if sall {
 				continue
 			}
@@ -185,12 +201,12 @@ func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
 		return newAnd(kids), false
 	default: // QOr
 		for _, t := range q.Trigram {
-			if c := listCursor(ix.base.lookup(queryTrigram(t))); !c.done {
-				kids = append(kids, &listStream{c})
+			if ls := open(t); !ls.c.done {
+				kids = append(kids, ls)
 			}
 		}
 		for _, sub := range q.Sub {
-			k, sall := ix.stream(sub)
+			k, sall := ix.streamShared(sub, shared)
 			if sall {
 				return nil, true
 			}
@@ -284,27 +300,51 @@ func (ph *Phrases) matchPacked(tris []uint32) bool {
 	return false
 }
 
-// phraseFilter tests base ids, in ascending order, against phrases: one
-// cursor per trigram of each phrase (but its last), sought along.
+// phraseFilter tests base ids, in ascending order, against phrases: per
+// trigram of each phrase (but its last), the next mask is read where the
+// query's stream left that trigram's cursor (shared) when it stands on
+// the id, as an AND's do; otherwise from a cursor of the filter's own,
+// sought along.
 type phraseFilter struct {
+	base *postings
 	lits [][]phraseStep
 }
 
 type phraseStep struct {
-	c   cursor
-	bit uint8
+	tri    uint32
+	bit    uint8
+	shared *cursor // the stream's cursor of tri, or nil
+	own    cursor
+	opened bool // own is open
 }
 
-func (ix *Index) phraseFilter(ph *Phrases) *phraseFilter {
-	f := &phraseFilter{}
+func (ix *Index) phraseFilter(ph *Phrases, shared map[uint32]*cursor) *phraseFilter {
+	f := &phraseFilter{base: &ix.base}
 	for _, l := range ph.lits {
 		var steps []phraseStep
 		for i := 0; i+4 <= len(l); i++ {
-			steps = append(steps, phraseStep{listCursor(ix.base.lookup(phraseTri(l, i))), nextBit(l[i+3])})
+			t := phraseTri(l, i)
+			steps = append(steps, phraseStep{tri: t, bit: nextBit(l[i+3]), shared: shared[t]})
 		}
 		f.lits = append(f.lits, steps)
 	}
 	return f
+}
+
+// mask returns the next mask of the step's trigram in file id (above
+// every id asked of the step before), ok=false when the file lacks it.
+func (f *phraseFilter) mask(s *phraseStep, id uint32) (uint8, bool) {
+	if c := s.shared; c != nil && !c.done && c.cur == id {
+		return c.mask, true
+	}
+	if !s.opened {
+		s.own, s.opened = listCursor(f.base.lookup(s.tri)), true
+	}
+	s.own.seek(id)
+	if s.own.done || s.own.cur != id {
+		return 0, false
+	}
+	return s.own.mask, true
 }
 
 // keep reports whether the base file id (above every id asked before)
@@ -313,9 +353,8 @@ func (f *phraseFilter) keep(id uint32) bool {
 	for _, steps := range f.lits {
 		ok := true
 		for i := range steps {
-			s := &steps[i]
-			s.c.seek(id)
-			if s.c.done || s.c.cur != id || s.c.mask&s.bit == 0 {
+			m, has := f.mask(&steps[i], id)
+			if !has || m&steps[i].bit == 0 {
 				ok = false
 				break
 			}
