@@ -91,7 +91,7 @@ func packedTri(v uint32) uint32 { return v >> 8 }
 // reused across files.
 type trigramSet struct {
 	seen []uint64 // 1<<24 bits
-	mask []uint8  // 1<<24 next masks, zero but while a file is extracted
+	mask []uint8  // 1<<24 next masks and a spare slot, zero but while a file is extracted
 	out  []uint32
 }
 
@@ -101,18 +101,16 @@ type trigramSet struct {
 func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 	if s.seen == nil {
 		s.seen = make([]uint64, 1<<24/64)
-		s.mask = make([]uint8, 1<<24)
+		s.mask = make([]uint8, 1<<24+1)
 	}
 	out := s.out[:0]
 	ok := true
 	if len(data) >= 3 {
 		t := uint32(lower[data[0]])<<8 | uint32(lower[data[1]])
-		prev := uint32(1 << 24) // the trigram before c; none yet
+		prev := uint32(1 << 24) // the trigram before c; none yet: the spare slot
 		for _, c := range data[2:] {
 			l := lower[c]
-			if prev < 1<<24 {
-				s.mask[prev] |= 1 << nextBin[l]
-			}
+			s.mask[prev] |= 1 << nextBin[l]
 			t = (t<<8 | uint32(l)) & 0xFFFFFF
 			prev = t
 			w, b := t>>6, uint64(1)<<(t&63)
@@ -131,6 +129,7 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 		out[i] = t<<8 | uint32(s.mask[t])
 		s.mask[t] = 0
 	}
+	s.mask[1<<24] = 0
 	s.out = out
 	if !ok {
 		return nil, false
