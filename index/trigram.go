@@ -90,8 +90,12 @@ func packedTri(v uint32) uint32 { return v >> 8 }
 // trigramSet collects one file's distinct trigrams and their next masks;
 // reused across files.
 type trigramSet struct {
-	seen []uint64 // 1<<24 bits
-	mask []uint8  // 1<<24 next masks and a spare slot, zero but while a file is extracted
+	// mask holds the next masks of the 1<<24 trigrams and a spare slot,
+	// all zero but while a file is extracted. It also tells which
+	// trigrams were seen: each occurrence but the file's last trigram is
+	// followed by a byte, whose bit is set before the next trigram is
+	// looked at, so a zero mask means "not seen yet" whenever it is asked.
+	mask []uint8
 	out  []uint32
 }
 
@@ -99,10 +103,10 @@ type trigramSet struct {
 // next masks, packed (in no particular order), or ok=false when there are
 // more than MaxFileTrigrams. The result is valid until the next call.
 func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
-	if s.seen == nil {
-		s.seen = make([]uint64, 1<<24/64)
+	if s.mask == nil {
 		s.mask = make([]uint8, 1<<24+1)
 	}
+	mask := s.mask
 	out := s.out[:0]
 	ok := true
 	if len(data) >= 3 {
@@ -110,12 +114,10 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 		prev := uint32(1 << 24) // the trigram before c; none yet: the spare slot
 		for _, c := range data[2:] {
 			l := lower[c]
-			s.mask[prev] |= 1 << nextBin[l]
+			mask[prev] |= 1 << nextBin[l]
 			t = (t<<8 | uint32(l)) & 0xFFFFFF
 			prev = t
-			w, b := t>>6, uint64(1)<<(t&63)
-			if s.seen[w]&b == 0 {
-				s.seen[w] |= b
+			if mask[t] == 0 {
 				out = append(out, t)
 				if len(out) > maxFileTrigrams {
 					ok = false
@@ -125,11 +127,10 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 		}
 	}
 	for i, t := range out {
-		s.seen[t>>6] = 0
-		out[i] = t<<8 | uint32(s.mask[t])
-		s.mask[t] = 0
+		out[i] = t<<8 | uint32(mask[t])
+		mask[t] = 0
 	}
-	s.mask[1<<24] = 0
+	mask[1<<24] = 0
 	s.out = out
 	if !ok {
 		return nil, false
