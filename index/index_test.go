@@ -255,6 +255,12 @@ func TestIncrementalEqualsFreshBuild(t *testing.T) {
 				t.Fatalf("%s: candidates for %q differ:\n got %q\nwant %q", stage, q, g, w)
 			}
 		}
+		// Phrases test the next masks, which must be as a fresh build's.
+		for _, q := range []string{"alpha beta", "eta theta", "a zeta", "theta token", "ta g"} {
+			if g, w := phraseCandidates(t, got, "(?i)"+q, q), phraseCandidates(t, fresh, "(?i)"+q, q); !slices.Equal(g, w) {
+				t.Fatalf("%s: candidates for phrase %q differ:\n got %q\nwant %q", stage, q, g, w)
+			}
+		}
 	}
 	compare("after Apply", ix)
 	if err := ix.Compact(); err != nil {

@@ -28,7 +28,7 @@ type change struct {
 	path   string
 	remove bool
 	f      File
-	tris   []uint32 // owned copy; nil for symlinks, binary and unknown files
+	tris   []uint32 // owned copy, packed postings (trigram<<8 | next mask) sorted; nil for symlinks, binary and unknown files
 }
 
 // Update brings the file at rel (root-relative) up to date: re-read if it
@@ -647,19 +647,22 @@ func (ix *Index) Compact() error {
 // the delta's, list by list in trigram order. It only reads its
 // arguments, and holds one list at a time besides the delta's inversion.
 func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool, pw *postingWriter) {
-	add := make(map[uint32][]uint32) // trigram -> delta ids, ascending
+	add := make(map[uint32][]uint64) // trigram -> delta id<<8 | next mask, ascending
 	ids := make([]uint32, 0, len(delta))
 	for id := range delta {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		for _, t := range delta[id] {
-			add[t] = append(add[t], id)
+		for _, v := range delta[id] {
+			t := packedTri(v)
+			add[t] = append(add[t], uint64(id)<<8|uint64(v&0xFF))
 		}
 	}
 	addT := slices.Sorted(maps.Keys(add))
-	var kept, merged []uint32
+	var kept, merged []uint64
+	var mids []uint32
+	var masks []byte
 	for i, j := 0, 0; i < base.n || j < len(addT); {
 		var t uint32
 		var list []byte
@@ -678,23 +681,29 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 		kept = kept[:0]
 		for c := listCursor(list); !c.done; c.next() {
 			if !stale[c.cur] {
-				kept = append(kept, c.cur)
+				kept = append(kept, uint64(c.cur)<<8|uint64(c.mask))
 			}
 		}
 		merged = mergeInto(merged[:0], kept, add[t])
-		pw.add(t, merged)
+		mids, masks = mids[:0], masks[:0]
+		for _, v := range merged {
+			mids, masks = append(mids, uint32(v>>8)), append(masks, byte(v))
+		}
+		pw.add(t, mids, masks)
 	}
 }
 
-// mergeInto appends the ascending union of a and b (each ascending) to dst.
-func mergeInto(dst, a, b []uint32) []uint32 {
+// mergeInto appends the ascending union of a and b (each ascending by
+// id) to dst; entries are id<<8 | next mask, and of two with the same id
+// (never: a delta id is stale, so not kept from the base) a's is kept.
+func mergeInto(dst, a, b []uint64) []uint64 {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
+		switch x, y := a[i]>>8, b[j]>>8; {
+		case x < y:
 			dst = append(dst, a[i])
 			i++
-		case a[i] > b[j]:
+		case x > y:
 			dst = append(dst, b[j])
 			j++
 		default:

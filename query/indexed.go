@@ -194,8 +194,9 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	defer done()
 	depth := dirDepth(q.Dir)
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())
+	ph := index.NewPhrases(q.Matcher.Literals())
 	if p.Invert {
-		tq = &csindex.Query{Op: csindex.QAll} // a line without the pattern can be in any file
+		tq, ph = &csindex.Query{Op: csindex.QAll}, nil // a line without the pattern can be in any file
 	}
 	if s.Blocks != nil && !p.Invert && !p.Multiline && p.Before == 0 && p.After == 0 {
 		bq := *q
@@ -203,7 +204,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		q = &bq
 	}
 	var files []FileRef
-	s.Index.EachCandidate(tq, walkStart(q.Dir), func(f *index.File) {
+	s.Index.EachPhraseCandidate(tq, ph, walkStart(q.Dir), func(f *index.File) {
 		rel := relTo(q.Dir, f.Path)
 		if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
 			files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size})
