@@ -289,6 +289,7 @@ func mergeRange(runs []postings, pw *postingWriter, lo, hi uint32) {
 		rel[r].start(&runs[r], next[r])
 	}
 	var ids []uint32
+	var masks []byte
 	for k := 0; ; k++ {
 		if k%1024 == 0 {
 			for r := range runs {
@@ -306,45 +307,46 @@ func mergeRange(runs []postings, pw *postingWriter, lo, hi uint32) {
 		if !any || t >= hi {
 			return
 		}
-		ids = ids[:0]
+		ids, masks = ids[:0], masks[:0]
 		for r := range runs {
 			if next[r] < runs[r].n && runs[r].trigram(next[r]) == t {
-				ids = appendRunIDs(ids, runs[r].list(next[r]))
+				ids, masks = appendRunIDs(ids, masks, runs[r].list(next[r]))
 				next[r]++
 			}
 		}
-		pw.add(t, ids)
+		pw.add(t, ids, masks)
 	}
 }
 
 // appendRunIDs appends the ids of b, a list of a run this build wrote, to
-// dst: every id in one pass over the gaps, the skip entries passed over.
-func appendRunIDs(dst []uint32, b []byte) []uint32 {
+// dst and their next masks to masks: every id in one pass over the data,
+// the skip entries passed over.
+func appendRunIDs(dst []uint32, masks []byte, b []byte) ([]uint32, []byte) {
 	k, m := binary.Uvarint(b)
 	if m <= 0 {
-		return dst
+		return dst, masks
 	}
 	b = b[m:]
 	if nb := (k + blockSize - 1) / blockSize; nb > 1 {
 		if uint64(len(b)) < 8*nb {
-			return dst
+			return dst, masks
 		}
 		b = b[8*nb:]
 	}
 	acc := uint32(0)
-	for i := 0; i < len(b); {
+	for i := 0; i+1 < len(b); i++ {
 		x := uint32(b[i])
 		if x < 0x80 {
 			i++
 		} else {
 			v, n := binary.Uvarint(b[i:])
-			if n <= 0 {
-				return dst
+			if n <= 0 || i+n >= len(b) {
+				return dst, masks
 			}
 			x, i = uint32(v), i+n
 		}
 		acc += x
-		dst = append(dst, acc-1)
+		dst, masks = append(dst, acc-1), append(masks, b[i])
 	}
-	return dst
+	return dst, masks
 }
