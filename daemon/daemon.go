@@ -97,8 +97,9 @@ type Config struct {
 
 	hooks *testHooks // set by this package's tests only
 	// catchUpByFreshener: the Freshener's initial reconcile (the default
-	// WatchFreshener's, once its watches are set) catches a reopened
-	// index up with the tree, so index.OpenOrBuild need not walk it too.
+	// WatchFreshener's, whose walk also sets its watches) catches a
+	// reopened index up with the tree, so index.OpenOrBuild need not walk
+	// it too.
 	catchUpByFreshener bool
 }
 

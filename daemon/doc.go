@@ -125,8 +125,9 @@
 //     (or its failed build is retried, one attempt at a time). It opens
 //     or builds the index (index.OpenOrBuild; with the default
 //     WatchFreshener a reopened index is caught up with the tree by the
-//     watcher's initial reconcile alone, once its watches are set, not by
-//     OpenOrBuild too: one walk of the tree per restart, not two), starts
+//     watcher's initial reconcile alone, whose walk also adds the watches,
+//     each directory's before it is listed; not by OpenOrBuild too, nor by
+//     a walk of the watcher's own: one walk of the tree per restart), starts
 //     the Freshener, then
 //     waits until the workspace's context (a child of the daemon's) is
 //     cancelled by forget or by the daemon's stop, serving the root

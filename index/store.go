@@ -757,48 +757,50 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 		return err
 	}
 	ix.base, ix.gen = base, gen
-	ix.reorder()
-	return ix.checkLocked(false)
+	return ix.checkLocked(false) // ix.order came in key order
 }
 
 // loadRecords reads and checks the records of "files", "delta", "stale"
-// and "ignored" (see load).
+// and "ignored" (see load). Each bucket is read once: every record is
+// hashed for its bucket's sum as it is decoded, and the sum must match
+// before load returns (nothing decoded is used before: a damaged record
+// is refused whatever it decodes to). The decode cannot run away on
+// damage: the table is sized by "slots", which "metasum" covers, and
+// every id is checked against it. The "files" keys come in byte order,
+// which is ix.order's, so the order is built as they come rather than
+// sorted afterwards; the path map is filled on another goroutine while
+// the records are decoded (its insertions, a cache miss or more each,
+// were the largest part of the load).
 func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
-	var err error
-	// Every record against its bucket's sum before any is decoded: what
-	// is decoded is what was written (a damaged id could otherwise size
-	// the table).
-	for i, name := range summed {
-		var got uint64
-		tx.Bucket(name).ForEach(func(k, v []byte) error {
-			got += recordHash(k, v)
-			return nil
-		})
-		if got != binary.BigEndian.Uint64(sums[8*i:]) {
-			return fmt.Errorf("%w: %q records differ from their checksum", ErrCorrupt, name)
-		}
-	}
 	bound := binary.BigEndian.Uint32(slots)
 	if bound > 1<<31 {
 		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
 	}
 	ix.files = make([]File, bound)
 	ix.byPath = make(map[string]uint32, bound) // sized once, not grown by doubling
-	err = tx.Bucket(bFiles).ForEach(func(k, v []byte) error {
-		id, f, ok := decodeFile(string(k), v)
-		if !ok || id >= bound {
-			return fmt.Errorf("%w: file record %q", ErrCorrupt, k)
+	ix.order = make([]uint32, 0, bound)
+	const batchLen = 1024
+	batches := make(chan []uint32, 8)
+	mapped := make(chan struct{})
+	go func() {
+		defer close(mapped)
+		for b := range batches {
+			for _, id := range b {
+				ix.byPath[ix.files[id].Path] = id
+			}
 		}
-		if ix.files[id].Path != "" {
-			return fmt.Errorf("%w: id %d used twice", ErrCorrupt, id)
-		}
-		ix.files[id] = f
-		ix.byPath[f.Path] = id
-		if f.Flags&Unknown != 0 {
-			ix.unknown[id] = true
-		}
-		return nil
-	})
+	}()
+	batch := make([]uint32, 0, batchLen)
+	err := func() error {
+		defer func() { // also when bbolt panics on a damaged page: the goroutine ends
+			if len(batch) > 0 {
+				batches <- batch
+			}
+			close(batches)
+			<-mapped
+		}()
+		return sumEach(tx, sumFiles, sums, ix.loadFile(bound, &batch, batches))
+	}()
 	if err != nil {
 		return err
 	}
@@ -807,7 +809,7 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 			ix.free = append(ix.free, uint32(id))
 		}
 	}
-	err = tx.Bucket(bDelta).ForEach(func(k, v []byte) error {
+	err = sumEach(tx, sumDelta, sums, func(k, v []byte) error {
 		if len(k) != 4 || len(v)%4 != 0 {
 			return fmt.Errorf("%w: delta record", ErrCorrupt)
 		}
@@ -821,7 +823,7 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 	if err != nil {
 		return err
 	}
-	err = tx.Bucket(bStale).ForEach(func(k, v []byte) error {
+	err = sumEach(tx, sumStale, sums, func(k, v []byte) error {
 		if len(k) != 4 || len(v) != 0 {
 			return fmt.Errorf("%w: stale record", ErrCorrupt)
 		}
@@ -835,14 +837,61 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 	if err != nil {
 		return err
 	}
-	err = tx.Bucket(bIgnored).ForEach(func(k, v []byte) error {
+	return sumEach(tx, sumIgnored, sums, func(k, v []byte) error {
 		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden {
 			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
 		}
 		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0})
 		return nil
 	})
-	return err
+}
+
+// loadFile returns the function that loads one "files" record: into
+// ix.files, ix.order and (a hidden name) ix.hidden, as reorder would
+// make them, its id queued in *batch, sent on batches when
+// full, for the path map's goroutine.
+func (ix *Index) loadFile(bound uint32, batch *[]uint32, batches chan<- []uint32) func(k, v []byte) error {
+	return func(k, v []byte) error {
+		id, f, ok := decodeFile(string(k), v)
+		if !ok || id >= bound {
+			return fmt.Errorf("%w: file record %q", ErrCorrupt, k)
+		}
+		if ix.files[id].Path != "" {
+			return fmt.Errorf("%w: id %d used twice", ErrCorrupt, id)
+		}
+		ix.files[id] = f
+		ix.order = append(ix.order, id)
+		if f.HiddenName() {
+			ix.hidden = append(ix.hidden, id) // in path order too
+		}
+		if f.Flags&Unknown != 0 {
+			ix.unknown[id] = true
+		}
+		if *batch = append(*batch, id); len(*batch) == cap(*batch) {
+			batches <- *batch
+			*batch = make([]uint32, 0, cap(*batch))
+		}
+		return nil
+	}
+}
+
+// sumEach calls fn for every record of summed bucket i, in key order,
+// and checks the bucket's records against their sum (sums, meta "sums").
+// An error of fn ends it and is returned; otherwise a sum that differs
+// is ErrCorrupt.
+func sumEach(tx *bolt.Tx, i int, sums []byte, fn func(k, v []byte) error) error {
+	var got uint64
+	err := tx.Bucket(summed[i]).ForEach(func(k, v []byte) error {
+		got += recordHash(k, v)
+		return fn(k, v)
+	})
+	if err != nil {
+		return err
+	}
+	if got != binary.BigEndian.Uint64(sums[8*i:]) {
+		return fmt.Errorf("%w: %q records differ from their checksum", ErrCorrupt, summed[i])
+	}
+	return nil
 }
 
 // check verifies the invariants of the postings (see the format comment):
@@ -886,8 +935,15 @@ func (ix *Index) Check() error {
 	return nil
 }
 
-func (ix *Index) checkLocked(lists bool) error {
-	if err := ix.check(lists); err != nil {
+// checkLocked verifies every invariant (Check) with full; without (on
+// open), not the lists (see check) nor the path map file by file: load
+// built the map from the "files" records themselves, one entry per key
+// (bbolt keys are distinct) naming the id the record holds, ids checked
+// distinct, so that the map is the table's inverse by construction (the
+// counts are still compared); a lookup per file was a tenth of a
+// restart's load.
+func (ix *Index) checkLocked(full bool) error {
+	if err := ix.check(full); err != nil {
 		return err
 	}
 	bound := uint32(len(ix.files))
@@ -901,7 +957,7 @@ func (ix *Index) checkLocked(lists bool) error {
 			}
 			continue
 		}
-		if ix.byPath[f.Path] != uint32(id) {
+		if full && ix.byPath[f.Path] != uint32(id) {
 			return fmt.Errorf("%w: path map disagrees for id %d", ErrCorrupt, id)
 		}
 		switch {
@@ -987,9 +1043,9 @@ type OpenOptions struct {
 	// movedTo, for the caller to log.
 	Discarded func(err error, movedTo string)
 	// NoReconcile leaves a reopened index as saved, for the caller to
-	// Reconcile before it trusts it (the daemon's watcher reconciles once
-	// its watches are set, which it must do anyway: reconciling here too
-	// would walk the whole tree twice per restart). The checks of Open
+	// Reconcile before it trusts it (the daemon's watcher reconciles
+	// anyway, its walk setting the watches: reconciling here too would
+	// walk the whole tree twice per restart). The checks of Open
 	// are made all the same; what that later Reconcile finds corrupt is
 	// the caller's to handle.
 	NoReconcile bool

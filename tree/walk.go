@@ -94,6 +94,26 @@ type Options struct {
 	// reported as a hidden skip. The index records these, so that it can
 	// tell what a walk would skip even where the directory holds no file.
 	OnHiddenDir func(rel string)
+	// Eager makes the readers queue each directory's subdirectories as
+	// soon as they have listed it, rather than when the caller's goroutine
+	// reaches it: every reader then has work however narrow the tree
+	// (without it the readers can only run ahead within the directories
+	// on the caller's current path, and on a tree of small directories
+	// the caller mostly waits for the next listing). Listings wait in
+	// memory for the caller, up to the whole tree's: for walks that run
+	// to the end with a quick callback (the index's catch-up), not for a
+	// query's, which may stop early.
+	Eager bool
+	// OnDir, if set, is called for every directory the walk enters (the
+	// start directory included) with the directory open beneath the
+	// root, after it was opened and before it is listed: a watcher adds
+	// its watch there, so that whatever the listing misses (an entry
+	// made after it) makes an event, and one walk of the tree both
+	// watches and lists it. It is called by the walk's readers, several
+	// at once: each directory's call returns before any of its
+	// subdirectories' begins, and calls for other directories may run
+	// at the same time. It must not close dir.
+	OnDir func(rel string, dir *os.File)
 }
 
 // Entry is one file or symlink found by the walk.
@@ -175,6 +195,7 @@ type node struct {
 	parent  *ignore.Dir // rules of the directory holding this one
 	ign     *ignore.Dir // rules for this directory's entries
 	entries []dirent
+	subs    []*node // with Options.Eager: the subdirectories the reader queued, in entry order
 	err     error
 	done    chan struct{}
 	hidden  uint64 // Entry.Hidden bits of the directory itself
@@ -288,15 +309,11 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 		st.Errors++
 		return nil
 	}
-	var subs []*node
-	for _, e := range nd.entries {
-		if e.typ.IsDir() && e.skip == keep {
-			rel := join(nd.rel, e.name)
-			subs = append(subs, &node{rel: rel, parent: nd.ign, done: make(chan struct{}),
-				hidden: nd.hidden | hiddenBit(e.hid, nd.depth), depth: nd.depth + 1})
-		}
+	subs := nd.subs
+	if !w.opts.Eager {
+		subs = nd.children()
+		w.push(subs...)
 	}
-	w.push(subs...)
 	si := 0
 	for _, e := range nd.entries {
 		if e.skip == skipReserved {
@@ -344,8 +361,22 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 	return nil
 }
 
+// children returns the nodes of nd's subdirectories to walk, in entry
+// order, once nd is read.
+func (nd *node) children() []*node {
+	var subs []*node
+	for _, e := range nd.entries {
+		if e.typ.IsDir() && e.skip == keep {
+			rel := join(nd.rel, e.name)
+			subs = append(subs, &node{rel: rel, parent: nd.ign, done: make(chan struct{}),
+				hidden: nd.hidden | hiddenBit(e.hid, nd.depth), depth: nd.depth + 1})
+		}
+	}
+	return subs
+}
+
 // read lists nd, works out the ignore rules for its entries and marks
-// which are skipped.
+// which are skipped; with Options.Eager it queues its subdirectories.
 func (w *walker) read(nd *node) {
 	if w.ctx.Err() != nil {
 		nd.err = w.ctx.Err()
@@ -357,6 +388,9 @@ func (w *walker) read(nd *node) {
 		return
 	}
 	defer f.Close()
+	if w.opts.OnDir != nil {
+		w.opts.OnDir(nd.rel, f)
+	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
 		nd.err = err // a listing cut short is a fault, not a smaller directory
@@ -417,6 +451,10 @@ func (w *walker) read(nd *node) {
 		}
 	}
 	nd.entries = ents
+	if o.Eager {
+		nd.subs = nd.children()
+		w.push(nd.subs...)
+	}
 }
 
 // StatType converts stat(2) mode bits to fs.FileMode type bits.

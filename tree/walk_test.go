@@ -3,12 +3,15 @@ package tree
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -75,6 +78,123 @@ func TestWalkOnHiddenDir(t *testing.T) {
 	}
 	if want := []string{".a/.b", ".empty", ".ignore", "src/.conf", "visible/.dotfile.txt"}; !slices.Equal(skipped, want) {
 		t.Errorf("AllowHidden(.a): hidden skips %q, want %q", skipped, want)
+	}
+}
+
+// OnDir is called once for every directory the walk enters (the start
+// included; never an ignored, reserved or skipped hidden one), each
+// before its subdirectories, and before the directory is listed: a file
+// OnDir makes in the directory it is given is in the walk's output.
+func TestWalkOnDir(t *testing.T) {
+	root := testtree.Write(t, map[string]string{
+		".ignore":         "out/\n",
+		"a/x.txt":         "x\n",
+		"a/b/y.txt":       "y\n",
+		"a/b/c/z.txt":     "z\n",
+		".h/w.txt":        "w\n",
+		"out/o.txt":       "ignored\n",
+		"d/e/f/g/deep.go": "deep\n",
+	})
+	var mu sync.Mutex
+	var dirs []string
+	made := "" // the file OnDir makes: a new name per walk
+	onDir := func(rel string, dir *os.File) {
+		mu.Lock()
+		defer mu.Unlock()
+		if parent := path.Dir(rel); rel != "" && !slices.Contains(dirs, strings.TrimPrefix(parent, ".")) {
+			t.Errorf("OnDir(%q) before its parent's", rel)
+		}
+		dirs = append(dirs, rel)
+		fd, err := unix.Openat(int(dir.Fd()), made, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		unix.Close(fd)
+	}
+	for _, hidden := range []bool{true, false} {
+		dirs, made = nil, "made-by-ondir-"+strconv.FormatBool(hidden)+".txt"
+		files, _, _, err := walkAll(t, root, Options{IncludeHidden: hidden, OnDir: onDir, Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(dirs)
+		want := []string{"", "a", "a/b", "a/b/c", "d", "d/e", "d/e/f", "d/e/f/g"}
+		if hidden {
+			want = []string{"", ".h", "a", "a/b", "a/b/c", "d", "d/e", "d/e/f", "d/e/f/g"}
+		}
+		if !slices.Equal(dirs, want) {
+			t.Errorf("hidden %v: OnDir called for %q, want %q", hidden, dirs, want)
+		}
+		for _, d := range want {
+			if f := path.Join(d, made); !slices.Contains(files, f) {
+				t.Errorf("hidden %v: %s, made by OnDir before the listing, was not listed: %q", hidden, f, files)
+			}
+		}
+	}
+}
+
+// An eager walk (readers queue subdirectories as they list them) hands
+// out exactly what a lazy one does, in the same order, with the same
+// stats and skips; cut short by the callback or MaxVisited it ends as a
+// lazy one does, its readers stopped.
+func TestWalkEagerSameAnswers(t *testing.T) {
+	files := map[string]string{".ignore": "*.log\nskip/\n"}
+	for i := range 400 {
+		d := fmt.Sprintf("d%d/e%d", i%7, i%11)
+		if i%3 == 0 {
+			d += fmt.Sprintf("/f%d", i%5)
+		}
+		if i%13 == 0 {
+			d = ".h/" + d
+		}
+		name := fmt.Sprintf("%s/n%03d.txt", d, i)
+		if i%17 == 0 {
+			name = fmt.Sprintf("%s/n%03d.log", d, i)
+		}
+		if i%19 == 0 {
+			name = fmt.Sprintf("skip/%s/n%03d.txt", d, i)
+		}
+		files[name] = "x\n"
+	}
+	root := testtree.Write(t, files)
+	walk := func(opts Options, stopAt int) ([]Entry, Stats, error) {
+		var out []Entry
+		st, err := Walk(context.Background(), root, "", ignore.Open(root), opts, func(e Entry) error {
+			out = append(out, e)
+			if len(out) == stopAt {
+				return ErrStop
+			}
+			return nil
+		})
+		return out, st, err
+	}
+	for _, c := range []struct {
+		name   string
+		opts   Options
+		stopAt int
+	}{
+		{"whole", Options{IncludeHidden: true, Info: true}, -1},
+		{"no hidden", Options{Info: true}, -1},
+		{"stopped", Options{IncludeHidden: true}, 50},
+		{"limited", Options{IncludeHidden: true, MaxVisited: 120}, -1},
+	} {
+		for _, workers := range []int{1, 4} {
+			c.opts.Workers = workers
+			lazy, lst, lerr := walk(c.opts, c.stopAt)
+			c.opts.Eager = true
+			eager, est, eerr := walk(c.opts, c.stopAt)
+			c.opts.Eager = false
+			if !errors.Is(eerr, lerr) && eerr != lerr {
+				t.Errorf("%s, %d workers: eager error %v, lazy %v", c.name, workers, eerr, lerr)
+			}
+			if !slices.Equal(eager, lazy) || len(lazy) == 0 {
+				t.Errorf("%s, %d workers: eager walk handed out %d entries, lazy %d, or in another order", c.name, workers, len(eager), len(lazy))
+			}
+			if est.Visited != lst.Visited || est.Ignored != lst.Ignored || est.Hidden != lst.Hidden || !slices.Equal(est.Skipped, lst.Skipped) {
+				t.Errorf("%s, %d workers: eager stats %+v, lazy %+v", c.name, workers, est, lst)
+			}
+		}
 	}
 }
 

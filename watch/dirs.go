@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
 )
 
@@ -191,6 +193,80 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 		}
 	}
 	return limited
+}
+
+// watchRoot watches the root directory alone and reports whether it
+// could; Start's first step when the initial reconcile's walk watches the
+// rest (see reconcileWatching). A failure is left to watchTree, which
+// tries again and records it.
+func (w *Watcher) watchRoot() bool {
+	dir, err := w.r.OpenDir("")
+	if err != nil {
+		return false
+	}
+	defer dir.Close()
+	if w.addWatch(dir, w.root) != nil {
+		return false
+	}
+	w.dirs.add("")
+	return true
+}
+
+// reconcileWatching is the initial reconcile when Start watched the root
+// alone: one walk of the tree adds the watch of every directory below the
+// root (from the walk's readers, each directory's before it is listed and
+// after its parent's, the invariant watchTree keeps) and catches the index
+// up. The directories watched are those watchTree would watch: the walk
+// enters exactly the directories the index holds. Should a watch fail
+// (the inotify limit), the walk adds no more; once it is done the watches
+// it added are removed and the tree is watched again by watchTree, in
+// walk order (so which subtrees a limit leaves out does not depend on the
+// walk's scheduling), then reconciled again. Processor only.
+func (w *Watcher) reconcileWatching() error {
+	var mu sync.Mutex
+	watched := map[string]bool{"": true} // by Start
+	failed := false
+	onDir := func(rel string, dir *os.File) {
+		if rel == "" {
+			return
+		}
+		parent, _ := split(rel)
+		mu.Lock()
+		ok := watched[parent] && !failed
+		mu.Unlock()
+		if !ok {
+			return
+		}
+		err := w.addWatch(dir, w.abs(rel))
+		mu.Lock()
+		if err == nil {
+			watched[rel] = true
+		} else {
+			failed = true
+		}
+		mu.Unlock()
+	}
+	_, err := w.ix.ReconcileWith(w.ctx, index.ReconcileOptions{OnDir: onDir})
+	if failed {
+		for rel := range watched {
+			if rel != "" {
+				w.fsw.Remove(w.abs(rel))
+			}
+		}
+		w.watchTree("", ignore.NewCache(w.r).At(""))
+		if err == nil {
+			_, err = w.ix.Reconcile(w.ctx)
+		}
+		return err
+	}
+	// The paths the walk made sit among its garbage, each pinning a span:
+	// the long-lived copies are made here, together.
+	for _, rel := range sortedKeys(watched) { // parents first
+		w.dirs.add(strings.Clone(rel))
+	}
+	w.fsw.compact()
+	w.checkLimit()
+	return err
 }
 
 // unwatch removes the watches on rel and every directory below it, and

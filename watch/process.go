@@ -363,6 +363,10 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 		w.log.Warn("watch: reconcile failed; the index stays suspect", "root", w.root, "err", err)
 	}
 	if b == nil {
+		// The watches the initial walk added, and the subtrees it could
+		// not watch, are in State before it says Ready: a query that
+		// finds the root ready must see an unwatched subtree as one.
+		w.publish()
 		// Ready before the callers that joined during the initial
 		// reconcile are released: a Sync that returns finds it ready.
 		w.markReady()
@@ -371,8 +375,12 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 }
 
 // reconcile reconciles the whole index and re-reads the files b's events
-// named (b nil: the initial reconcile).
+// named (b nil: the initial reconcile, whose walk also watches the tree
+// when Start left that to it).
 func (w *Watcher) reconcile(b *batch, rc *ignore.Cache) error {
+	if b == nil && w.walkWatches {
+		return w.reconcileWatching()
+	}
 	_, err := w.ix.Reconcile(w.ctx)
 	if err == nil && b != nil {
 		// Files named by events are re-read even if their stat looks

@@ -38,6 +38,10 @@
 //   - A directory is watched before it is scanned: a new directory gets its
 //     watch, then its listing, then Index.Apply walks it. A file created
 //     before the watch is in the listing; one created after makes an event.
+//     At Start only the root (and .git) is watched: the initial
+//     reconcile's walk adds every other directory's watch, from its
+//     readers, just before listing it (reconcileWatching), so a restart
+//     walks the tree once, not once to watch it and once to reconcile.
 //   - The watched directories are exactly those the index would hold (the
 //     verdicts as index.Build, from ignore.Classifier: hidden directories
 //     included, ignored and private ones never watched), except
@@ -162,6 +166,9 @@ type Options struct {
 	// beforeResync is called by the processor as a whole-tree reconcile
 	// begins, after Suspect is published.
 	beforeResync func()
+	// walkWatches makes Start leave the watches below the root to the
+	// initial reconcile's walk even with AddWatch set (see walkWatches).
+	walkWatches bool
 }
 
 // State is a snapshot of a watcher's health, for status output and for the
@@ -246,9 +253,15 @@ type Watcher struct {
 	dirs       *dirTree
 	unwatched  map[string]bool // roots of subtrees that could not be watched
 	gitWatched bool            // <root>/.git is watched for cookies
-	maxWatches int
-	warned     bool // the near-limit warning was given
-	removed    int  // watches removed in the current batch
+	// walkWatches: Start watched the root alone, and the initial
+	// reconcile's walk watches every directory below it as it lists it
+	// (reconcileWatching). Otherwise (the root's watch failed, or the
+	// AddWatch seam is set: tests that count watches need them added in
+	// walk order) Start watched the whole tree, as watchTree does.
+	walkWatches bool
+	maxWatches  int
+	warned      bool // the near-limit warning was given
+	removed     int  // watches removed in the current batch
 }
 
 // eventBuffer is the capacity of the notifier's Events channel: slack for the
@@ -256,11 +269,16 @@ type Watcher struct {
 const eventBuffer = 4096
 
 // Start watches root (absolute, clean, symlink-free; the root of ix) and
-// keeps ix current until Close. It returns once every directory is watched
-// and leftover cookies are removed; the initial reconcile (which catches
-// changes made between the index's build and the watches) then runs in the
-// background, and State().Ready (or Ready()) says when it is done. ctx
-// bounds the watcher's life like Close, which must be called anyway.
+// keeps ix current until Close. It returns once the root (and its .git,
+// where Sync makes cookies) is watched and leftover cookies are removed;
+// the initial reconcile (which catches changes made between the index's
+// build and the watches) then runs in the background, its walk of the
+// tree adding the watch of each directory before listing it (one walk
+// of the tree, not one to watch it and one to reconcile), and
+// State().Ready (or Ready()) says when it is done: only then is every
+// directory watched. A Sync made before then waits for the initial
+// reconcile. ctx bounds the watcher's life like Close, which must be
+// called anyway.
 func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Watcher, error) {
 	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
 		return nil, fmt.Errorf("watch: root %q is not a clean absolute path", root)
@@ -314,8 +332,13 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 	removeLeftoverCookies(r, "")
 	removeLeftoverCookies(r, ignore.GitDir)
 	w.wg.Go(w.drain)
-	rc := ignore.NewCache(r)
-	w.watchTree("", rc.At(""))
+	if opts.AddWatch == nil || opts.walkWatches {
+		w.walkWatches = w.watchRoot()
+	}
+	if !w.walkWatches {
+		rc := ignore.NewCache(r)
+		w.watchTree("", rc.At(""))
+	}
 	w.chooseCookieDir()
 	w.r = nil // the processor opens its own, batch by batch
 	w.publish()
