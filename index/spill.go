@@ -6,60 +6,62 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-// Bounded-memory build (after codesearch's index/write.go). The builder
-// collects lists for ascending file ids; once they hold more than the
-// budget, they are written out as a run, a base file of their own (ids
-// absolute), and the builder starts again empty. At the end the runs are
-// merged trigram by trigram into the final base: run r holds only ids
-// below those of run r+1, so a trigram's list is its runs' lists end to
-// end; the merge runs on every core, each on its own range of trigrams
-// (mergeRuns). The final base of a build that spilled beside a DB is that
-// DB's next base file, synced, which Save names without copying it (a
-// crash before the save leaves a base file no DB names, removed on open);
-// without a DB it is a temporary file mapped and unlinked at once. Either
-// way the page cache holds it, not the heap. Runs are unlinked once
-// mapped, and the merge releases their pages as it reads them, so they do
-// not count in the process's resident size either. So a build's memory
-// is the path table, one budget of lists and the reading batches,
-// whatever the size of the tree.
+// Bounded-memory build (after codesearch's index/write.go). Each build
+// worker reads its own files (chunks of ascending ids handed out in
+// turn) and collects their lists in a builder of its own (builder.go),
+// with its share of the budget; once the builder is full it is written
+// out as a run, a base file of its own (ids absolute) whose lists carry
+// no skip entries, and starts again empty. A worker's runs hold
+// ascending ids: its run r holds only ids below those of its run r+1, so
+// a trigram's list in one worker's runs is their lists end to end, and
+// the workers' ids are disjoint. At the end the runs are merged trigram
+// by trigram into the final base: per worker, the lists end to end, then
+// the workers' lists merged by id. The merge runs on every core, each on
+// its own range of trigrams (mergeRuns). The final base of a build that
+// spilled beside a DB is that DB's next base file, synced, which Save
+// names without copying it (a crash before the save leaves a base file
+// no DB names, removed on open); without a DB it is a temporary file
+// mapped and unlinked at once. Either way the page cache holds it, not
+// the heap. Runs are unlinked once mapped, and the merge releases their
+// pages as it reads them, so they do not count in the process's
+// resident size either. So a build's memory is the path table and one
+// budget of lists (arenas without pointers, which the collector does not
+// scan), whatever the size of the tree. A build that spilled nothing
+// merges its builders' lists in memory.
 
 // DefaultBuildBudget is how many bytes of posting lists a build holds in
-// memory before spilling them to a run.
+// memory (all its workers together) before spilling them to runs.
 const DefaultBuildBudget = 64 << 20
 
 // buildBudget is the budget in force; tests lower it to force runs.
 var buildBudget = DefaultBuildBudget
 
-// spiller spills a builder's lists to runs named <at>.build-<random>
-// (at "": indexd-build-<random> in the system's temporary directory) and
+// spiller spills builders' lists to runs named <at>.build-<random> (at
+// "": indexd-build-<random> in the system's temporary directory) and
 // merges them. A run is unlinked as soon as it is mapped; one left by a
 // process killed in between is removed with the DB's other temporary
-// files (removeTemps).
+// files (removeTemps). Its spill is safe for concurrent use.
 type spiller struct {
 	at   string
-	runs []postings
+	mu   sync.Mutex
+	runs []run
+}
+
+// run is one spilled run: its lists, and the worker whose builder wrote
+// it.
+type run struct {
+	p      postings
+	worker int
 }
 
 // buildInfix names a build's spilled files: <db>.build-<random>.
 const buildInfix = ".build-"
-
-// full reports whether b holds more than the budget.
-func (b *postingBuilder) full() bool {
-	return b.size+16*len(b.tris) > buildBudget
-}
-
-// reset empties b for the next run, keeping its lists' buffers.
-func (b *postingBuilder) reset() {
-	for _, t := range b.tris {
-		b.slot[t] = 0
-	}
-	b.tris, b.lists, b.size = b.tris[:0], b.lists[:0], 0
-}
 
 // tempBase writes a base with fill to a new file in s.dir, maps it and
 // unlinks it.
@@ -91,27 +93,59 @@ func (s *spiller) temp() (dir, pattern string) {
 	return dir, pattern + buildInfix + "*"
 }
 
-// spill writes b's lists as a run and resets b.
-func (s *spiller) spill(b *postingBuilder) error {
-	p, err := s.tempBase(b.finish)
+// spill writes worker's builder b as a run and resets b.
+func (s *spiller) spill(worker int, b *postingBuilder) error {
+	p, err := s.tempBase(b.writeRun)
 	if err != nil {
 		return fmt.Errorf("index: spilling a run: %w", err)
 	}
-	s.runs = append(s.runs, p)
+	s.mu.Lock()
+	s.runs = append(s.runs, run{p: p, worker: worker})
+	s.mu.Unlock()
 	b.reset()
 	return nil
 }
 
-// merge spills what b still holds and merges every run into the final
-// base, releasing the runs. With a DB path (s.at), the final base is that
-// DB's next base file (synced; Save names it, and open removes it if no
-// DB ever does), so that saving the build copies nothing; without, it is
-// a temporary file mapped and unlinked at once (gen 0).
-func (s *spiller) merge(b *postingBuilder) (newBase, error) {
+// merge merges every run and what the builders (one per worker, by
+// worker) still hold into the final base, releasing the runs. When
+// nothing was spilled, the builders' lists are merged in memory into a
+// base in memory (gen 0). Otherwise what they hold is spilled too; with
+// a DB path (s.at), the final base is that DB's next base file (synced;
+// Save names it, and open removes it if no DB ever does), so that saving
+// the build copies nothing; without, it is a temporary file mapped and
+// unlinked at once (gen 0). It returns the base and how many runs it
+// merged.
+func (s *spiller) merge(builders []*postingBuilder) (newBase, int, error) {
 	defer s.close()
-	if err := s.spill(b); err != nil {
-		return newBase{}, err
+	if len(s.runs) == 0 {
+		var runs []run
+		for w, b := range builders {
+			if b.empty() {
+				continue
+			}
+			pw := newPostingWriter(nil)
+			b.writeRun(pw)
+			p, err := parsePostings(pw.finishBytes())
+			if err != nil {
+				return newBase{}, 0, err
+			}
+			runs = append(runs, run{p: p, worker: w})
+			builders[w] = nil // its memory can go
+		}
+		pw := newPostingWriter(nil)
+		mergeRange(runs, pw, 0, 1<<24)
+		p, err := parsePostings(pw.finishBytes())
+		return newBase{p: p}, len(runs), err
 	}
+	for w, b := range builders {
+		if !b.empty() {
+			if err := s.spill(w, b); err != nil {
+				return newBase{}, 0, err
+			}
+		}
+	}
+	// A worker's runs in the order it wrote them, the workers in turn.
+	slices.SortStableFunc(s.runs, func(a, b run) int { return a.worker - b.worker })
 	dir, pattern := s.temp()
 	fill := func(pw *postingWriter) { mergeRuns(s.runs, pw, dir, pattern) }
 	var nb newBase
@@ -122,22 +156,24 @@ func (s *spiller) merge(b *postingBuilder) (newBase, error) {
 		nb.p, err = s.tempBase(fill)
 	}
 	if err != nil {
-		return newBase{}, fmt.Errorf("index: merging runs: %w", err)
+		return newBase{}, 0, fmt.Errorf("index: merging runs: %w", err)
 	}
-	return nb, nil
+	return nb, len(s.runs), nil
 }
 
 // close releases the runs.
 func (s *spiller) close() {
 	for i := range s.runs {
-		s.runs[i].close()
+		s.runs[i].p.close()
 	}
 	s.runs = nil
 }
 
 // releaseStep is how many bytes of a run's mapping a merge reads past
-// the last release before releasing them.
-const releaseStep = 4 << 20
+// the last release before releasing them: what a merge keeps resident
+// is about this much per run and part, and a build at a million files
+// merges some forty runs in two parts.
+const releaseStep = 256 << 10
 
 // released tracks what a merge has released of one mapped run: the pages
 // of lists and of table entries it has read, which it never reads again.
@@ -182,15 +218,15 @@ func (r *released) start(p *postings, i int) {
 
 var pageSize = os.Getpagesize()
 
-// mergeRuns writes to pw the union of runs, each of whose ids are below
-// those of the next. The trigram space is cut into one part per core,
+// mergeRuns writes to pw the union of runs, sorted by worker, each of
+// whose ids are below those of the next of its worker. The trigram space is cut into one part per core,
 // of about equal bytes of lists; part 0 is merged straight into pw while
 // the others are merged, each by its own goroutine, into an unlinked
 // temporary file (in dir, "" for the system's), then appended to pw in
 // order with their table entries shifted. The merge decodes and
 // re-encodes every id: spread over the cores, it is no longer a phase
 // where one core works and the others wait.
-func mergeRuns(runs []postings, pw *postingWriter, dir, pattern string) {
+func mergeRuns(runs []run, pw *postingWriter, dir, pattern string) {
 	cuts := splitRuns(runs, runtime.GOMAXPROCS(0))
 	parts := make([]*partFile, len(cuts)-1)
 	var wg sync.WaitGroup
@@ -235,14 +271,15 @@ type partFile struct {
 // such that the runs' lists below each cut grow by about 1/p of their
 // bytes from one to the next: part i holds trigrams in [cuts[i-1],
 // cuts[i]).
-func splitRuns(runs []postings, p int) []uint32 {
+func splitRuns(runs []run, p int) []uint32 {
 	below := func(t uint32) (n int) { // bytes of lists of trigrams < t
 		for r := range runs {
-			if i := lowerBound(&runs[r], t); i < runs[r].n {
-				_, off := runs[r].entry(i)
+			rp := &runs[r].p
+			if i := lowerBound(rp, t); i < rp.n {
+				_, off := rp.entry(i)
 				n += int(off)
 			} else {
-				n += runs[r].tableOff
+				n += rp.tableOff
 			}
 		}
 		return n
@@ -280,25 +317,28 @@ func lowerBound(p *postings, t uint32) int {
 }
 
 // mergeRange writes to pw the union of runs' lists of the trigrams in
-// [lo, hi), releasing what it has read of each run's mapping.
-func mergeRange(runs []postings, pw *postingWriter, lo, hi uint32) {
+// [lo, hi), releasing what it has read of each run's mapping. runs are
+// sorted by worker: a trigram's ids from one worker are its runs' lists
+// end to end, and the workers' ids, disjoint, are then merged.
+func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 	next := make([]int, len(runs))
 	rel := make([]released, len(runs))
 	for r := range runs {
-		next[r] = lowerBound(&runs[r], lo)
-		rel[r].start(&runs[r], next[r])
+		next[r] = lowerBound(&runs[r].p, lo)
+		rel[r].start(&runs[r].p, next[r])
 	}
-	var ids []uint32
-	for k := 0; ; k++ {
-		if k%1024 == 0 {
-			for r := range runs {
-				rel[r].release(&runs[r], next[r])
-			}
-		}
+	var ids, tmp []uint32
+	var from [][]uint32 // per worker with ids for the trigram, its ids
+	workers := 0
+	for _, r := range runs {
+		workers = max(workers, r.worker+1)
+	}
+	bufs := make([][]uint32, workers)
+	for {
 		t, any := uint32(0), false
 		for r := range runs {
-			if next[r] < runs[r].n {
-				if u := runs[r].trigram(next[r]); !any || u < t {
+			if rp := &runs[r].p; next[r] < rp.n {
+				if u := rp.trigram(next[r]); !any || u < t {
 					t, any = u, true
 				}
 			}
@@ -306,31 +346,76 @@ func mergeRange(runs []postings, pw *postingWriter, lo, hi uint32) {
 		if !any || t >= hi {
 			return
 		}
-		ids = ids[:0]
-		for r := range runs {
-			if next[r] < runs[r].n && runs[r].trigram(next[r]) == t {
-				ids = appendRunIDs(ids, runs[r].list(next[r]))
-				next[r]++
+		from = from[:0]
+		for r := 0; r < len(runs); {
+			w := runs[r].worker
+			buf := bufs[w][:0]
+			for ; r < len(runs) && runs[r].worker == w; r++ {
+				if rp := &runs[r].p; next[r] < rp.n && rp.trigram(next[r]) == t {
+					buf = appendRunIDs(buf, rp.list(next[r]))
+					next[r]++
+					rel[r].release(rp, next[r])
+				}
+			}
+			bufs[w] = buf
+			if len(buf) > 0 {
+				from = append(from, buf)
 			}
 		}
+		ids, tmp = mergeIDs(ids[:0], tmp, from)
 		pw.add(t, ids)
 	}
 }
 
-// appendRunIDs appends the ids of b, a list of a run this build wrote, to
-// dst: every id in one pass over the gaps, the skip entries passed over.
+// mergeIDs appends to dst the union of lists, each ascending, no id in
+// two of them; tmp is scratch space, returned for reuse.
+func mergeIDs(dst, tmp []uint32, lists [][]uint32) (out, scratch []uint32) {
+	switch len(lists) {
+	case 0:
+		return dst, tmp
+	case 1:
+		return append(dst, lists[0]...), tmp
+	}
+	acc := append(tmp[:0], lists[0]...)
+	for i, l := range lists[1:] {
+		var m []uint32
+		if i == len(lists)-2 {
+			m = dst
+		}
+		m = merge2(m, acc, l)
+		if i == len(lists)-2 {
+			return m, acc
+		}
+		acc = m
+	}
+	panic("unreachable")
+}
+
+// merge2 appends to dst the union of a and b, both ascending.
+func merge2(dst, a, b []uint32) []uint32 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] < b[j] {
+			dst = append(dst, a[i])
+			i++
+		} else {
+			dst = append(dst, b[j])
+			j++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
+}
+
+// appendRunIDs appends the ids of b, a list of a run this build wrote
+// (uvarint k, then the data: no skip entries), to dst: every id in one
+// pass over the gaps.
 func appendRunIDs(dst []uint32, b []byte) []uint32 {
-	k, m := binary.Uvarint(b)
+	_, m := binary.Uvarint(b)
 	if m <= 0 {
 		return dst
 	}
 	b = b[m:]
-	if nb := (k + blockSize - 1) / blockSize; nb > 1 {
-		if uint64(len(b)) < 8*nb {
-			return dst
-		}
-		b = b[8*nb:]
-	}
 	acc := uint32(0)
 	for i := 0; i < len(b); {
 		x := uint32(b[i])
