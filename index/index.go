@@ -273,6 +273,10 @@ func (ix *Index) reorder() {
 // buildChunk is how many consecutive ids a build worker takes at a time.
 const buildChunk = 256
 
+// maxKeptBuffer is the largest read buffer a build worker keeps for the
+// next file: a tree's few large files do not pin their size per worker.
+const maxKeptBuffer = 1 << 20
+
 // buildPostings reads every regular file and builds the base postings.
 // Each worker (one per core) takes chunks of buildChunk consecutive ids
 // in turn, reads and extracts their files and adds their trigrams to a
@@ -338,6 +342,7 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 						continue
 					}
 					tris, flags, _ := rd.index(root, f.Path, f.Size)
+					rd.rd.Release(maxKeptBuffer) // a large file's buffer goes (its trigrams are the set's)
 					// A file gone since the walk stays Unknown (a
 					// candidate for every query, read live, so never
 					// wrong) until the watcher's event removes it.

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -72,9 +73,13 @@ func (s *spiller) tempBase(fill func(*postingWriter)) (postings, error) {
 	}
 	name := f.Name()
 	defer os.Remove(name)
-	pw := newPostingWriter(f)
+	bw := spillBufs.Get().(*bufio.Writer)
+	defer spillBufs.Put(bw)
+	bw.Reset(f)
+	pw := &postingWriter{w: bw}
 	fill(pw)
 	size, _, err := pw.finish()
+	bw.Reset(nil)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -83,6 +88,10 @@ func (s *spiller) tempBase(fill func(*postingWriter)) (postings, error) {
 	}
 	return mapFile(name, size)
 }
+
+// spillBufs holds the write buffers of runs, so that a build that
+// spills a hundred runs does not leave a hundred buffers to collect.
+var spillBufs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
 
 // temp returns the directory and pattern of the build's temporary files.
 func (s *spiller) temp() (dir, pattern string) {
@@ -143,6 +152,7 @@ func (s *spiller) merge(builders []*postingBuilder) (newBase, int, error) {
 				return newBase{}, 0, err
 			}
 		}
+		builders[w] = nil // its memory can go before the merge's
 	}
 	// A worker's runs in the order it wrote them, the workers in turn.
 	slices.SortStableFunc(s.runs, func(a, b run) int { return a.worker - b.worker })
