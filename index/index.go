@@ -178,6 +178,7 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 func build(ctx context.Context, root string, progress func(Progress), spillAt string) (*Index, error) {
 	t0 := now().UnixNano()
 	ix := newIndex(root)
+	pacer := newHeapPacer()
 	var total int64
 	var ignored []Skipped
 	_, err := tree.Walk(ctx, root, "", ignore.Open(root), tree.Options{
@@ -192,6 +193,9 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			ignored = append(ignored, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
+		if len(ix.files)%4096 == 0 {
+			pacer.check() // the walk's listings are garbage once consumed
+		}
 		ix.byPath[e.Rel] = uint32(len(ix.files))
 		ix.files = append(ix.files, fileFromEntry(e))
 		if e.Type.IsRegular() {
@@ -205,7 +209,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	slices.SortFunc(ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	ix.ignored = ignored
 	ix.reorder()
-	if err := ix.buildPostings(ctx, total, progress, spillAt); err != nil {
+	if err := ix.buildPostings(ctx, total, progress, spillAt, pacer); err != nil {
 		return nil, err
 	}
 	for i := range ix.files {
@@ -283,8 +287,8 @@ const maxKeptBuffer = 1 << 20
 // builder of its own (so no goroutine adds every file's trigrams and no
 // batch waits for its slowest file), spilling it as a run when it holds
 // its share of the budget; the runs and what the builders still hold are
-// then merged (spill.go).
-func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillAt string) error {
+// then merged (spill.go). pacer keeps the garbage in check (pacer.go).
+func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillAt string, pacer *heapPacer) error {
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return err
@@ -358,6 +362,7 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 					}
 				}
 				report(hi-lo, bytes)
+				pacer.check()
 			}
 		})
 	}

@@ -183,7 +183,7 @@ func (s *spiller) close() {
 // the last release before releasing them: what a merge keeps resident
 // is about this much per run and part, and a build at a million files
 // merges some forty runs in two parts.
-const releaseStep = 256 << 10
+const releaseStep = 64 << 10
 
 // released tracks what a merge has released of one mapped run: the pages
 // of lists and of table entries it has read, which it never reads again.

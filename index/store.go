@@ -512,11 +512,13 @@ func (ix *Index) writeAll(db *bolt.DB, nb newBase) (written int64, err error) {
 	}
 	// put writes one record, committing the transaction and starting the
 	// next every saveBatch records.
+	pacer := newHeapPacer() // bbolt's nodes of a committed batch are garbage (pacer.go)
 	put := func(i int, k, v []byte) error {
 		if n++; n%saveBatch == 0 {
 			if err := tx.Commit(); err != nil {
 				return err
 			}
+			pacer.check()
 			if err := begin(); err != nil {
 				return err
 			}

@@ -33,6 +33,7 @@ func main() {
 	allocs := flag.String("allocs", "", "write an allocation profile here")
 	heap := flag.String("heap", "", "write a heap profile taken near the peak of the live heap here")
 	tr := flag.String("trace", "", "write an execution trace here")
+	timeline := flag.Duration("timeline", 0, "print the resident set and live heap at this interval")
 	flag.Parse()
 	if *tree == "" {
 		flag.Usage()
@@ -76,6 +77,7 @@ func main() {
 		defer close(sampled)
 		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"}}
 		var last uint64
+		var printed time.Time
 		tk := time.NewTicker(20 * time.Millisecond)
 		defer tk.Stop()
 		for {
@@ -86,7 +88,13 @@ func main() {
 			}
 			metrics.Read(s)
 			live := s[0].Value.Uint64()
-			if st := status(); st["VmRSS"] > peakRSS.Load() {
+			st := status()
+			if *timeline > 0 && time.Since(printed) >= *timeline {
+				printed = time.Now()
+				fmt.Printf("%6.1fs RssAnon=%dMiB RssFile=%dMiB liveHeap=%dMiB goMapped=%dMiB\n",
+					time.Since(start).Seconds(), st["RssAnon"]>>20, st["RssFile"]>>20, live>>20, s[1].Value.Uint64()>>20)
+			}
+			if st["VmRSS"] > peakRSS.Load() {
 				peakRSS.Store(st["VmRSS"])
 				atPeak.Store(fmt.Sprintf("VmRSS=%dMiB RssAnon=%dMiB RssFile=%dMiB liveHeap=%dMiB goMapped=%dMiB at %.1fs",
 					st["VmRSS"]>>20, st["RssAnon"]>>20, st["RssFile"]>>20, live>>20, s[1].Value.Uint64()>>20, time.Since(start).Seconds()))
