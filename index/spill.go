@@ -2,15 +2,15 @@ package index
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // Bounded-memory build (after codesearch's index/write.go). Each build
@@ -29,9 +29,9 @@ import (
 // names without copying it (a crash before the save leaves a base file
 // no DB names, removed on open); without a DB it is a temporary file
 // mapped and unlinked at once. Either way the page cache holds it, not
-// the heap. Runs are unlinked once mapped, and the merge releases their
-// pages as it reads them, so they do not count in the process's
-// resident size either. So a build's memory is the path table and one
+// the heap. Runs are unlinked as soon as they are created and read with
+// pread through small buffers (never mapped), so they do not count in
+// the process's resident size either. So a build's memory is the path table and one
 // budget of lists (arenas without pointers, which the collector does not
 // scan), whatever the size of the tree. A build that spilled nothing
 // merges its builders' lists in memory.
@@ -54,11 +54,156 @@ type spiller struct {
 	runs []run
 }
 
-// run is one spilled run: its lists, and the worker whose builder wrote
-// it.
+// run is one spilled run, in the base format but for its lists' skip
+// entries: read with pread (a mapping would be charged to the process's
+// resident set a large page-cache folio at a time, megabytes per run on
+// a recent kernel, whatever the merge releases), through r, its file
+// (unlinked; f, to close) or its bytes in memory; its footer's table
+// offset and count; and the worker whose builder wrote it.
 type run struct {
-	p      postings
-	worker int
+	r        io.ReaderAt
+	f        *os.File // nil for a run in memory
+	tableOff int64
+	n        int
+	worker   int
+}
+
+// openRun reads the footer of the run of size bytes in r.
+func openRun(r io.ReaderAt, size int64) (run, error) {
+	var foot [footerSize]byte
+	if size < footerSize {
+		return run{}, fmt.Errorf("%w: run of %d bytes", ErrCorrupt, size)
+	}
+	if _, err := r.ReadAt(foot[:], size-footerSize); err != nil {
+		return run{}, err
+	}
+	off, n := binary.BigEndian.Uint64(foot[:]), binary.BigEndian.Uint32(foot[8:])
+	if string(foot[12:]) != baseMagic || off > uint64(size-footerSize) || uint64(n)*entrySize != uint64(size-footerSize)-off {
+		return run{}, fmt.Errorf("%w: run footer", ErrCorrupt)
+	}
+	return run{r: r, tableOff: int64(off), n: int(n)}, nil
+}
+
+// entry returns the trigram and list offset of table entry i of r.
+func (r *run) entry(i int) (t uint32, off int64, err error) {
+	var e [entrySize]byte
+	if _, err := r.r.ReadAt(e[:], r.tableOff+entrySize*int64(i)); err != nil {
+		return 0, 0, err
+	}
+	return decodeEntry(e[:])
+}
+
+// decodeEntry decodes a table entry (trigram ‖ 5-byte offset).
+func decodeEntry(e []byte) (t uint32, off int64, err error) {
+	return uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2]), int64(e[3])<<32 | int64(binary.BigEndian.Uint32(e[4:])), nil
+}
+
+// listsBelow returns the index of r's first trigram not below t and the
+// offset of its list (the table's offset if none).
+func (r *run) listsBelow(t uint32) (i int, off int64, err error) {
+	lo, hi := 0, r.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		u, _, err := r.entry(m)
+		if err != nil {
+			return 0, 0, err
+		}
+		if u < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == r.n {
+		return lo, r.tableOff, nil
+	}
+	_, off, err = r.entry(lo)
+	return lo, off, err
+}
+
+// close closes the run's file.
+func (r *run) close() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
+
+// runCursor reads one run's lists in trigram order from entry i on,
+// sequentially, through two small buffers: one over the table, one over
+// the lists.
+type runCursor struct {
+	run       *run
+	i         int // the current entry, while !done
+	done      bool
+	t         uint32 // its trigram
+	off, end  int64  // its list's bounds
+	nt        uint32 // the next entry's trigram, when i+1 < n
+	tab, list *bufio.Reader
+	buf       []byte
+	err       error
+}
+
+// runBuffer is the size of each of a run cursor's two buffers.
+const runBuffer = 16 << 10
+
+// newRunCursor returns a cursor on r's entries from the first whose
+// trigram is not below lo.
+func newRunCursor(r *run, lo uint32) *runCursor {
+	c := &runCursor{run: r}
+	i, off, err := r.listsBelow(lo)
+	if err != nil || i >= r.n {
+		c.done, c.err = true, err
+		return c
+	}
+	c.i = i
+	c.tab = bufio.NewReaderSize(io.NewSectionReader(r.r, r.tableOff+entrySize*int64(i), entrySize*int64(r.n-i)), runBuffer)
+	c.list = bufio.NewReaderSize(io.NewSectionReader(r.r, off, r.tableOff-off), runBuffer)
+	var e [entrySize]byte
+	if _, err := io.ReadFull(c.tab, e[:]); err != nil {
+		c.done, c.err = true, err
+		return c
+	}
+	c.t, c.off, _ = decodeEntry(e[:])
+	c.lookahead()
+	return c
+}
+
+// lookahead reads the next entry, for where the current list ends.
+func (c *runCursor) lookahead() {
+	c.end = c.run.tableOff
+	if c.i+1 < c.run.n {
+		var e [entrySize]byte
+		if _, err := io.ReadFull(c.tab, e[:]); err != nil {
+			c.done, c.err = true, err
+			return
+		}
+		c.nt, c.end, _ = decodeEntry(e[:])
+	}
+	if c.end < c.off || c.end > c.run.tableOff {
+		c.done, c.err = true, fmt.Errorf("%w: run table offsets", ErrCorrupt)
+	}
+}
+
+// take returns the current list (valid until the next call) and moves
+// to the next entry.
+func (c *runCursor) take() []byte {
+	n := int(c.end - c.off)
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n+n/4)
+	}
+	b := c.buf[:n]
+	if _, err := io.ReadFull(c.list, b); err != nil {
+		c.done, c.err = true, err
+		return nil
+	}
+	if c.i++; c.i >= c.run.n {
+		c.done = true
+		return b
+	}
+	c.t, c.off = c.nt, c.end
+	c.lookahead()
+	return b
 }
 
 // buildInfix names a build's spilled files: <db>.build-<random>.
@@ -73,13 +218,9 @@ func (s *spiller) tempBase(fill func(*postingWriter)) (postings, error) {
 	}
 	name := f.Name()
 	defer os.Remove(name)
-	bw := spillBufs.Get().(*bufio.Writer)
-	defer spillBufs.Put(bw)
-	bw.Reset(f)
-	pw := &postingWriter{w: bw}
+	pw := newPostingWriter(f)
 	fill(pw)
 	size, _, err := pw.finish()
-	bw.Reset(nil)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -104,15 +245,43 @@ func (s *spiller) temp() (dir, pattern string) {
 
 // spill writes worker's builder b as a run and resets b.
 func (s *spiller) spill(worker int, b *postingBuilder) error {
-	p, err := s.tempBase(b.writeRun)
+	r, err := s.tempRun(b.writeRun)
 	if err != nil {
 		return fmt.Errorf("index: spilling a run: %w", err)
 	}
+	r.worker = worker
 	s.mu.Lock()
-	s.runs = append(s.runs, run{p: p, worker: worker})
+	s.runs = append(s.runs, r)
 	s.mu.Unlock()
 	b.reset()
 	return nil
+}
+
+// tempRun writes a run with fill to a new file in s.dir, unlinked at
+// once and kept open.
+func (s *spiller) tempRun(fill func(*postingWriter)) (run, error) {
+	f, err := os.CreateTemp(s.temp())
+	if err != nil {
+		return run{}, err
+	}
+	os.Remove(f.Name())
+	bw := spillBufs.Get().(*bufio.Writer)
+	defer spillBufs.Put(bw)
+	bw.Reset(f)
+	pw := &postingWriter{w: bw}
+	fill(pw)
+	size, _, err := pw.finish()
+	bw.Reset(nil)
+	var r run
+	if err == nil {
+		r, err = openRun(f, size)
+	}
+	if err != nil {
+		f.Close()
+		return run{}, err
+	}
+	r.f = f
+	return r, nil
 }
 
 // merge merges every run and what the builders (one per worker, by
@@ -134,15 +303,20 @@ func (s *spiller) merge(builders []*postingBuilder) (newBase, int, error) {
 			}
 			pw := newPostingWriter(nil)
 			b.writeRun(pw)
-			p, err := parsePostings(pw.finishBytes())
+			data := pw.finishBytes()
+			r, err := openRun(bytes.NewReader(data), int64(len(data)))
 			if err != nil {
 				return newBase{}, 0, err
 			}
-			runs = append(runs, run{p: p, worker: w})
+			r.worker = w
+			runs = append(runs, r)
 			builders[w] = nil // its memory can go
 		}
 		pw := newPostingWriter(nil)
 		mergeRange(runs, pw, 0, 1<<24)
+		if pw.err != nil {
+			return newBase{}, 0, pw.err
+		}
 		p, err := parsePostings(pw.finishBytes())
 		return newBase{p: p}, len(runs), err
 	}
@@ -174,59 +348,10 @@ func (s *spiller) merge(builders []*postingBuilder) (newBase, int, error) {
 // close releases the runs.
 func (s *spiller) close() {
 	for i := range s.runs {
-		s.runs[i].p.close()
+		s.runs[i].close()
 	}
 	s.runs = nil
 }
-
-// releaseStep is how many bytes of a run's mapping a merge reads past
-// the last release before releasing them: what a merge keeps resident
-// is about this much per run and part, and a build at a million files
-// merges some forty runs in two parts.
-const releaseStep = 64 << 10
-
-// released tracks what a merge has released of one mapped run: the pages
-// of lists and of table entries it has read, which it never reads again.
-// Released, they leave the process's resident set (the page cache keeps
-// them while the kernel has no better use for the memory), so that
-// reading every run through its mapping does not grow the build's RSS by
-// the size of the base.
-type released struct{ lists, table int }
-
-// release releases what p holds before the list and table entry of i.
-func (r *released) release(p *postings, i int) {
-	if p.unmap == nil {
-		return
-	}
-	lists := p.tableOff
-	if i < p.n {
-		_, off := p.entry(i)
-		lists = int(min(off, uint64(p.tableOff)))
-	}
-	drop := func(from *int, to int) {
-		to &^= pageSize - 1
-		if to-*from >= releaseStep {
-			unix.Madvise(p.data[*from:to], unix.MADV_DONTNEED)
-			*from = to
-		}
-	}
-	drop(&r.lists, lists)
-	drop(&r.table, p.tableOff+entrySize*i)
-}
-
-// start sets r for a merge that starts at the list and table entry of i
-// of p: what lies before them is another part's, not to be released.
-func (r *released) start(p *postings, i int) {
-	r.lists = p.tableOff
-	if i < p.n {
-		_, off := p.entry(i)
-		r.lists = int(min(off, uint64(p.tableOff)))
-	}
-	r.lists = (r.lists + pageSize - 1) &^ (pageSize - 1)
-	r.table = (p.tableOff + entrySize*i + pageSize - 1) &^ (pageSize - 1)
-}
-
-var pageSize = os.Getpagesize()
 
 // mergeRuns writes to pw the union of runs, sorted by worker, each of
 // whose ids are below those of the next of its worker. The trigram space is cut into one part per core,
@@ -282,14 +407,10 @@ type partFile struct {
 // bytes from one to the next: part i holds trigrams in [cuts[i-1],
 // cuts[i]).
 func splitRuns(runs []run, p int) []uint32 {
-	below := func(t uint32) (n int) { // bytes of lists of trigrams < t
+	below := func(t uint32) (n int64) { // bytes of lists of trigrams < t
 		for r := range runs {
-			rp := &runs[r].p
-			if i := lowerBound(rp, t); i < rp.n {
-				_, off := rp.entry(i)
-				n += int(off)
-			} else {
-				n += rp.tableOff
+			if _, off, err := runs[r].listsBelow(t); err == nil {
+				n += off
 			}
 		}
 		return n
@@ -297,7 +418,7 @@ func splitRuns(runs []run, p int) []uint32 {
 	total := below(1 << 24)
 	cuts := make([]uint32, 0, p)
 	for i := 1; i < p; i++ {
-		want := total / p * i
+		want := total / int64(p) * int64(i)
 		lo, hi := uint32(0), uint32(1<<24)
 		for lo < hi {
 			m := (lo + hi) / 2
@@ -312,31 +433,23 @@ func splitRuns(runs []run, p int) []uint32 {
 	return append(cuts, 1<<24)
 }
 
-// lowerBound returns the index of the first trigram of p not below t.
-func lowerBound(p *postings, t uint32) int {
-	lo, hi := 0, p.n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p.trigram(m) < t {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
 // mergeRange writes to pw the union of runs' lists of the trigrams in
-// [lo, hi), releasing what it has read of each run's mapping. runs are
+// [lo, hi), reading each run from its first such trigram on. runs are
 // sorted by worker: a trigram's ids from one worker are its runs' lists
-// end to end, and the workers' ids, disjoint, are then merged.
+// end to end, and the workers' ids, disjoint, are then merged. A run
+// that cannot be read is pw's error.
 func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
-	next := make([]int, len(runs))
-	rel := make([]released, len(runs))
+	cs := make([]*runCursor, len(runs))
 	for r := range runs {
-		next[r] = lowerBound(&runs[r].p, lo)
-		rel[r].start(&runs[r].p, next[r])
+		cs[r] = newRunCursor(&runs[r], lo)
 	}
+	defer func() {
+		for _, c := range cs {
+			if c.err != nil && pw.err == nil {
+				pw.err = fmt.Errorf("index: reading a run: %w", c.err)
+			}
+		}
+	}()
 	var ids, tmp []uint32
 	var from [][]uint32 // per worker with ids for the trigram, its ids
 	workers := 0
@@ -346,11 +459,9 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 	bufs := make([][]uint32, workers)
 	for {
 		t, any := uint32(0), false
-		for r := range runs {
-			if rp := &runs[r].p; next[r] < rp.n {
-				if u := rp.trigram(next[r]); !any || u < t {
-					t, any = u, true
-				}
+		for _, c := range cs {
+			if !c.done && (!any || c.t < t) {
+				t, any = c.t, true
 			}
 		}
 		if !any || t >= hi {
@@ -361,10 +472,8 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 			w := runs[r].worker
 			buf := bufs[w][:0]
 			for ; r < len(runs) && runs[r].worker == w; r++ {
-				if rp := &runs[r].p; next[r] < rp.n && rp.trigram(next[r]) == t {
-					buf = appendRunIDs(buf, rp.list(next[r]))
-					next[r]++
-					rel[r].release(rp, next[r])
+				if c := cs[r]; !c.done && c.t == t {
+					buf = appendRunIDs(buf, c.take())
 				}
 			}
 			bufs[w] = buf
