@@ -178,7 +178,6 @@ func Build(ctx context.Context, root string, progress func(Progress)) (*Index, e
 func build(ctx context.Context, root string, progress func(Progress), spillAt string) (*Index, error) {
 	t0 := now().UnixNano()
 	ix := newIndex(root)
-	pacer := newHeapPacer()
 	var total int64
 	var ignored []Skipped
 	_, err := tree.Walk(ctx, root, "", ignore.Open(root), tree.Options{
@@ -209,7 +208,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	slices.SortFunc(ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	ix.ignored = ignored
 	ix.reorder()
-	if err := ix.buildPostings(ctx, total, progress, spillAt, pacer); err != nil {
+	if err := ix.buildPostings(ctx, total, progress, spillAt); err != nil {
 		return nil, err
 	}
 	for i := range ix.files {
@@ -287,8 +286,8 @@ const maxKeptBuffer = 1 << 20
 // builder of its own (so no goroutine adds every file's trigrams and no
 // batch waits for its slowest file), spilling it as a run when it holds
 // its share of the budget; the runs and what the builders still hold are
-// then merged (spill.go). pacer keeps the garbage in check (pacer.go).
-func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillAt string, pacer *heapPacer) error {
+// then merged (spill.go). The pacer keeps the garbage in check (pacer.go).
+func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillAt string) error {
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return err

@@ -31,6 +31,9 @@ type heapPacer struct {
 	samples [2]metrics.Sample
 }
 
+// pacer is the builds' and saves' pacer.
+var pacer = newHeapPacer()
+
 func newHeapPacer() *heapPacer {
 	p := &heapPacer{}
 	p.samples[0].Name = "/gc/heap/live:bytes"

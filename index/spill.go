@@ -328,6 +328,7 @@ func (s *spiller) merge(builders []*postingBuilder) (newBase, int, error) {
 		}
 		builders[w] = nil // its memory can go before the merge's
 	}
+	pacer.check()
 	// A worker's runs in the order it wrote them, the workers in turn.
 	slices.SortStableFunc(s.runs, func(a, b run) int { return a.worker - b.worker })
 	dir, pattern := s.temp()
@@ -457,7 +458,10 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 		workers = max(workers, r.worker+1)
 	}
 	bufs := make([][]uint32, workers)
-	for {
+	for k := 1; ; k++ {
+		if k%4096 == 0 {
+			pacer.check()
+		}
 		t, any := uint32(0), false
 		for _, c := range cs {
 			if !c.done && (!any || c.t < t) {
