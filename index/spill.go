@@ -45,7 +45,7 @@ var buildBudget = DefaultBuildBudget
 
 // spiller spills builders' lists to runs named <at>.build-<random> (at
 // "": indexd-build-<random> in the system's temporary directory) and
-// merges them. A run is unlinked as soon as it is mapped; one left by a
+// merges them. A run is unlinked as soon as it is created; one left by a
 // process killed in between is removed with the DB's other temporary
 // files (removeTemps). Its spill is safe for concurrent use.
 type spiller struct {
