@@ -225,6 +225,10 @@ type daemon struct {
 	inflight   atomic.Int64 // requests being handled
 	lastActive atomic.Int64 // when a request last began or ended (UnixNano)
 
+	// blocks keeps the block filters of the large files Grep reads, for
+	// every root (query.BlockCache; it holds memory only).
+	blocks *query.BlockCache
+
 	mu         sync.Mutex               // guards the fields below
 	roots      map[string]*workspace    // by real root
 	forgetting map[string]chan struct{} // roots being forgotten: closed when done
@@ -239,6 +243,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 		instance:   journal.NewInstance(),
 		roots:      make(map[string]*workspace),
 		forgetting: make(map[string]chan struct{}),
+		blocks:     query.NewBlockCache(query.DefaultBlockCacheBytes),
 	}
 	d.ctx, d.stop = context.WithCancel(ctx)
 	d.touch()

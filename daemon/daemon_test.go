@@ -396,7 +396,9 @@ func TestAlreadyRunning(t *testing.T) {
 func TestIdleExit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir(), IdleExit: 50 * time.Millisecond}
+	// Long enough for the dial and the ping to come before it on a loaded
+	// machine (50 ms did not always).
+	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir(), IdleExit: 500 * time.Millisecond}
 	errc := make(chan error, 1)
 	go func() { errc <- Run(ctx, cfg) }()
 	c := dialDaemon(t, cfg.SocketPath)

@@ -90,5 +90,5 @@ func (s *searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepRes
 	if ix == nil {
 		return FallbackWalk{Reason: reason}.Grep(ctx, q)
 	}
-	return query.Indexed{Index: ix, Live: live}.Grep(ctx, q)
+	return query.Indexed{Index: ix, Live: live, Blocks: s.w.d.blocks}.Grep(ctx, q)
 }

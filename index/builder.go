@@ -24,10 +24,11 @@ import (
 //     maxBlock: a short list costs a few bytes, a long one few hops.
 //
 // A posting in a block is uvarint(id + 1 − (previous id + 1)), the
-// previous id of a run's first being −1: the data of a base list and of a
-// run's (postings.go, spill.go). A per-posting payload would follow each
-// gap here (appendPosting), be copied with it by writeRun, and be read
-// beside the id by the merge (appendRunIDs, appendList).
+// previous id of a run's first being −1, then the id's next mask (one
+// byte, trigram.go): the data of a base list and of a run's
+// (postings.go, spill.go). writeRun copies it as it is; the merge reads
+// the masks beside the ids (appendRunIDs) and writes them with them
+// (appendList).
 //
 // When the arena, heads, table and trigrams would exceed limit bytes,
 // add stops and the caller spills the lists (writeRun) and resets the
@@ -158,29 +159,30 @@ func (b *postingBuilder) grow() {
 }
 
 // add adds id (above every id added since the last reset) to the lists
-// of tris, and returns how many of tris it added: fewer than len(tris)
+// of tris (packed postings: trigram ‖ next mask, trigram.go), and returns how many of tris it added: fewer than len(tris)
 // when b is full, to be spilled and reset before the rest are added.
 func (b *postingBuilder) add(id uint32, tris []uint32) int {
-	for i, t := range tris {
-		h := b.head(t & 0xFFFFFF)
+	for i, v := range tris {
+		h := b.head(packedTri(v))
 		if h < 0 {
 			return i
 		}
-		if !b.appendPosting(&b.heads[h], id) {
+		if !b.appendPosting(&b.heads[h], id, byte(v)) {
 			return i
 		}
 	}
 	return len(tris)
 }
 
-// appendPosting appends id's posting to the list of hd, chaining a new
+// appendPosting appends id's posting (gap, next mask) to the list of hd, chaining a new
 // block when the last is full; false when there is no room for one.
-func (b *postingBuilder) appendPosting(hd *listHead, id uint32) bool {
+func (b *postingBuilder) appendPosting(hd *listHead, id uint32, mask byte) bool {
 	gap := id + 1 - hd.last
 	n := uint32(1)
 	if gap >= 0x80 {
 		n = uint32(uvarintLen(uint64(gap)))
 	}
+	n++ // the next mask
 	if hd.pos+n > hd.end {
 		size := min(2*(hd.end-hd.tail), maxBlock)
 		blk := b.alloc(int(size))
@@ -191,11 +193,12 @@ func (b *postingBuilder) appendPosting(hd *listHead, id uint32) bool {
 		binary.LittleEndian.PutUint16(b.arena[hd.tail+4:], uint16(hd.pos-hd.tail-blockHeader))
 		hd.tail, hd.pos, hd.end = blk, blk+blockHeader, blk+size
 	}
-	if n == 1 {
+	if n == 2 {
 		b.arena[hd.pos] = byte(gap)
 	} else {
 		binary.PutUvarint(b.arena[hd.pos:], uint64(gap))
 	}
+	b.arena[hd.pos+n-1] = mask
 	hd.pos += n
 	hd.last = id + 1
 	hd.n++

@@ -29,8 +29,9 @@ func TestBuilderRunsMerge(t *testing.T) {
 			set[0xFFFFFF-r.Uint32N(4)] = true // a few files each
 		}
 		for tr := range set {
-			tris[id] = append(tris[id], tr)
-			want[tr] = append(want[tr], uint32(id))
+			mask := byte(id*7) ^ byte(tr)
+			tris[id] = append(tris[id], tr<<8|uint32(mask)) // packed: trigram ‖ next mask
+			want[tr] = append(want[tr], uint32(id)<<8|uint32(mask))
 		}
 	}
 	build := func(limit int, dir string) (newBase, int) {
@@ -75,12 +76,14 @@ func TestBuilderRunsMerge(t *testing.T) {
 		}
 		got := map[uint32][]uint32{}
 		for i := range nb.p.n {
-			got[nb.p.trigram(i)] = appendIDs(nil, nb.p.list(i))
+			for c := listCursor(nb.p.list(i)); !c.done; c.next() {
+				got[nb.p.trigram(i)] = append(got[nb.p.trigram(i)], c.cur<<8|uint32(c.mask))
+			}
 		}
 		if !maps.EqualFunc(got, want, slices.Equal) {
 			for tr, ids := range want {
 				if !slices.Equal(got[tr], ids) {
-					t.Fatalf("%s: list of %06x = %v, want %v", name, tr, got[tr], ids)
+					t.Fatalf("%s: list of %06x = %x, want %x (id<<8 | next mask)", name, tr, got[tr], ids)
 				}
 			}
 			t.Fatalf("%s: %d lists, want %d", name, len(got), len(want))
@@ -96,7 +99,7 @@ func TestBuilderLimit(t *testing.T) {
 	b := newBuilder(4 << 10)
 	id, full := uint32(0), false
 	for ; !full && id < 1<<20; id += 300 { // three-byte gaps
-		n := b.add(id, []uint32{1, 2, id % 97, 5000 + id%13})
+		n := b.add(id, []uint32{1 << 8, 2 << 8, (id % 97) << 8, (5000 + id%13) << 8})
 		full = n < 4
 		if b.size() > b.limit {
 			t.Fatalf("after id %d the builder holds %d bytes, over its limit %d", id, b.size(), b.limit)

@@ -14,6 +14,11 @@
 // is answered from both; Compact folds the delta into a new base. So an
 // update costs in proportion to the file changed, not to the index.
 //
+// Every posting, in the base and the delta, carries a next mask: the bytes
+// (hashed to eight bits) that follow the trigram in the file. A query
+// that knows phrases its matches hold (EachPhraseCandidate) drops the
+// files where a phrase's trigrams occur but never one after the other.
+//
 // The index only narrows (SPEC §9): a file whose trigrams are unknown (over
 // MaxFileSize or MaxFileTrigrams, unreadable) is a candidate for every
 // query, and candidates are always read live by the caller.
@@ -144,10 +149,11 @@ type Index struct {
 	free    []uint32            // ids of removed files, for reuse
 	byPath  map[string]uint32   // live files
 	order   []uint32            // live ids sorted by path
+	hidden  []uint32            // live ids whose own name is hidden (File.HiddenName), sorted by path
 	base    postings            // immutable between compactions
 	gen     uint64              // the base file's generation (0: in memory)
 	stale   map[uint32]bool     // ids whose base postings are out of date
-	delta   map[uint32][]uint32 // id -> sorted trigrams, files read since base
+	delta   map[uint32][]uint32 // id -> sorted packed postings (trigram.go), files read since base
 	unknown map[uint32]bool     // live ids flagged Unknown
 	ignored []Skipped           // entries pruned by ignore rules and hidden directories, sorted by path
 	db      *bolt.DB            // nil until Save or Open
@@ -270,7 +276,13 @@ func (ix *Index) reorder() {
 			ix.order = append(ix.order, uint32(id))
 		}
 	}
-	slices.SortFunc(ix.order, func(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) })
+	slices.SortFunc(ix.order, ix.pathCmp)
+	ix.hidden = ix.hidden[:0]
+	for _, id := range ix.order {
+		if ix.files[id].HiddenName() {
+			ix.hidden = append(ix.hidden, id)
+		}
+	}
 }
 
 // buildChunk is how many consecutive ids a build worker takes at a time.
@@ -279,6 +291,12 @@ const buildChunk = 256
 // maxKeptBuffer is the largest read buffer a build worker keeps for the
 // next file: a tree's few large files do not pin their size per worker.
 const maxKeptBuffer = 1 << 20
+
+// pathCmp orders two ids of the table by path.
+func (ix *Index) pathCmp(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) }
+
+// pathSearch compares an id's path to p, for binary searches by path.
+func (ix *Index) pathSearch(id uint32, p string) int { return strings.Compare(ix.files[id].Path, p) }
 
 // buildPostings reads every regular file and builds the base postings.
 // Each worker (one per core) takes chunks of buildChunk consecutive ids
@@ -431,13 +449,31 @@ func (ix *Index) Files(dir, prefix string, fn func(*File) bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	lo := dirPrefix(dir) + prefix
-	i, _ := slices.BinarySearchFunc(ix.order, lo, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
+	i, _ := slices.BinarySearchFunc(ix.order, lo, ix.pathSearch)
 	for ; i < len(ix.order); i++ {
 		f := &ix.files[ix.order[i]]
 		if !strings.HasPrefix(f.Path, lo) {
 			return
 		}
 		if !fn(f) {
+			return
+		}
+	}
+}
+
+// HiddenFiles calls fn, in path order, for each file under dir
+// (root-relative; "" or "." for all) whose own name is hidden
+// (File.HiddenName: what a walk without include_hidden skips by name),
+// until fn returns false. It visits only those files, not the table. fn
+// must not call ix.
+func (ix *Index) HiddenFiles(dir string, fn func(*File) bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	pre := dirPrefix(dir)
+	i, _ := slices.BinarySearchFunc(ix.hidden, pre, ix.pathSearch)
+	for ; i < len(ix.hidden); i++ {
+		f := &ix.files[ix.hidden[i]]
+		if !strings.HasPrefix(f.Path, pre) || !fn(f) {
 			return
 		}
 	}
@@ -467,6 +503,13 @@ func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool)
 // Candidates would consider, without copying it; fn must not keep f nor
 // call ix.
 func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
+	ix.EachPhraseCandidate(q, nil, dir, fn)
+}
+
+// EachPhraseCandidate is EachCandidate for a query whose every match also
+// holds one of ph (nil: no phrases known): a file whose next masks rule
+// out every phrase is left out (Phrases).
+func (ix *Index) EachPhraseCandidate(q *csindex.Query, ph *Phrases, dir string, fn func(f *File)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	pre := dirPrefix(dir)
@@ -481,7 +524,7 @@ func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
 		fn(f)
 	}
 	q = normalizeQuery(q)
-	ids, all := ix.evalBaseSafe(q)
+	ids, all := ix.evalBaseSafe(q, ph)
 	if all {
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
@@ -496,7 +539,7 @@ func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
 		}
 	}
 	for id, tris := range ix.delta {
-		if !ix.unknown[id] && matchSet(q, tris) {
+		if !ix.unknown[id] && matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
 			add(id)
 		}
 	}
@@ -508,14 +551,14 @@ func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
-func (ix *Index) evalBaseSafe(q *csindex.Query) (ids []uint32, all bool) {
+func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases) (ids []uint32, all bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if recover() != nil {
 			ids, all = nil, true
 		}
 	}()
-	return ix.evalBase(q)
+	return ix.evalBase(q, ph)
 }
 
 // normalizeQuery rewrites q for the lowercase index: trigrams lowercased
@@ -550,15 +593,31 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 }
 
 // evalBase evaluates q against the base postings: the ids that may match,
-// ascending, or all=true when q constrains nothing. It streams the query
-// (see stream): it allocates in proportion to the answer, not to the
-// lists.
-func (ix *Index) evalBase(q *csindex.Query) (ids []uint32, all bool) {
-	s, all := ix.stream(q)
+// ascending, or all=true when q constrains nothing; with phrases (ph not
+// nil), only the ids whose next masks allow one of them. It streams the
+// query (see stream): it allocates in proportion to the answer, not to
+// the lists.
+func (ix *Index) evalBase(q *csindex.Query, ph *Phrases) (ids []uint32, all bool) {
+	if ph == nil {
+		s, all := ix.stream(q)
+		if all || s == nil {
+			return nil, all
+		}
+		return drain(nil, s), false
+	}
+	shared := map[uint32]*cursor{}
+	s, all := ix.streamShared(q, shared)
 	if all || s == nil {
 		return nil, all
 	}
-	return drain(nil, s), false
+	f := ix.phraseFilter(ph, shared)
+	for t, ok := s.at(); ok; t, ok = s.at() {
+		if f.keep(t) {
+			ids = append(ids, t)
+		}
+		s.next()
+	}
+	return ids, false
 }
 
 // Skipped is a record of what a walk without include_hidden or

@@ -255,6 +255,12 @@ func TestIncrementalEqualsFreshBuild(t *testing.T) {
 				t.Fatalf("%s: candidates for %q differ:\n got %q\nwant %q", stage, q, g, w)
 			}
 		}
+		// Phrases test the next masks, which must be as a fresh build's.
+		for _, q := range []string{"alpha beta", "eta theta", "a zeta", "theta token", "ta g"} {
+			if g, w := phraseCandidates(t, got, "(?i)"+q, q), phraseCandidates(t, fresh, "(?i)"+q, q); !slices.Equal(g, w) {
+				t.Fatalf("%s: candidates for phrase %q differ:\n got %q\nwant %q", stage, q, g, w)
+			}
+		}
 	}
 	compare("after Apply", ix)
 	if err := ix.Compact(); err != nil {
@@ -330,4 +336,74 @@ func TestApplyIgnoredAndTypeChanges(t *testing.T) {
 	if !slices.Equal(got, wantRecs) {
 		t.Fatalf("records:\n got %v\nwant %v", got, wantRecs)
 	}
+}
+
+// hiddenNames returns the paths HiddenFiles reports under dir.
+func hiddenNames(ix *Index, dir string) []string {
+	var out []string
+	ix.HiddenFiles(dir, func(f *File) bool { out = append(out, f.Path); return true })
+	return out
+}
+
+// Changes adding few or many paths at once, and removing files and whole
+// directories, keep the path order and the hidden-name list as a fresh
+// build has them (Check verifies both), through batches on either side
+// of insertOrdered's one-by-one bound.
+func TestBatchedChangesKeepOrderAndHiddenList(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	names := []string{"a.go", ".env", "b.txt", ".hidden.go", "z.md", "_x"}
+	dirs := []string{"", "d/", "d/e/", ".cfg/", "m/.n/", "q/"}
+	root := writeTree(t, map[string]string{"d/keep.go": "k\n", ".top": "t\n", "q/.inner": "i\n"})
+	ix := mustBuild(t, root)
+	live := map[string]bool{"d/keep.go": true, ".top": true, "q/.inner": true}
+	for round := range 40 {
+		var changed []string
+		for range []int{1, 3, 7, 8, 9, 40}[round%6] {
+			p := fmt.Sprintf("%s%s%d", dirs[r.IntN(len(dirs))], names[r.IntN(len(names))], r.IntN(200))
+			writeFile(t, root, p, "x\n")
+			live[p] = true
+			changed = append(changed, p)
+		}
+		if round%3 == 2 { // remove a whole directory, or one file
+			gone := dirs[1+r.IntN(len(dirs)-1)]
+			if round%2 == 0 {
+				for p := range live {
+					gone = p
+					break
+				}
+			}
+			os.RemoveAll(filepath.Join(root, gone))
+			for p := range live {
+				if p == gone || strings.HasPrefix(p, gone) {
+					delete(live, p)
+				}
+			}
+			changed = append(changed, strings.TrimSuffix(gone, "/"))
+		}
+		if err := ix.Apply(context.Background(), changed); err != nil {
+			t.Fatal(err)
+		}
+		checkIndex(t, ix)
+		fresh := mustBuild(t, root)
+		if g, w := paths(ix), paths(fresh); !slices.Equal(g, w) {
+			t.Fatalf("round %d: paths\n got %q\nwant %q", round, g, w)
+		}
+		for _, dir := range []string{"", "d", "m", ".cfg", "q"} {
+			if g, w := hiddenNames(ix, dir), hiddenNames(fresh, dir); !slices.Equal(g, w) {
+				t.Fatalf("round %d: hidden under %q\n got %q\nwant %q", round, dir, g, w)
+			}
+		}
+		fresh.Close()
+	}
+	want := []string{}
+	for p := range live {
+		if strings.HasPrefix(filepath.Base(p), ".") {
+			want = append(want, p)
+		}
+	}
+	slices.SortFunc(want, func(a, b string) int { return strings.Compare(a, b) })
+	if g := hiddenNames(ix, ""); !slices.Equal(g, want) {
+		t.Fatalf("hidden names\n got %q\nwant %q", g, want)
+	}
+	ix.Close()
 }

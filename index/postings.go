@@ -18,18 +18,19 @@ import (
 //	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes,
 //	        so a base may reach 1 TiB); trigrams strictly increase; a list
 //	        ends where the next begins (the last where the table begins)
-//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB3"
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB5"
 //
-// A list holds k ≥ 1 ascending file ids in blocks of blockSize:
+// A list holds k ≥ 1 ascending file ids, each with its next mask (see
+// trigram.go), in blocks of blockSize:
 //
 //	uvarint k
 //	skips   (only when there is more than one block) one 8-byte entry per
 //	        block: uint32 the block's last id ‖ uint32 where the block's
 //	        data ends, counted from the start of the data
 //	data    per id, uvarint (id + 1 − previous id − 1) with the previous
-//	        id of the first taken as −1: the same gap coding runs through
-//	        the blocks, so a block can be entered from its predecessor's
-//	        skip entry alone
+//	        id of the first taken as −1, then the id's next mask (one
+//	        byte): the same gap coding runs through the blocks, so a block
+//	        can be entered from its predecessor's skip entry alone
 //
 // A query seeks through a long list by its skip entries, decoding one
 // block where the rarest list leads, and allocates nothing per id read.
@@ -38,7 +39,7 @@ import (
 const blockSize = 128
 
 // baseMagic ends every base.
-const baseMagic = "IXB3"
+const baseMagic = "IXB5"
 
 const footerSize = 16
 
@@ -141,6 +142,7 @@ func (p *postings) close() error {
 // seeking by its skip entries) or, when ids is set, a slice.
 type cursor struct {
 	cur  uint32 // the current id, when !done
+	mask uint8  // its next mask (encoded lists; 0xFF in slice mode)
 	done bool
 	n    int // ids in the list
 
@@ -202,7 +204,7 @@ func (c *cursor) next() {
 			c.done = true
 			return
 		}
-		c.cur = c.ids[c.i]
+		c.cur, c.mask = c.ids[c.i], 0xFF
 		return
 	}
 	for c.pos >= c.end {
@@ -213,11 +215,12 @@ func (c *cursor) next() {
 		c.end = c.blockEnd(c.blk)
 	}
 	d, m := binary.Uvarint(c.data[c.pos:c.end])
-	if m <= 0 || d == 0 {
+	if m <= 0 || d == 0 || c.pos+m >= c.end {
 		c.done = true // corrupt: check refuses such a base on open
 		return
 	}
-	c.pos += m
+	c.mask = c.data[c.pos+m]
+	c.pos += m + 1
 	c.acc += d
 	c.cur = uint32(c.acc - 1)
 }
@@ -266,8 +269,9 @@ func appendIDs(dst []uint32, b []byte) []uint32 {
 	return dst
 }
 
-// appendList appends the encoding of ids (ascending, not empty) to dst.
-func appendList(dst []byte, ids []uint32) []byte {
+// appendList appends the encoding of ids (ascending, not empty) and
+// their next masks to dst.
+func appendList(dst []byte, ids []uint32, masks []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(ids)))
 	nb := (len(ids) + blockSize - 1) / blockSize
 	skips := len(dst)
@@ -278,8 +282,8 @@ func appendList(dst []byte, ids []uint32) []byte {
 	prev := uint64(0)
 	for b := range nb {
 		blk := ids[b*blockSize : min(len(ids), (b+1)*blockSize)]
-		for _, id := range blk {
-			dst = binary.AppendUvarint(dst, uint64(id)+1-prev)
+		for j, id := range blk {
+			dst = append(binary.AppendUvarint(dst, uint64(id)+1-prev), masks[b*blockSize+j])
 			prev = uint64(id) + 1
 		}
 		if nb > 1 {
@@ -326,13 +330,13 @@ func (pw *postingWriter) write(b []byte) {
 	_, pw.err = pw.w.Write(b)
 }
 
-// add writes the list of t (greater than every trigram added before);
-// an empty list is left out.
-func (pw *postingWriter) add(t uint32, ids []uint32) {
+// add writes the list of t (greater than every trigram added before):
+// ids and their next masks; an empty list is left out.
+func (pw *postingWriter) add(t uint32, ids []uint32, masks []byte) {
 	if len(ids) == 0 {
 		return
 	}
-	pw.enc = appendList(pw.enc[:0], ids)
+	pw.enc = appendList(pw.enc[:0], ids, masks)
 	pw.addEncoded(t, pw.enc)
 }
 
@@ -413,7 +417,8 @@ func (pw *postingWriter) finishBytes() []byte {
 // check verifies the base's structure: trigrams strictly increasing and
 // within 24 bits, offsets ascending within the lists area, each list
 // decoding to exactly its count of strictly increasing ids below bound,
-// its skip entries matching its blocks; ok is called for each id.
+// each with its next mask, its skip entries matching its blocks; ok is
+// called for each id.
 func (p *postings) check(bound uint64, ok func(id uint32) error) error {
 	if err := p.checkTable(); err != nil {
 		return err
@@ -464,10 +469,10 @@ func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
 	for blk := range nb {
 		for j := blk * blockSize; j < min(int(k), (blk+1)*blockSize); j++ {
 			d, m := binary.Uvarint(b[pos:])
-			if m <= 0 || d == 0 {
+			if m <= 0 || d == 0 || pos+m >= len(b) {
 				return fmt.Errorf("id %d", j)
 			}
-			pos += m
+			pos += m + 1 // the gap and the next mask (any byte is one)
 			if acc += d; acc > bound {
 				return fmt.Errorf("id %d beyond %d", acc-1, bound)
 			}

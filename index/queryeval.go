@@ -152,7 +152,23 @@ func (s *orStream) seek(t uint32) {
 // stream returns the stream of base ids that may satisfy q (normalized),
 // or all=true when q constrains nothing, or nil when nothing can match.
 func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
+	return ix.streamShared(q, nil)
+}
+
+// streamShared is stream, recording in shared (when not nil) the cursor
+// of each trigram's list it opens (the first, if the query names a
+// trigram twice), so that a phrase filter reads the next mask where the
+// stream's cursor stands instead of seeking a cursor of its own.
+func (ix *Index) streamShared(q *csindex.Query, shared map[uint32]*cursor) (s idStream, all bool) {
 	var kids []idStream
+	open := func(t string) *listStream {
+		tri := queryTrigram(t)
+		ls := &listStream{listCursor(ix.base.lookup(tri))}
+		if _, ok := shared[tri]; !ok && shared != nil {
+			shared[tri] = &ls.c
+		}
+		return ls
+	}
 	switch q.Op {
 	case csindex.QAll:
 		return nil, true
@@ -160,14 +176,14 @@ func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
 		return nil, false
 	case csindex.QAnd:
 		for _, t := range q.Trigram {
-			c := listCursor(ix.base.lookup(queryTrigram(t)))
-			if c.done {
+			ls := open(t)
+			if ls.c.done {
 				return nil, false
 			}
-			kids = append(kids, &listStream{c})
+			kids = append(kids, ls)
 		}
 		for _, sub := range q.Sub {
-			k, sall := ix.stream(sub)
+			k, sall := ix.streamShared(sub, shared)
 			if sall {
 				continue
 			}
@@ -185,12 +201,12 @@ func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
 		return newAnd(kids), false
 	default: // QOr
 		for _, t := range q.Trigram {
-			if c := listCursor(ix.base.lookup(queryTrigram(t))); !c.done {
-				kids = append(kids, &listStream{c})
+			if ls := open(t); !ls.c.done {
+				kids = append(kids, ls)
 			}
 		}
 		for _, sub := range q.Sub {
-			k, sall := ix.stream(sub)
+			k, sall := ix.streamShared(sub, shared)
 			if sall {
 				return nil, true
 			}
@@ -227,4 +243,125 @@ func intersectCursors(cs []cursor) []uint32 {
 		return drain(nil, kids[0])
 	}
 	return drain(nil, newAnd(kids))
+}
+
+// Phrases are literals of which every match of a query holds at least
+// one, compared under ASCII case folding: the query analysis' required
+// literals. A file is a candidate only if one of them can occur in it by
+// its next masks (see trigram.go): for every trigram of the phrase but
+// the last, the file has the trigram, and its next mask has the bit of
+// the phrase's byte after it. The test never drops a file holding a
+// phrase (the masks record every byte that follows), so never one that
+// can match; it only drops files holding the phrase's trigrams apart.
+type Phrases struct {
+	lits [][]byte // ASCII-lowercased, each at least 4 bytes long
+}
+
+// NewPhrases returns the phrases of lits (every match holds one of them,
+// as they are or under ASCII case folding), or nil when they cannot
+// narrow the candidates: none, or one shorter than 4 bytes (it has no
+// trigram with a byte after it).
+func NewPhrases(lits [][]byte) *Phrases {
+	if len(lits) == 0 {
+		return nil
+	}
+	ph := &Phrases{}
+	for _, l := range lits {
+		if len(l) < 4 {
+			return nil
+		}
+		low := make([]byte, len(l))
+		for i, c := range l {
+			low[i] = lower[c]
+		}
+		ph.lits = append(ph.lits, low)
+	}
+	return ph
+}
+
+// phraseTri returns the trigram at l[i:] (lowercase).
+func phraseTri(l []byte, i int) uint32 {
+	return uint32(l[i])<<16 | uint32(l[i+1])<<8 | uint32(l[i+2])
+}
+
+// matchPacked reports whether a file with the sorted packed postings tris
+// may hold one of the phrases.
+func (ph *Phrases) matchPacked(tris []uint32) bool {
+	for _, l := range ph.lits {
+		ok := true
+		for i := 0; ok && i+4 <= len(l); i++ {
+			j := findPacked(tris, phraseTri(l, i))
+			ok = j >= 0 && uint8(tris[j])&nextBit(l[i+3]) != 0
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// phraseFilter tests base ids, in ascending order, against phrases: per
+// trigram of each phrase (but its last), the next mask is read where the
+// query's stream left that trigram's cursor (shared) when it stands on
+// the id, as an AND's do; otherwise from a cursor of the filter's own,
+// sought along.
+type phraseFilter struct {
+	base *postings
+	lits [][]phraseStep
+}
+
+type phraseStep struct {
+	tri    uint32
+	bit    uint8
+	shared *cursor // the stream's cursor of tri, or nil
+	own    cursor
+	opened bool // own is open
+}
+
+func (ix *Index) phraseFilter(ph *Phrases, shared map[uint32]*cursor) *phraseFilter {
+	f := &phraseFilter{base: &ix.base}
+	for _, l := range ph.lits {
+		var steps []phraseStep
+		for i := 0; i+4 <= len(l); i++ {
+			t := phraseTri(l, i)
+			steps = append(steps, phraseStep{tri: t, bit: nextBit(l[i+3]), shared: shared[t]})
+		}
+		f.lits = append(f.lits, steps)
+	}
+	return f
+}
+
+// mask returns the next mask of the step's trigram in file id (above
+// every id asked of the step before), ok=false when the file lacks it.
+func (f *phraseFilter) mask(s *phraseStep, id uint32) (uint8, bool) {
+	if c := s.shared; c != nil && !c.done && c.cur == id {
+		return c.mask, true
+	}
+	if !s.opened {
+		s.own, s.opened = listCursor(f.base.lookup(s.tri)), true
+	}
+	s.own.seek(id)
+	if s.own.done || s.own.cur != id {
+		return 0, false
+	}
+	return s.own.mask, true
+}
+
+// keep reports whether the base file id (above every id asked before)
+// may hold one of the phrases.
+func (f *phraseFilter) keep(id uint32) bool {
+	for _, steps := range f.lits {
+		ok := true
+		for i := range steps {
+			m, has := f.mask(&steps[i], id)
+			if !has || m&steps[i].bit == 0 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

@@ -66,7 +66,7 @@ func TestStreamEqualsEager(t *testing.T) {
 				ids = append(ids, id)
 			}
 		}
-		w.add(queryTrigram(tr), ids)
+		w.add(queryTrigram(tr), ids, make([]byte, len(ids)))
 	}
 	p, err := parsePostings(w.finishBytes())
 	if err != nil {
@@ -98,7 +98,7 @@ func TestStreamEqualsEager(t *testing.T) {
 	for i := range 3000 {
 		q := gen(0)
 		want, wall := eagerEval(&ix.base, q)
-		got, all := ix.evalBase(q)
+		got, all := ix.evalBase(q, nil)
 		if all != wall || !all && !slices.Equal(got, want) {
 			t.Fatalf("query %d %v: got %d ids (all=%v), want %d (all=%v)", i, q, len(got), all, len(want), wall)
 		}

@@ -164,14 +164,21 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 func TestWorkedExampleBase(t *testing.T) {
 	ix := mustBuild(t, writeTree(t, map[string]string{"a.go": "Abc\n", "b.txt": "ab"}))
 	want := []byte{
-		0x01, 0x01,
-		0x01, 0x01,
+		0x01, 0x01, 0x20,
+		0x01, 0x01, 0x00,
 		0x61, 0x62, 0x63, 0, 0, 0, 0, 0x00,
-		0x62, 0x63, 0x0a, 0, 0, 0, 0, 0x02,
-		0, 0, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0x02, 'I', 'X', 'B', '3',
+		0x62, 0x63, 0x0a, 0, 0, 0, 0, 0x03,
+		0, 0, 0, 0, 0, 0, 0, 0x06, 0, 0, 0, 0x02, 'I', 'X', 'B', '5',
 	}
 	if !bytes.Equal(ix.base.data, want) {
 		t.Fatalf("base\n% x\nwant\n% x", ix.base.data, want)
+	}
+	// "a.go" read again: its delta value.
+	if err := ix.Update("a.go"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := packTrigrams(ix.delta[0]), []byte{0x61, 0x62, 0x63, 0x20, 0x62, 0x63, 0x0a, 0x00}; !bytes.Equal(got, want) {
+		t.Fatalf("delta value\n% x\nwant\n% x", got, want)
 	}
 }
 
@@ -187,15 +194,27 @@ func TestBlockListsSeek(t *testing.T) {
 			b = append(b, id)
 		}
 	}
+	maskOf := func(id uint32) byte { return byte(id * 37) }
+	masksOf := func(ids []uint32) (m []byte) {
+		for _, id := range ids {
+			m = append(m, maskOf(id))
+		}
+		return m
+	}
 	pw := newPostingWriter(nil)
-	pw.add(1, a)
-	pw.add(2, b)
+	pw.add(1, a, masksOf(a))
+	pw.add(2, b, masksOf(b))
 	p, err := parsePostings(pw.finishBytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := p.check(5000, func(uint32) error { return nil }); err != nil {
 		t.Fatal(err)
+	}
+	for c := listCursor(p.lookup(2)); !c.done; c.seek(c.cur + 100) {
+		if c.mask != maskOf(c.cur) {
+			t.Fatalf("id %d: next mask %#x, want %#x", c.cur, c.mask, maskOf(c.cur))
+		}
 	}
 	if got := appendIDs(nil, p.lookup(1)); !slices.Equal(got, a) {
 		t.Fatalf("decoded %d ids, want %d", len(got), len(a))

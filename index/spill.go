@@ -451,13 +451,13 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 			}
 		}
 	}()
-	var ids, tmp []uint32
-	var from [][]uint32 // per worker with ids for the trigram, its ids
+	var out, tmp postingList
+	var from []*postingList // per worker with ids for the trigram, its postings
 	workers := 0
 	for _, r := range runs {
 		workers = max(workers, r.worker+1)
 	}
-	bufs := make([][]uint32, workers)
+	bufs := make([]postingList, workers)
 	for k := 1; ; k++ {
 		if k%4096 == 0 {
 			pacer.check()
@@ -474,85 +474,93 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 		from = from[:0]
 		for r := 0; r < len(runs); {
 			w := runs[r].worker
-			buf := bufs[w][:0]
+			buf := &bufs[w]
+			buf.reset()
 			for ; r < len(runs) && runs[r].worker == w; r++ {
 				if c := cs[r]; !c.done && c.t == t {
-					buf = appendRunIDs(buf, c.take())
+					buf.ids, buf.masks = appendRunIDs(buf.ids, buf.masks, c.take())
 				}
 			}
-			bufs[w] = buf
-			if len(buf) > 0 {
+			if len(buf.ids) > 0 {
 				from = append(from, buf)
 			}
 		}
-		ids, tmp = mergeIDs(ids[:0], tmp, from)
-		pw.add(t, ids)
+		mergeLists(&out, &tmp, from)
+		pw.add(t, out.ids, out.masks)
 	}
 }
 
-// mergeIDs appends to dst the union of lists, each ascending, no id in
-// two of them; tmp is scratch space, returned for reuse.
-func mergeIDs(dst, tmp []uint32, lists [][]uint32) (out, scratch []uint32) {
+// postingList is a list's ids, ascending, and their next masks.
+type postingList struct {
+	ids   []uint32
+	masks []byte
+}
+
+func (l *postingList) reset() { l.ids, l.masks = l.ids[:0], l.masks[:0] }
+
+// mergeLists sets out to the union of lists, each ascending, no id in
+// two of them; tmp is scratch space.
+func mergeLists(out, tmp *postingList, lists []*postingList) {
+	out.reset()
 	switch len(lists) {
 	case 0:
-		return dst, tmp
+		return
 	case 1:
-		return append(dst, lists[0]...), tmp
+		out.ids, out.masks = append(out.ids, lists[0].ids...), append(out.masks, lists[0].masks...)
+		return
 	}
-	acc := append(tmp[:0], lists[0]...)
+	// Merge pairwise, the union so far in tmp, the next into out.
+	tmp.reset()
+	tmp.ids, tmp.masks = append(tmp.ids, lists[0].ids...), append(tmp.masks, lists[0].masks...)
 	for i, l := range lists[1:] {
-		var m []uint32
-		if i == len(lists)-2 {
-			m = dst
+		out.reset()
+		merge2(out, tmp, l)
+		if i < len(lists)-2 {
+			*out, *tmp = *tmp, *out
 		}
-		m = merge2(m, acc, l)
-		if i == len(lists)-2 {
-			return m, acc
-		}
-		acc = m
 	}
-	panic("unreachable")
 }
 
 // merge2 appends to dst the union of a and b, both ascending.
-func merge2(dst, a, b []uint32) []uint32 {
+func merge2(dst, a, b *postingList) {
 	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if a[i] < b[j] {
-			dst = append(dst, a[i])
+	for i < len(a.ids) && j < len(b.ids) {
+		if a.ids[i] < b.ids[j] {
+			dst.ids, dst.masks = append(dst.ids, a.ids[i]), append(dst.masks, a.masks[i])
 			i++
 		} else {
-			dst = append(dst, b[j])
+			dst.ids, dst.masks = append(dst.ids, b.ids[j]), append(dst.masks, b.masks[j])
 			j++
 		}
 	}
-	dst = append(dst, a[i:]...)
-	return append(dst, b[j:]...)
+	dst.ids, dst.masks = append(dst.ids, a.ids[i:]...), append(dst.masks, a.masks[i:]...)
+	dst.ids, dst.masks = append(dst.ids, b.ids[j:]...), append(dst.masks, b.masks[j:]...)
 }
 
 // appendRunIDs appends the ids of b, a list of a run this build wrote
-// (uvarint k, then the data: no skip entries), to dst: every id in one
-// pass over the gaps.
-func appendRunIDs(dst []uint32, b []byte) []uint32 {
+// (uvarint k, then the data, each id's gap followed by its next mask: no
+// skip entries), to dst and their next masks to masks: every id in one
+// pass over the data.
+func appendRunIDs(dst []uint32, masks []byte, b []byte) ([]uint32, []byte) {
 	_, m := binary.Uvarint(b)
 	if m <= 0 {
-		return dst
+		return dst, masks
 	}
 	b = b[m:]
 	acc := uint32(0)
-	for i := 0; i < len(b); {
+	for i := 0; i+1 < len(b); i++ {
 		x := uint32(b[i])
 		if x < 0x80 {
 			i++
 		} else {
 			v, n := binary.Uvarint(b[i:])
-			if n <= 0 {
-				return dst
+			if n <= 0 || i+n >= len(b) {
+				return dst, masks
 			}
 			x, i = uint32(v), i+n
 		}
 		acc += x
-		dst = append(dst, acc-1)
+		dst, masks = append(dst, acc-1), append(masks, b[i])
 	}
-	return dst
+	return dst, masks
 }

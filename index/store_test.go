@@ -206,6 +206,13 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			b := tx.Bucket(bDelta)
 			k, v := b.Cursor().First()
 			v = bytes.Clone(v)
+			v[len(v)-2] ^= 1
+			return b.Put(bytes.Clone(k), v)
+		}},
+		{"delta: one next mask changed", ErrCorrupt, func(tx *bolt.Tx) error {
+			b := tx.Bucket(bDelta)
+			k, v := b.Cursor().First()
+			v = bytes.Clone(v)
 			v[len(v)-1] ^= 1
 			return b.Put(bytes.Clone(k), v)
 		}},
@@ -234,7 +241,8 @@ func TestEveryRecordIsChecked(t *testing.T) {
 		}},
 		{"meta: record added", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte("extra"), []byte("x")) }},
 		{"meta: root changed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kRoot, []byte("/elsewhere")) }},
-		{"meta: schema 3, the previous format", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(3)) }},
+		{"meta: schema 4, the previous format", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(4)) }},
+		{"meta: schema 3", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(3)) }},
 		{"meta: schema 1", ErrSchema, func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, be32(1)) }},
 		{"bucket missing", ErrCorrupt, func(tx *bolt.Tx) error { return tx.DeleteBucket(bStale) }},
 	} {
@@ -361,6 +369,10 @@ func TestCheckStaleInvariants(t *testing.T) {
 		{"stale id beyond the bound", func(ix *Index) { ix.stale[99] = true }, "stale id 99 beyond 3"},
 		{"readable file stale without a delta set", func(ix *Index) { ix.stale[ix.byPath["a.txt"]] = true }, "a.txt is stale and not in the delta"},
 		{"delta id not stale", func(ix *Index) { ix.delta[ix.byPath["b.txt"]] = []uint32{0x616263} }, "b.txt in the delta"},
+		{"delta set out of order", func(ix *Index) {
+			id := ix.byPath["a.txt"]
+			ix.stale[id], ix.delta[id] = true, []uint32{0x61626320, 0x61626301}
+		}, "delta set of a.txt out of order"},
 		{"binary file in the delta", func(ix *Index) {
 			id := ix.byPath["c.dat"]
 			ix.stale[id], ix.delta[id] = true, []uint32{1}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"slices"
 
 	csindex "github.com/google/codesearch/index"
@@ -39,28 +40,83 @@ var lower = func() (t [256]byte) {
 	return
 }()
 
-// trigramSet collects one file's distinct trigrams; reused across files.
+// Next-byte masks. Each posting (a trigram in a file) carries one byte,
+// its next mask: bit nextBin[c] is set for the byte c (ASCII-lowercased)
+// that follows each occurrence of the trigram in the file (an occurrence
+// at the end of the file sets none). A phrase (a literal of four bytes or
+// more that every match contains) is then possible in a file only if,
+// for each of its trigrams but the last, the mask has the bit of the
+// phrase's byte after it: a file holding every trigram of "func main"
+// but never "func" followed by " " is no candidate (see Phrases).
+// Lowercasing the next byte, like the trigram, makes the test one lookup
+// whatever the case of the query.
+//
+// nextBin spreads the bytes of source code evenly over the eight bits:
+// bytes were assigned, most frequent first, each to the bin with the
+// least total frequency so far, by their frequency (ASCII case folded)
+// over the .go files of GOROOT/src (query/kernelfreq.go); the space
+// alone fills bin 0. It is part of the on-disk format (store.go): a
+// change of it is a new schema version.
+var nextBin = [256]uint8{
+	3, 3, 4, 6, 7, 1, 2, 3, 4, 3, 5, 6, 7, 4, 1, 2, // 0x00
+	3, 4, 6, 7, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, 7, // 0x10
+	0, 1, 6, 1, 4, 1, 2, 2, 7, 5, 5, 7, 2, 6, 1, 4, // 0x20
+	7, 2, 4, 5, 3, 3, 7, 6, 1, 4, 3, 4, 5, 5, 5, 1, // 0x30
+	6, 5, 1, 1, 7, 1, 5, 6, 2, 6, 6, 7, 3, 2, 6, 4, // 0x40
+	4, 3, 4, 7, 2, 6, 7, 2, 3, 3, 4, 5, 2, 1, 1, 1, // 0x50
+	7, 5, 1, 1, 7, 1, 5, 6, 2, 6, 6, 7, 3, 2, 6, 4, // 0x60
+	4, 3, 4, 7, 2, 6, 7, 2, 3, 3, 4, 6, 3, 4, 2, 1, // 0x70
+	4, 4, 4, 6, 1, 3, 4, 2, 1, 7, 1, 4, 4, 3, 2, 4, // 0x80
+	3, 6, 7, 3, 6, 7, 1, 2, 3, 1, 6, 7, 2, 3, 3, 3, // 0x90
+	2, 4, 3, 1, 6, 6, 6, 1, 4, 3, 4, 2, 1, 4, 7, 1, // 0xa0
+	2, 2, 3, 4, 6, 1, 3, 7, 7, 6, 6, 6, 7, 7, 4, 4, // 0xb0
+	2, 3, 6, 6, 4, 6, 7, 4, 1, 6, 7, 2, 3, 1, 2, 7, // 0xc0
+	6, 6, 3, 4, 6, 7, 1, 2, 3, 4, 7, 1, 7, 1, 2, 3, // 0xd0
+	2, 2, 1, 1, 3, 7, 2, 1, 1, 2, 3, 4, 6, 7, 1, 2, // 0xe0
+	2, 4, 6, 7, 2, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, // 0xf0
+}
+
+// nextBit is the bit of byte c in a next mask.
+func nextBit(c byte) uint8 { return 1 << nextBin[lower[c]] }
+
+// A posting travels through extraction, the builder, the spill, the
+// merge and the delta as one uint32: trigram<<8 | next mask ("packed").
+// Sorting packed postings sorts them by trigram.
+
+// packedTri returns the trigram of a packed posting.
+func packedTri(v uint32) uint32 { return v >> 8 }
+
+// trigramSet collects one file's distinct trigrams and their next masks;
+// reused across files.
 type trigramSet struct {
-	seen []uint64 // 1<<24 bits
+	// mask holds the next masks of the 1<<24 trigrams and a spare slot,
+	// all zero but while a file is extracted. It also tells which
+	// trigrams were seen: each occurrence but the file's last trigram is
+	// followed by a byte, whose bit is set before the next trigram is
+	// looked at, so a zero mask means "not seen yet" whenever it is asked.
+	mask []uint8
 	out  []uint32
 }
 
-// extract returns the distinct lowercase trigrams of data (in no
-// particular order), or ok=false when there are more than
-// MaxFileTrigrams. The result is valid until the next call.
+// extract returns the distinct lowercase trigrams of data with their
+// next masks, packed (in no particular order), or ok=false when there are
+// more than MaxFileTrigrams. The result is valid until the next call.
 func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
-	if s.seen == nil {
-		s.seen = make([]uint64, 1<<24/64)
+	if s.mask == nil {
+		s.mask = make([]uint8, 1<<24+1)
 	}
+	mask := s.mask
 	out := s.out[:0]
 	ok := true
 	if len(data) >= 3 {
 		t := uint32(lower[data[0]])<<8 | uint32(lower[data[1]])
+		prev := uint32(1 << 24) // the trigram before c; none yet: the spare slot
 		for _, c := range data[2:] {
-			t = (t<<8 | uint32(lower[c])) & 0xFFFFFF
-			w, b := t>>6, uint64(1)<<(t&63)
-			if s.seen[w]&b == 0 {
-				s.seen[w] |= b
+			l := lower[c]
+			mask[prev] |= 1 << nextBin[l]
+			t = (t<<8 | uint32(l)) & 0xFFFFFF
+			prev = t
+			if mask[t] == 0 {
 				out = append(out, t)
 				if len(out) > maxFileTrigrams {
 					ok = false
@@ -69,9 +125,11 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 			}
 		}
 	}
-	for _, t := range out {
-		s.seen[t>>6] = 0
+	for i, t := range out {
+		out[i] = t<<8 | uint32(mask[t])
+		mask[t] = 0
 	}
+	mask[1<<24] = 0
 	s.out = out
 	if !ok {
 		return nil, false
@@ -85,13 +143,20 @@ func queryTrigram(s string) uint32 {
 	return uint32(lower[s[0]])<<16 | uint32(lower[s[1]])<<8 | uint32(lower[s[2]])
 }
 
-// matchSet reports whether a file with the sorted trigram set tris can
-// satisfy q.
-func matchSet(q *csindex.Query, tris []uint32) bool {
-	has := func(s string) bool {
-		_, ok := slices.BinarySearch(tris, queryTrigram(s))
-		return ok
+// findPacked returns the index of trigram t in the packed postings tris
+// (sorted), or -1.
+func findPacked(tris []uint32, t uint32) int {
+	i, ok := slices.BinarySearchFunc(tris, t, func(v, t uint32) int { return cmp.Compare(packedTri(v), t) })
+	if !ok {
+		return -1
 	}
+	return i
+}
+
+// matchSet reports whether a file with the sorted packed postings tris
+// can satisfy q.
+func matchSet(q *csindex.Query, tris []uint32) bool {
+	has := func(s string) bool { return findPacked(tris, queryTrigram(s)) >= 0 }
 	switch q.Op {
 	case csindex.QAll:
 		return true

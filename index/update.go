@@ -28,7 +28,7 @@ type change struct {
 	path   string
 	remove bool
 	f      File
-	tris   []uint32 // owned copy; nil for symlinks, binary and unknown files
+	tris   []uint32 // owned copy, packed postings (trigram<<8 | next mask) sorted; nil for symlinks, binary and unknown files
 }
 
 // Update brings the file at rel (root-relative) up to date: re-read if it
@@ -174,7 +174,7 @@ func (ix *Index) holdsUnder(rel string) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	pre := rel + "/"
-	i, _ := slices.BinarySearchFunc(ix.order, pre, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
+	i, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
 	return i < len(ix.order) && strings.HasPrefix(ix.files[ix.order[i]].Path, pre)
 }
 
@@ -251,7 +251,7 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	pre := dirPrefix(dir)
-	i, _ := slices.BinarySearchFunc(ix.order, pre, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
+	i, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
 	for _, id := range ix.order[i:] {
 		p := ix.files[id].Path
 		if !strings.HasPrefix(p, pre) {
@@ -354,15 +354,22 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 			ix.mu.Unlock()
 		}
 	}()
-	var puts []uint32
+	var puts, adds []uint32
 	var dels []string
 	for _, c := range chs {
 		if c.remove {
+			ix.insertOrdered(adds) // removeLocked searches the order
+			adds = adds[:0]
 			dels = append(dels, ix.removeLocked(c.path)...)
 			continue
 		}
-		puts = append(puts, ix.putLocked(c))
+		id, added := ix.putLocked(c)
+		puts = append(puts, id)
+		if added {
+			adds = append(adds, id)
+		}
 	}
+	ix.insertOrdered(adds)
 	var ignDels []string
 	for _, scope := range rescanned {
 		pre := dirPrefix(scope)
@@ -428,20 +435,11 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 	})
 }
 
-// pathsUnder returns the table's paths under dir. Caller holds mu.
-func (ix *Index) pathsUnder(dir string) []string {
-	pre := dirPrefix(dir)
-	i, _ := slices.BinarySearchFunc(ix.order, pre, func(id uint32, s string) int { return strings.Compare(ix.files[id].Path, s) })
-	var out []string
-	for ; i < len(ix.order) && strings.HasPrefix(ix.files[ix.order[i]].Path, pre); i++ {
-		out = append(out, ix.files[ix.order[i]].Path)
-	}
-	return out
-}
-
 // putLocked stores c's file, reusing its id or taking a free one, and
-// returns the id. Caller holds mu.
-func (ix *Index) putLocked(c change) uint32 {
+// returns the id and whether the path is new to the table: then the
+// caller adds the id to the order (insertOrdered), once for all the new
+// paths of a change. Caller holds mu.
+func (ix *Index) putLocked(c change) (id uint32, added bool) {
 	id, ok := ix.byPath[c.path]
 	if !ok {
 		if n := len(ix.free); n > 0 {
@@ -451,11 +449,18 @@ func (ix *Index) putLocked(c change) uint32 {
 			ix.files = append(ix.files, File{})
 		}
 		ix.byPath[c.path] = id
-		i, _ := slices.BinarySearchFunc(ix.order, c.path, func(o uint32, s string) int { return strings.Compare(ix.files[o].Path, s) })
-		ix.files[id].Path = c.path // before insert: the order compares paths
-		ix.order = slices.Insert(ix.order, i, id)
 	}
+	was := ok && ix.files[id].HiddenName()
 	ix.files[id] = c.f
+	if now := c.f.HiddenName(); now != was {
+		i, found := slices.BinarySearchFunc(ix.hidden, c.path, ix.pathSearch)
+		switch {
+		case now && !found:
+			ix.hidden = slices.Insert(ix.hidden, i, id)
+		case !now && found:
+			ix.hidden = slices.Delete(ix.hidden, i, i+1)
+		}
+	}
 	ix.stale[id] = true
 	if c.tris != nil {
 		ix.delta[id] = c.tris
@@ -468,7 +473,35 @@ func (ix *Index) putLocked(c change) uint32 {
 		delete(ix.unknown, id)
 	}
 	ix.touch(id)
-	return id
+	return id, !ok
+}
+
+// insertOrdered adds ids, new to the table (their paths set, none in the
+// order), to the path order: one at a time when they are few, else
+// sorted and merged in one pass from the back, so that a change adding k
+// paths to a table of n costs O(n + k log k), not O(n·k). Caller holds
+// mu.
+func (ix *Index) insertOrdered(ids []uint32) {
+	if len(ids) < 8 {
+		for _, id := range ids {
+			i, _ := slices.BinarySearchFunc(ix.order, ix.files[id].Path, ix.pathSearch)
+			ix.order = slices.Insert(ix.order, i, id)
+		}
+		return
+	}
+	slices.SortFunc(ids, ix.pathCmp)
+	n := len(ix.order)
+	ix.order = slices.Grow(ix.order, len(ids))[:n+len(ids)]
+	i, j := n-1, len(ids)-1
+	for k := len(ix.order) - 1; j >= 0; k-- {
+		if i >= 0 && ix.pathCmp(ix.order[i], ids[j]) > 0 {
+			ix.order[k] = ix.order[i]
+			i--
+		} else {
+			ix.order[k] = ids[j]
+			j--
+		}
+	}
 }
 
 // touch records that id changed in memory. Caller holds wmu and mu.
@@ -480,25 +513,38 @@ func (ix *Index) touch(id uint32) {
 }
 
 // removeLocked drops the file at p, or every file under the directory p,
-// returning the removed paths. Caller holds mu.
+// returning the removed paths. The files under a directory are one run
+// of the order, cut out at once. Caller holds mu.
 func (ix *Index) removeLocked(p string) []string {
-	paths := ix.pathsUnder(p)
-	if _, ok := ix.byPath[p]; ok {
-		paths = append(paths, p)
+	pre := dirPrefix(p)
+	lo, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
+	hi := lo
+	for hi < len(ix.order) && strings.HasPrefix(ix.files[ix.order[hi]].Path, pre) {
+		hi++
 	}
-	for _, q := range paths {
-		id := ix.byPath[q]
-		delete(ix.byPath, q)
-		i, ok := slices.BinarySearchFunc(ix.order, q, func(o uint32, s string) int { return strings.Compare(ix.files[o].Path, s) })
-		if ok {
+	ids := slices.Clone(ix.order[lo:hi])
+	ix.order = slices.Delete(ix.order, lo, hi)
+	if id, ok := ix.byPath[p]; ok {
+		if i, found := slices.BinarySearchFunc(ix.order, p, ix.pathSearch); found {
 			ix.order = slices.Delete(ix.order, i, i+1)
 		}
+		ids = append(ids, id)
+	}
+	paths := make([]string, len(ids))
+	hidden := false
+	for i, id := range ids {
+		paths[i] = ix.files[id].Path
+		hidden = hidden || ix.files[id].HiddenName()
+		delete(ix.byPath, paths[i])
 		ix.files[id] = File{}
 		delete(ix.delta, id)
 		delete(ix.unknown, id)
 		ix.stale[id] = true
 		ix.free = append(ix.free, id)
 		ix.touch(id)
+	}
+	if hidden {
+		ix.hidden = slices.DeleteFunc(ix.hidden, func(id uint32) bool { return ix.files[id].Path == "" })
 	}
 	return paths
 }
@@ -601,19 +647,22 @@ func (ix *Index) Compact() error {
 // the delta's, list by list in trigram order. It only reads its
 // arguments, and holds one list at a time besides the delta's inversion.
 func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool, pw *postingWriter) {
-	add := make(map[uint32][]uint32) // trigram -> delta ids, ascending
+	add := make(map[uint32][]uint64) // trigram -> delta id<<8 | next mask, ascending
 	ids := make([]uint32, 0, len(delta))
 	for id := range delta {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		for _, t := range delta[id] {
-			add[t] = append(add[t], id)
+		for _, v := range delta[id] {
+			t := packedTri(v)
+			add[t] = append(add[t], uint64(id)<<8|uint64(v&0xFF))
 		}
 	}
 	addT := slices.Sorted(maps.Keys(add))
-	var kept, merged []uint32
+	var kept, merged []uint64
+	var mids []uint32
+	var masks []byte
 	for i, j := 0, 0; i < base.n || j < len(addT); {
 		var t uint32
 		var list []byte
@@ -632,23 +681,29 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 		kept = kept[:0]
 		for c := listCursor(list); !c.done; c.next() {
 			if !stale[c.cur] {
-				kept = append(kept, c.cur)
+				kept = append(kept, uint64(c.cur)<<8|uint64(c.mask))
 			}
 		}
 		merged = mergeInto(merged[:0], kept, add[t])
-		pw.add(t, merged)
+		mids, masks = mids[:0], masks[:0]
+		for _, v := range merged {
+			mids, masks = append(mids, uint32(v>>8)), append(masks, byte(v))
+		}
+		pw.add(t, mids, masks)
 	}
 }
 
-// mergeInto appends the ascending union of a and b (each ascending) to dst.
-func mergeInto(dst, a, b []uint32) []uint32 {
+// mergeInto appends the ascending union of a and b (each ascending by
+// id) to dst; entries are id<<8 | next mask, and of two with the same id
+// (never: a delta id is stale, so not kept from the base) a's is kept.
+func mergeInto(dst, a, b []uint64) []uint64 {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
+		switch x, y := a[i]>>8, b[j]>>8; {
+		case x < y:
 			dst = append(dst, a[i])
 			i++
-		case a[i] > b[j]:
+		case x > y:
 			dst = append(dst, b[j])
 			j++
 		default:

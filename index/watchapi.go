@@ -49,6 +49,6 @@ func (ix *Index) prunedAlready(s Skipped) bool {
 	if k, _ := slices.BinarySearchFunc(ix.ignored, pre, cmpSkipped); k < len(ix.ignored) && strings.HasPrefix(ix.ignored[k].Path, pre) {
 		return false
 	}
-	j, _ := slices.BinarySearchFunc(ix.order, pre, func(id uint32, p string) int { return strings.Compare(ix.files[id].Path, p) })
+	j, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
 	return j == len(ix.order) || !strings.HasPrefix(ix.files[ix.order[j]].Path, pre)
 }

@@ -12,6 +12,16 @@ import (
 
 // Benchmarks of the walk engine on $(go env GOROOT)/src, the reference
 // corpus. Compare runs with benchstat; never assert times in tests.
+//
+// The index benchmarks report "candidates", the files the index proposed
+// (stats.candidates). To compare two builds of the engine on a loaded
+// machine, build each one's test binary (go test -c) and alternate them
+// benchmark by benchmark, each with its own INDEXD_BENCH_DB (a format
+// change cannot share one):
+//
+//	for i in 1 2 3 4 5; do for b in BenchmarkIndexGrepHandler ...; do
+//	  for v in old new; do INDEXD_BENCH_DB=/tmp/$v.db ./$v.test \
+//	    -test.run '^$' -test.bench "^$b\$" -test.benchtime 0.3s; done; done; done
 
 func gorootSrc(b *testing.B) *Workspace {
 	b.Helper()
@@ -92,6 +102,9 @@ func benchIndexedTool(b *testing.B, tool, args string) {
 		if e.Status == envelope.StatusError {
 			b.Fatal(e.Text)
 		}
+		if st, ok := e.Stats.(*envelope.GrepStats); ok && st.Candidates != nil {
+			b.ReportMetric(float64(*st.Candidates), "candidates")
+		}
 	}
 }
 
@@ -109,6 +122,26 @@ func BenchmarkIndexGrepFuncMain(b *testing.B) {
 
 func BenchmarkIndexGrepHandler(b *testing.B) {
 	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGrepFuncMainFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func main"}`)
+}
+
+func BenchmarkIndexGrepFuncMain1000(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true,"limit":1000}`)
+}
+
+func BenchmarkIndexGrepHandlerFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\("}`)
+}
+
+func BenchmarkIndexGrepErrShortWrite(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"ErrShortWrite","case_sensitive":true}`)
+}
+
+func BenchmarkIndexGrepErrShortWriteFold(b *testing.B) {
+	benchIndexedTool(b, ToolGrep, `{"pattern":"ErrShortWrite"}`)
 }
 
 func BenchmarkIndexGrepNoTrigram(b *testing.B) {

@@ -83,6 +83,9 @@ func keepBytes() int { return 3 * chunkSize }
 func (fs *fileScanner) release() {
 	fs.root = nil
 	fs.rd.Release(keepBytes())
+	if cap(fs.chunk) > keepBytes() {
+		fs.chunk = nil // grown for a block filter's build
+	}
 }
 
 // scan reads one file and collects up to maxHits matches (all if
@@ -98,26 +101,7 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 	}
 	defer file.Close()
 	p := &q.Params
-	limit := chunkSize
-	if p.Multiline {
-		limit = multilineMax
-	}
-	data, eof, err := fs.rd.ReadPrefix(file, f.Size, limit)
-	if err != nil {
-		return fileHit{fault: !rooted.Gone(err)}
-	}
-	h := fileHit{read: true}
-	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
-		h.binary = true
-		return h
-	}
-	// A UTF-8 byte-order mark is not part of the first line (as ripgrep
-	// reads it): "^package" matches a file that starts with one, and the
-	// line's text is shown without it.
-	skipped := 0
-	if bytes.HasPrefix(data, utf8BOM) {
-		data, skipped = data[len(utf8BOM):], len(utf8BOM)
-	}
+	h := fileHit{}
 	st := &fileState{
 		fs:      fs,
 		done:    ctx.Done(),
@@ -129,7 +113,29 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		h:       &h,
 		line:    1,
 		cur:     1,
-		skipped: int64(skipped),
+	}
+	if q.blockQ != nil && f.Size >= blockMinFile && fs.scanBlocks(st, q, f, file) {
+		h.interrupted = st.interrupted
+		return h
+	}
+	limit := chunkSize
+	if p.Multiline {
+		limit = multilineMax
+	}
+	data, eof, err := fs.rd.ReadPrefix(file, f.Size, limit)
+	if err != nil {
+		return fileHit{fault: !rooted.Gone(err)}
+	}
+	h.read = true
+	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
+		h.binary = true
+		return h
+	}
+	// A UTF-8 byte-order mark is not part of the first line (as ripgrep
+	// reads it): "^package" matches a file that starts with one, and the
+	// line's text is shown without it.
+	if bytes.HasPrefix(data, utf8BOM) {
+		data, st.skipped = data[len(utf8BOM):], int64(len(utf8BOM))
 	}
 	switch {
 	case p.Multiline:

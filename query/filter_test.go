@@ -242,7 +242,9 @@ func TestBOMAgainstRipgrep(t *testing.T) {
 	tools := newToolsExt(t, root)
 	for _, pat := range []string{"^package", "^\\S+ a$", "^.{0,1}package"} {
 		want := diffRgGrep(t, rg, root, diffGrep{Pattern: pat, RgPattern: pat, CaseSensitive: true})
-		env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "case_sensitive": true, "limit": query.GrepMaxLimit})
+		// The longest time limit: the race detector on a loaded machine
+		// took over the default 2 s for big.go's 60,000 lines.
+		env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "case_sensitive": true, "limit": query.GrepMaxLimit, "timeout_ms": query.GrepMaxTimeoutMS})
 		got := map[diffPair]bool{}
 		for _, m := range env.Data.(*envelope.GrepData).Matches {
 			got[diffPair{m.File, m.Line}] = true

@@ -31,6 +31,10 @@ type Indexed struct {
 	// index's answer, which then says fallback_reason "watch_limit". A
 	// query inside one of them is answered by the walk alone.
 	Live []string
+	// Blocks, if not nil, keeps block filters of the large files a Grep
+	// reads, so that later ones read only the blocks that may match (see
+	// blocks.go).
+	Blocks *BlockCache
 }
 
 // liveSplit returns the Live subtrees strictly below dir, or inside=true
@@ -190,11 +194,17 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	defer done()
 	depth := dirDepth(q.Dir)
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())
+	ph := index.NewPhrases(q.Matcher.Literals())
 	if p.Invert {
-		tq = &csindex.Query{Op: csindex.QAll} // a line without the pattern can be in any file
+		tq, ph = &csindex.Query{Op: csindex.QAll}, nil // a line without the pattern can be in any file
+	}
+	if s.Blocks != nil && !p.Invert && !p.Multiline && p.Before == 0 && p.After == 0 {
+		bq := *q
+		bq.blocks, bq.blockQ = s.Blocks, compileBlockQuery(tq)
+		q = &bq
 	}
 	var files []FileRef
-	s.Index.EachCandidate(tq, walkStart(q.Dir), func(f *index.File) {
+	s.Index.EachPhraseCandidate(tq, ph, walkStart(q.Dir), func(f *index.File) {
 		rel := relTo(q.Dir, f.Path)
 		if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
 			files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size})
@@ -280,8 +290,8 @@ func (s Indexed) skips(dir string, descend func(string) bool, allow func(string)
 		}
 	})
 	if wantHidden && !includeHidden {
-		s.Index.Files(walkStart(dir), "", func(f *index.File) bool {
-			if f.HiddenName() && hiddenSkip(f.Path) {
+		s.Index.HiddenFiles(walkStart(dir), func(f *index.File) bool {
+			if hiddenSkip(f.Path) {
 				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})
 			}
 			return true

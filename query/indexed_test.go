@@ -95,7 +95,8 @@ func gorootTools(t testing.TB) (walk, idx *Tools) {
 			gorootOnce.err = err
 			return
 		}
-		gorootOnce.walk, gorootOnce.idx = NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix}}
+		// With block filters: GOROOT holds large files dense in trigrams.
+		gorootOnce.walk, gorootOnce.idx = NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix, Blocks: NewBlockCache(DefaultBlockCacheBytes)}}
 	})
 	if gorootOnce.err != nil {
 		t.Fatal(gorootOnce.err)

@@ -56,6 +56,21 @@ type MatchOptions struct {
 // index plans its trigram query from exactly what the matcher runs.
 func (m *Matcher) Syntax() *syntax.Regexp { return m.syntax }
 
+// Literals returns byte strings one of which every match holds (as
+// they are, or under ASCII case folding when the pattern is
+// case-insensitive), or nil when no such set is known (multiline
+// patterns among them). The index narrows its candidates by them.
+func (m *Matcher) Literals() [][]byte {
+	if m.lits == nil {
+		return nil
+	}
+	out := make([][]byte, len(m.lits.finders))
+	for i, f := range m.lits.finders {
+		out[i] = f.lit
+	}
+	return out
+}
+
 // CompileMatcher compiles a Grep pattern. Its errors are INVALID_PARAM
 // envelope errors with the parser's details.
 func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) {

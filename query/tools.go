@@ -62,6 +62,11 @@ type GrepQuery struct {
 	// Sink, if set, takes the results in the answer's order as the scan
 	// completes them, instead of the answer's data (Tools.Sink).
 	Sink func(Batch)
+
+	// blocks and blockQ, when set (Indexed.Grep, for a plain search),
+	// let the scan read large files through their block filters.
+	blocks *BlockCache
+	blockQ *blockQuery
 }
 
 // Tools answers tool calls for one workspace.

@@ -38,8 +38,22 @@ func EnsureDaemon(ctx context.Context, path string, start func() error) (*Client
 	return Dialer{}.EnsureDaemon(ctx, path, start)
 }
 
-// EnsureDaemon is the package's EnsureDaemon, connecting with d.
+// errNoDaemon is wrapped by EnsureDaemon's error when ctx ended first.
+var errNoDaemon = errors.New("no daemon answered")
+
+// EnsureDaemon is the package's EnsureDaemon, connecting with d. When ctx
+// ends first, the error says so the same way wherever it was (dialing,
+// waiting for another caller's start, waiting for the daemon): it wraps
+// ctx's error and names the socket.
 func (d Dialer) EnsureDaemon(ctx context.Context, path string, start func() error) (*Client, error) {
+	c, err := d.ensure(ctx, path, start)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errNoDaemon) {
+		err = fmt.Errorf("rpc: %w on %s: %w (last error: %v)", errNoDaemon, path, ctx.Err(), err)
+	}
+	return c, err
+}
+
+func (d Dialer) ensure(ctx context.Context, path string, start func() error) (*Client, error) {
 	c, err := d.Dial(ctx, path)
 	if err == nil || !notListening(err) {
 		return c, err
@@ -82,14 +96,14 @@ func (d Dialer) EnsureDaemon(ctx context.Context, path string, start func() erro
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("rpc: no daemon answered on %s: %w (last error: %v)", path, ctx.Err(), lastErr)
+			return nil, fmt.Errorf("rpc: %w on %s: %w (last error: %v)", errNoDaemon, path, ctx.Err(), lastErr)
 		}
 		c, err := d.Dial(ctx, path)
 		if err == nil {
 			return c, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("rpc: no daemon answered on %s: %w (last error: %v)", path, ctx.Err(), lastErr)
+			return nil, fmt.Errorf("rpc: %w on %s: %w (last error: %v)", errNoDaemon, path, ctx.Err(), lastErr)
 		}
 		if !notListening(err) && !errors.Is(err, syscall.EAGAIN) {
 			return nil, err

@@ -89,7 +89,25 @@ func TestOtherBuildDaemonReplaced(t *testing.T) {
 	if out := run("one", "grep", "needle", "--root", root); !strings.Contains(out, "a.txt:1: needle") {
 		t.Fatalf("first build again: %s", out)
 	}
-	if third := status("one"); third.Build != buildid.Of(engines["one"]) || third.PID == second.PID {
+	third := status("one")
+	if third.Build != buildid.Of(engines["one"]) || third.PID == second.PID {
 		t.Fatalf("the first build's query did not replace the second's daemon: %+v", third)
+	}
+	// A query sent behind the build check, without waiting for it, is
+	// answered once, by the daemon of this build: the refused daemon's
+	// answer is dropped. So is a streamed one (--all), which waits for the
+	// check before any result is printed.
+	for _, args := range [][]string{{"grep", "needle"}, {"grep", "--all", "needle"}} {
+		before := status("one") // status does not replace: this is the running daemon
+		v := "one"              // the build whose daemon is not running
+		if before.Build == buildid.Of(engines["one"]) {
+			v = "two"
+		}
+		if out := run(v, append(args, "--root", root)...); out != "a.txt:1: needle\n" {
+			t.Fatalf("indexctl-%s %v after the other build's daemon: %q, want the one match once", v, args, out)
+		}
+		if now := status(v); now.Build != buildid.Of(engines[v]) || now.PID == before.PID {
+			t.Fatalf("indexctl-%s %v did not replace the other build's daemon: %+v, before %+v", v, args, now, before)
+		}
 	}
 }

@@ -84,6 +84,22 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	}
 }
 
+// Stat returns the open file's status (fstat). Errors are
+// *os.PathError.
+func (f *File) Stat() (syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Fstat(f.fd, &st)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return st, &os.PathError{Op: "fstat", Path: f.path, Err: err}
+		}
+		return st, nil
+	}
+}
+
 // Close closes the descriptor.
 func (f *File) Close() error {
 	if f.fd < 0 {

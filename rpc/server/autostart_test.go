@@ -141,6 +141,16 @@ func TestEnsureDaemonFailures(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no daemon answered on "+path) {
 		t.Errorf("nothing started: %v", err)
 	}
+	// A context over before anything is tried: the same error, whichever
+	// step noticed it (the dial, the start lock, the wait).
+	over, stop := context.WithCancel(context.Background())
+	stop()
+	for range 20 {
+		_, err = rpc.EnsureDaemon(over, path, func() error { return nil })
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "no daemon answered on "+path) {
+			t.Fatalf("context over: %v", err)
+		}
+	}
 	// A path that cannot be a socket is an error, not a reason to start.
 	started := false
 	_, err = rpc.EnsureDaemon(context.Background(), t.TempDir(), func() error { started = true; return nil })

@@ -1,0 +1,196 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// phraseCandidates returns the sorted paths the index proposes for a
+// regexp whose every match holds one of lits.
+func phraseCandidates(t testing.TB, ix *Index, pattern string, lits ...string) []string {
+	t.Helper()
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bl [][]byte
+	for _, l := range lits {
+		bl = append(bl, []byte(l))
+	}
+	var out []string
+	ix.EachPhraseCandidate(csindex.RegexpQuery(re), NewPhrases(bl), "", func(f *File) { out = append(out, f.Path) })
+	slices.Sort(out)
+	return out
+}
+
+// A file holding every trigram of a phrase, but not one after the other,
+// is no candidate for it, from the base, from the delta, after a
+// compaction and after a reopen; one holding the phrase in any case is.
+func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{
+		"a.txt": "func main() {}\n",
+		"b.txt": "func mx; x main\n", // "c m" is followed by 'x', never by 'a'
+		"c.txt": "FUNC MAIN\n",
+	})
+	expect := func(stage string, ix *Index, want, all []string) {
+		t.Helper()
+		for _, lit := range []string{"func main", "FUNC MAIN", "Func Main"} {
+			if got := phraseCandidates(t, ix, "(?i)func main", lit); !slices.Equal(got, want) {
+				t.Errorf("%s: candidates for phrase %q = %q, want %q", stage, lit, got, want)
+			}
+		}
+		if got := phraseCandidates(t, ix, "(?i)func main"); !slices.Equal(got, all) {
+			t.Errorf("%s: candidates without phrases = %q, want %q", stage, got, all)
+		}
+	}
+	all := []string{"a.txt", "b.txt", "c.txt"}
+	expect("base", ix, []string{"a.txt", "c.txt"}, all)
+	writeFile(t, root, "a.txt", "func mx; x main\n")
+	writeFile(t, root, "b.txt", "x func main\n")
+	if err := ix.Apply(context.Background(), []string{"a.txt", "b.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	expect("delta", ix, []string{"b.txt", "c.txt"}, all)
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	expect("compacted", ix, []string{"b.txt", "c.txt"}, all)
+	ix.Close()
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	checkIndex(t, ix2)
+	expect("reopened", ix2, []string{"b.txt", "c.txt"}, all)
+	// A phrase set filters only if every phrase can: one shorter than
+	// four bytes (no trigram with a byte after it) keeps every file.
+	if got := phraseCandidates(t, ix2, "(?i)func main", "func main", "fun"); !slices.Equal(got, all) {
+		t.Errorf("phrases with a short one: %q, want %q", got, all)
+	}
+}
+
+// The next masks of a file are exactly the bytes after each occurrence
+// of each trigram (lowercased, binned), as a direct computation over
+// random contents finds them, including non-ASCII and invalid UTF-8.
+func TestExtractNextMasks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	alpha := []byte("aAbB kK_(\n\xe2\x84\xaa\xc5\xbf\xff")
+	var s trigramSet
+	for range 300 {
+		data := make([]byte, r.IntN(60))
+		for i := range data {
+			data[i] = alpha[r.IntN(len(alpha))]
+		}
+		want := map[uint32]uint8{}
+		for i := 0; i+3 <= len(data); i++ {
+			tr := uint32(lower[data[i]])<<16 | uint32(lower[data[i+1]])<<8 | uint32(lower[data[i+2]])
+			m := want[tr]
+			if i+3 < len(data) {
+				m |= 1 << nextBin[lower[data[i+3]]]
+			}
+			want[tr] = m
+		}
+		got, ok := s.extract(data)
+		if !ok || len(got) != len(want) {
+			t.Fatalf("%q: %d postings (ok %v), want %d", data, len(got), ok, len(want))
+		}
+		for _, v := range got {
+			if m, ok := want[packedTri(v)]; !ok || m != uint8(v) {
+				t.Fatalf("%q: trigram %06x mask %#x, want %#x (present %v)", data, packedTri(v), uint8(v), m, ok)
+			}
+		}
+	}
+}
+
+// Phrase filtering never drops a file holding a phrase (under ASCII case
+// folding), from the base or the delta, for random contents and
+// phrases; and it drops some that hold every trigram but not the phrase.
+func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	alpha := []string{"a", "b", "A", "B", " ", "ab", "ba", "\n", "k", "\u212a", "s", "\u017f", "\xff"}
+	gen := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(alpha[r.IntN(len(alpha))])
+		}
+		return b.String()
+	}
+	files := map[string]string{}
+	for i := range 80 {
+		files[fmt.Sprintf("f%02d.txt", i)] = gen(10 + r.IntN(80))
+	}
+	ix, root, _ := savedIndex(t, files)
+	// Half the files read again: their postings come from the delta.
+	var changed []string
+	for i := 0; i < 80; i += 2 {
+		p := fmt.Sprintf("f%02d.txt", i)
+		files[p] = gen(10 + r.IntN(80))
+		writeFile(t, root, p, files[p])
+		changed = append(changed, p)
+	}
+	if err := ix.Apply(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	dropped := 0
+	for range 500 {
+		var lits []string
+		for range 1 + r.IntN(2) {
+			lit := gen(2 + r.IntN(4))
+			if r.IntN(2) == 0 { // a piece of a file: often held
+				c := files[fmt.Sprintf("f%02d.txt", r.IntN(80))]
+				i := r.IntN(len(c))
+				lit = c[i:min(len(c), i+4+r.IntN(5))]
+			}
+			lits = append(lits, lit)
+		}
+		if slices.ContainsFunc(lits, func(l string) bool { return len(l) < 4 }) {
+			continue
+		}
+		// The trigram query of the phrases: any of them, each all its
+		// trigrams (as codesearch plans a literal alternation).
+		q := &csindex.Query{Op: csindex.QOr}
+		var bl [][]byte
+		for _, l := range lits {
+			and := &csindex.Query{Op: csindex.QAnd}
+			for i := 0; i+3 <= len(l); i++ {
+				and.Trigram = append(and.Trigram, l[i:i+3])
+			}
+			q.Sub = append(q.Sub, and)
+			bl = append(bl, []byte(l))
+		}
+		var got, nofilter []string
+		ix.EachPhraseCandidate(q, NewPhrases(bl), "", func(f *File) { got = append(got, f.Path) })
+		ix.EachPhraseCandidate(q, nil, "", func(f *File) { nofilter = append(nofilter, f.Path) })
+		dropped += len(nofilter) - len(got)
+		for p, c := range files {
+			for _, l := range lits {
+				if strings.Contains(asciiLower(c), asciiLower(l)) && !slices.Contains(got, p) {
+					t.Fatalf("%s (%q) holds phrase %q but is not a candidate for %q", p, c, l, lits)
+				}
+			}
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("the phrase filter never dropped a file")
+	}
+	t.Logf("%d candidates dropped over the queries", dropped)
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lower[c]
+	}
+	return string(b)
+}

@@ -1,0 +1,369 @@
+package query
+
+// Block filters: searching a large file without reading all of it.
+//
+// The index narrows a search to the files that hold the pattern's
+// trigrams, but a large file dense in trigrams (a base64 fixture, a lock
+// file, bundled JavaScript) holds almost every one, so it is a candidate
+// for almost every pattern and reading it costs more than the rest of the
+// answer (on GOROOT/src five such files, 4.7 MB, were read by every
+// literal search). A BlockCache keeps, for each such file a query has
+// read, a filter per block of whole lines; a later scan of the file reads
+// and searches only the blocks whose filter admits the pattern's trigram
+// query.
+//
+// Blocks. A block is a run of whole lines: it starts where the previous
+// one ended and ends after the first line break at or past blockSize
+// bytes from its start (the last block at the end of the file). A file
+// with a block over blockMax bytes (a line that long) gets no filter.
+//
+// Filters. A block's filter is a bitmap of blockBits bits, one hash of
+// each ASCII-folded trigram of the bytes from two before the block's
+// start to its end, so that a trigram holding the line break before its
+// first line counts too. A match never spans a line break outside
+// multiline mode, so the trigrams of a match lie in its line, and the
+// line with its break on either side lies in one block's bytes: a block
+// whose filter does not admit the query (the index's trigram query,
+// evaluated with "holds trigram t" read as "t's bit is set", case folded
+// as the index folds it) holds no match. A filter only says no too
+// rarely (hash collisions make it admit more), never too often.
+//
+// Freshness. An entry is used only while the file's device, inode, size,
+// mtime and ctime, taken by fstat on the descriptor being scanned, equal
+// those taken before its filter was built; and a filter is built only
+// from a file whose mtime and ctime are older than blockRacyWindow at
+// the start of its read, and kept only if the file's status did not
+// change while it was read. Content changed since — its mtime put back
+// or not — has a new ctime, which no user can set.
+//
+// Only plain searches use filters: not multiline, not invert_match, no
+// context lines (those read lines outside the matching ones).
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/rawfile"
+)
+
+// Block filter sizes; variables so that tests can shrink them.
+var (
+	// blockMinFile: smaller files are read whole.
+	blockMinFile int64 = 256 << 10
+	// blockMaxFile: larger files get no filter (building one reads the
+	// file into memory).
+	blockMaxFile int64 = 16 << 20
+	// blockSize is where a block's last line may end, at the earliest.
+	blockSize = 16 << 10
+	// blockMax bounds one block, so a block read stays bounded.
+	blockMax = 1 << 20
+	// blockRacyWindow: a file changed this recently gets no filter.
+	blockRacyWindow = index.RacyWindow
+)
+
+// blockBits is the number of bits of one block's filter (a power of 2).
+const blockBits = 1 << 15
+
+// DefaultBlockCacheBytes bounds the filters a daemon keeps (a quarter of
+// the bytes of the files they describe).
+const DefaultBlockCacheBytes = 32 << 20
+
+// BlockCache holds the block filters of large files, for the scans of
+// Indexed.Grep. It is safe for concurrent use. The zero value is not
+// usable; see NewBlockCache.
+type BlockCache struct {
+	max int64 // bytes of filters kept at most
+
+	mu    sync.Mutex
+	used  int64
+	tick  uint64
+	files map[blockKey]*blockFilter
+}
+
+// NewBlockCache returns a cache keeping at most maxBytes of filters; the
+// least recently used go first.
+func NewBlockCache(maxBytes int64) *BlockCache {
+	return &BlockCache{max: maxBytes, files: make(map[blockKey]*blockFilter)}
+}
+
+// blockKey names a file: its root and root-relative path.
+type blockKey struct{ root, rel string }
+
+// fileStamp is what must not change for a filter to stay valid.
+type fileStamp struct {
+	dev, ino           uint64
+	size, mtime, ctime int64
+}
+
+func stampOf(st *syscall.Stat_t) fileStamp {
+	return fileStamp{dev: st.Dev, ino: st.Ino, size: st.Size,
+		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+}
+
+// blockFilter is one file's filter. A file found unfit for one (a block
+// over blockMax, binary, too large) has an entry with no blocks, so it is
+// not read again for nothing while unchanged.
+type blockFilter struct {
+	stamp  fileStamp
+	starts []int64  // block i holds bytes [starts[i], starts[i+1]); the last entry is the size
+	lines  []int    // the number of block i's first line
+	bits   []uint64 // block i's filter: bits[i*blockWords : (i+1)*blockWords]
+	used   uint64   // the cache's tick when last used
+}
+
+const blockWords = blockBits / 64
+
+func (bf *blockFilter) bytes() int64 {
+	return int64(len(bf.bits))*8 + int64(len(bf.starts))*8 + int64(len(bf.lines))*8 + 64
+}
+
+// get returns the filter of root/rel if it has this stamp.
+func (c *BlockCache) get(k blockKey, s fileStamp) *blockFilter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bf := c.files[k]
+	if bf == nil || bf.stamp != s {
+		return nil
+	}
+	c.tick++
+	bf.used = c.tick
+	return bf
+}
+
+// put stores bf for k, dropping the least recently used filters past the
+// bound.
+func (c *BlockCache) put(k blockKey, bf *blockFilter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.files[k]; old != nil {
+		c.used -= old.bytes()
+	}
+	c.tick++
+	bf.used = c.tick
+	c.files[k] = bf
+	c.used += bf.bytes()
+	for c.used > c.max && len(c.files) > 0 {
+		var oldest blockKey
+		first := true
+		for k, f := range c.files {
+			if first || f.used < c.files[oldest].used {
+				oldest, first = k, false
+			}
+		}
+		c.used -= c.files[oldest].bytes()
+		delete(c.files, oldest)
+	}
+}
+
+// blockHash is the bit of the ASCII-folded trigram t (24 bits) in a
+// block's filter.
+func blockHash(t uint32) uint32 { return (t * 0x9E3779B1) >> (32 - 15) }
+
+// buildBlockFilter computes the filter of data, the whole file stamped s,
+// or one with no blocks if the file is unfit.
+func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
+	bf := &blockFilter{stamp: s}
+	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
+		return bf
+	}
+	var starts []int64
+	var lines []int
+	line := 1
+	for start := 0; start < len(data); {
+		end := len(data)
+		if start+blockSize < len(data) {
+			if nl := bytes.IndexByte(data[start+blockSize-1:], '\n'); nl >= 0 {
+				end = start + blockSize + nl
+			}
+		}
+		if end-start > blockMax {
+			return &blockFilter{stamp: s}
+		}
+		starts = append(starts, int64(start))
+		lines = append(lines, line)
+		line += bytes.Count(data[start:end], []byte{'\n'})
+		start = end
+	}
+	starts = append(starts, int64(len(data)))
+	bits := make([]uint64, (len(starts)-1)*blockWords)
+	for i := range len(starts) - 1 {
+		from, to := max(0, int(starts[i])-2), int(starts[i+1])
+		if to-from < 3 {
+			continue
+		}
+		w := bits[i*blockWords : (i+1)*blockWords]
+		t := uint32(lowerTable[data[from]])<<8 | uint32(lowerTable[data[from+1]])
+		for _, c := range data[from+2 : to] {
+			t = (t<<8 | uint32(lowerTable[c])) & 0xFFFFFF
+			h := blockHash(t)
+			w[h>>6] |= 1 << (h & 63)
+		}
+	}
+	bf.starts, bf.lines, bf.bits = starts, lines, bits
+	return bf
+}
+
+// blockQuery is a trigram query compiled for block filters: each
+// trigram as its bit.
+type blockQuery struct {
+	op   csindex.QueryOp
+	bits []uint32
+	sub  []*blockQuery
+}
+
+// compileBlockQuery compiles q, folding its trigrams as the filters do.
+func compileBlockQuery(q *csindex.Query) *blockQuery {
+	out := &blockQuery{op: q.Op}
+	for _, t := range q.Trigram {
+		if len(t) != 3 {
+			continue
+		}
+		tri := uint32(lowerTable[t[0]])<<16 | uint32(lowerTable[t[1]])<<8 | uint32(lowerTable[t[2]])
+		out.bits = append(out.bits, blockHash(tri))
+	}
+	for _, s := range q.Sub {
+		out.sub = append(out.sub, compileBlockQuery(s))
+	}
+	return out
+}
+
+// admits reports whether a block with filter w may hold a match.
+func (q *blockQuery) admits(w []uint64) bool {
+	has := func(h uint32) bool { return w[h>>6]&(1<<(h&63)) != 0 }
+	switch q.op {
+	case csindex.QAll:
+		return true
+	case csindex.QNone:
+		return false
+	case csindex.QAnd:
+		for _, h := range q.bits {
+			if !has(h) {
+				return false
+			}
+		}
+		for _, s := range q.sub {
+			if !s.admits(w) {
+				return false
+			}
+		}
+		return true
+	}
+	// QOr
+	for _, h := range q.bits {
+		if has(h) {
+			return true
+		}
+	}
+	for _, s := range q.sub {
+		if s.admits(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// testHookBlockRead, if set, is called with each block a filtered scan
+// reads.
+var testHookBlockRead func(rel string, block int)
+
+// scanBlocks scans file (f, open as file) through its block filter,
+// building the filter first if the cache has none for the file as it is
+// now. ok is false if the file has no usable filter: the caller scans it
+// whole, from its start (scanBlocks reads with pread only).
+func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *rawfile.File) (ok bool) {
+	sys, err := file.Stat()
+	if err != nil {
+		return false
+	}
+	stamp := stampOf(&sys)
+	if stamp.size < blockMinFile || stamp.size > blockMaxFile {
+		return false
+	}
+	key := blockKey{q.WS.Root, f.Rel}
+	bf := q.blocks.get(key, stamp)
+	if bf == nil {
+		if bf = fs.buildFilter(file, stamp); bf == nil {
+			return false
+		}
+		q.blocks.put(key, bf)
+	}
+	if len(bf.starts) == 0 {
+		return false
+	}
+	st.h.read = true
+	for i := range len(bf.starts) - 1 {
+		if !q.blockQ.admits(bf.bits[i*blockWords : (i+1)*blockWords]) {
+			continue
+		}
+		if st.cancelled() {
+			return true
+		}
+		if testHookBlockRead != nil {
+			testHookBlockRead(f.Rel, i)
+		}
+		n := int(bf.starts[i+1] - bf.starts[i])
+		if cap(fs.chunk) < n {
+			fs.chunk = make([]byte, 0, max(n, 2*chunkSize))
+		}
+		buf := fs.chunk[:n]
+		got, err := readFull(file, buf, bf.starts[i])
+		if err != nil {
+			st.h.fault = true
+			return true
+		}
+		buf = buf[:got]
+		if i == 0 && bytes.HasPrefix(buf, utf8BOM) {
+			buf = buf[len(utf8BOM):]
+		}
+		st.line = bf.lines[i]
+		st.region(buf, true)
+		if st.full || st.interrupted {
+			return true
+		}
+	}
+	return true
+}
+
+// buildFilter reads the whole file and builds its filter, or returns nil
+// if the file is too new to trust its status, or changed while read.
+func (fs *fileScanner) buildFilter(file *rawfile.File, stamp fileStamp) *blockFilter {
+	if bound := time.Now().Add(-blockRacyWindow).UnixNano(); stamp.mtime >= bound || stamp.ctime >= bound {
+		return nil
+	}
+	n := int(stamp.size)
+	if cap(fs.chunk) < n {
+		fs.chunk = make([]byte, 0, n)
+	}
+	buf := fs.chunk[:n]
+	got, err := readFull(file, buf, 0)
+	if err != nil || got != n {
+		return nil
+	}
+	if after, err := file.Stat(); err != nil || stampOf(&after) != stamp {
+		return nil
+	}
+	return buildBlockFilter(buf, stamp)
+}
+
+// readFull reads len(p) bytes at off, or fewer at the end of the file.
+func readFull(f *rawfile.File, p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := f.ReadAt(p[n:], off+int64(n))
+		n += m
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,229 @@
+package query
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// shrinkBlocks makes block filters apply to the small files of a test:
+// files from 1 KiB, blocks of 256 bytes, no racy window (a filter is
+// built from a file written a moment ago).
+func shrinkBlocks(t *testing.T, racy time.Duration) {
+	t.Helper()
+	minF, maxF, size, bmax, rw := blockMinFile, blockMaxFile, blockSize, blockMax, blockRacyWindow
+	blockMinFile, blockMaxFile, blockSize, blockMax, blockRacyWindow = 1<<10, 1<<20, 256, 8<<10, racy
+	t.Cleanup(func() {
+		blockMinFile, blockMaxFile, blockSize, blockMax, blockRacyWindow = minF, maxF, size, bmax, rw
+		testHookBlockRead = nil
+	})
+}
+
+// blockReads records the blocks filtered scans read, by file.
+type blockReads struct {
+	mu sync.Mutex
+	m  map[string][]int
+}
+
+func watchBlockReads(t *testing.T) *blockReads {
+	r := &blockReads{m: map[string][]int{}}
+	testHookBlockRead = func(rel string, block int) {
+		r.mu.Lock()
+		r.m[rel] = append(r.m[rel], block)
+		r.mu.Unlock()
+	}
+	t.Cleanup(func() { testHookBlockRead = nil })
+	return r
+}
+
+func (r *blockReads) take() map[string][]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.m
+	r.m = map[string][]int{}
+	return m
+}
+
+// blockTree writes large files of random lines: words, a unique token per
+// few lines, long lines, a BOM, no final line break, a NUL, a line over
+// blockMax.
+func blockTree(t *testing.T) string {
+	r := rand.New(rand.NewPCG(11, 12))
+	words := []string{"alpha", "Beta", "gamma", "func", "main", "ſtar", "Kelvin", "KELVIN", "x=1", "(y)", "\t", "é"}
+	line := func(i int) string {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			b.WriteString(words[r.IntN(len(words))] + " ")
+		}
+		if i%7 == 0 {
+			fmt.Fprintf(&b, "tok%04d", i)
+		}
+		if r.IntN(40) == 0 {
+			b.WriteString(strings.Repeat("long", 100+r.IntN(200)))
+		}
+		return b.String()
+	}
+	file := func(n int, first string) string {
+		var b strings.Builder
+		b.WriteString(first)
+		for i := range n {
+			b.WriteString(line(i) + "\n")
+		}
+		return b.String()
+	}
+	files := fsTree{
+		"a.txt":          file(300, ""),
+		"bom.txt":        file(200, "\uFEFF"),
+		"nofinal.txt":    strings.TrimSuffix(file(150, ""), "\n"),
+		"dir/b.go":       file(400, "package main\n"),
+		"small.txt":      "tok0007 alpha\n",
+		"bin.dat":        "\x00" + file(200, ""),
+		"hugeline.txt":   file(50, "") + strings.Repeat("gamma ", 3000) + "tok9999\n" + file(50, ""),
+		"dir/sub/c.json": file(250, "{\n"),
+	}
+	return newRoot(t, files)
+}
+
+// Grep through block filters gives the walk's answers, whole envelopes,
+// for literals, anchors, folds, regexps and every output mode, the first
+// time (building the filters) and the next (using them); and reads fewer
+// blocks than the files hold.
+func TestBlockFilteredGrepEqualsWalk(t *testing.T) {
+	shrinkBlocks(t, 0)
+	root := blockTree(t)
+	walk, idx := buildTools(t, root)
+	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Blocks: NewBlockCache(1 << 20)}
+	reads := watchBlockReads(t)
+	patterns := []string{"tok0007", "tok0210", "tok9999", "tok02", "^tok", "tok0014$", "^alpha", "gamma $",
+		"Kelvin", "(?i)kelvin", "STAR", "ſtar", "\\bmain\\b", "func\\s+main", "x=1 \\(y\\)", "é", "alpha.*tok01",
+		"longlonglong", "nomatchanywhere", "t.k0", "[a-z]+0\\d{3}"}
+	for pass := range 2 {
+		for _, pat := range patterns {
+			for _, mode := range []string{"content", "files_with_matches", "count"} {
+				for _, cs := range []bool{true, false} {
+					args := jsonArgs("pattern", pat, "output_mode", mode, "case_sensitive", cs, "limit", 1000)
+					diffEngines(t, walk, idx, "Grep", args)
+				}
+			}
+		}
+		if t.Failed() {
+			t.Fatalf("pass %d differs", pass)
+		}
+	}
+	reads.take()
+	diffEngines(t, walk, idx, "Grep", jsonArgs("pattern", "tok0210", "case_sensitive", true))
+	got := reads.take()
+	if len(got["a.txt"]) == 0 || len(got["a.txt"]) > 2 {
+		t.Errorf("tok0210 read blocks %v of a.txt, want its block (and at most one hash collision)", got["a.txt"])
+	}
+	if len(got["small.txt"]) > 0 || len(got["bin.dat"]) > 0 {
+		t.Errorf("blocks read of a small or binary file: %v", got)
+	}
+}
+
+// A file rewritten with the same size and its mtime put back, or replaced
+// by another of the same size and mtime, is searched as it is now: its
+// filter is rebuilt (a new ctime, a new inode), never trusted stale. The
+// needle moves to another block each time, one a stale filter would skip
+// (the index, with no watcher here, still proposes the file).
+func TestBlockFilterFollowsContent(t *testing.T) {
+	shrinkBlocks(t, 0)
+	var b strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&b, "line %04d filler filler filler\n", i)
+	}
+	text := b.String()
+	at := func(line int, word string) string { // word (9 bytes) in place of "line NNNN" of that line
+		k := strings.Index(text, fmt.Sprintf("line %04d", line-1))
+		return text[:k] + word + text[k+9:]
+	}
+	root := newRoot(t, fsTree{"f.txt": at(301, "oldneedle")})
+	_, idx := buildTools(t, root)
+	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Blocks: NewBlockCache(1 << 20)}
+	reads := watchBlockReads(t)
+	grep := func() []string {
+		t.Helper()
+		return run(t, idx, "Grep", jsonArgs("pattern", "needle", "case_sensitive", true)).matchLines()
+	}
+	equal(t, "first", grep(), []string{"f.txt:301: oldneedle filler filler filler"})
+	if len(reads.take()["f.txt"]) == 0 {
+		t.Fatal("the large file was not read through its filter")
+	}
+	p := filepath.Join(root, "f.txt")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same size, same mtime, the needle elsewhere.
+	if err := os.WriteFile(p, []byte(at(51, "newneedle")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "after an in-place rewrite", grep(), []string{"f.txt:51: newneedle filler filler filler"})
+	// Replaced by rename: another inode, same size and mtime.
+	tmp := filepath.Join(root, "g.tmp")
+	if err := os.WriteFile(tmp, []byte(at(151, "renneedle")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "after a rename over", grep(), []string{"f.txt:151: renneedle filler filler filler"})
+	if len(reads.take()["f.txt"]) == 0 {
+		t.Fatal("the rewritten file was not read through a filter")
+	}
+}
+
+// A file changed within the racy window gets no filter: it is read whole
+// (and the answers are the walk's).
+func TestBlockFilterNotForRacyFiles(t *testing.T) {
+	shrinkBlocks(t, time.Hour)
+	root := blockTree(t)
+	walk, idx := buildTools(t, root)
+	cache := NewBlockCache(1 << 20)
+	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Blocks: cache}
+	reads := watchBlockReads(t)
+	for _, pat := range []string{"tok0007", "(?i)kelvin"} {
+		diffEngines(t, walk, idx, "Grep", jsonArgs("pattern", pat))
+	}
+	if got := reads.take(); len(got) > 0 {
+		t.Errorf("blocks read through filters of files written just now: %v", got)
+	}
+	if len(cache.files) > 0 {
+		t.Errorf("filters kept for files written just now: %d", len(cache.files))
+	}
+}
+
+// The cache keeps at most its bound, dropping the least recently used.
+func TestBlockCacheBound(t *testing.T) {
+	shrinkBlocks(t, 0)
+	data := []byte(strings.Repeat("some line of text\n", 200))
+	bf := buildBlockFilter(data, fileStamp{size: int64(len(data))})
+	c := NewBlockCache(2*bf.bytes() + bf.bytes()/2)
+	for i := range 5 {
+		c.put(blockKey{"/r", fmt.Sprint(i)}, buildBlockFilter(data, fileStamp{size: int64(len(data))}))
+		if i == 2 {
+			c.get(blockKey{"/r", "1"}, fileStamp{size: int64(len(data))}) // 1 is now more recent than 2
+		}
+	}
+	var kept []string
+	for k := range c.files {
+		kept = append(kept, k.rel)
+	}
+	if len(kept) != 2 || c.used > c.max {
+		t.Fatalf("kept %v (%d bytes of %d), want 2 within the bound", kept, c.used, c.max)
+	}
+	if c.files[blockKey{"/r", "4"}] == nil {
+		t.Errorf("the newest filter was dropped: kept %v", kept)
+	}
+}
