@@ -38,6 +38,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"path"
 	"runtime"
@@ -197,6 +198,9 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			ignored = append(ignored, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
 	}, func(e tree.Entry) error {
+		if len(ix.files)%4096 == 0 {
+			pacer.check() // the walk's listings are garbage once consumed
+		}
 		ix.byPath[e.Rel] = uint32(len(ix.files))
 		ix.files = append(ix.files, fileFromEntry(e))
 		if e.Type.IsRegular() {
@@ -281,6 +285,13 @@ func (ix *Index) reorder() {
 	}
 }
 
+// buildChunk is how many consecutive ids a build worker takes at a time.
+const buildChunk = 256
+
+// maxKeptBuffer is the largest read buffer a build worker keeps for the
+// next file: a tree's few large files do not pin their size per worker.
+const maxKeptBuffer = 1 << 20
+
 // pathCmp orders two ids of the table by path.
 func (ix *Index) pathCmp(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) }
 
@@ -288,116 +299,114 @@ func (ix *Index) pathCmp(a, b uint32) int { return strings.Compare(ix.files[a].P
 func (ix *Index) pathSearch(id uint32, p string) int { return strings.Compare(ix.files[id].Path, p) }
 
 // buildPostings reads every regular file and builds the base postings.
-// Files are read in parallel in batches; one goroutine merges each batch in
-// id order while the next is read, so memory stays bounded by two batches.
+// Each worker (one per core) takes chunks of buildChunk consecutive ids
+// in turn, reads and extracts their files and adds their trigrams to a
+// builder of its own (so no goroutine adds every file's trigrams and no
+// batch waits for its slowest file), spilling it as a run when it holds
+// its share of the budget; the runs and what the builders still hold are
+// then merged (spill.go). The pacer keeps the garbage in check (pacer.go).
 func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress func(Progress), spillAt string) error {
-	const batch = 512
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	type result struct {
-		tris  []uint32
-		flags Flags
-	}
-	b := newBuilder()
 	sp := &spiller{at: spillAt}
 	defer sp.close()
-	var spillErr error
-	merged := make(chan []result, 1)
-	mergeDone := make(chan struct{})
-	start := time.Now()
+	workers := max(1, min(runtime.GOMAXPROCS(0), (len(ix.files)+buildChunk-1)/buildChunk))
+	builders := make([]*postingBuilder, workers)
+	unknown := make([][]uint32, workers)
+	errs := make([]error, workers)
+	var next atomic.Int64 // the next chunk's first id
+	// Progress: files and bytes done, reported by the worker that ends a
+	// chunk when 100 ms have passed since the last report (and at the
+	// first chunk's end, and the last's).
+	var pmu sync.Mutex
+	var doneFiles, doneBytes int64
 	var lastReport time.Time
-	var doneFiles int
-	var doneBytes int64
-	go func() { // merger: owned by buildPostings, ends when merged closes
-		defer close(mergeDone)
-		base := 0
-		for rs := range merged {
-			for i, r := range rs {
-				id := uint32(base + i)
-				ix.files[id].Flags = r.flags
-				if r.flags&Unknown != 0 {
-					ix.unknown[id] = true
-				}
-				b.add(id, r.tris)
-				if b.full() && spillErr == nil {
-					spillErr = sp.spill(b)
-				}
-			}
-			base += len(rs)
+	start := time.Now()
+	report := func(files int, bytes int64) {
+		pmu.Lock()
+		defer pmu.Unlock()
+		doneFiles += int64(files)
+		doneBytes += bytes
+		if progress == nil || time.Since(lastReport) <= 100*time.Millisecond && doneFiles < int64(len(ix.files)) {
+			return
 		}
-	}()
-	workers := runtime.GOMAXPROCS(0)
-	readers := make([]reader, workers)
-	for lo := 0; lo < len(ix.files) && err == nil; lo += batch {
-		if err = ctx.Err(); err != nil {
-			break
+		lastReport = time.Now()
+		p := Progress{Files: int(doneFiles), TotalFiles: len(ix.files), Bytes: doneBytes, TotalBytes: totalBytes, Elapsed: time.Since(start)}
+		if doneBytes > 0 {
+			p.ETA = time.Duration(float64(p.Elapsed) * float64(totalBytes-doneBytes) / float64(doneBytes))
 		}
-		hi := min(lo+batch, len(ix.files))
-		rs := make([]result, hi-lo)
-		var wg sync.WaitGroup
-		var next = lo
-		var nmu sync.Mutex
-		for w := range workers {
-			wg.Go(func() {
-				rd := &readers[w]
-				for {
-					nmu.Lock()
-					i := next
-					next++
-					nmu.Unlock()
-					if i >= hi {
-						return
+		progress(p)
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		b := newBuilder(buildBudget / workers)
+		builders[w] = b
+		wg.Go(func() {
+			var rd reader
+			for errs[w] == nil {
+				lo := int(next.Add(buildChunk)) - buildChunk
+				if lo >= len(ix.files) {
+					return
+				}
+				if errs[w] = ctx.Err(); errs[w] != nil {
+					return
+				}
+				hi := min(lo+buildChunk, len(ix.files))
+				var bytes int64
+				for id := lo; id < hi && errs[w] == nil; id++ {
+					f := &ix.files[id] // this worker's alone until the build ends
+					bytes += f.Size
+					if !f.Mode.IsRegular() {
+						continue
 					}
-					f := &ix.files[i]
-					if f.Mode.IsRegular() {
-						tris, flags, _ := rd.index(root, f.Path, f.Size)
-						// A file gone since the walk stays Unknown (a
-						// candidate for every query, read live, so never
-						// wrong) until the watcher's event removes it.
-						rs[i-lo] = result{tris: slices.Clone(tris), flags: flags}
+					tris, flags, _ := rd.index(root, f.Path, f.Size)
+					rd.rd.Release(maxKeptBuffer) // a large file's buffer goes (its trigrams are the set's)
+					// A file gone since the walk stays Unknown (a
+					// candidate for every query, read live, so never
+					// wrong) until the watcher's event removes it.
+					f.Flags = flags
+					if flags&Unknown != 0 {
+						unknown[w] = append(unknown[w], uint32(id))
+					}
+					for len(tris) > 0 && errs[w] == nil {
+						n := b.add(uint32(id), tris)
+						if tris = tris[n:]; len(tris) > 0 {
+							errs[w] = sp.spill(w, b)
+						}
 					}
 				}
-			})
-		}
-		wg.Wait()
-		merged <- rs
-		for i := lo; i < hi; i++ {
-			doneBytes += ix.files[i].Size
-		}
-		doneFiles = hi
-		if progress != nil && (time.Since(lastReport) > 100*time.Millisecond || hi == len(ix.files)) {
-			lastReport = time.Now()
-			p := Progress{Files: doneFiles, TotalFiles: len(ix.files), Bytes: doneBytes, TotalBytes: totalBytes, Elapsed: time.Since(start)}
-			if doneBytes > 0 {
-				p.ETA = time.Duration(float64(p.Elapsed) * float64(totalBytes-doneBytes) / float64(doneBytes))
+				report(hi-lo, bytes)
+				pacer.check()
 			}
-			progress(p)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return err
+	}
+	for _, ids := range unknown {
+		for _, id := range ids {
+			ix.unknown[id] = true
 		}
 	}
-	close(merged)
-	<-mergeDone
-	if err == nil {
-		err = spillErr
-	}
+	nb, runs, err := sp.merge(builders)
 	if err != nil {
 		return err
 	}
-	if ix.runs = len(sp.runs); ix.runs > 0 {
-		ix.runs++ // the last, spilled by merge
-		nb, err := sp.merge(b)
-		ix.base = nb.p
-		if err == nil && nb.gen != 0 {
-			ix.built, ix.builtFor = nb, spillAt
-		}
-		return err
+	ix.base = nb.p
+	if nb.p.unmap != nil { // spilled
+		ix.runs = runs
 	}
-	pw := newPostingWriter(nil)
-	b.finish(pw)
-	ix.base, err = parsePostings(pw.finishBytes())
-	return err
+	if nb.gen != 0 {
+		ix.built, ix.builtFor = nb, spillAt
+	}
+	return nil
 }
 
 // reader holds one goroutine's buffers for reading and extracting.

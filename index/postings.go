@@ -336,6 +336,13 @@ func (pw *postingWriter) add(t uint32, ids []uint32, masks []byte) {
 	if len(ids) == 0 {
 		return
 	}
+	pw.enc = appendList(pw.enc[:0], ids, masks)
+	pw.addEncoded(t, pw.enc)
+}
+
+// addEncoded writes list, encoded, as the list of t (greater than every
+// trigram added before).
+func (pw *postingWriter) addEncoded(t uint32, list []byte) {
 	if pw.off >= maxBaseLists {
 		if pw.err == nil {
 			pw.err = fmt.Errorf("index: the base's lists exceed %d bytes", int64(maxBaseLists))
@@ -345,8 +352,7 @@ func (pw *postingWriter) add(t uint32, ids []uint32, masks []byte) {
 	pw.table = append(pw.table, byte(t>>16), byte(t>>8), byte(t), byte(pw.off>>32))
 	pw.table = binary.BigEndian.AppendUint32(pw.table, uint32(pw.off))
 	pw.n++
-	pw.enc = appendList(pw.enc[:0], ids, masks)
-	pw.write(pw.enc)
+	pw.write(list)
 }
 
 // finish writes the table and footer and flushes; it returns the base's

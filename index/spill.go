@@ -1,65 +1,213 @@
 package index
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
-// Bounded-memory build (after codesearch's index/write.go). The builder
-// collects lists for ascending file ids; once they hold more than the
-// budget, they are written out as a run, a base file of their own (ids
-// absolute), and the builder starts again empty. At the end the runs are
-// merged trigram by trigram into the final base: run r holds only ids
-// below those of run r+1, so a trigram's list is its runs' lists end to
-// end; the merge runs on every core, each on its own range of trigrams
-// (mergeRuns). The final base of a build that spilled beside a DB is that
-// DB's next base file, synced, which Save names without copying it (a
-// crash before the save leaves a base file no DB names, removed on open);
-// without a DB it is a temporary file mapped and unlinked at once. Either
-// way the page cache holds it, not the heap. Runs are unlinked once
-// mapped, and the merge releases their pages as it reads them, so they do
-// not count in the process's resident size either. So a build's memory
-// is the path table, one budget of lists and the reading batches,
-// whatever the size of the tree.
+// Bounded-memory build (after codesearch's index/write.go). Each build
+// worker reads its own files (chunks of ascending ids handed out in
+// turn) and collects their lists in a builder of its own (builder.go),
+// with its share of the budget; once the builder is full it is written
+// out as a run, a base file of its own (ids absolute) whose lists carry
+// no skip entries, and starts again empty. A worker's runs hold
+// ascending ids: its run r holds only ids below those of its run r+1, so
+// a trigram's list in one worker's runs is their lists end to end, and
+// the workers' ids are disjoint. At the end the runs are merged trigram
+// by trigram into the final base: per worker, the lists end to end, then
+// the workers' lists merged by id. The merge runs on every core, each on
+// its own range of trigrams (mergeRuns). The final base of a build that
+// spilled beside a DB is that DB's next base file, synced, which Save
+// names without copying it (a crash before the save leaves a base file
+// no DB names, removed on open); without a DB it is a temporary file
+// mapped and unlinked at once. Either way the page cache holds it, not
+// the heap. Runs are unlinked as soon as they are created and read with
+// pread through small buffers (never mapped), so they do not count in
+// the process's resident size either. So a build's memory is the path table and one
+// budget of lists (arenas without pointers, which the collector does not
+// scan), whatever the size of the tree. A build that spilled nothing
+// merges its builders' lists in memory.
 
 // DefaultBuildBudget is how many bytes of posting lists a build holds in
-// memory before spilling them to a run.
+// memory (all its workers together) before spilling them to runs.
 const DefaultBuildBudget = 64 << 20
 
 // buildBudget is the budget in force; tests lower it to force runs.
 var buildBudget = DefaultBuildBudget
 
-// spiller spills a builder's lists to runs named <at>.build-<random>
-// (at "": indexd-build-<random> in the system's temporary directory) and
-// merges them. A run is unlinked as soon as it is mapped; one left by a
+// spiller spills builders' lists to runs named <at>.build-<random> (at
+// "": indexd-build-<random> in the system's temporary directory) and
+// merges them. A run is unlinked as soon as it is created; one left by a
 // process killed in between is removed with the DB's other temporary
-// files (removeTemps).
+// files (removeTemps). Its spill is safe for concurrent use.
 type spiller struct {
 	at   string
-	runs []postings
+	mu   sync.Mutex
+	runs []run
+}
+
+// run is one spilled run, in the base format but for its lists' skip
+// entries: read with pread (a mapping would be charged to the process's
+// resident set a large page-cache folio at a time, megabytes per run on
+// a recent kernel, whatever the merge releases), through r, its file
+// (unlinked; f, to close) or its bytes in memory; its footer's table
+// offset and count; and the worker whose builder wrote it.
+type run struct {
+	r        io.ReaderAt
+	f        *os.File // nil for a run in memory
+	tableOff int64
+	n        int
+	worker   int
+}
+
+// openRun reads the footer of the run of size bytes in r.
+func openRun(r io.ReaderAt, size int64) (run, error) {
+	var foot [footerSize]byte
+	if size < footerSize {
+		return run{}, fmt.Errorf("%w: run of %d bytes", ErrCorrupt, size)
+	}
+	if _, err := r.ReadAt(foot[:], size-footerSize); err != nil {
+		return run{}, err
+	}
+	off, n := binary.BigEndian.Uint64(foot[:]), binary.BigEndian.Uint32(foot[8:])
+	if string(foot[12:]) != baseMagic || off > uint64(size-footerSize) || uint64(n)*entrySize != uint64(size-footerSize)-off {
+		return run{}, fmt.Errorf("%w: run footer", ErrCorrupt)
+	}
+	return run{r: r, tableOff: int64(off), n: int(n)}, nil
+}
+
+// entry returns the trigram and list offset of table entry i of r.
+func (r *run) entry(i int) (t uint32, off int64, err error) {
+	var e [entrySize]byte
+	if _, err := r.r.ReadAt(e[:], r.tableOff+entrySize*int64(i)); err != nil {
+		return 0, 0, err
+	}
+	return decodeEntry(e[:])
+}
+
+// decodeEntry decodes a table entry (trigram ‖ 5-byte offset).
+func decodeEntry(e []byte) (t uint32, off int64, err error) {
+	return uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2]), int64(e[3])<<32 | int64(binary.BigEndian.Uint32(e[4:])), nil
+}
+
+// listsBelow returns the index of r's first trigram not below t and the
+// offset of its list (the table's offset if none).
+func (r *run) listsBelow(t uint32) (i int, off int64, err error) {
+	lo, hi := 0, r.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		u, _, err := r.entry(m)
+		if err != nil {
+			return 0, 0, err
+		}
+		if u < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == r.n {
+		return lo, r.tableOff, nil
+	}
+	_, off, err = r.entry(lo)
+	return lo, off, err
+}
+
+// close closes the run's file.
+func (r *run) close() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
+
+// runCursor reads one run's lists in trigram order from entry i on,
+// sequentially, through two small buffers: one over the table, one over
+// the lists.
+type runCursor struct {
+	run       *run
+	i         int // the current entry, while !done
+	done      bool
+	t         uint32 // its trigram
+	off, end  int64  // its list's bounds
+	nt        uint32 // the next entry's trigram, when i+1 < n
+	tab, list *bufio.Reader
+	buf       []byte
+	err       error
+}
+
+// runBuffer is the size of each of a run cursor's two buffers.
+const runBuffer = 16 << 10
+
+// newRunCursor returns a cursor on r's entries from the first whose
+// trigram is not below lo.
+func newRunCursor(r *run, lo uint32) *runCursor {
+	c := &runCursor{run: r}
+	i, off, err := r.listsBelow(lo)
+	if err != nil || i >= r.n {
+		c.done, c.err = true, err
+		return c
+	}
+	c.i = i
+	c.tab = bufio.NewReaderSize(io.NewSectionReader(r.r, r.tableOff+entrySize*int64(i), entrySize*int64(r.n-i)), runBuffer)
+	c.list = bufio.NewReaderSize(io.NewSectionReader(r.r, off, r.tableOff-off), runBuffer)
+	var e [entrySize]byte
+	if _, err := io.ReadFull(c.tab, e[:]); err != nil {
+		c.done, c.err = true, err
+		return c
+	}
+	c.t, c.off, _ = decodeEntry(e[:])
+	c.lookahead()
+	return c
+}
+
+// lookahead reads the next entry, for where the current list ends.
+func (c *runCursor) lookahead() {
+	c.end = c.run.tableOff
+	if c.i+1 < c.run.n {
+		var e [entrySize]byte
+		if _, err := io.ReadFull(c.tab, e[:]); err != nil {
+			c.done, c.err = true, err
+			return
+		}
+		c.nt, c.end, _ = decodeEntry(e[:])
+	}
+	if c.end < c.off || c.end > c.run.tableOff {
+		c.done, c.err = true, fmt.Errorf("%w: run table offsets", ErrCorrupt)
+	}
+}
+
+// take returns the current list (valid until the next call) and moves
+// to the next entry.
+func (c *runCursor) take() []byte {
+	n := int(c.end - c.off)
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n+n/4)
+	}
+	b := c.buf[:n]
+	if _, err := io.ReadFull(c.list, b); err != nil {
+		c.done, c.err = true, err
+		return nil
+	}
+	if c.i++; c.i >= c.run.n {
+		c.done = true
+		return b
+	}
+	c.t, c.off = c.nt, c.end
+	c.lookahead()
+	return b
 }
 
 // buildInfix names a build's spilled files: <db>.build-<random>.
 const buildInfix = ".build-"
-
-// full reports whether b holds more than the budget.
-func (b *postingBuilder) full() bool {
-	return b.size+16*len(b.tris) > buildBudget
-}
-
-// reset empties b for the next run, keeping its lists' buffers.
-func (b *postingBuilder) reset() {
-	for _, t := range b.tris {
-		b.slot[t] = 0
-	}
-	b.tris, b.lists, b.size = b.tris[:0], b.lists[:0], 0
-}
 
 // tempBase writes a base with fill to a new file in s.dir, maps it and
 // unlinks it.
@@ -82,6 +230,10 @@ func (s *spiller) tempBase(fill func(*postingWriter)) (postings, error) {
 	return mapFile(name, size)
 }
 
+// spillBufs holds the write buffers of runs, so that a build that
+// spills a hundred runs does not leave a hundred buffers to collect.
+var spillBufs = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+
 // temp returns the directory and pattern of the build's temporary files.
 func (s *spiller) temp() (dir, pattern string) {
 	if s.at == "" {
@@ -91,27 +243,94 @@ func (s *spiller) temp() (dir, pattern string) {
 	return dir, pattern + buildInfix + "*"
 }
 
-// spill writes b's lists as a run and resets b.
-func (s *spiller) spill(b *postingBuilder) error {
-	p, err := s.tempBase(b.finish)
+// spill writes worker's builder b as a run and resets b.
+func (s *spiller) spill(worker int, b *postingBuilder) error {
+	r, err := s.tempRun(b.writeRun)
 	if err != nil {
 		return fmt.Errorf("index: spilling a run: %w", err)
 	}
-	s.runs = append(s.runs, p)
+	r.worker = worker
+	s.mu.Lock()
+	s.runs = append(s.runs, r)
+	s.mu.Unlock()
 	b.reset()
 	return nil
 }
 
-// merge spills what b still holds and merges every run into the final
-// base, releasing the runs. With a DB path (s.at), the final base is that
-// DB's next base file (synced; Save names it, and open removes it if no
-// DB ever does), so that saving the build copies nothing; without, it is
-// a temporary file mapped and unlinked at once (gen 0).
-func (s *spiller) merge(b *postingBuilder) (newBase, error) {
-	defer s.close()
-	if err := s.spill(b); err != nil {
-		return newBase{}, err
+// tempRun writes a run with fill to a new file in s.dir, unlinked at
+// once and kept open.
+func (s *spiller) tempRun(fill func(*postingWriter)) (run, error) {
+	f, err := os.CreateTemp(s.temp())
+	if err != nil {
+		return run{}, err
 	}
+	os.Remove(f.Name())
+	bw := spillBufs.Get().(*bufio.Writer)
+	defer spillBufs.Put(bw)
+	bw.Reset(f)
+	pw := &postingWriter{w: bw}
+	fill(pw)
+	size, _, err := pw.finish()
+	bw.Reset(nil)
+	var r run
+	if err == nil {
+		r, err = openRun(f, size)
+	}
+	if err != nil {
+		f.Close()
+		return run{}, err
+	}
+	r.f = f
+	return r, nil
+}
+
+// merge merges every run and what the builders (one per worker, by
+// worker) still hold into the final base, releasing the runs. When
+// nothing was spilled, the builders' lists are merged in memory into a
+// base in memory (gen 0). Otherwise what they hold is spilled too; with
+// a DB path (s.at), the final base is that DB's next base file (synced;
+// Save names it, and open removes it if no DB ever does), so that saving
+// the build copies nothing; without, it is a temporary file mapped and
+// unlinked at once (gen 0). It returns the base and how many runs it
+// merged.
+func (s *spiller) merge(builders []*postingBuilder) (newBase, int, error) {
+	defer s.close()
+	if len(s.runs) == 0 {
+		var runs []run
+		for w, b := range builders {
+			if b.empty() {
+				continue
+			}
+			pw := newPostingWriter(nil)
+			b.writeRun(pw)
+			data := pw.finishBytes()
+			r, err := openRun(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				return newBase{}, 0, err
+			}
+			r.worker = w
+			runs = append(runs, r)
+			builders[w] = nil // its memory can go
+		}
+		pw := newPostingWriter(nil)
+		mergeRange(runs, pw, 0, 1<<24)
+		if pw.err != nil {
+			return newBase{}, 0, pw.err
+		}
+		p, err := parsePostings(pw.finishBytes())
+		return newBase{p: p}, len(runs), err
+	}
+	for w, b := range builders {
+		if !b.empty() {
+			if err := s.spill(w, b); err != nil {
+				return newBase{}, 0, err
+			}
+		}
+		builders[w] = nil // its memory can go before the merge's
+	}
+	pacer.check()
+	// A worker's runs in the order it wrote them, the workers in turn.
+	slices.SortStableFunc(s.runs, func(a, b run) int { return a.worker - b.worker })
 	dir, pattern := s.temp()
 	fill := func(pw *postingWriter) { mergeRuns(s.runs, pw, dir, pattern) }
 	var nb newBase
@@ -122,9 +341,9 @@ func (s *spiller) merge(b *postingBuilder) (newBase, error) {
 		nb.p, err = s.tempBase(fill)
 	}
 	if err != nil {
-		return newBase{}, fmt.Errorf("index: merging runs: %w", err)
+		return newBase{}, 0, fmt.Errorf("index: merging runs: %w", err)
 	}
-	return nb, nil
+	return nb, len(s.runs), nil
 }
 
 // close releases the runs.
@@ -135,62 +354,15 @@ func (s *spiller) close() {
 	s.runs = nil
 }
 
-// releaseStep is how many bytes of a run's mapping a merge reads past
-// the last release before releasing them.
-const releaseStep = 4 << 20
-
-// released tracks what a merge has released of one mapped run: the pages
-// of lists and of table entries it has read, which it never reads again.
-// Released, they leave the process's resident set (the page cache keeps
-// them while the kernel has no better use for the memory), so that
-// reading every run through its mapping does not grow the build's RSS by
-// the size of the base.
-type released struct{ lists, table int }
-
-// release releases what p holds before the list and table entry of i.
-func (r *released) release(p *postings, i int) {
-	if p.unmap == nil {
-		return
-	}
-	lists := p.tableOff
-	if i < p.n {
-		_, off := p.entry(i)
-		lists = int(min(off, uint64(p.tableOff)))
-	}
-	drop := func(from *int, to int) {
-		to &^= pageSize - 1
-		if to-*from >= releaseStep {
-			unix.Madvise(p.data[*from:to], unix.MADV_DONTNEED)
-			*from = to
-		}
-	}
-	drop(&r.lists, lists)
-	drop(&r.table, p.tableOff+entrySize*i)
-}
-
-// start sets r for a merge that starts at the list and table entry of i
-// of p: what lies before them is another part's, not to be released.
-func (r *released) start(p *postings, i int) {
-	r.lists = p.tableOff
-	if i < p.n {
-		_, off := p.entry(i)
-		r.lists = int(min(off, uint64(p.tableOff)))
-	}
-	r.lists = (r.lists + pageSize - 1) &^ (pageSize - 1)
-	r.table = (p.tableOff + entrySize*i + pageSize - 1) &^ (pageSize - 1)
-}
-
-var pageSize = os.Getpagesize()
-
-// mergeRuns writes to pw the union of runs, each of whose ids are below
-// those of the next. The trigram space is cut into one part per core,
+// mergeRuns writes to pw the union of runs, sorted by worker, each of
+// whose ids are below those of the next of its worker. The trigram space is cut into one part per core,
 // of about equal bytes of lists; part 0 is merged straight into pw while
 // the others are merged, each by its own goroutine, into an unlinked
 // temporary file (in dir, "" for the system's), then appended to pw in
 // order with their table entries shifted. The merge decodes and
 // re-encodes every id: spread over the cores, it is no longer a phase
 // where one core works and the others wait.
-func mergeRuns(runs []postings, pw *postingWriter, dir, pattern string) {
+func mergeRuns(runs []run, pw *postingWriter, dir, pattern string) {
 	cuts := splitRuns(runs, runtime.GOMAXPROCS(0))
 	parts := make([]*partFile, len(cuts)-1)
 	var wg sync.WaitGroup
@@ -235,14 +407,11 @@ type partFile struct {
 // such that the runs' lists below each cut grow by about 1/p of their
 // bytes from one to the next: part i holds trigrams in [cuts[i-1],
 // cuts[i]).
-func splitRuns(runs []postings, p int) []uint32 {
-	below := func(t uint32) (n int) { // bytes of lists of trigrams < t
+func splitRuns(runs []run, p int) []uint32 {
+	below := func(t uint32) (n int64) { // bytes of lists of trigrams < t
 		for r := range runs {
-			if i := lowerBound(&runs[r], t); i < runs[r].n {
-				_, off := runs[r].entry(i)
-				n += int(off)
-			} else {
-				n += runs[r].tableOff
+			if _, off, err := runs[r].listsBelow(t); err == nil {
+				n += off
 			}
 		}
 		return n
@@ -250,7 +419,7 @@ func splitRuns(runs []postings, p int) []uint32 {
 	total := below(1 << 24)
 	cuts := make([]uint32, 0, p)
 	for i := 1; i < p; i++ {
-		want := total / p * i
+		want := total / int64(p) * int64(i)
 		lo, hi := uint32(0), uint32(1<<24)
 		for lo < hi {
 			m := (lo + hi) / 2
@@ -265,74 +434,119 @@ func splitRuns(runs []postings, p int) []uint32 {
 	return append(cuts, 1<<24)
 }
 
-// lowerBound returns the index of the first trigram of p not below t.
-func lowerBound(p *postings, t uint32) int {
-	lo, hi := 0, p.n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p.trigram(m) < t {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
 // mergeRange writes to pw the union of runs' lists of the trigrams in
-// [lo, hi), releasing what it has read of each run's mapping.
-func mergeRange(runs []postings, pw *postingWriter, lo, hi uint32) {
-	next := make([]int, len(runs))
-	rel := make([]released, len(runs))
+// [lo, hi), reading each run from its first such trigram on. runs are
+// sorted by worker: a trigram's ids from one worker are its runs' lists
+// end to end, and the workers' ids, disjoint, are then merged. A run
+// that cannot be read is pw's error.
+func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
+	cs := make([]*runCursor, len(runs))
 	for r := range runs {
-		next[r] = lowerBound(&runs[r], lo)
-		rel[r].start(&runs[r], next[r])
+		cs[r] = newRunCursor(&runs[r], lo)
 	}
-	var ids []uint32
-	var masks []byte
-	for k := 0; ; k++ {
-		if k%1024 == 0 {
-			for r := range runs {
-				rel[r].release(&runs[r], next[r])
+	defer func() {
+		for _, c := range cs {
+			if c.err != nil && pw.err == nil {
+				pw.err = fmt.Errorf("index: reading a run: %w", c.err)
 			}
 		}
+	}()
+	var out, tmp postingList
+	var from []*postingList // per worker with ids for the trigram, its postings
+	workers := 0
+	for _, r := range runs {
+		workers = max(workers, r.worker+1)
+	}
+	bufs := make([]postingList, workers)
+	for k := 1; ; k++ {
+		if k%4096 == 0 {
+			pacer.check()
+		}
 		t, any := uint32(0), false
-		for r := range runs {
-			if next[r] < runs[r].n {
-				if u := runs[r].trigram(next[r]); !any || u < t {
-					t, any = u, true
-				}
+		for _, c := range cs {
+			if !c.done && (!any || c.t < t) {
+				t, any = c.t, true
 			}
 		}
 		if !any || t >= hi {
 			return
 		}
-		ids, masks = ids[:0], masks[:0]
-		for r := range runs {
-			if next[r] < runs[r].n && runs[r].trigram(next[r]) == t {
-				ids, masks = appendRunIDs(ids, masks, runs[r].list(next[r]))
-				next[r]++
+		from = from[:0]
+		for r := 0; r < len(runs); {
+			w := runs[r].worker
+			buf := &bufs[w]
+			buf.reset()
+			for ; r < len(runs) && runs[r].worker == w; r++ {
+				if c := cs[r]; !c.done && c.t == t {
+					buf.ids, buf.masks = appendRunIDs(buf.ids, buf.masks, c.take())
+				}
+			}
+			if len(buf.ids) > 0 {
+				from = append(from, buf)
 			}
 		}
-		pw.add(t, ids, masks)
+		mergeLists(&out, &tmp, from)
+		pw.add(t, out.ids, out.masks)
 	}
 }
 
-// appendRunIDs appends the ids of b, a list of a run this build wrote, to
-// dst and their next masks to masks: every id in one pass over the data,
-// the skip entries passed over.
+// postingList is a list's ids, ascending, and their next masks.
+type postingList struct {
+	ids   []uint32
+	masks []byte
+}
+
+func (l *postingList) reset() { l.ids, l.masks = l.ids[:0], l.masks[:0] }
+
+// mergeLists sets out to the union of lists, each ascending, no id in
+// two of them; tmp is scratch space.
+func mergeLists(out, tmp *postingList, lists []*postingList) {
+	out.reset()
+	switch len(lists) {
+	case 0:
+		return
+	case 1:
+		out.ids, out.masks = append(out.ids, lists[0].ids...), append(out.masks, lists[0].masks...)
+		return
+	}
+	// Merge pairwise, the union so far in tmp, the next into out.
+	tmp.reset()
+	tmp.ids, tmp.masks = append(tmp.ids, lists[0].ids...), append(tmp.masks, lists[0].masks...)
+	for i, l := range lists[1:] {
+		out.reset()
+		merge2(out, tmp, l)
+		if i < len(lists)-2 {
+			*out, *tmp = *tmp, *out
+		}
+	}
+}
+
+// merge2 appends to dst the union of a and b, both ascending.
+func merge2(dst, a, b *postingList) {
+	i, j := 0, 0
+	for i < len(a.ids) && j < len(b.ids) {
+		if a.ids[i] < b.ids[j] {
+			dst.ids, dst.masks = append(dst.ids, a.ids[i]), append(dst.masks, a.masks[i])
+			i++
+		} else {
+			dst.ids, dst.masks = append(dst.ids, b.ids[j]), append(dst.masks, b.masks[j])
+			j++
+		}
+	}
+	dst.ids, dst.masks = append(dst.ids, a.ids[i:]...), append(dst.masks, a.masks[i:]...)
+	dst.ids, dst.masks = append(dst.ids, b.ids[j:]...), append(dst.masks, b.masks[j:]...)
+}
+
+// appendRunIDs appends the ids of b, a list of a run this build wrote
+// (uvarint k, then the data, each id's gap followed by its next mask: no
+// skip entries), to dst and their next masks to masks: every id in one
+// pass over the data.
 func appendRunIDs(dst []uint32, masks []byte, b []byte) ([]uint32, []byte) {
-	k, m := binary.Uvarint(b)
+	_, m := binary.Uvarint(b)
 	if m <= 0 {
 		return dst, masks
 	}
 	b = b[m:]
-	if nb := (k + blockSize - 1) / blockSize; nb > 1 {
-		if uint64(len(b)) < 8*nb {
-			return dst, masks
-		}
-		b = b[8*nb:]
-	}
 	acc := uint32(0)
 	for i := 0; i+1 < len(b); i++ {
 		x := uint32(b[i])

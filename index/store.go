@@ -539,6 +539,9 @@ func (ix *Index) writeAll(db *bolt.DB, nb newBase) (written int64, err error) {
 	// put writes one record, committing the transaction and starting the
 	// next every saveBatch records.
 	put := func(i int, k, v []byte) error {
+		if n%4096 == 0 {
+			pacer.check() // bbolt's nodes and pages of committed batches are garbage (pacer.go)
+		}
 		if n++; n%saveBatch == 0 {
 			if err := tx.Commit(); err != nil {
 				return err

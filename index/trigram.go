@@ -2,7 +2,6 @@ package index
 
 import (
 	"cmp"
-	"encoding/binary"
 	"slices"
 
 	csindex "github.com/google/codesearch/index"
@@ -136,85 +135,6 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 		return nil, false
 	}
 	return out, true
-}
-
-// postingBuilder accumulates lists for ids added in ascending order. slot
-// is a dense table over all 1<<24 trigrams (slot index + 1, 0 for none):
-// 64 MB of address space, but only the pages of trigrams that occur are
-// ever touched, so it costs little memory and no hashing. A slot's list
-// and last id sit together (one cache line per trigram added), and a
-// reset keeps the lists' buffers for the next run's slots, so a build
-// that spills allocates its lists about once.
-type postingBuilder struct {
-	slot  []uint32
-	tris  []uint32 // trigram per slot
-	lists []builderList
-	size  int // bytes in lists
-}
-
-// builderList is one slot's list: uvarint gap ‖ next mask per id, as in
-// a base list's data.
-type builderList struct {
-	gaps []byte
-	last uint32 // last id + 1
-}
-
-// maxReusedList is the largest list buffer a reset keeps for reuse.
-const maxReusedList = 1 << 10
-
-func newBuilder() *postingBuilder { return &postingBuilder{slot: make([]uint32, 1<<24)} }
-
-// add adds the packed postings tris of id (above every id added before).
-func (b *postingBuilder) add(id uint32, tris []uint32) {
-	for _, v := range tris {
-		t := packedTri(v)
-		s := b.slot[t]
-		if s == 0 {
-			b.tris = append(b.tris, t)
-			if n := len(b.lists); n < cap(b.lists) {
-				b.lists = b.lists[:n+1]
-				g := b.lists[n].gaps[:0]
-				if cap(g) > maxReusedList {
-					g = nil // a long list's buffer goes: what is kept stays about the budget
-				}
-				b.lists[n] = builderList{gaps: g}
-			} else {
-				b.lists = append(b.lists, builderList{})
-			}
-			s = uint32(len(b.lists))
-			b.slot[t] = s
-		}
-		l := &b.lists[s-1]
-		n := len(l.gaps)
-		l.gaps = append(binary.AppendUvarint(l.gaps, uint64(id+1-l.last)), byte(v))
-		b.size += len(l.gaps) - n
-		l.last = id + 1
-	}
-}
-
-// finish writes the lists, in trigram order, to pw.
-func (b *postingBuilder) finish(pw *postingWriter) {
-	tris := slices.Clone(b.tris)
-	slices.Sort(tris)
-	var ids []uint32
-	var masks []byte
-	for _, t := range tris {
-		ids, masks = ids[:0], masks[:0]
-		acc := uint32(0)
-		for l := b.lists[b.slot[t]-1].gaps; len(l) > 1; {
-			d, n := uint64(l[0]), 1
-			if d >= 0x80 {
-				d, n = binary.Uvarint(l)
-			}
-			if n <= 0 || n >= len(l) {
-				break // not reached: add wrote l
-			}
-			acc += uint32(d)
-			ids, masks = append(ids, acc-1), append(masks, l[n])
-			l = l[n+1:]
-		}
-		pw.add(t, ids, masks)
-	}
 }
 
 // queryTrigram converts a codesearch query trigram (a 3-byte string) to

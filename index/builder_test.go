@@ -1,0 +1,111 @@
+package index
+
+import (
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Workers' builders with a budget small enough to chain blocks, split
+// files between runs and spill many runs, merged, hold exactly the lists
+// added (ids with gaps of one byte and of several, three workers taking
+// chunks in turn); merged in memory without spilling they make the same
+// base, byte for byte.
+func TestBuilderRunsMerge(t *testing.T) {
+	const workers, files, chunk = 3, 3000, 7
+	r := rand.New(rand.NewPCG(3, 4))
+	want := map[uint32][]uint32{}
+	tris := make([][]uint32, files)
+	for id := range files {
+		if id%5 == 4 {
+			continue // no trigram: gaps of more than 127 ids in the rare lists
+		}
+		set := map[uint32]bool{uint32(id % 3): true}
+		for range r.IntN(40) {
+			set[r.Uint32N(60)<<12|r.Uint32N(3)] = true // many files each
+		}
+		if r.IntN(50) == 0 {
+			set[0xFFFFFF-r.Uint32N(4)] = true // a few files each
+		}
+		for tr := range set {
+			mask := byte(id*7) ^ byte(tr)
+			tris[id] = append(tris[id], tr<<8|uint32(mask)) // packed: trigram ‖ next mask
+			want[tr] = append(want[tr], uint32(id)<<8|uint32(mask))
+		}
+	}
+	build := func(limit int, dir string) (newBase, int) {
+		t.Helper()
+		sp := &spiller{at: dir}
+		bs := make([]*postingBuilder, workers)
+		for w := range bs {
+			bs[w] = newBuilder(limit)
+		}
+		for lo := 0; lo < files; lo += chunk {
+			w := (lo / chunk) % workers
+			for id := lo; id < min(lo+chunk, files); id++ {
+				ts := tris[id]
+				for len(ts) > 0 {
+					n := bs[w].add(uint32(id), ts)
+					if ts = ts[n:]; len(ts) > 0 {
+						if err := sp.spill(w, bs[w]); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+		nb, runs, err := sp.merge(bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nb, runs
+	}
+	spilled, runs := build(minBuilderLimit, t.TempDir()+"/ix.db")
+	defer spilled.p.close()
+	if runs < 10 || spilled.p.unmap == nil {
+		t.Fatalf("%d runs, mapped %v: the budget did not force runs", runs, spilled.p.unmap != nil)
+	}
+	mem, runs := build(64<<20, "")
+	if runs != workers || mem.p.unmap != nil {
+		t.Fatalf("in memory: %d runs merged, mapped %v", runs, mem.p.unmap != nil)
+	}
+	for name, nb := range map[string]newBase{"spilled": spilled, "in memory": mem} {
+		if err := nb.p.check(files, func(uint32) error { return nil }); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := map[uint32][]uint32{}
+		for i := range nb.p.n {
+			for c := listCursor(nb.p.list(i)); !c.done; c.next() {
+				got[nb.p.trigram(i)] = append(got[nb.p.trigram(i)], c.cur<<8|uint32(c.mask))
+			}
+		}
+		if !maps.EqualFunc(got, want, slices.Equal) {
+			for tr, ids := range want {
+				if !slices.Equal(got[tr], ids) {
+					t.Fatalf("%s: list of %06x = %x, want %x (id<<8 | next mask)", name, tr, got[tr], ids)
+				}
+			}
+			t.Fatalf("%s: %d lists, want %d", name, len(got), len(want))
+		}
+	}
+	if !slices.Equal(spilled.p.data, mem.p.data) {
+		t.Fatal("the spilled base differs from the one merged in memory")
+	}
+}
+
+// A builder keeps to its limit, however its lists grow.
+func TestBuilderLimit(t *testing.T) {
+	b := newBuilder(4 << 10)
+	id, full := uint32(0), false
+	for ; !full && id < 1<<20; id += 300 { // three-byte gaps
+		n := b.add(id, []uint32{1 << 8, 2 << 8, (id % 97) << 8, (5000 + id%13) << 8})
+		full = n < 4
+		if b.size() > b.limit {
+			t.Fatalf("after id %d the builder holds %d bytes, over its limit %d", id, b.size(), b.limit)
+		}
+	}
+	if !full {
+		t.Fatal("the builder never filled")
+	}
+}

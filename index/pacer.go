@@ -1,0 +1,56 @@
+package index
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"sync"
+)
+
+// A build's memory is its path table, its builders and what it reads,
+// but also the garbage it leaves on the way (directory listings, open
+// calls, bbolt's nodes as it saves) until the collector next runs; and
+// with the default GOGC the collector lets the heap grow to twice what
+// was live at its last run before it runs again. At a million files the
+// path table alone is some 200 MB, so that headroom, not the build's own
+// data, would make most of its peak. The build therefore collects
+// itself, at points where it knows garbage accumulates, once the heap
+// holds more than a quarter (at least buildHeadroom) above what was live
+// at the last collection: the peak follows what the build holds, at the
+// cost of a few more collections. It changes no process-wide setting
+// (GOGC, the memory limit), so other roots of the same daemon are not
+// affected.
+
+// buildHeadroom is the least garbage a build lets accumulate before it
+// collects.
+const buildHeadroom = 48 << 20
+
+// heapPacer triggers the collections; its check is safe for concurrent
+// use and cheap (a read of two runtime metrics).
+type heapPacer struct {
+	mu      sync.Mutex
+	samples [2]metrics.Sample
+}
+
+// pacer is the builds' and saves' pacer.
+var pacer = newHeapPacer()
+
+func newHeapPacer() *heapPacer {
+	p := &heapPacer{}
+	p.samples[0].Name = "/gc/heap/live:bytes"
+	p.samples[1].Name = "/memory/classes/heap/objects:bytes"
+	return p
+}
+
+// check collects if the heap holds more garbage than the headroom.
+// Concurrent calls while one collects return at once.
+func (p *heapPacer) check() {
+	if p == nil || !p.mu.TryLock() {
+		return
+	}
+	defer p.mu.Unlock()
+	metrics.Read(p.samples[:])
+	live, heap := p.samples[0].Value.Uint64(), p.samples[1].Value.Uint64()
+	if heap > live+max(live/4, buildHeadroom) {
+		runtime.GC()
+	}
+}

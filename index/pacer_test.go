@@ -1,0 +1,35 @@
+package index
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+var sink [][]byte
+
+// The pacer collects once the heap holds more garbage than the headroom
+// above what was live, and not before.
+func TestHeapPacer(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // only the pacer collects
+	runtime.GC()
+	p := newHeapPacer()
+	numGC := func() uint32 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.NumGC
+	}
+	n := numGC()
+	p.check()
+	if got := numGC(); got != n {
+		t.Fatalf("a heap without garbage was collected (%d collections, was %d)", got, n)
+	}
+	for range 2 * buildHeadroom / (1 << 20) {
+		sink = append(sink, make([]byte, 1<<20))
+		sink = sink[:0] // garbage at once
+	}
+	p.check()
+	if got := numGC(); got == n {
+		t.Fatalf("%d MiB of garbage were not collected", 2*buildHeadroom>>20)
+	}
+}
