@@ -23,14 +23,7 @@ import (
 // of $INDEXD_BENCH_ROOT (default $(go env GOROOT)/src), for each kind of
 // query. The build is not timed.
 func BenchmarkClients(b *testing.B) {
-	root := os.Getenv("INDEXD_BENCH_ROOT")
-	if root == "" {
-		out, err := exec.Command("go", "env", "GOROOT").Output()
-		if err != nil {
-			b.Skip("no GOROOT:", err)
-		}
-		root = strings.TrimSpace(string(out)) + "/src"
-	}
+	root := benchRoot(b)
 	td := startDaemon(b, Config{})
 	if rs := td.index(root, true); rs.State != StateReady {
 		b.Fatalf("index: %+v", rs)
@@ -73,4 +66,18 @@ func BenchmarkClients(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "queries/s")
 		})
 	}
+}
+
+// benchRoot returns the tree the benchmarks index: $INDEXD_BENCH_ROOT,
+// else $(go env GOROOT)/src (the benchmark is skipped without either).
+func benchRoot(b *testing.B) string {
+	root := os.Getenv("INDEXD_BENCH_ROOT")
+	if root == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			b.Skip("no GOROOT:", err)
+		}
+		root = strings.TrimSpace(string(out)) + "/src"
+	}
+	return root
 }

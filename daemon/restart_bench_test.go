@@ -2,10 +2,8 @@ package daemon
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -24,15 +22,7 @@ import (
 // catches it up with the tree, then stops the daemon (not timed). It
 // reports the median and the slowest of the iterations.
 func BenchmarkRestart(b *testing.B) {
-	root := os.Getenv("INDEXD_BENCH_ROOT")
-	if root == "" {
-		out, err := exec.Command("go", "env", "GOROOT").Output()
-		if err != nil {
-			b.Skip("no GOROOT:", err)
-		}
-		root = strings.TrimSpace(string(out)) + "/src"
-	}
-	root, err := filepath.EvalSymlinks(root)
+	root, err := filepath.EvalSymlinks(benchRoot(b))
 	if err != nil {
 		b.Skip(err)
 	}

@@ -156,7 +156,16 @@ func findPacked(tris []uint32, t uint32) int {
 // matchSet reports whether a file with the sorted packed postings tris
 // can satisfy q.
 func matchSet(q *csindex.Query, tris []uint32) bool {
-	has := func(s string) bool { return findPacked(tris, queryTrigram(s)) >= 0 }
+	return Holds(q, func(t uint32) bool { return findPacked(tris, t) >= 0 })
+}
+
+// Holds evaluates the trigram query q over a text of which has tells
+// whether it holds a trigram, given ASCII-lowercased and packed as 24 bits
+// (the index's folding: lowercasing both sides makes a case-insensitive
+// query one lookup, and a superset). A text whose has answers true for
+// every trigram it holds (and maybe others) and for which Holds is false
+// cannot match the regexp q was made from.
+func Holds(q *csindex.Query, has func(tri uint32) bool) bool {
 	switch q.Op {
 	case csindex.QAll:
 		return true
@@ -164,24 +173,24 @@ func matchSet(q *csindex.Query, tris []uint32) bool {
 		return false
 	case csindex.QAnd:
 		for _, t := range q.Trigram {
-			if !has(t) {
+			if !has(queryTrigram(t)) {
 				return false
 			}
 		}
 		for _, s := range q.Sub {
-			if !matchSet(s, tris) {
+			if !Holds(s, has) {
 				return false
 			}
 		}
 		return true
 	default: // QOr
 		for _, t := range q.Trigram {
-			if has(t) {
+			if has(queryTrigram(t)) {
 				return true
 			}
 		}
 		for _, s := range q.Sub {
-			if matchSet(s, tris) {
+			if Holds(s, has) {
 				return true
 			}
 		}

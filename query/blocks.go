@@ -210,63 +210,13 @@ func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
 	return bf
 }
 
-// blockQuery is a trigram query compiled for block filters: each
-// trigram as its bit.
-type blockQuery struct {
-	op   csindex.QueryOp
-	bits []uint32
-	sub  []*blockQuery
-}
-
-// compileBlockQuery compiles q, folding its trigrams as the filters do.
-func compileBlockQuery(q *csindex.Query) *blockQuery {
-	out := &blockQuery{op: q.Op}
-	for _, t := range q.Trigram {
-		if len(t) != 3 {
-			continue
-		}
-		tri := uint32(lowerTable[t[0]])<<16 | uint32(lowerTable[t[1]])<<8 | uint32(lowerTable[t[2]])
-		out.bits = append(out.bits, blockHash(tri))
-	}
-	for _, s := range q.Sub {
-		out.sub = append(out.sub, compileBlockQuery(s))
-	}
-	return out
-}
-
-// admits reports whether a block with filter w may hold a match.
-func (q *blockQuery) admits(w []uint64) bool {
-	has := func(h uint32) bool { return w[h>>6]&(1<<(h&63)) != 0 }
-	switch q.op {
-	case csindex.QAll:
-		return true
-	case csindex.QNone:
-		return false
-	case csindex.QAnd:
-		for _, h := range q.bits {
-			if !has(h) {
-				return false
-			}
-		}
-		for _, s := range q.sub {
-			if !s.admits(w) {
-				return false
-			}
-		}
-		return true
-	}
-	// QOr
-	for _, h := range q.bits {
-		if has(h) {
-			return true
-		}
-	}
-	for _, s := range q.sub {
-		if s.admits(w) {
-			return true
-		}
-	}
-	return false
+// admits reports whether a block with filter w may hold a match of the
+// trigram query q.
+func admits(q *csindex.Query, w []uint64) bool {
+	return index.Holds(q, func(t uint32) bool {
+		h := blockHash(t)
+		return w[h>>6]&(1<<(h&63)) != 0
+	})
 }
 
 // testHookBlockRead, if set, is called with each block a filtered scan
@@ -299,7 +249,7 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 	}
 	st.h.read = true
 	for i := range len(bf.starts) - 1 {
-		if !q.blockQ.admits(bf.bits[i*blockWords : (i+1)*blockWords]) {
+		if !admits(q.blockQ, bf.bits[i*blockWords:(i+1)*blockWords]) {
 			continue
 		}
 		if st.cancelled() {

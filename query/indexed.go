@@ -200,7 +200,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	}
 	if s.Blocks != nil && !p.Invert && !p.Multiline && p.Before == 0 && p.After == 0 {
 		bq := *q
-		bq.blocks, bq.blockQ = s.Blocks, compileBlockQuery(tq)
+		bq.blocks, bq.blockQ = s.Blocks, tq
 		q = &bq
 	}
 	var files []FileRef

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/index"
 )
 
 // The measurement that chose the index's next masks (schema 5): for a
@@ -195,40 +197,7 @@ func phraseOK(lits [][]byte, masks map[uint32]*triMask, v int, h8, h4 [256]byte)
 }
 
 func matchSetT(q *csindex.Query, tris []uint32) bool {
-	has := func(s string) bool {
-		_, ok := slices.BinarySearch(tris, uint32(lowerTable[s[0]])<<16|uint32(lowerTable[s[1]])<<8|uint32(lowerTable[s[2]]))
-		return ok
-	}
-	switch q.Op {
-	case csindex.QAll:
-		return true
-	case csindex.QNone:
-		return false
-	case csindex.QAnd:
-		for _, t := range q.Trigram {
-			if !has(t) {
-				return false
-			}
-		}
-		for _, s := range q.Sub {
-			if !matchSetT(s, tris) {
-				return false
-			}
-		}
-		return true
-	default:
-		for _, t := range q.Trigram {
-			if has(t) {
-				return true
-			}
-		}
-		for _, s := range q.Sub {
-			if matchSetT(s, tris) {
-				return true
-			}
-		}
-		return false
-	}
+	return index.Holds(q, func(t uint32) bool { _, ok := slices.BinarySearch(tris, t); return ok })
 }
 
 func TestPhraseBins(t *testing.T) {

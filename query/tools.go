@@ -19,6 +19,8 @@ import (
 	"encoding/json"
 	"time"
 
+	csindex "github.com/google/codesearch/index"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/quote"
 )
@@ -63,10 +65,11 @@ type GrepQuery struct {
 	// completes them, instead of the answer's data (Tools.Sink).
 	Sink func(Batch)
 
-	// blocks and blockQ, when set (Indexed.Grep, for a plain search),
-	// let the scan read large files through their block filters.
+	// blocks and blockQ (the pattern's trigram query), when set
+	// (Indexed.Grep, for a plain search), let the scan read large files
+	// through their block filters.
 	blocks *BlockCache
-	blockQ *blockQuery
+	blockQ *csindex.Query
 }
 
 // Tools answers tool calls for one workspace.
