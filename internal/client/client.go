@@ -75,39 +75,34 @@ func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
-	start := d.starter()
-	cl, verdict, err := d.dial(ctx, start)
-	if err == nil && req.OnBatch != nil {
-		// Batches are printed as they come: the build is settled first.
-		cl, err = d.settle(ctx, cl, verdict, start)
-		verdict = nil
-	}
+	cl, err := d.Connect(ctx)
 	if err != nil && ctx.Err() != nil {
 		return nil, err // the user gave up
 	}
 	if errors.Is(err, rpc.ErrNoAnswer) {
 		return nil, noAnswer(err) // a daemon is there but hung: walking here would hide it
 	}
+	streamed := false
 	if err == nil {
-		res, streamed, cerr := d.call(ctx, cl, spec, req)
-		if verdict != nil {
-			// The tool call went out behind the build check, without
-			// waiting for its answer (one round trip less); a daemon of
-			// another build answered it too, and that answer is dropped.
-			switch other, verr := verdict(); {
-			case verr != nil:
-				cerr = verr
-			case other:
-				if cl, cerr = d.replace(ctx, cl, start); cerr == nil {
-					res, streamed, cerr = d.call(ctx, cl, spec, req)
-				}
-			}
-		}
-		if cl != nil {
-			cl.Close()
+		defer cl.Close()
+		params := rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}
+		var res json.RawMessage
+		if req.OnBatch != nil {
+			// No overall time limit: the answer comes at the reader's
+			// pace (a hung daemon is still caught by the client's
+			// answer timeout, which every batch resets).
+			params.Stream = true
+			err = cl.CallStream(ctx, spec.Method, params, &res, func(data json.RawMessage) {
+				streamed = true
+				req.OnBatch(data)
+			})
+		} else {
+			cctx, cancel := context.WithTimeout(ctx, RequestTimeout(req))
+			defer cancel()
+			err = cl.Call(cctx, spec.Method, params, &res)
 		}
 		var rerr *rpc.Error
-		switch err = cerr; {
+		switch {
 		case err == nil:
 			return res, nil
 		case streamed:
@@ -123,27 +118,6 @@ func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error
 	}
 	fmt.Fprintf(d.Stderr, "indexctl: warning: answering without the daemon: %v\n", err)
 	return d.Fallback(ctx, req, envelope.ReasonDaemonUnavailable)
-}
-
-// call makes req's tool call on cl and reports whether part of the answer
-// was streamed out (req.OnBatch called) before it ended.
-func (d *Daemon) call(ctx context.Context, cl *rpc.Client, spec *tool.Spec, req Request) (res json.RawMessage, streamed bool, err error) {
-	params := rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}
-	if req.OnBatch != nil {
-		// No overall time limit: the answer comes at the reader's
-		// pace (a hung daemon is still caught by the client's
-		// answer timeout, which every batch resets).
-		params.Stream = true
-		err = cl.CallStream(ctx, spec.Method, params, &res, func(data json.RawMessage) {
-			streamed = true
-			req.OnBatch(data)
-		})
-		return res, streamed, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, RequestTimeout(req))
-	defer cancel()
-	err = cl.Call(cctx, spec.Method, params, &res)
-	return res, false, err
 }
 
 // noAnswer adds what to do to the error of a daemon that did not answer
@@ -190,65 +164,27 @@ func RequestTimeout(req Request) time.Duration {
 // do not take turns forever: the second finds its daemon serving and
 // keeps it.
 func (d *Daemon) Connect(ctx context.Context) (*rpc.Client, error) {
+	build := d.Engine.Build() // found (or built) before the start's time runs
 	start := d.starter()
-	cl, verdict, err := d.dial(ctx, start)
+	cl, err := d.Dialer.EnsureDaemon(ctx, d.Socket, start)
 	if err != nil {
 		return nil, err
-	}
-	return d.settle(ctx, cl, verdict, start)
-}
-
-// dial connects to the daemon, starting one if none answers, and sends
-// the ping carrying the engine's build ID without waiting for its
-// answer: verdict waits for it and reports whether the daemon is of
-// another build (to be replaced), or the error that ended the ping (a
-// hung daemon, rpc.ErrNoAnswer, or a broken connection). The caller must
-// call verdict (the ping's goroutine ends with the ping's call, which
-// closing cl ends too).
-func (d *Daemon) dial(ctx context.Context, start func() error) (cl *rpc.Client, verdict func() (other bool, err error), err error) {
-	build := d.Engine.Build() // found (or built) before the start's time runs
-	cl, err = d.Dialer.EnsureDaemon(ctx, d.Socket, start)
-	if err != nil {
-		return nil, nil, err
 	}
 	if build == "" {
-		return cl, func() (bool, error) { return false, nil }, nil
-	}
-	pinged := make(chan error, 1)
-	go func() { pinged <- cl.Call(ctx, rpc.MethodPing, rpc.PingParams{Build: build}, nil) }()
-	return cl, func() (bool, error) {
-		err := <-pinged
-		var rerr *rpc.Error
-		switch {
-		case err == nil:
-			return false, nil
-		case errors.As(err, &rerr):
-			// CodeOtherBuild: to be replaced; any other refusal is a
-			// daemon that does not know the check: its answers are its own.
-			return rerr.Code == daemonapi.CodeOtherBuild, nil
-		}
-		return false, err
-	}, nil
-}
-
-// settle waits for the build check of dial and returns the client to
-// use: cl, or a daemon of this build replacing cl's.
-func (d *Daemon) settle(ctx context.Context, cl *rpc.Client, verdict func() (bool, error), start func() error) (*rpc.Client, error) {
-	other, err := verdict()
-	if err != nil {
-		cl.Close()
-		return nil, err
-	}
-	if !other {
 		return cl, nil
 	}
-	return d.replace(ctx, cl, start)
-}
-
-// replace asks the daemon of another build on cl to shut down, closes cl,
-// waits for the daemon to be gone and connects to (or starts) one of this
-// build.
-func (d *Daemon) replace(ctx context.Context, cl *rpc.Client, start func() error) (*rpc.Client, error) {
+	err = cl.Call(ctx, rpc.MethodPing, rpc.PingParams{Build: build}, nil)
+	var rerr *rpc.Error
+	switch {
+	case err == nil:
+		return cl, nil
+	case errors.As(err, &rerr) && rerr.Code == daemonapi.CodeOtherBuild:
+	case errors.As(err, &rerr):
+		return cl, nil // a daemon that does not know the check: its answers are its own
+	default:
+		cl.Close()
+		return nil, err // a hung daemon (rpc.ErrNoAnswer) or a broken connection
+	}
 	_ = cl.Call(ctx, rpc.MethodShutdown, nil, nil) // it may be gone before it answers
 	cl.Close()
 	if err := d.waitStopped(ctx); err != nil {
