@@ -144,21 +144,22 @@ type Index struct {
 	// between a compaction's build and its swap.
 	hookInTx, hookCompactBuilt func()
 
-	mu      sync.RWMutex        // guards the fields below against readers; writers also hold wmu
-	files   []File              // by id; a removed file has Path == ""
-	free    []uint32            // ids of removed files, for reuse
-	byPath  map[string]uint32   // live files
-	order   []uint32            // live ids sorted by path
-	hidden  []uint32            // live ids whose own name is hidden (File.HiddenName), sorted by path
-	base    postings            // immutable between compactions
-	gen     uint64              // the base file's generation (0: in memory)
-	stale   map[uint32]bool     // ids whose base postings are out of date
-	delta   map[uint32][]uint32 // id -> sorted packed postings (trigram.go), files read since base
-	unknown map[uint32]bool     // live ids flagged Unknown
-	ignored []Skipped           // entries pruned by ignore rules and hidden directories, sorted by path
-	db      *bolt.DB            // nil until Save or Open
-	path    string              // the DB's path, once db is set
-	runs    int                 // runs the build spilled (0: built in memory)
+	mu      sync.RWMutex         // guards the fields below against readers; writers also hold wmu
+	files   []File               // by id; a removed file has Path == ""
+	free    []uint32             // ids of removed files, for reuse
+	byPath  map[string]uint32    // live files
+	order   []uint32             // live ids sorted by path
+	hidden  []uint32             // live ids whose own name is hidden (File.HiddenName), sorted by path
+	base    postings             // immutable between compactions
+	gen     uint64               // the base file's generation (0: in memory)
+	stale   map[uint32]bool      // ids whose base postings are out of date
+	delta   map[uint32][]uint32  // id -> sorted packed postings (trigram.go), files read since base
+	dsig    map[uint32]*deltaSig // the delta's signatures, same keys (setDelta, dropDelta)
+	unknown map[uint32]bool      // live ids flagged Unknown
+	ignored []Skipped            // entries pruned by ignore rules and hidden directories, sorted by path
+	db      *bolt.DB             // nil until Save or Open
+	path    string               // the DB's path, once db is set
+	runs    int                  // runs the build spilled (0: built in memory)
 	// built is the base a spilled build wrote as the next base file of
 	// the DB at builtFor, which Save names instead of copying it ("":
 	// none).
@@ -264,6 +265,7 @@ func newIndex(root string) *Index {
 		byPath:  make(map[string]uint32),
 		stale:   make(map[uint32]bool),
 		delta:   make(map[uint32][]uint32),
+		dsig:    make(map[uint32]*deltaSig),
 		unknown: make(map[uint32]bool),
 	}
 }
@@ -538,8 +540,13 @@ func (ix *Index) EachPhraseCandidate(q *csindex.Query, ph *Phrases, dir string, 
 			}
 		}
 	}
-	for id, tris := range ix.delta {
-		if !ix.unknown[id] && matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
+	// The delta is read file by file: a file's signature rules most out
+	// with a few bit tests, and only those it admits are looked up.
+	for id, sig := range ix.dsig {
+		if ix.unknown[id] || !Holds(q, sig.has) {
+			continue
+		}
+		if tris := ix.delta[id]; matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
 			add(id)
 		}
 	}

@@ -407,3 +407,42 @@ func TestBatchedChangesKeepOrderAndHiddenList(t *testing.T) {
 	}
 	ix.Close()
 }
+
+// A delta signature admits every trigram of its set (a query must never
+// skip a file that holds its trigrams) and, at 4–8 bits per trigram,
+// few others.
+func TestDeltaSignature(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 15, 16, 17, 100, 1000, 5000} {
+		seen := map[uint32]bool{}
+		var tris []uint32
+		for len(tris) < n {
+			tri := r.Uint32() & 0xFFFFFF
+			if !seen[tri] {
+				seen[tri] = true
+				tris = append(tris, tri<<8|uint32(r.IntN(256)))
+			}
+		}
+		slices.Sort(tris)
+		sig := newDeltaSig(tris)
+		for _, v := range tris {
+			if !sig.has(v >> 8) {
+				t.Fatalf("n=%d: the signature lacks trigram %06x of its set", n, v>>8)
+			}
+		}
+		others, admitted := 0, 0
+		for others < 10000 {
+			tri := r.Uint32() & 0xFFFFFF
+			if seen[tri] {
+				continue
+			}
+			others++
+			if sig.has(tri) {
+				admitted++
+			}
+		}
+		if admitted > others/4 {
+			t.Errorf("n=%d: %d of %d trigrams not in the set admitted (%d bits)", n, admitted, others, 64*len(sig.w))
+		}
+	}
+}

@@ -39,6 +39,9 @@ func (ix *Index) Stats() Stats {
 	for _, tris := range ix.delta {
 		h += mapEntry + 24 + 4*int64(cap(tris))
 	}
+	for _, sig := range ix.dsig {
+		h += mapEntry + 40 + 8*int64(cap(sig.w))
+	}
 	for _, s := range ix.ignored {
 		h += int64(unsafe.Sizeof(s)) + int64(len(s.Path))
 	}

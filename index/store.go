@@ -820,7 +820,7 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 		if id >= bound {
 			return fmt.Errorf("%w: delta id %d beyond %d", ErrCorrupt, id, bound)
 		}
-		ix.delta[id] = unpackTrigrams(v)
+		ix.setDelta(id, unpackTrigrams(v))
 		return nil
 	})
 	if err != nil {
@@ -920,6 +920,22 @@ func (ix *Index) Check() error {
 	defer ix.mu.RUnlock()
 	if err := ix.checkLocked(true); err != nil {
 		return err
+	}
+	// The delta's signatures (derived as the sets are set): one per set,
+	// admitting each of its trigrams.
+	if len(ix.dsig) != len(ix.delta) {
+		return fmt.Errorf("%w: %d delta signatures for %d delta sets", ErrCorrupt, len(ix.dsig), len(ix.delta))
+	}
+	for id, tris := range ix.delta {
+		sig := ix.dsig[id]
+		if sig == nil {
+			return fmt.Errorf("%w: delta set of %s has no signature", ErrCorrupt, ix.files[id].Path)
+		}
+		for _, v := range tris {
+			if !sig.has(packedTri(v)) {
+				return fmt.Errorf("%w: the delta signature of %s lacks a trigram of its set", ErrCorrupt, ix.files[id].Path)
+			}
+		}
 	}
 	// The memory's own derived list (not checked on open, which derives
 	// it): exactly the ids of the order whose own name is hidden.

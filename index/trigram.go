@@ -197,3 +197,59 @@ func Holds(q *csindex.Query, has func(tri uint32) bool) bool {
 		return false
 	}
 }
+
+// deltaSig is a delta file's signature: a bitmap, a power of two of 4 to 8
+// bits per trigram of the file, with the bit of each of its trigrams set
+// (the top bits of the trigram times a multiplicative constant). A query
+// evaluated over it (Holds) is true for every file that may match it
+// and, for a file holding none of a query's rare trigrams, false after a
+// few bit tests: so a query reads the delta's sets of only the files
+// their signatures admit, not of every file changed since the base.
+type deltaSig struct {
+	shift uint8    // 32 - log2(bits)
+	w     []uint64 // the bits
+}
+
+// newDeltaSig returns the signature of the packed postings tris.
+func newDeltaSig(tris []uint32) *deltaSig {
+	bits := 64
+	for bits < 4*len(tris) {
+		bits *= 2
+	}
+	s := &deltaSig{shift: uint8(32 - bits64(bits)), w: make([]uint64, bits/64)}
+	for _, v := range tris {
+		h := s.bit(packedTri(v))
+		s.w[h>>6] |= 1 << (h & 63)
+	}
+	return s
+}
+
+func bits64(n int) int { // log2 of a power of two
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
+}
+
+func (s *deltaSig) bit(tri uint32) uint32 { return (tri * 0x9E3779B1) >> s.shift }
+
+// has reports whether the file may hold the trigram tri (24 bits, folded).
+func (s *deltaSig) has(tri uint32) bool {
+	h := s.bit(tri)
+	return s.w[h>>6]&(1<<(h&63)) != 0
+}
+
+// setDelta records tris as id's delta set, with its signature. Caller
+// holds mu (or owns ix).
+func (ix *Index) setDelta(id uint32, tris []uint32) {
+	ix.delta[id] = tris
+	ix.dsig[id] = newDeltaSig(tris)
+}
+
+// dropDelta removes id's delta set and signature. Caller holds mu.
+func (ix *Index) dropDelta(id uint32) {
+	delete(ix.delta, id)
+	delete(ix.dsig, id)
+}

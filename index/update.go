@@ -530,9 +530,9 @@ func (ix *Index) putLocked(c change) (id uint32, added bool) {
 	}
 	ix.stale[id] = true
 	if c.tris != nil {
-		ix.delta[id] = c.tris
+		ix.setDelta(id, c.tris)
 	} else {
-		delete(ix.delta, id)
+		ix.dropDelta(id)
 	}
 	if c.f.Flags&Unknown != 0 {
 		ix.unknown[id] = true
@@ -604,7 +604,7 @@ func (ix *Index) removeLocked(p string) []string {
 		hidden = hidden || ix.files[id].HiddenName()
 		delete(ix.byPath, paths[i])
 		ix.files[id] = File{}
-		delete(ix.delta, id)
+		ix.dropDelta(id)
 		delete(ix.unknown, id)
 		ix.stale[id] = true
 		ix.free = append(ix.free, id)
@@ -666,17 +666,17 @@ func (ix *Index) Compact() error {
 		}
 		return fmt.Errorf("index: compact: the index was closed or saved elsewhere meanwhile")
 	}
-	ndelta, nstale := make(map[uint32][]uint32), make(map[uint32]bool)
+	ndelta, ndsig, nstale := make(map[uint32][]uint32), make(map[uint32]*deltaSig), make(map[uint32]bool)
 	for id := range ix.compactTouched {
 		nstale[id] = true
 		if t, ok := ix.delta[id]; ok {
-			ndelta[id] = t
+			ndelta[id], ndsig[id] = t, ix.dsig[id]
 		}
 	}
 	ix.compactTouched = nil
 	ix.mu.Lock()
 	old := ix.base
-	ix.base, ix.gen, ix.delta, ix.stale = np.p, np.gen, ndelta, nstale
+	ix.base, ix.gen, ix.delta, ix.dsig, ix.stale = np.p, np.gen, ndelta, ndsig, nstale
 	ix.mu.Unlock()
 	// No reader holds the old base now: they hold mu while they use it.
 	if err := old.close(); err != nil {
