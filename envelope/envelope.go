@@ -20,10 +20,10 @@
 package envelope
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/quote"
 )
 
@@ -167,19 +167,7 @@ func (e *Envelope) MarshalJSON() ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("envelope: invalid status %q", e.Status)
 	}
-	return marshal(out)
-}
-
-// marshal is json.Marshal without HTML escaping: envelopes carry code, and
-// "\u003c" for "<" only hurts the people reading --json output.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return jsonenc.Marshal(out)
 }
 
 // Raw is the decoded form of an envelope for clients (the CLI over the

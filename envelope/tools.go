@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/quote"
 )
 
@@ -218,7 +219,7 @@ func (d *GrepData) MarshalJSON() ([]byte, error) {
 		l := nonNil(d.Matches)
 		out.Matches = &l
 	}
-	return marshal(out)
+	return jsonenc.Marshal(out)
 }
 
 func nonNil[T any](s []T) []T {

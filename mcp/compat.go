@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/query"
 )
@@ -124,7 +125,7 @@ type compatEnvelope struct {
 // compatRun calls tool with args (built here, in a fixed key order) and decodes
 // the envelope.
 func (s *Server) compatRun(ctx context.Context, tool, root string, args any) (*compatEnvelope, error) {
-	js, err := marshal(args)
+	js, err := jsonenc.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +299,7 @@ func errorMessage(e *envelope.Error) string {
 // compatResult is a compatibility tool's answer: v as structuredContent
 // and, as JSON, as the text.
 func compatResult(v any) *sdk.CallToolResult {
-	js, err := marshal(v)
+	js, err := jsonenc.Marshal(v)
 	if err != nil {
 		return errorResult(err.Error())
 	}
@@ -306,16 +307,4 @@ func compatResult(v any) *sdk.CallToolResult {
 		Content:           []sdk.Content{&sdk.TextContent{Text: string(js)}},
 		StructuredContent: json.RawMessage(js),
 	}
-}
-
-// marshal is json.Marshal without HTML escaping, so code such as "a < b"
-// reads as written.
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

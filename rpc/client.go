@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/lineread"
 )
 
@@ -482,7 +483,7 @@ func encodeRequest(id []byte, method string, params any) ([]byte, error) {
 		buf.Write(id)
 		buf.WriteByte(',')
 	}
-	m, err := marshalNoEscape(method)
+	m, err := jsonenc.Marshal(method)
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +497,7 @@ func encodeRequest(id []byte, method string, params any) ([]byte, error) {
 		case []byte:
 			p = v
 		default:
-			if p, err = marshalNoEscape(params); err != nil {
+			if p, err = jsonenc.Marshal(params); err != nil {
 				return nil, fmt.Errorf("rpc: params: %w", err)
 			}
 		}
@@ -582,15 +583,4 @@ func (c *Client) readLoop() {
 		ch <- response{err: c.err}
 		delete(c.pending, id)
 	}
-}
-
-// marshalNoEscape is json.Marshal without HTML escaping.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/pflag"
 
 	"github.com/indexd/indexd/internal/quote"
@@ -127,19 +128,7 @@ func (p param) value(cmd *command, fs *pflag.FlagSet) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(v)
-}
-
-// marshal is json.Marshal without HTML escaping, so a pattern such as
-// "<div>" reaches the tool (and params_input) as written.
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	return jsonenc.Marshal(v)
 }
 
 // Parameters several tools share, so each is described once.
@@ -211,7 +200,7 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 		}
 	}
 	if len(positional) > 0 {
-		v, err := marshal(sendable(cmd, cmd.positional, positional[0]))
+		v, err := jsonenc.Marshal(sendable(cmd, cmd.positional, positional[0]))
 		if err != nil {
 			return nil, false, err
 		}
@@ -274,7 +263,7 @@ func wordRegexp(obj *object) error {
 		pat = regexp.QuoteMeta(pat)
 		obj.set("fixed_strings", json.RawMessage("false"))
 	}
-	v, err := marshal(`\b(?:` + pat + `)\b`)
+	v, err := jsonenc.Marshal(`\b(?:` + pat + `)\b`)
 	if err != nil {
 		return err
 	}
@@ -361,7 +350,7 @@ func (o *object) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, err := marshal(k)
+		kb, err := jsonenc.Marshal(k)
 		if err != nil {
 			return nil, err
 		}

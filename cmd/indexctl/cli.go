@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/pflag"
 
 	"github.com/indexd/indexd/envelope"
@@ -286,7 +287,7 @@ func withPath(cmd *command, raw json.RawMessage, p string) (json.RawMessage, err
 		if dir == "" {
 			dir = "."
 		}
-		g, err := marshal([]string{sendable(cmd, "include", "/"+globEscape(base))})
+		g, err := jsonenc.Marshal([]string{sendable(cmd, "include", "/"+globEscape(base))})
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +298,7 @@ func withPath(cmd *command, raw json.RawMessage, p string) (json.RawMessage, err
 		obj.set("glob", g)
 		p = filepath.Clean(dir)
 	}
-	v, err := marshal(sendable(cmd, "path", p))
+	v, err := jsonenc.Marshal(sendable(cmd, "path", p))
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,6 @@ package engine
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +38,7 @@ import (
 	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/client"
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
@@ -169,7 +169,7 @@ func Direct(ctx context.Context, req client.Request, reason envelope.FallbackRea
 	tools.Unlimited = req.Unlimited
 	if req.OnBatch != nil {
 		tools.Sink = func(b query.Batch) {
-			if js, err := marshalBatch(b); err == nil {
+			if js, err := jsonenc.Marshal(b); err == nil {
 				req.OnBatch(js)
 			}
 		}
@@ -178,17 +178,6 @@ func Direct(ctx context.Context, req client.Request, reason envelope.FallbackRea
 		tools.Searcher = daemon.FallbackWalk{Reason: reason}
 	}
 	return tools.Run(ctx, req.Tool, req.Cwd, req.Args).MarshalJSON() // json.Marshal would re-escape "<" as \u003c
-}
-
-// marshalBatch is json.Marshal without HTML escaping.
-func marshalBatch(b query.Batch) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // BatchPrefix starts each line of results "direct --stream" writes ahead

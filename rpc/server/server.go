@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/lineread"
 	"github.com/indexd/indexd/rpc"
 )
@@ -660,7 +661,7 @@ func Notify(ctx context.Context, data any) error {
 	if n == nil {
 		return ErrNoRequest
 	}
-	b, err := marshalNoEscape(data)
+	b, err := jsonenc.Marshal(data)
 	if err != nil {
 		return err
 	}
@@ -1012,24 +1013,13 @@ func appendError(dst []byte, id json.RawMessage, e *rpc.Error) []byte {
 	if id == nil {
 		id = nullID
 	}
-	eb, err := marshalNoEscape(e)
+	eb, err := jsonenc.Marshal(e)
 	if err != nil { // only an invalid Data can fail
-		eb, _ = marshalNoEscape(&rpc.Error{Code: e.Code, Message: e.Message})
+		eb, _ = jsonenc.Marshal(&rpc.Error{Code: e.Code, Message: e.Message})
 	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
 	dst = append(dst, `,"error":`...)
 	dst = append(dst, eb...)
 	return toValidUTF8(append(dst, "}\n"...))
-}
-
-// marshalNoEscape is json.Marshal without HTML escaping.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
