@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	mbits "math/bits"
 	"slices"
 
 	csindex "github.com/google/codesearch/index"
@@ -216,21 +217,12 @@ func newDeltaSig(tris []uint32) *deltaSig {
 	for bits < 4*len(tris) {
 		bits *= 2
 	}
-	s := &deltaSig{shift: uint8(32 - bits64(bits)), w: make([]uint64, bits/64)}
+	s := &deltaSig{shift: uint8(32 - mbits.TrailingZeros(uint(bits))), w: make([]uint64, bits/64)}
 	for _, v := range tris {
 		h := s.bit(packedTri(v))
 		s.w[h>>6] |= 1 << (h & 63)
 	}
 	return s
-}
-
-func bits64(n int) int { // log2 of a power of two
-	l := 0
-	for n > 1 {
-		n >>= 1
-		l++
-	}
-	return l
 }
 
 func (s *deltaSig) bit(tri uint32) uint32 { return (tri * 0x9E3779B1) >> s.shift }

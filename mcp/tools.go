@@ -109,6 +109,20 @@ func (d *toolDef) tool() *sdk.Tool {
 }
 
 // The notes every envelope tool's description ends with.
+// typeSchema describes Glob's and Grep's type and type_not, as members
+// of their input schemas' properties.
+const typeSchema = `    "type": {
+      "type": ["string", "array"],
+      "items": {"type": "string"},
+      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py), 'ts' (*.ts, *.tsx), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
+    },
+    "type_not": {
+      "type": ["string", "array"],
+      "items": {"type": "string"},
+      "description": "Leave out files of this file type (or of any of these types), by ripgrep's type names as for type."
+    },
+`
+
 const envelopeNotes = ` All paths in arguments are relative to the workspace root (or absolute inside it; anything outside the root is denied), and all paths in results are relative to the workspace root. A name holding a control character (newline, CR, ESC, ...), a byte that is not UTF-8, a backslash or a double quote is shown as a double-quoted C-style string ("a\nb.go", "caf\xe9.txt"), and a line of a file holding a control character or such a byte is shown the same way; give a name back in that form (in path, include or pattern) to name exactly that file. The text content is the answer to read; structuredContent is the full response envelope: status ("success"; "partial" = usable but incomplete or discounted; "error" with error.code and error.message), data, text, stats and context (params_input echoes the arguments).`
 
 var toolDefs = []*toolDef{
@@ -154,17 +168,7 @@ data.paths holds the matches. data.truncated is true only when more files matche
       "description": "If false, letters in the pattern match either case.",
       "default": true
     },
-    "type": {
-      "type": ["string", "array"],
-      "items": {"type": "string"},
-      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py), 'ts' (*.ts, *.tsx), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
-    },
-    "type_not": {
-      "type": ["string", "array"],
-      "items": {"type": "string"},
-      "description": "Leave out files of this file type (or of any of these types), by ripgrep's type names as for type."
-    },
-    "sort": {
+` + typeSchema + `    "sort": {
       "type": "string",
       "description": "'path': byte order of the path. 'recent': files modified in the last 24 hours first, newest first, then the rest by path.",
       "enum": ["path", "recent"],
@@ -203,17 +207,7 @@ data.matches holds {file, line, text}. data.truncated is true only when more res
       "type": "string",
       "description": "Glob filter on the files searched. Highly recommended. Without '/' it matches the file name: '*.ts', '*.{ts,tsx}', 'Dockerfile'. With '/' it matches the path relative to path: 'src/**/*.ts'."
     },
-    "type": {
-      "type": ["string", "array"],
-      "items": {"type": "string"},
-      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py), 'ts' (*.ts, *.tsx), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
-    },
-    "type_not": {
-      "type": ["string", "array"],
-      "items": {"type": "string"},
-      "description": "Leave out files of this file type (or of any of these types), by ripgrep's type names as for type."
-    },
-    "case_sensitive": {
+` + typeSchema + `    "case_sensitive": {
       "type": "boolean",
       "description": "If true, the search is case-sensitive. Default false: case-insensitive.",
       "default": false

@@ -220,13 +220,14 @@ func admits(q *csindex.Query, w []uint64) bool {
 }
 
 // testHookBlockRead, if set, is called with each block a filtered scan
-// reads.
+// searches.
 var testHookBlockRead func(rel string, block int)
 
 // scanBlocks scans file (f, open as file) through its block filter,
 // building the filter first if the cache has none for the file as it is
-// now. ok is false if the file has no usable filter: the caller scans it
-// whole, from its start (scanBlocks reads with pread only).
+// now (the blocks are then searched in the bytes just read, else read
+// again with pread). ok is false if the file has no usable filter: the
+// caller scans it whole, from its start (scanBlocks reads with pread only).
 func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *rawfile.File) (ok bool) {
 	sys, err := file.Stat()
 	if err != nil {
@@ -238,8 +239,9 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 	}
 	key := blockKey{q.WS.Root, f.Rel}
 	bf := q.blocks.get(key, stamp)
+	var data []byte // the whole file, when it was just read to build bf
 	if bf == nil {
-		if bf = fs.buildFilter(file, stamp); bf == nil {
+		if bf, data = fs.buildFilter(file, stamp); bf == nil {
 			return false
 		}
 		q.blocks.put(key, bf)
@@ -258,17 +260,21 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 		if testHookBlockRead != nil {
 			testHookBlockRead(f.Rel, i)
 		}
-		n := int(bf.starts[i+1] - bf.starts[i])
-		if cap(fs.chunk) < n {
-			fs.chunk = make([]byte, 0, max(n, 2*chunkSize))
+		var buf []byte
+		if data != nil {
+			buf = data[bf.starts[i]:bf.starts[i+1]]
+		} else {
+			n := int(bf.starts[i+1] - bf.starts[i])
+			if cap(fs.chunk) < n {
+				fs.chunk = make([]byte, 0, max(n, 2*chunkSize))
+			}
+			got, err := readFull(file, fs.chunk[:n], bf.starts[i])
+			if err != nil {
+				st.h.fault = true
+				return true
+			}
+			buf = fs.chunk[:got]
 		}
-		buf := fs.chunk[:n]
-		got, err := readFull(file, buf, bf.starts[i])
-		if err != nil {
-			st.h.fault = true
-			return true
-		}
-		buf = buf[:got]
 		if i == 0 && bytes.HasPrefix(buf, utf8BOM) {
 			buf = buf[len(utf8BOM):]
 		}
@@ -281,11 +287,12 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 	return true
 }
 
-// buildFilter reads the whole file and builds its filter, or returns nil
-// if the file is too new to trust its status, or changed while read.
-func (fs *fileScanner) buildFilter(file *rawfile.File, stamp fileStamp) *blockFilter {
+// buildFilter reads the whole file and builds its filter, returning the
+// file's bytes too (in fs.chunk, for the scan that follows), or nil if
+// the file is too new to trust its status, or changed while read.
+func (fs *fileScanner) buildFilter(file *rawfile.File, stamp fileStamp) (*blockFilter, []byte) {
 	if bound := time.Now().Add(-blockRacyWindow).UnixNano(); stamp.mtime >= bound || stamp.ctime >= bound {
-		return nil
+		return nil, nil
 	}
 	n := int(stamp.size)
 	if cap(fs.chunk) < n {
@@ -294,12 +301,12 @@ func (fs *fileScanner) buildFilter(file *rawfile.File, stamp fileStamp) *blockFi
 	buf := fs.chunk[:n]
 	got, err := readFull(file, buf, 0)
 	if err != nil || got != n {
-		return nil
+		return nil, nil
 	}
 	if after, err := file.Stat(); err != nil || stampOf(&after) != stamp {
-		return nil
+		return nil, nil
 	}
-	return buildBlockFilter(buf, stamp)
+	return buildBlockFilter(buf, stamp), buf
 }
 
 // readFull reads len(p) bytes at off, or fewer at the end of the file.
