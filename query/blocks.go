@@ -68,8 +68,11 @@ var (
 	blockRacyWindow = index.RacyWindow
 )
 
-// blockBits is the number of bits of one block's filter (a power of 2).
-const blockBits = 1 << 15
+// blockBits is the number of bits of one block's filter, 2^blockLog.
+const (
+	blockLog  = 15
+	blockBits = 1 << blockLog
+)
 
 // DefaultBlockCacheBytes bounds the filters a daemon keeps (a quarter of
 // the bytes of the files they describe).
@@ -108,7 +111,7 @@ func stampOf(st *syscall.Stat_t) fileStamp {
 }
 
 // blockFilter is one file's filter. A file found unfit for one (a block
-// over blockMax, binary, too large) has an entry with no blocks, so it is
+// over blockMax, or binary) has an entry with no blocks, so it is
 // not read again for nothing while unchanged.
 type blockFilter struct {
 	stamp  fileStamp
@@ -164,7 +167,7 @@ func (c *BlockCache) put(k blockKey, bf *blockFilter) {
 
 // blockHash is the bit of the ASCII-folded trigram t (24 bits) in a
 // block's filter.
-func blockHash(t uint32) uint32 { return (t * 0x9E3779B1) >> (32 - 15) }
+func blockHash(t uint32) uint32 { return (t * 0x9E3779B1) >> (32 - blockLog) }
 
 // buildBlockFilter computes the filter of data, the whole file stamped s,
 // or one with no blocks if the file is unfit.
