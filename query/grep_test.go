@@ -309,6 +309,7 @@ func TestGrepSkipHints(t *testing.T) {
 		"node_modules/m.js":  "needle\n",
 		"node_modules/n.js":  "needle\n",
 		".hidden/h.txt":      "needle\n",
+		".hidden/sub/.inner": "needle\n", // under a hidden directory: never reached
 		".secret":            "needle\n",
 		"build/out/b.txt":    "needle\n",
 		"src/.cache/c.txt":   "needle\n",

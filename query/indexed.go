@@ -62,27 +62,43 @@ func underAny(p string, dirs []string) bool {
 	return false
 }
 
-// reachable reports whether a walk of dir would enter the subtree sub
-// (root-relative, below dir): every directory on the way, sub included,
-// must pass descend and not be hidden (the classifier's verdict, through
-// rules) unless the query lets it through.
-func reachable(dir, sub string, descend, allow func(string) bool, includeHidden bool, rules *ignore.Cache) bool {
-	comps := strings.Split(relTo(dir, sub), "/")
-	var mask uint64
-	if !includeHidden {
-		mask = rules.Hidden(sub, true)
-	}
-	depth := dirDepth(dir)
-	for i, c := range comps {
-		if !descend(strings.Join(comps[:i+1], "/")) {
-			return false
-		}
-		if mask&(1<<min(depth+i, 63)) != 0 && !allow(c) {
-			return false
-		}
-	}
-	return true
+// reach answers whether a walk of dir would enter a subtree below it:
+// every directory on the way, the subtree included, must pass descend and
+// not be hidden (the classifier's verdict, through rules) unless the
+// query lets its name through (allow). Each directory's answer is
+// remembered, so asking for many paths costs one step per distinct
+// directory, not one per component of each path.
+type reach struct {
+	dir, start    string
+	descend       func(string) bool
+	allow         func(string) bool
+	includeHidden bool
+	rules         *ignore.Cache
+	seen          map[string]bool
 }
+
+func newReach(dir string, descend, allow func(string) bool, includeHidden bool, rules *ignore.Cache) *reach {
+	return &reach{dir: dir, start: walkStart(dir), descend: descend, allow: allow, includeHidden: includeHidden, rules: rules, seen: make(map[string]bool, 256)}
+}
+
+// entered reports whether the walk lists the directory sub (root-relative,
+// dir itself or below it).
+func (r *reach) entered(sub string) bool {
+	if len(sub) <= len(r.start) {
+		return sub == r.start
+	}
+	v, ok := r.seen[sub]
+	if !ok {
+		name := path.Base(sub)
+		hidden := !r.includeHidden && strings.HasPrefix(name, ".") && r.rules.Hidden(sub, true)&ownBit(sub) != 0
+		v = r.entered(parentOf(sub)) && r.descend(relTo(r.dir, sub)) && (!hidden || r.allow(name))
+		r.seen[sub] = v
+	}
+	return v
+}
+
+// ownBit is the bit of rel's last component in a hidden mask.
+func ownBit(rel string) uint64 { return 1 << min(strings.Count(rel, "/"), 63) }
 
 // ruleCache returns a rule cache for the workspace's root, to be closed
 // by done (nil if the root cannot be opened: the walks that follow fail
@@ -149,8 +165,9 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		return !enough()
 	})
 	walkedIgnored := 0
+	reached := newReach(q.Dir, q.descend, g.AllowHidden, p.IncludeHidden, rules)
 	for _, sub := range live {
-		if res.Run.Data.AbortedReason != "" || !reachable(q.Dir, sub, q.descend, g.AllowHidden, p.IncludeHidden, rules) {
+		if res.Run.Data.AbortedReason != "" || !reached.entered(sub) {
 			continue
 		}
 		res.Run.Data.Fallback = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
@@ -171,7 +188,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	}
 	res.Run.Data.Paths, res.Run.Data.Truncated = orderGlob(hits, p)
 	res.Run.Stats.Visited = visited
-	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.descend, g.AllowHidden, p.IncludeHidden, len(hits) == 0, live, rules)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, len(hits) == 0, live)
 	res.Run.Stats.Ignored += walkedIgnored
 	return &res, nil
 }
@@ -213,8 +230,9 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	n := len(files)
 	var fb envelope.Fallback
 	walkedIgnored := 0
+	reached := newReach(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, rules)
 	for _, sub := range live {
-		if !reachable(q.Dir, sub, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, rules) {
+		if !reached.entered(sub) {
 			continue
 		}
 		fb = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
@@ -234,7 +252,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	res.Run.Data.Fallback = fb
 	res.Run.Stats.Candidates = &n
 	found := len(res.Run.Data.Matches)+len(res.Run.Data.Files)+len(res.Run.Data.Counts) > 0
-	res.Run.Stats.Ignored, res.Skipped = s.skips(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, !found, live, rules)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, !found, live)
 	res.Run.Stats.Ignored += walkedIgnored
 	return res, nil
 }
@@ -269,28 +287,25 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 // hidden directories and the files with a hidden name — whose parent the
 // walk would enter and whose name the query does not let through, in
 // walk order.
-func (s Indexed) skips(dir string, descend func(string) bool, allow func(string) bool, includeHidden, wantHidden bool, live []string, rules *ignore.Cache) (int, []tree.Skip) {
-	entered := func(parent string) bool {
-		return parent == walkStart(dir) || reachable(dir, parent, descend, allow, includeHidden, rules)
-	}
+func (s Indexed) skips(r *reach, wantHidden bool, live []string) (int, []tree.Skip) {
 	hiddenSkip := func(p string) bool {
-		return !underAny(p, live) && !allow(path.Base(p)) && entered(parentOf(p))
+		return !underAny(p, live) && !r.allow(path.Base(p)) && r.entered(parentOf(p))
 	}
 	var out []tree.Skip
 	ignored := 0
-	s.Index.SkippedUnder(walkStart(dir), func(sk index.Skipped) {
+	s.Index.SkippedUnder(r.start, func(sk index.Skipped) {
 		switch {
 		case !sk.Hidden:
-			if !underAny(sk.Path, live) && entered(parentOf(sk.Path)) {
+			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
 				ignored++
 				out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
 			}
-		case wantHidden && !includeHidden && hiddenSkip(sk.Path):
+		case wantHidden && !r.includeHidden && hiddenSkip(sk.Path):
 			out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Hidden: true})
 		}
 	})
-	if wantHidden && !includeHidden {
-		s.Index.HiddenFiles(walkStart(dir), func(f *index.File) bool {
+	if wantHidden && !r.includeHidden {
+		s.Index.HiddenFiles(r.start, func(f *index.File) bool {
 			if hiddenSkip(f.Path) {
 				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})
 			}
