@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/bits"
 	"os"
 	"slices"
 )
@@ -18,12 +19,15 @@ import (
 //	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes,
 //	        so a base may reach 1 TiB); trigrams strictly increase; a list
 //	        ends where the next begins (the last where the table begins)
-//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB5"
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB6"
 //
 // A list holds k ≥ 1 ascending file ids, each with its next mask (see
-// trigram.go), in blocks of blockSize:
+// trigram.go), in one of two forms, told apart by the low bit of its
+// first uvarint and chosen by size (the smaller; blocks on a tie):
 //
-//	uvarint k
+// blocks (uvarint k<<1), for a sparse list: the ids in blocks of
+// blockSize,
+//
 //	skips   (only when there is more than one block) one 8-byte entry per
 //	        block: uint32 the block's last id ‖ uint32 where the block's
 //	        data ends, counted from the start of the data
@@ -32,14 +36,27 @@ import (
 //	        byte): the same gap coding runs through the blocks, so a block
 //	        can be entered from its predecessor's skip entry alone
 //
+// bitmap (uvarint k<<1 | 1), for a dense one (about one file in eight
+// or more): one bit per id,
+//
+//	uvarint w   the number of 64-bit words, the last one not zero
+//	words       w × 8 bytes, little-endian: id 64i+j is listed when bit j
+//	            of word i is set
+//	ranks       ⌈w/8⌉ × 4 bytes, little-endian uint32: how many ids the
+//	            words before word 8g hold
+//	masks       k bytes, the next masks in id order
+//
 // A query seeks through a long list by its skip entries, decoding one
-// block where the rarest list leads, and allocates nothing per id read.
+// block where the rarest list leads, or by a bitmap's words, where a
+// seek is a word lookup and a rank (one directory entry and at most
+// eight popcounts); it allocates nothing per id read. A dense list costs
+// a bit per file plus its masks, less than a byte of gap per posting.
 
 // blockSize is how many ids a skip entry covers.
 const blockSize = 128
 
 // baseMagic ends every base.
-const baseMagic = "IXB5"
+const baseMagic = "IXB6"
 
 const footerSize = 16
 
@@ -156,17 +173,63 @@ type cursor struct {
 	pos   int    // offset in data
 	end   int    // end of the current block
 	acc   uint64 // current id + 1
+
+	bm bitmap // bitmap mode, when bm.words is set
+	r  int    // bitmap mode: the current id's rank (its mask's index)
+}
+
+// bitmap is a bitmap-form list's parts, its lengths checked.
+type bitmap struct {
+	words, ranks, masks []byte
+	w                   int
+}
+
+func (bm *bitmap) word(i int) uint64 { return binary.LittleEndian.Uint64(bm.words[8*i:]) }
+
+// rank returns how many ids lie below id (64i+j, i < w).
+func (bm *bitmap) rank(i, j int) int {
+	g := i &^ 7
+	r := int(binary.LittleEndian.Uint32(bm.ranks[g/2:]))
+	for ; g < i; g++ {
+		r += bits.OnesCount64(bm.word(g))
+	}
+	return r + bits.OnesCount64(bm.word(i)&(1<<j-1))
+}
+
+// parseBitmap splits a bitmap-form list's bytes after its first uvarint
+// (k ids); ok is false unless the lengths are exact.
+func parseBitmap(b []byte, k uint64) (bm bitmap, ok bool) {
+	w, m := binary.Uvarint(b)
+	if m <= 0 || w == 0 || w > 1<<26 {
+		return bm, false
+	}
+	b = b[m:]
+	nr := (w + 7) / 8
+	if uint64(len(b)) != 8*w+4*nr+k {
+		return bm, false
+	}
+	return bitmap{words: b[:8*w], ranks: b[8*w : 8*w+4*nr], masks: b[8*w+4*nr:], w: int(w)}, true
 }
 
 // listCursor returns a cursor on the encoded list b, positioned on its
 // first id.
 func listCursor(b []byte) cursor {
 	c := cursor{done: true}
-	k, m := binary.Uvarint(b)
+	h, m := binary.Uvarint(b)
+	k := h >> 1
 	if m <= 0 || k == 0 || k > 1<<31 {
 		return c
 	}
 	b = b[m:]
+	if h&1 == 1 {
+		bm, ok := parseBitmap(b, k)
+		if !ok {
+			return c
+		}
+		c.bm, c.n, c.done = bm, int(k), false
+		c.bitmapFrom(0, 0)
+		return c
+	}
 	nb := int((k + blockSize - 1) / blockSize)
 	if nb > 1 {
 		if len(b) < 8*nb {
@@ -207,6 +270,10 @@ func (c *cursor) next() {
 		c.cur, c.mask = c.ids[c.i], 0xFF
 		return
 	}
+	if c.bm.words != nil {
+		c.bitmapFrom(uint64(c.cur)+1, c.r+1)
+		return
+	}
 	for c.pos >= c.end {
 		if c.blk++; c.blk >= c.nb {
 			c.done = true
@@ -214,7 +281,13 @@ func (c *cursor) next() {
 		}
 		c.end = c.blockEnd(c.blk)
 	}
-	d, m := binary.Uvarint(c.data[c.pos:c.end])
+	var d uint64
+	var m int
+	if b := c.data[c.pos]; b < 0x80 && c.pos+1 < c.end {
+		d, m = uint64(b), 1 // most gaps in a long list: one byte
+	} else {
+		d, m = binary.Uvarint(c.data[c.pos:c.end])
+	}
 	if m <= 0 || d == 0 || c.pos+m >= c.end {
 		c.done = true // corrupt: check refuses such a base on open
 		return
@@ -236,8 +309,21 @@ func (c *cursor) seek(t uint32) {
 		c.next()
 		return
 	}
-	if c.nb > 1 {
-		lo, hi := c.blk, c.nb
+	if c.bm.words != nil {
+		i, ci := int(t>>6), int(c.cur>>6)
+		switch {
+		case i >= c.bm.w:
+			c.done = true
+		case i == ci: // in the current word: count the ids skipped over
+			c.bitmapFrom(uint64(t), c.r+bits.OnesCount64(c.bm.word(i)&(1<<(t&63)-1)>>(c.cur&63)))
+		default:
+			c.bitmapFrom(uint64(t), c.bm.rank(i, int(t&63)))
+		}
+		return
+	}
+	if c.nb > 1 && binary.BigEndian.Uint32(c.skips[8*c.blk:]) < t {
+		// t is past the current block: search the blocks after it.
+		lo, hi := c.blk+1, c.nb
 		for lo < hi {
 			m := int(uint(lo+hi) >> 1)
 			if binary.BigEndian.Uint32(c.skips[8*m:]) < t {
@@ -261,6 +347,30 @@ func (c *cursor) seek(t uint32) {
 	}
 }
 
+// bitmapFrom moves a bitmap cursor to its first id ≥ from, whose rank
+// is r (the count of ids below from).
+func (c *cursor) bitmapFrom(from uint64, r int) {
+	i := int(from >> 6)
+	if i >= c.bm.w {
+		c.done = true
+		return
+	}
+	x := c.bm.word(i) >> (from & 63) << (from & 63)
+	for x == 0 {
+		if i++; i >= c.bm.w {
+			c.done = true
+			return
+		}
+		x = c.bm.word(i)
+	}
+	if r >= len(c.bm.masks) {
+		c.done = true // more bits than k: check refuses such a base on open
+		return
+	}
+	c.cur = uint32(i<<6 | bits.TrailingZeros64(x))
+	c.r, c.mask = r, c.bm.masks[r]
+}
+
 // appendIDs appends every id of the encoded list b to dst.
 func appendIDs(dst []uint32, b []byte) []uint32 {
 	for c := listCursor(b); !c.done; c.next() {
@@ -272,7 +382,38 @@ func appendIDs(dst []uint32, b []byte) []uint32 {
 // appendList appends the encoding of ids (ascending, not empty) and
 // their next masks to dst.
 func appendList(dst []byte, ids []uint32, masks []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(ids)))
+	start := len(dst)
+	dst = appendBlocks(dst, ids, masks)
+	w := uint64(ids[len(ids)-1])/64 + 1
+	k := uint64(len(ids))
+	if dense := uint64(uvarintLen(k<<1|1)+uvarintLen(w)) + 8*w + 4*((w+7)/8) + k; dense < uint64(len(dst)-start) {
+		dst = appendBitmap(dst[:start], ids, masks, int(w))
+	}
+	return dst
+}
+
+// appendBitmap appends the bitmap form of ids (w words).
+func appendBitmap(dst []byte, ids []uint32, masks []byte, w int) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ids))<<1|1)
+	dst = binary.AppendUvarint(dst, uint64(w))
+	words := len(dst)
+	dst = append(dst, make([]byte, 8*w+4*((w+7)/8))...)
+	for _, id := range ids {
+		dst[words+int(id>>3)] |= 1 << (id & 7) // little-endian words: byte id/8, bit id%8
+	}
+	r := uint32(0)
+	for g := 0; g < w; g += 8 {
+		binary.LittleEndian.PutUint32(dst[words+8*w+g/2:], r)
+		for i := g; i < min(g+8, w); i++ {
+			r += uint32(bits.OnesCount64(binary.LittleEndian.Uint64(dst[words+8*i:])))
+		}
+	}
+	return append(dst, masks[:len(ids)]...)
+}
+
+// appendBlocks appends the blocks form of ids.
+func appendBlocks(dst []byte, ids []uint32, masks []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ids))<<1)
 	nb := (len(ids) + blockSize - 1) / blockSize
 	skips := len(dst)
 	if nb > 1 {
@@ -452,11 +593,15 @@ func (p *postings) checkTable() error {
 }
 
 func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
-	k, m := binary.Uvarint(b)
+	h, m := binary.Uvarint(b)
+	k := h >> 1
 	if m <= 0 || k == 0 || k > bound {
 		return fmt.Errorf("count")
 	}
 	b = b[m:]
+	if h&1 == 1 {
+		return checkBitmap(b, k, bound, ok)
+	}
 	nb := int((k + blockSize - 1) / blockSize)
 	var skips []byte
 	if nb > 1 {
@@ -486,6 +631,39 @@ func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
 	}
 	if pos != len(b) {
 		return fmt.Errorf("trailing bytes")
+	}
+	return nil
+}
+
+// checkBitmap verifies a bitmap-form list after its first uvarint: exact
+// lengths, k ids, all below bound, the last word not zero, every rank
+// entry right.
+func checkBitmap(b []byte, k, bound uint64, ok func(id uint32) error) error {
+	bm, fits := parseBitmap(b, k)
+	if !fits {
+		return fmt.Errorf("bitmap lengths")
+	}
+	if bm.word(bm.w-1) == 0 {
+		return fmt.Errorf("bitmap's last word empty")
+	}
+	n := uint64(0)
+	for i := range bm.w {
+		if i%8 == 0 && binary.LittleEndian.Uint32(bm.ranks[i/2:]) != uint32(n) {
+			return fmt.Errorf("rank %d", i/8)
+		}
+		for x := bm.word(i); x != 0; x &= x - 1 {
+			id := uint64(i)<<6 | uint64(bits.TrailingZeros64(x))
+			if id >= bound {
+				return fmt.Errorf("id %d beyond %d", id, bound)
+			}
+			if err := ok(uint32(id)); err != nil {
+				return err
+			}
+			n++
+		}
+	}
+	if n != k {
+		return fmt.Errorf("bitmap holds %d ids, not %d", n, k)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -164,11 +165,11 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 func TestWorkedExampleBase(t *testing.T) {
 	ix := mustBuild(t, writeTree(t, map[string]string{"a.go": "Abc\n", "b.txt": "ab"}))
 	want := []byte{
-		0x01, 0x01, 0x20,
-		0x01, 0x01, 0x00,
+		0x02, 0x01, 0x20,
+		0x02, 0x01, 0x00,
 		0x61, 0x62, 0x63, 0, 0, 0, 0, 0x00,
 		0x62, 0x63, 0x0a, 0, 0, 0, 0, 0x03,
-		0, 0, 0, 0, 0, 0, 0, 0x06, 0, 0, 0, 0x02, 'I', 'X', 'B', '5',
+		0, 0, 0, 0, 0, 0, 0, 0x06, 0, 0, 0, 0x02, 'I', 'X', 'B', '6',
 	}
 	if !bytes.Equal(ix.base.data, want) {
 		t.Fatalf("base\n% x\nwant\n% x", ix.base.data, want)
@@ -372,5 +373,98 @@ func TestSpilledBuildSaveNamesItsBase(t *testing.T) {
 		}
 		re.Close()
 		writeFile(t, root, "d1/f001.txt", files["d1/f001.txt"])
+	}
+}
+
+// Both list forms, forced, over lists of every density: a cursor's next
+// and seek give exactly the ids and masks a sorted slice gives (seek
+// targets below, at, between and past the ids), appendList picks the
+// smaller form, and check accepts each encoding but refuses its
+// corruptions.
+func TestListFormsSeekAndCheck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const bound = 5000
+	for _, every := range []int{1, 2, 3, 7, 9, 40, 300, 5000} {
+		var ids []uint32
+		var masks []byte
+		for id := uint32(rng.IntN(every)); id < bound; id += uint32(1 + rng.IntN(2*every)) {
+			ids = append(ids, id)
+			masks = append(masks, byte(rng.Uint32()))
+		}
+		if len(ids) == 0 {
+			ids, masks = []uint32{bound - 1}, []byte{7}
+		}
+		blocks := appendBlocks(nil, ids, masks)
+		bitmap := appendBitmap(nil, ids, masks, int(ids[len(ids)-1]/64+1))
+		if got := appendList(nil, ids, masks); !bytes.Equal(got, blocks) && !bytes.Equal(got, bitmap) || len(got) > min(len(blocks), len(bitmap)) {
+			t.Errorf("every %d: appendList chose %d bytes of %d (blocks) and %d (bitmap)", every, len(got), len(blocks), len(bitmap))
+		}
+		for form, enc := range map[string][]byte{"blocks": blocks, "bitmap": bitmap} {
+			name := fmt.Sprintf("every %d, %s", every, form)
+			var got []uint32
+			if err := checkList(enc, bound, func(id uint32) error { got = append(got, id); return nil }); err != nil || !slices.Equal(got, ids) {
+				t.Fatalf("%s: check: %v, %d ids of %d", name, err, len(got), len(ids))
+			}
+			c := listCursor(enc)
+			for i := range ids {
+				if c.done || c.cur != ids[i] || c.mask != masks[i] {
+					t.Fatalf("%s: next #%d: (%d, %#x, done %v), want (%d, %#x)", name, i, c.cur, c.mask, c.done, ids[i], masks[i])
+				}
+				c.next()
+			}
+			if !c.done {
+				t.Fatalf("%s: more than %d ids", name, len(ids))
+			}
+			c = listCursor(enc)
+			for target := uint32(0); target <= bound+64; target += uint32(1 + rng.IntN(3*every)) {
+				c.seek(target)
+				i, _ := slices.BinarySearch(ids, target)
+				if i == len(ids) {
+					if !c.done {
+						t.Fatalf("%s: seek %d: at %d, want done", name, target, c.cur)
+					}
+					break
+				}
+				if c.done || c.cur != ids[i] || c.mask != masks[i] {
+					t.Fatalf("%s: seek %d: (%d, %#x, done %v), want (%d, %#x)", name, target, c.cur, c.mask, c.done, ids[i], masks[i])
+				}
+			}
+			if err := checkList(enc, uint64(ids[len(ids)-1]), func(uint32) error { return nil }); err == nil {
+				t.Errorf("%s: check with the bound at the last id passes", name)
+			}
+			for _, cut := range []int{1, len(enc) / 2, len(enc) - 1} {
+				if err := checkList(enc[:cut], bound, func(uint32) error { return nil }); err == nil {
+					t.Errorf("%s: check passes the list cut to %d bytes", name, cut)
+				}
+				cut := listCursor(enc[:cut])
+				cut.seek(bound) // never panics
+			}
+		}
+		// A bitmap's words, ranks and length are each checked.
+		w := int(ids[len(ids)-1]/64 + 1)
+		words := uvarintLen(uint64(len(ids))<<1|1) + uvarintLen(uint64(w))
+		ranks := words + 8*w
+		for what, corrupt := range map[string]func(b []byte) []byte{
+			"an id removed":      func(b []byte) []byte { b[words+int(ids[0]/8)] &^= 1 << (ids[0] % 8); return b },
+			"a rank":             func(b []byte) []byte { b[ranks] ^= 1; return b },
+			"a byte more":        func(b []byte) []byte { return append(b, 0) },
+			"an empty last word": func([]byte) []byte { return appendBitmap(nil, ids, masks, w+1) },
+		} {
+			if err := checkList(corrupt(bytes.Clone(bitmap)), 1<<20, func(uint32) error { return nil }); err == nil {
+				t.Errorf("every %d: check passes a bitmap with %s", every, what)
+			}
+		}
+		for id := uint32(0); id < ids[len(ids)-1]; id++ {
+			if _, listed := slices.BinarySearch(ids, id); !listed {
+				b := bytes.Clone(bitmap)
+				b[words+int(id/8)] |= 1 << (id % 8)
+				if err := checkList(b, 1<<20, func(uint32) error { return nil }); err == nil {
+					t.Errorf("every %d: check passes a bitmap with id %d added", every, id)
+				}
+				for c := listCursor(b); !c.done; c.next() { // more ids than masks: never a panic
+				}
+				break
+			}
+		}
 	}
 }

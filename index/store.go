@@ -1,6 +1,6 @@
 package index
 
-// On-disk format (schema version 5). One bbolt file per workspace root,
+// On-disk format (schema version 6). One bbolt file per workspace root,
 // <db>, and beside it the base postings, <db>.base-<gen> (basefile.go,
 // postings.go): written once, synced, mmap'd read-only and named by meta
 // "base", so that queries read the postings in place (the page cache
@@ -69,15 +69,21 @@ package index
 //	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes);
 //	        a list ends where the next begins, the last where the table
 //	        begins
-//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB5"
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB6"
 //
-// A list is uvarint k (k ≥ 1 ids, ascending), then, when k > 128, one
-// skip entry per block of 128 ids (uint32 the block's last id ‖ uint32
-// where its data ends, counted from the start of the data), then the
-// data: per id, uvarint (id + 1 − (previous id + 1)), the previous id of
-// the first being −1, continuing across blocks, followed by the id's
-// next mask. A query seeks through a long list by its skip entries and
-// decodes only the blocks it lands in.
+// A list (k ≥ 1 ids, ascending, each with its next mask) takes the
+// smaller of two forms (postings.go has the detail). Blocks, for a
+// sparse list: uvarint k<<1, then, when k > 128, one skip entry per
+// block of 128 ids (uint32 the block's last id ‖ uint32 where its data
+// ends, counted from the start of the data), then the data: per id,
+// uvarint (id + 1 − (previous id + 1)), the previous id of the first
+// being −1, continuing across blocks, followed by the id's next mask. A
+// bitmap, for a dense list: uvarint k<<1 | 1, uvarint w, w little-endian
+// 64-bit words with bit j of word i set for id 64i+j (the last word not
+// zero), a little-endian uint32 rank per 8 words (the ids in the words
+// before them), then the k next masks in id order. A query seeks through
+// a long list by its skip entries and decodes only the blocks it lands
+// in; in a bitmap a seek is a word lookup and a rank.
 //
 // Next masks (trigram.go). The next mask of a trigram in a file has bit
 // nextBin[c] set for each byte c (ASCII-lowercased) that follows an
@@ -96,13 +102,13 @@ package index
 // holding two lists, of "abc" (0x616263) and "bc\n" (0x62630a), each
 // naming id 0 alone:
 //
-//	01 01 20                     list of "abc": k 1, id 0 (gap 0+1), next
+//	02 01 20                     list of "abc": k 1 (blocks: 1<<1), id 0 (gap 0+1), next
 //	                             mask 0x20 ("\n" follows: nextBin[0x0a] 5)
-//	01 01 00                     list of "bc\n": nothing follows, mask 0
+//	02 01 00                     list of "bc\n": nothing follows, mask 0
 //	61 62 63  00 00 00 00 00     table: "abc" at 0
 //	62 63 0a  00 00 00 00 03     "bc\n" at 3
 //	00 00 00 00 00 00 00 06  00 00 00 02  49 58 42 35
-//	                             footer: table at 6, 2 lists, "IXB5"
+//	                             footer: table at 6, 2 lists, "IXB6"
 //
 // Were "a.go" read again after the build (changed), its "delta" value
 // would be the 8 bytes 61 62 63 20 62 63 0a 00.
@@ -130,7 +136,8 @@ package index
 // a restart must not decode them) every list decodes to exactly its k
 // strictly increasing ids below the id bound ("slots"), each followed by
 // its next mask, its skip entries
-// matching its blocks and no byte left over, and an id listed whose slot
+// matching its blocks (a bitmap: its ranks matching its words, its last
+// word not zero) and no byte left over, and an id listed whose slot
 // is free is stale (a query reads lists defensively: a bad list never
 // panics, an id beyond the table is skipped); every id
 // in "files", "delta" and "stale" is below the id bound; each "files"
@@ -170,6 +177,14 @@ package index
 //	   (41 files match), for "func main" from 1273 to 984, at the cost
 //	   of about one byte per posting (the base about doubles); a format 4
 //	   DB is rebuilt.
+//	6  a dense list may be a bitmap (a bit per file, a rank per 512
+//	   files, then its masks) where that is smaller than its blocks; a
+//	   list's first uvarint is k<<1 | form; the footer's magic is
+//	   "IXB6". A seek in a dense list was a binary search over its skip
+//	   entries and a decode of up to a block; the lists of a phrase's
+//	   common trigrams (" ma" is in 3 files of 4 in a generated tree)
+//	   were decoded whole by every query for it. A format 5 DB is
+//	   rebuilt.
 
 import (
 	"bytes"
@@ -193,7 +208,7 @@ import (
 )
 
 // SchemaVersion is the on-disk format version this package writes.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
