@@ -128,7 +128,6 @@ func (c changedOnly) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error
 	if err != nil {
 		return nil, err
 	}
-	SortNewestFirst(files)
 	n := len(files)
 	res := &GrepResult{Run: Scan(ctx, q, files)}
 	res.Run.Stats.Candidates = &n

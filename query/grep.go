@@ -2,13 +2,11 @@ package query
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,7 +110,6 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	default:
 		return nil, err
 	}
-	SortNewestFirst(files)
 	res := &GrepResult{Skipped: st.Skipped}
 	if !timedOut {
 		res.Run = Scan(ctx, q, files)
@@ -142,13 +139,6 @@ type FileRef struct {
 	Size    int64
 }
 
-// SortNewestFirst puts files in Grep's order: mtime descending, then path.
-func SortNewestFirst(files []FileRef) {
-	slices.SortFunc(files, func(a, b FileRef) int {
-		return cmp.Or(cmp.Compare(b.ModTime, a.ModTime), strings.Compare(a.Rel, b.Rel))
-	})
-}
-
 // fileHit is what scanning one file found.
 type fileHit struct {
 	matches []envelope.GrepMatch // content mode
@@ -168,12 +158,14 @@ type fileHit struct {
 // one for each file and puts it back after.
 var scanners = newScanPool(max(4, 2*runtime.GOMAXPROCS(0)))
 
-// Scan reads files (already in Grep's order) in parallel and returns the
-// first matches in that order: the first limit, and truncated exactly when
-// one more exists. Workers take files in order; results are consumed as a
-// completed prefix, so the answer does not depend on scheduling, and the
-// scan stops as soon as the prefix holds limit+1 results. When ctx ends
-// first, the completed prefix is the (partial) answer.
+// Scan reads files (in any order: it puts them in Grep's order, mtime
+// descending then path, as it reaches them, and owns the slice) in
+// parallel and returns the first matches in that order: the first limit,
+// and truncated exactly when one more exists. Workers take files in
+// order; results are consumed as a completed prefix, so the answer does
+// not depend on scheduling, and the scan stops as soon as the prefix
+// holds limit+1 results. When ctx ends first, the completed prefix is
+// the (partial) answer.
 //
 // Goroutines: Scan starts its workers and waits for them before it
 // returns. A worker looks at ctx between bounded pieces of work (see
@@ -204,7 +196,10 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	// goroutine of its own could be left waiting for a CPU while they ran
 	// far ahead (on 2 cores, "func main" limit 100 scanned ten times the
 	// files its answer needed).
-	hits := make([]fileHit, len(files))
+	// files are put in Grep's order as the workers reach them (see
+	// ordering): a scan stopped by its limit sorts only what it read.
+	order := newOrdering(files)
+	hits := make(hitTable, (len(files)+hitChunk-1)/hitChunk)
 	finished := make([]bool, len(files))
 	// A worker takes a file at most ahead files past the prefix (with a
 	// Sink, past what the Sink has been given): beyond that it waits,
@@ -233,8 +228,8 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 		finished[i] = true
 		for prefix < len(files) && finished[prefix] && have < need {
 			if p.OutputMode == envelope.ModeContent {
-				have += len(hits[prefix].matches)
-			} else if hits[prefix].count > 0 {
+				have += len(hits.at(prefix).matches)
+			} else if hits.at(prefix).count > 0 {
 				have++
 			}
 			prefix++
@@ -271,7 +266,13 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 				if fs == nil {
 					return
 				}
+				mu.Lock()
 				i := int(next.Add(1) - 1)
+				if i < len(files) {
+					order.upTo(i + 1)
+					hits.reserve(i)
+				}
+				mu.Unlock()
 				if i >= len(files) || stop.Load() {
 					scanners.put(fs)
 					return
@@ -282,7 +283,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 				if h.interrupted {
 					return // ctx has ended: the prefix stops before this file
 				}
-				hits[i] = h
+				*hits.at(i) = h
 				advance(i)
 			}
 		})
@@ -305,7 +306,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 		n := prefix
 		mu.Unlock()
 		for ; delivered < n; delivered++ {
-			h := &hits[delivered]
+			h := hits.at(delivered)
 			if h.count == 0 {
 				continue
 			}
@@ -361,7 +362,32 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 		deliver()
 		flush()
 	}
-	return assemble(q, files[:n], hits[:n], aborted)
+	return assemble(q, files[:n], hits.prefix(n), aborted)
+}
+
+// hitTable holds a Scan's hits by file position, a chunk allocated when
+// a worker first takes a file in it (under the Scan's lock): a scan
+// stopped by its limit allocates for the files it reached, not for every
+// candidate.
+type hitTable [][]fileHit
+
+const hitChunk = 256
+
+func (t hitTable) at(i int) *fileHit { return &t[i/hitChunk][i%hitChunk] }
+
+func (t hitTable) reserve(i int) {
+	if t[i/hitChunk] == nil {
+		t[i/hitChunk] = make([]fileHit, hitChunk)
+	}
+}
+
+// prefix returns the hits of the first n files (each reserved).
+func (t hitTable) prefix(n int) []fileHit {
+	out := make([]fileHit, 0, n)
+	for c := 0; len(out) < n; c++ {
+		out = append(out, t[c][:min(hitChunk, n-len(out))]...)
+	}
+	return out
 }
 
 // assemble turns the scanned prefix into the run: the first limit results,

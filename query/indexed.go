@@ -247,7 +247,6 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		}
 		walkedIgnored += st.Ignored
 	}
-	SortNewestFirst(files)
 	res := &GrepResult{Run: Scan(ctx, q, files)}
 	res.Run.Data.Fallback = fb
 	res.Run.Stats.Candidates = &n

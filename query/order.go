@@ -1,0 +1,73 @@
+package query
+
+// newer reports whether a comes before b in Grep's order: mtime
+// descending, then path.
+func newer(a, b *FileRef) bool {
+	if a.ModTime != b.ModTime {
+		return a.ModTime > b.ModTime
+	}
+	return a.Rel < b.Rel
+}
+
+// ordering puts files in Grep's order a prefix at a time, for a scan that
+// may stop after a few of many candidates (a limit reached): a heap over
+// the files not yet placed, built in O(n) and popped once per file
+// placed, instead of a sort of them all. files[:placed] is in order and
+// never moves again; the heap holds files[placed:], its root at the last
+// index (heap index h is at files[len−1−h]), so that a pop leaves the
+// smallest at files[placed]. Not safe for concurrent use; a reader may
+// read files[:placed] while another goroutine (holding the owner's lock)
+// places more.
+type ordering struct {
+	files  []FileRef
+	placed int
+}
+
+func newOrdering(files []FileRef) *ordering {
+	o := &ordering{files: files}
+	for h := len(files)/2 - 1; h >= 0; h-- {
+		o.down(h)
+	}
+	return o
+}
+
+// at returns the file at heap index h.
+func (o *ordering) at(h int) *FileRef { return &o.files[len(o.files)-1-h] }
+
+// down sifts heap index h down to its place.
+func (o *ordering) down(h int) {
+	n := len(o.files) - o.placed
+	for {
+		c := 2*h + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && newer(o.at(c+1), o.at(c)) {
+			c++
+		}
+		if !newer(o.at(c), o.at(h)) {
+			return
+		}
+		*o.at(c), *o.at(h) = *o.at(h), *o.at(c)
+		h = c
+	}
+}
+
+// next places the next file (at files[placed-1]); false when all are.
+func (o *ordering) next() bool {
+	n := len(o.files) - o.placed
+	if n == 0 {
+		return false
+	}
+	last := o.at(n - 1) // files[placed]
+	*o.at(0), *last = *last, *o.at(0)
+	o.placed++
+	o.down(0)
+	return true
+}
+
+// upTo places files until placed ≥ n (or all are).
+func (o *ordering) upTo(n int) {
+	for o.placed < n && o.next() {
+	}
+}
