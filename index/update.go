@@ -727,10 +727,28 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 		}
 	}
 	addT := slices.Sorted(maps.Keys(add))
+	// The stale ids as a bitmap: a test per posting read, hundreds of
+	// millions of them at a million files, is a bit test, not a map lookup.
+	var gone []uint64
+	for id := range stale {
+		if w := int(id >> 6); w >= len(gone) {
+			gone = slices.Grow(gone, w+1-len(gone))[:w+1]
+		}
+		gone[id>>6] |= 1 << (id & 63)
+	}
+	isGone := func(id uint32) bool { w := int(id >> 6); return w < len(gone) && gone[w]&(1<<(id&63)) != 0 }
 	var kept, merged []uint64
 	var mids []uint32
 	var masks []byte
+	read := 0
 	for i, j := 0, 0; i < base.n || j < len(addT); {
+		// A long merge lets a waiting query have its processor every
+		// ~64k postings: otherwise a query could wait for the scheduler's
+		// 10 ms preemption (or a GC worker and this take both of two).
+		if read >= 1<<16 {
+			runtime.Gosched()
+			read = 0
+		}
 		var t uint32
 		var list []byte
 		switch {
@@ -746,8 +764,10 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 			j++
 		}
 		kept = kept[:0]
-		for c := listCursor(list); !c.done; c.next() {
-			if !stale[c.cur] {
+		c := listCursor(list)
+		read += c.n
+		for ; !c.done; c.next() {
+			if !isGone(c.cur) {
 				kept = append(kept, uint64(c.cur)<<8|uint64(c.mask))
 			}
 		}
