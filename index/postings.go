@@ -288,7 +288,7 @@ func (c *cursor) next() {
 	} else {
 		d, m = binary.Uvarint(c.data[c.pos:c.end])
 	}
-	if m <= 0 || d == 0 || c.pos+m >= c.end {
+	if m <= 0 || d == 0 || d > 1<<32 || c.pos+m >= c.end || c.acc+d > 1<<32 {
 		c.done = true // corrupt: check refuses such a base on open
 		return
 	}
