@@ -1,7 +1,7 @@
 package index
 
 import (
-	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 )
@@ -14,7 +14,7 @@ import (
 // path table alone is some 200 MB, so that headroom, not the build's own
 // data, would make most of its peak. The build therefore collects
 // itself, at points where it knows garbage accumulates, once the heap
-// holds more than a quarter (at least buildHeadroom) above what was live
+// holds more than an eighth (at least buildHeadroom) above what was live
 // at the last collection: the peak follows what the build holds, at the
 // cost of a few more collections. It changes no process-wide setting
 // (GOGC, the memory limit), so other roots of the same daemon are not
@@ -50,7 +50,10 @@ func (p *heapPacer) check() {
 	defer p.mu.Unlock()
 	metrics.Read(p.samples[:])
 	live, heap := p.samples[0].Value.Uint64(), p.samples[1].Value.Uint64()
-	if heap > live+max(live/4, buildHeadroom) {
-		runtime.GC()
+	if heap > live+max(live/8, buildHeadroom) {
+		// A collection and the freed pages handed back to the OS: after
+		// runtime.GC alone the runtime keeps them (up to its heap goal,
+		// twice what is live), and the resident set with them.
+		debug.FreeOSMemory()
 	}
 }
