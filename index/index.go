@@ -15,7 +15,7 @@
 // update costs in proportion to the file changed, not to the index.
 //
 // Every posting, in the base and the delta, carries a next mask: the bytes
-// (hashed to eight bits) that follow the trigram in the file. A query
+// (hashed to four bits) that follow the trigram in the file. A query
 // that knows phrases its matches hold (EachPhraseCandidate) drops the
 // files where a phrase's trigrams occur but never one after the other.
 //

@@ -19,11 +19,13 @@ import (
 //	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes,
 //	        so a base may reach 1 TiB); trigrams strictly increase; a list
 //	        ends where the next begins (the last where the table begins)
-//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB6"
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB7"
 //
-// A list holds k ≥ 1 ascending file ids, each with its next mask (see
-// trigram.go), in one of two forms, told apart by the low bit of its
-// first uvarint and chosen by size (the smaller; blocks on a tie):
+// A list holds k ≥ 1 ascending file ids, each with its next mask (four
+// bits, see trigram.go; masks are packed two to a byte, the first in the
+// low half, a spare half zero), in one of two forms, told apart by the
+// low bit of its first uvarint and chosen by size (the smaller; blocks on
+// a tie):
 //
 // blocks (uvarint k<<1), for a sparse list: the ids in blocks of
 // blockSize,
@@ -31,10 +33,11 @@ import (
 //	skips   (only when there is more than one block) one 8-byte entry per
 //	        block: uint32 the block's last id ‖ uint32 where the block's
 //	        data ends, counted from the start of the data
-//	data    per id, uvarint (id + 1 − previous id − 1) with the previous
-//	        id of the first taken as −1, then the id's next mask (one
-//	        byte): the same gap coding runs through the blocks, so a block
-//	        can be entered from its predecessor's skip entry alone
+//	data    per block, per id a uvarint (id + 1 − previous id − 1) with
+//	        the previous id of the first taken as −1, then the block's
+//	        masks (⌈ids/2⌉ bytes): the same gap coding runs through the
+//	        blocks, so a block can be entered from its predecessor's skip
+//	        entry alone
 //
 // bitmap (uvarint k<<1 | 1), for a dense one (about one file in eight
 // or more): one bit per id,
@@ -44,7 +47,7 @@ import (
 //	            of word i is set
 //	ranks       ⌈w/8⌉ × 4 bytes, little-endian uint32: how many ids the
 //	            words before word 8g hold
-//	masks       k bytes, the next masks in id order
+//	masks       ⌈k/2⌉ bytes, the next masks in id order
 //
 // A query seeks through a long list by its skip entries, decoding one
 // block where the rarest list leads, or by a bitmap's words, where a
@@ -56,7 +59,7 @@ import (
 const blockSize = 128
 
 // baseMagic ends every base.
-const baseMagic = "IXB6"
+const baseMagic = "IXB7"
 
 const footerSize = 16
 
@@ -170,8 +173,11 @@ type cursor struct {
 	data  []byte
 	nb    int    // blocks
 	blk   int    // current block
-	pos   int    // offset in data
-	end   int    // end of the current block
+	pos   int    // offset in data of the next gap
+	gend  int    // end of the current block's gaps: its masks begin
+	bend  int    // end of the current block
+	bn    int    // ids in the current block
+	j     int    // ids of the current block read
 	acc   uint64 // current id + 1
 
 	bm bitmap // bitmap mode, when bm.words is set
@@ -205,7 +211,7 @@ func parseBitmap(b []byte, k uint64) (bm bitmap, ok bool) {
 	}
 	b = b[m:]
 	nr := (w + 7) / 8
-	if uint64(len(b)) != 8*w+4*nr+k {
+	if uint64(len(b)) != 8*w+4*nr+(k+1)/2 {
 		return bm, false
 	}
 	return bitmap{words: b[:8*w], ranks: b[8*w : 8*w+4*nr], masks: b[8*w+4*nr:], w: int(w)}, true
@@ -238,9 +244,28 @@ func listCursor(b []byte) cursor {
 		c.skips, b = b[:8*nb], b[8*nb:]
 	}
 	c.data, c.nb, c.n, c.done = b, nb, int(k), false
-	c.end = c.blockEnd(0)
+	c.enterBlock(0)
 	c.next()
 	return c
+}
+
+// blockIDs returns how many ids block b of a list of n holds.
+func blockIDs(b, nb, n int) int {
+	if b < nb-1 {
+		return blockSize
+	}
+	return n - (nb-1)*blockSize
+}
+
+// enterBlock makes block b (whose gaps begin at c.pos) the current one;
+// a block whose bounds do not fit ends the cursor (check refuses it).
+func (c *cursor) enterBlock(b int) {
+	c.blk, c.j = b, 0
+	c.bend, c.bn = c.blockEnd(b), blockIDs(b, c.nb, c.n)
+	c.gend = c.bend - (c.bn+1)/2
+	if c.gend < c.pos {
+		c.done = true
+	}
 }
 
 // sliceCursor returns a cursor on ids (ascending).
@@ -274,26 +299,32 @@ func (c *cursor) next() {
 		c.bitmapFrom(uint64(c.cur)+1, c.r+1)
 		return
 	}
-	for c.pos >= c.end {
-		if c.blk++; c.blk >= c.nb {
+	if c.j == c.bn {
+		if c.blk+1 >= c.nb {
 			c.done = true
 			return
 		}
-		c.end = c.blockEnd(c.blk)
+		c.pos = c.bend
+		if c.enterBlock(c.blk + 1); c.done {
+			return
+		}
 	}
 	var d uint64
 	var m int
-	if b := c.data[c.pos]; b < 0x80 && c.pos+1 < c.end {
+	if c.pos >= c.gend {
+		m = 0
+	} else if b := c.data[c.pos]; b < 0x80 {
 		d, m = uint64(b), 1 // most gaps in a long list: one byte
 	} else {
-		d, m = binary.Uvarint(c.data[c.pos:c.end])
+		d, m = binary.Uvarint(c.data[c.pos:c.gend])
 	}
-	if m <= 0 || d == 0 || d > 1<<32 || c.pos+m >= c.end || c.acc+d > 1<<32 {
+	if m <= 0 || d == 0 || d > 1<<32 || c.acc+d > 1<<32 {
 		c.done = true // corrupt: check refuses such a base on open
 		return
 	}
-	c.mask = c.data[c.pos+m]
-	c.pos += m + 1
+	c.mask = nibble(c.data[c.gend:c.bend], c.j)
+	c.pos += m
+	c.j++
 	c.acc += d
 	c.cur = uint32(c.acc - 1)
 }
@@ -337,10 +368,11 @@ func (c *cursor) seek(t uint32) {
 			return
 		}
 		if lo > c.blk {
-			c.blk = lo
-			c.pos = min(c.blockEnd(lo-1), len(c.data))
-			c.end = c.blockEnd(lo)
+			c.pos = c.blockEnd(lo - 1)
 			c.acc = uint64(binary.BigEndian.Uint32(c.skips[8*(lo-1):])) + 1
+			if c.enterBlock(lo); c.done {
+				return
+			}
 		}
 	}
 	for c.next(); !c.done && c.cur < t; c.next() {
@@ -363,12 +395,33 @@ func (c *cursor) bitmapFrom(from uint64, r int) {
 		}
 		x = c.bm.word(i)
 	}
-	if r >= len(c.bm.masks) {
+	if r >= c.n {
 		c.done = true // more bits than k: check refuses such a base on open
 		return
 	}
 	c.cur = uint32(i<<6 | bits.TrailingZeros64(x))
-	c.r, c.mask = r, c.bm.masks[r]
+	c.r, c.mask = r, nibble(c.bm.masks, r)
+}
+
+// nibble returns the i'th 4-bit mask packed in masks (two to a byte, the
+// low half first), 0 past its end.
+func nibble(masks []byte, i int) uint8 {
+	if i/2 >= len(masks) {
+		return 0
+	}
+	return masks[i/2] >> (4 * (i & 1)) & 0xF
+}
+
+// appendNibbles appends masks packed two to a byte, the low half first.
+func appendNibbles(dst, masks []byte) []byte {
+	for i := 0; i < len(masks); i += 2 {
+		b := masks[i] & 0xF
+		if i+1 < len(masks) {
+			b |= masks[i+1] << 4
+		}
+		dst = append(dst, b)
+	}
+	return dst
 }
 
 // appendIDs appends every id of the encoded list b to dst.
@@ -386,7 +439,7 @@ func appendList(dst []byte, ids []uint32, masks []byte) []byte {
 	dst = appendBlocks(dst, ids, masks)
 	w := uint64(ids[len(ids)-1])/64 + 1
 	k := uint64(len(ids))
-	if dense := uint64(uvarintLen(k<<1|1)+uvarintLen(w)) + 8*w + 4*((w+7)/8) + k; dense < uint64(len(dst)-start) {
+	if dense := uint64(uvarintLen(k<<1|1)+uvarintLen(w)) + 8*w + 4*((w+7)/8) + (k+1)/2; dense < uint64(len(dst)-start) {
 		dst = appendBitmap(dst[:start], ids, masks, int(w))
 	}
 	return dst
@@ -408,7 +461,7 @@ func appendBitmap(dst []byte, ids []uint32, masks []byte, w int) []byte {
 			r += uint32(bits.OnesCount64(binary.LittleEndian.Uint64(dst[words+8*i:])))
 		}
 	}
-	return append(dst, masks[:len(ids)]...)
+	return appendNibbles(dst, masks[:len(ids)])
 }
 
 // appendBlocks appends the blocks form of ids.
@@ -423,10 +476,11 @@ func appendBlocks(dst []byte, ids []uint32, masks []byte) []byte {
 	prev := uint64(0)
 	for b := range nb {
 		blk := ids[b*blockSize : min(len(ids), (b+1)*blockSize)]
-		for j, id := range blk {
-			dst = append(binary.AppendUvarint(dst, uint64(id)+1-prev), masks[b*blockSize+j])
+		for _, id := range blk {
+			dst = binary.AppendUvarint(dst, uint64(id)+1-prev)
 			prev = uint64(id) + 1
 		}
+		dst = appendNibbles(dst, masks[b*blockSize:b*blockSize+len(blk)])
 		if nb > 1 {
 			binary.BigEndian.PutUint32(dst[skips+8*b:], blk[len(blk)-1])
 			binary.BigEndian.PutUint32(dst[skips+8*b+4:], uint32(len(dst)-start))
@@ -612,18 +666,24 @@ func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
 	}
 	acc, pos := uint64(0), 0
 	for blk := range nb {
-		for j := blk * blockSize; j < min(int(k), (blk+1)*blockSize); j++ {
+		n := blockIDs(blk, nb, int(k))
+		for j := range n {
 			d, m := binary.Uvarint(b[pos:])
-			if m <= 0 || d == 0 || pos+m >= len(b) {
-				return fmt.Errorf("id %d", j)
+			if m <= 0 || d == 0 {
+				return fmt.Errorf("id %d", blk*blockSize+j)
 			}
-			pos += m + 1 // the gap and the next mask (any byte is one)
+			pos += m
 			if acc += d; acc > bound {
 				return fmt.Errorf("id %d beyond %d", acc-1, bound)
 			}
 			if err := ok(uint32(acc - 1)); err != nil {
 				return err
 			}
+		}
+		// The block's masks, two to a byte (any nibble is a mask), the
+		// half after an odd count's last zero.
+		if pos += (n + 1) / 2; pos > len(b) || n%2 == 1 && b[pos-1]>>4 != 0 {
+			return fmt.Errorf("masks of block %d", blk)
 		}
 		if nb > 1 && (binary.BigEndian.Uint32(skips[8*blk:]) != uint32(acc-1) || binary.BigEndian.Uint32(skips[8*blk+4:]) != uint32(pos)) {
 			return fmt.Errorf("skip entry %d", blk)
@@ -645,6 +705,9 @@ func checkBitmap(b []byte, k, bound uint64, ok func(id uint32) error) error {
 	}
 	if bm.word(bm.w-1) == 0 {
 		return fmt.Errorf("bitmap's last word empty")
+	}
+	if k%2 == 1 && bm.masks[len(bm.masks)-1]>>4 != 0 {
+		return fmt.Errorf("bitmap's masks: the half after the last not zero")
 	}
 	n := uint64(0)
 	for i := range bm.w {

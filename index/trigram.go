@@ -41,8 +41,8 @@ var lower = func() (t [256]byte) {
 	return
 }()
 
-// Next-byte masks. Each posting (a trigram in a file) carries one byte,
-// its next mask: bit nextBin[c] is set for the byte c (ASCII-lowercased)
+// Next-byte masks. Each posting (a trigram in a file) carries four bits,
+// its next mask: bit nextBin[c]&3 is set for the byte c (ASCII-lowercased)
 // that follows each occurrence of the trigram in the file (an occurrence
 // at the end of the file sets none). A phrase (a literal of four bytes or
 // more that every match contains) is then possible in a file only if,
@@ -52,12 +52,14 @@ var lower = func() (t [256]byte) {
 // Lowercasing the next byte, like the trigram, makes the test one lookup
 // whatever the case of the query.
 //
-// nextBin spreads the bytes of source code evenly over the eight bits:
-// bytes were assigned, most frequent first, each to the bin with the
-// least total frequency so far, by their frequency (ASCII case folded)
-// over the .go files of GOROOT/src (query/kernelfreq.go); the space
-// alone fills bin 0. It is part of the on-disk format (store.go): a
-// change of it is a new schema version.
+// nextBin spreads the bytes of source code evenly over eight bins: bytes
+// were assigned, most frequent first, each to the bin with the least
+// total frequency so far, by their frequency (ASCII case folded) over the
+// .go files of GOROOT/src (query/kernelfreq.go); the space alone fills
+// bin 0. A mask has four bits, bins b and b+4 sharing bit b (schema 5
+// had a bit per bin: twice the masks' bytes, while the fourth bit of the
+// fold cost few candidates; see store.go's version log). It is part of
+// the on-disk format (store.go): a change of it is a new schema version.
 var nextBin = [256]uint8{
 	3, 3, 4, 6, 7, 1, 2, 3, 4, 3, 5, 6, 7, 4, 1, 2, // 0x00
 	3, 4, 6, 7, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, 7, // 0x10
@@ -78,7 +80,7 @@ var nextBin = [256]uint8{
 }
 
 // nextBit is the bit of byte c in a next mask.
-func nextBit(c byte) uint8 { return 1 << nextBin[lower[c]] }
+func nextBit(c byte) uint8 { return 1 << (nextBin[lower[c]] & 3) }
 
 // A posting travels through extraction, the builder, the spill, the
 // merge and the delta as one uint32: trigram<<8 | next mask ("packed").
@@ -114,7 +116,7 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 		prev := uint32(1 << 24) // the trigram before c; none yet: the spare slot
 		for _, c := range data[2:] {
 			l := lower[c]
-			mask[prev] |= 1 << nextBin[l]
+			mask[prev] |= 1 << (nextBin[l] & 3)
 			t = (t<<8 | uint32(l)) & 0xFFFFFF
 			prev = t
 			if mask[t] == 0 {
