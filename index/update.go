@@ -265,6 +265,7 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 	// pos costs a pass over the whole table.
 	var pos []uint32
 	cur := -1 // no cursor
+	walked := 0
 	if dir == "" {
 		ix.mu.RLock()
 		pos = make([]uint32, len(ix.files))
@@ -288,6 +289,9 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 		},
 		OnDir: onDir,
 	}, func(e tree.Entry) error {
+		if walked++; walked%4096 == 0 {
+			pacer.check() // the listings are garbage once consumed (pacer.go)
+		}
 		f := fileFromEntry(e)
 		f.Hidden |= hidden
 		ix.mu.RLock()
