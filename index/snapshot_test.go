@@ -478,3 +478,43 @@ func TestListFormsSeekAndCheck(t *testing.T) {
 		}
 	}
 }
+
+// A compaction that inverts the delta a range of trigrams at a time (the
+// budget forced down to one posting: a range per first byte) writes the
+// very base one that inverts it at once writes.
+func TestCompactRangesSameBase(t *testing.T) {
+	files := map[string]string{}
+	for i := range 60 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%5, i)] = fmt.Sprintf("Alpha beta %d gamma\nzeta ETA %d θ\n", i, i*7)
+	}
+	root := writeTree(t, files)
+	ix := mustBuild(t, root)
+	defer ix.Close()
+	var changed []string
+	for i := 0; i < 60; i += 3 {
+		p := fmt.Sprintf("d%d/f%03d.txt", i%5, i)
+		writeFile(t, root, p, fmt.Sprintf("rewritten %d: ~!@#$%%^&*() {}[] <tab>\t%d\n", i, i))
+		changed = append(changed, p)
+	}
+	writeFile(t, root, "new/n.txt", "\x7f\x80 high bytes \xff\xfe and Alpha\n")
+	if err := ix.Apply(context.Background(), append(changed, "new")); err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.delta) < 20 {
+		t.Fatalf("%d files in the delta, want 21", len(ix.delta))
+	}
+	write := func(budget int) []byte {
+		defer func(b int) { compactAddBudget = b }(compactAddBudget)
+		compactAddBudget = budget
+		pw := newPostingWriter(nil)
+		compactBase(&ix.base, ix.delta, ix.stale, pw)
+		return pw.finishBytes()
+	}
+	whole, ranged := write(1<<30), write(1)
+	if !bytes.Equal(whole, ranged) {
+		t.Fatalf("ranged compaction: %d bytes, at once: %d bytes, not the same", len(ranged), len(whole))
+	}
+	if _, err := parsePostings(whole); err != nil {
+		t.Fatal(err)
+	}
+}
