@@ -290,7 +290,7 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 		OnDir: onDir,
 	}, func(e tree.Entry) error {
 		if walked++; walked%4096 == 0 {
-			pacer.check() // the listings are garbage once consumed (pacer.go)
+			pacer.checkLoose() // the listings are garbage once consumed (pacer.go)
 		}
 		f := fileFromEntry(e)
 		f.Hidden |= hidden
