@@ -1,5 +1,7 @@
 package query
 
+import "slices"
+
 // newer reports whether a comes before b in Grep's order: mtime
 // descending, then path.
 func newer(a, b *FileRef) bool {
@@ -12,7 +14,8 @@ func newer(a, b *FileRef) bool {
 // ordering puts files in Grep's order a prefix at a time, for a scan that
 // may stop after a few of many candidates (a limit reached): a heap over
 // the files not yet placed, built in O(n) and popped once per file
-// placed, instead of a sort of them all. files[:placed] is in order and
+// placed, instead of a sort of them all (once sortPast are placed, the
+// rest is sorted at once). files[:placed] is in order and
 // never moves again; the heap holds files[placed:], its root at the last
 // index (heap index h is at files[len−1−h]), so that a pop leaves the
 // smallest at files[placed]. Not safe for concurrent use; a reader may
@@ -66,8 +69,28 @@ func (o *ordering) next() bool {
 	return true
 }
 
+// sortPast is how many files the heap places before the rest is sorted
+// at once: a scan that gets that far is likely to read them all (a rare
+// pattern, --all, the walk), and a heap pops in about twice a sort's
+// comparisons.
+const sortPast = 1024
+
 // upTo places files until placed ≥ n (or all are).
 func (o *ordering) upTo(n int) {
 	for o.placed < n && o.next() {
+	}
+	if o.placed >= sortPast && o.placed < len(o.files) {
+		// The heap's files, in any order, sorted: they follow the placed.
+		rest := o.files[o.placed:]
+		slices.SortFunc(rest, func(a, b FileRef) int {
+			switch {
+			case newer(&a, &b):
+				return -1
+			case newer(&b, &a):
+				return 1
+			}
+			return 0
+		})
+		o.placed = len(o.files)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // a placed prefix never moves while more are placed.
 func TestOrderingEqualsSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000} {
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000, 3000} { // 3000: past sortPast
 		for _, mtimes := range []int{1, 3, 1 << 30} { // all tied, few, distinct
 			files := make([]FileRef, n)
 			for i := range files {
