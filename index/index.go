@@ -5,10 +5,11 @@
 // on-disk format).
 //
 // The postings have two parts. The base is immutable and compact: sorted
-// trigrams, each with a block-coded list of file ids, read in place from
-// its mmap'd file (postings.go); a query drives each AND from its rarest
-// list and seeks through the others by their skip entries, so its cost
-// follows the answer rather than the lists' lengths. Files read since the
+// trigrams, each with a list of file ids, block-coded or (when dense) a
+// bitmap, read in place from its mmap'd file (postings.go); a query drives
+// each AND from its rarest list and seeks through the others by their
+// skip entries or their bitmaps' words, so its cost follows the answer
+// rather than the lists' lengths. Files read since the
 // base was built (changed or new) are in the delta, each with its own
 // sorted trigram set, and their base entries are stale and skipped. A query
 // is answered from both; Compact folds the delta into a new base. So an
