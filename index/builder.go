@@ -24,11 +24,10 @@ import (
 //     maxBlock: a short list costs a few bytes, a long one few hops.
 //
 // A posting in a block is uvarint(id + 1 − (previous id + 1)), the
-// previous id of a run's first being −1, then the id's next mask (one
-// byte, trigram.go): the data of a base list and of a run's
-// (postings.go, spill.go). writeRun copies it as it is; the merge reads
-// the masks beside the ids (appendRunIDs) and writes them with them
-// (appendList).
+// previous id of a run's first being −1, then the id's next mask (a
+// byte, trigram.go): the data of a run's list (spill.go). writeRun copies
+// it as it is; the merge reads the masks beside the ids (appendRunIDs)
+// and writes them with them, packed, into the base (appendList).
 //
 // When the arena, heads, table and trigrams would exceed limit bytes,
 // add stops and the caller spills the lists (writeRun) and resets the
@@ -112,7 +111,7 @@ func (b *postingBuilder) alloc(n int) uint32 {
 // none, or -1 when there is no room for it.
 func (b *postingBuilder) head(t uint32) int {
 	mask := uint32(len(b.table) - 1)
-	i := (t * 0x9E3779B1) >> b.shift
+	i := fibHash(t, b.shift)
 	for {
 		e := b.table[i]
 		if e == 0 {
@@ -150,7 +149,7 @@ func (b *postingBuilder) grow() {
 		if e == 0 {
 			continue
 		}
-		i := ((uint32(e>>32) - 1) * 0x9E3779B1) >> b.shift
+		i := fibHash(uint32(e>>32)-1, b.shift)
 		for b.table[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -215,8 +214,8 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-// appendData appends the data of hd's list (its postings, as a run's or
-// a base list's data holds them) to dst.
+// appendData appends the data of hd's list (its postings, as a run's
+// list holds them) to dst.
 func (b *postingBuilder) appendData(dst []byte, hd *listHead) []byte {
 	for blk := hd.first; blk != hd.tail; {
 		n := uint32(binary.LittleEndian.Uint16(b.arena[blk+4:]))

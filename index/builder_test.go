@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -107,5 +108,20 @@ func TestBuilderLimit(t *testing.T) {
 	}
 	if !full {
 		t.Fatal("the builder never filled")
+	}
+}
+
+// merge2 is the union in id order, each posting with its own mask; of an
+// id in both lists the first list's posting is kept, once.
+func TestMerge2(t *testing.T) {
+	a := &postingList{ids: []uint32{1, 3, 5}, masks: []byte{0xa1, 0xa3, 0xa5}}
+	b := &postingList{ids: []uint32{0, 2, 3, 6, 7}, masks: []byte{0xb0, 0xb2, 0xb3, 0xb6, 0xb7}}
+	var got postingList
+	merge2(&got, a, b)
+	if want := []uint32{0, 1, 2, 3, 5, 6, 7}; !slices.Equal(got.ids, want) {
+		t.Fatalf("ids %v, want %v", got.ids, want)
+	}
+	if want := []byte{0xb0, 0xa1, 0xb2, 0xa3, 0xa5, 0xb6, 0xb7}; !bytes.Equal(got.masks, want) {
+		t.Fatalf("masks %x, want %x", got.masks, want)
 	}
 }

@@ -72,7 +72,16 @@ const (
 
 // entry returns the trigram and list offset of table entry i.
 func (p *postings) entry(i int) (t uint32, off uint64) {
-	e := p.data[p.tableOff+entrySize*i:]
+	return decodeEntry(p.data[p.tableOff+entrySize*i:])
+}
+
+// appendEntry appends the table entry of trigram t's list at off.
+func appendEntry(dst []byte, t uint32, off uint64) []byte {
+	return binary.BigEndian.AppendUint32(append(dst, byte(t>>16), byte(t>>8), byte(t), byte(off>>32)), uint32(off))
+}
+
+// decodeEntry decodes a table entry: trigram (3 bytes) ‖ offset (5).
+func decodeEntry(e []byte) (t uint32, off uint64) {
 	return uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2]), uint64(e[3])<<32 | uint64(binary.BigEndian.Uint32(e[4:]))
 }
 
@@ -544,8 +553,7 @@ func (pw *postingWriter) addEncoded(t uint32, list []byte) {
 		}
 		return
 	}
-	pw.table = append(pw.table, byte(t>>16), byte(t>>8), byte(t), byte(pw.off>>32))
-	pw.table = binary.BigEndian.AppendUint32(pw.table, uint32(pw.off))
+	pw.table = appendEntry(pw.table, t, pw.off)
 	pw.n++
 	pw.write(list)
 }
@@ -595,9 +603,8 @@ func (pw *postingWriter) appendPart(f *os.File, part *postingWriter) error {
 		pw.err = fmt.Errorf("index: the base's lists exceed %d bytes", int64(maxBaseLists))
 	}
 	for e := part.table; len(e) >= entrySize; e = e[entrySize:] {
-		off := uint64(e[3])<<32 | uint64(binary.BigEndian.Uint32(e[4:])) + shift
-		pw.table = append(pw.table, e[0], e[1], e[2], byte(off>>32))
-		pw.table = binary.BigEndian.AppendUint32(pw.table, uint32(off))
+		t, off := decodeEntry(e)
+		pw.table = appendEntry(pw.table, t, off+shift)
 	}
 	pw.n += part.n
 	return pw.err

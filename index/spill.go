@@ -31,10 +31,10 @@ import (
 // mapped and unlinked at once. Either way the page cache holds it, not
 // the heap. Runs are unlinked as soon as they are created and read with
 // pread through small buffers (never mapped), so they do not count in
-// the process's resident size either. So a build's memory is the path table and one
-// budget of lists (arenas without pointers, which the collector does not
-// scan), whatever the size of the tree. A build that spilled nothing
-// merges its builders' lists in memory.
+// the process's resident size either. So a build's memory is the path
+// table and one budget of lists (arenas without pointers, which the
+// collector does not scan), whatever the size of the tree. A build that
+// spilled nothing merges its builders' lists in memory.
 
 // DefaultBuildBudget is how many bytes of posting lists a build holds in
 // memory (all its workers together) before spilling them to runs.
@@ -90,12 +90,8 @@ func (r *run) entry(i int) (t uint32, off int64, err error) {
 	if _, err := r.r.ReadAt(e[:], r.tableOff+entrySize*int64(i)); err != nil {
 		return 0, 0, err
 	}
-	return decodeEntry(e[:])
-}
-
-// decodeEntry decodes a table entry (trigram ‖ 5-byte offset).
-func decodeEntry(e []byte) (t uint32, off int64, err error) {
-	return uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2]), int64(e[3])<<32 | int64(binary.BigEndian.Uint32(e[4:])), nil
+	t, o := decodeEntry(e[:])
+	return t, int64(o), nil
 }
 
 // listsBelow returns the index of r's first trigram not below t and the
@@ -164,7 +160,8 @@ func newRunCursor(r *run, lo uint32) *runCursor {
 		c.done, c.err = true, err
 		return c
 	}
-	c.t, c.off, _ = decodeEntry(e[:])
+	t, eoff := decodeEntry(e[:])
+	c.t, c.off = t, int64(eoff)
 	c.lookahead()
 	return c
 }
@@ -178,7 +175,8 @@ func (c *runCursor) lookahead() {
 			c.done, c.err = true, err
 			return
 		}
-		c.nt, c.end, _ = decodeEntry(e[:])
+		t, off := decodeEntry(e[:])
+		c.nt, c.end = t, int64(off)
 	}
 	if c.end < c.off || c.end > c.run.tableOff {
 		c.done, c.err = true, fmt.Errorf("%w: run table offsets", ErrCorrupt)
@@ -355,11 +353,12 @@ func (s *spiller) close() {
 }
 
 // mergeRuns writes to pw the union of runs, sorted by worker, each of
-// whose ids are below those of the next of its worker. The trigram space is cut into one part per core,
-// of about equal bytes of lists; part 0 is merged straight into pw while
-// the others are merged, each by its own goroutine, into an unlinked
-// temporary file (in dir, "" for the system's), then appended to pw in
-// order with their table entries shifted. The merge decodes and
+// whose ids are below those of its worker's next. The trigram space is
+// cut into one part per core, of about equal bytes of lists; part 0 is
+// merged straight into pw while the others are merged, each by its own
+// goroutine, into an unlinked temporary file (in dir, "" for the
+// system's), then appended to pw in order with their table entries
+// shifted. The merge decodes and
 // re-encodes every id: spread over the cores, it is no longer a phase
 // where one core works and the others wait.
 func mergeRuns(runs []run, pw *postingWriter, dir, pattern string) {
@@ -521,15 +520,23 @@ func mergeLists(out, tmp *postingList, lists []*postingList) {
 	}
 }
 
-// merge2 appends to dst the union of a and b, both ascending.
+// merge2 appends to dst the union of a and b, both ascending; of an id
+// in both (never, where they are used: a build's workers' ids are
+// disjoint, and a compaction's delta ids are all stale, so not kept from
+// the base) a's posting is kept.
 func merge2(dst, a, b *postingList) {
 	i, j := 0, 0
 	for i < len(a.ids) && j < len(b.ids) {
-		if a.ids[i] < b.ids[j] {
+		switch {
+		case a.ids[i] < b.ids[j]:
 			dst.ids, dst.masks = append(dst.ids, a.ids[i]), append(dst.masks, a.masks[i])
 			i++
-		} else {
+		case a.ids[i] > b.ids[j]:
 			dst.ids, dst.masks = append(dst.ids, b.ids[j]), append(dst.masks, b.masks[j])
+			j++
+		default:
+			dst.ids, dst.masks = append(dst.ids, a.ids[i]), append(dst.masks, a.masks[i])
+			i++
 			j++
 		}
 	}

@@ -137,8 +137,8 @@ package index
 // verifies: trigrams strictly increase within 24 bits; offsets start at
 // 0 and never decrease; (Check only, not on open: the CRC covers them and
 // a restart must not decode them) every list decodes to exactly its k
-// strictly increasing ids below the id bound ("slots"), each followed by
-// its next mask, its skip entries
+// strictly increasing ids below the id bound ("slots"), each with its
+// next mask (a spare half-byte zero), its skip entries
 // matching its blocks (a bitmap: its ranks matching its words, its last
 // word not zero) and no byte left over, and an id listed whose slot
 // is free is stale (a query reads lists defensively: a bad list never

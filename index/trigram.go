@@ -227,7 +227,15 @@ func newDeltaSig(tris []uint32) *deltaSig {
 	return s
 }
 
-func (s *deltaSig) bit(tri uint32) uint32 { return (tri * 0x9E3779B1) >> s.shift }
+func (s *deltaSig) bit(tri uint32) uint32 { return fibHash(tri, uint(s.shift)) }
+
+// fibHash is Fibonacci hashing: the top 32−shift bits of x times 2^32/φ,
+// the index's hash of a trigram into a power-of-two table.
+func fibHash(x uint32, shift uint) uint32 { return (x * 0x9E3779B1) >> shift }
+
+// TrigramHash hashes the trigram t (24 bits, ASCII-folded) to bits bits
+// (1 to 32), as the index hashes trigrams into its tables and signatures.
+func TrigramHash(t uint32, bits uint) uint32 { return fibHash(t, 32-bits) }
 
 // has reports whether the file may hold the trigram tri (24 bits, folded).
 func (s *deltaSig) has(tri uint32) bool {

@@ -715,7 +715,7 @@ func (ix *Index) Compact() error {
 }
 
 // compactAddBudget bounds how many delta postings compactBase inverts at
-// a time (8 bytes each, as id<<8 | next mask): a burst of 30,000 changed
+// a time (5 bytes each, an id and its next mask): a burst of 30,000 changed
 // files at 200k files held 835 MB live when the whole delta was inverted
 // at once. A variable so that tests can force many ranges.
 var compactAddBudget = 4 << 20
@@ -754,18 +754,20 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 	}
 	isGone := func(id uint32) bool { w := int(id >> 6); return w < len(gone) && gone[w]&(1<<(id&63)) != 0 }
 	next := make([]int, len(ids)) // per delta file (as ids), its first posting not yet inverted
-	var kept, merged []uint64
-	var mids []uint32
-	var masks []byte
+	var kept, merged, none postingList
 	read := 0
 	i := 0 // the next base list
 	for _, hi := range cuts {
-		add := make(map[uint32][]uint64) // trigram -> delta id<<8 | next mask, ascending
+		add := make(map[uint32]*postingList) // trigram -> its delta files, ascending
 		for k, id := range ids {
 			set, p := delta[id], next[k]
 			for ; p < len(set) && packedTri(set[p]) < hi; p++ {
-				t := packedTri(set[p])
-				add[t] = append(add[t], uint64(id)<<8|uint64(set[p]&0xFF))
+				l := add[packedTri(set[p])]
+				if l == nil {
+					l = &postingList{}
+					add[packedTri(set[p])] = l
+				}
+				l.ids, l.masks = append(l.ids, id), append(l.masks, byte(set[p]))
 			}
 			next[k] = p
 		}
@@ -794,43 +796,21 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 				i++
 				j++
 			}
-			kept = kept[:0]
+			kept.reset()
 			c := listCursor(list)
 			read += c.n
 			for ; !c.done; c.next() {
 				if !isGone(c.cur) {
-					kept = append(kept, uint64(c.cur)<<8|uint64(c.mask))
+					kept.ids, kept.masks = append(kept.ids, c.cur), append(kept.masks, c.mask)
 				}
 			}
-			merged = mergeInto(merged[:0], kept, add[t])
-			mids, masks = mids[:0], masks[:0]
-			for _, v := range merged {
-				mids, masks = append(mids, uint32(v>>8)), append(masks, byte(v))
+			fromDelta := add[t]
+			if fromDelta == nil {
+				fromDelta = &none
 			}
-			pw.add(t, mids, masks)
+			merged.reset()
+			merge2(&merged, &kept, fromDelta)
+			pw.add(t, merged.ids, merged.masks)
 		}
 	}
-}
-
-// mergeInto appends the ascending union of a and b (each ascending by
-// id) to dst; entries are id<<8 | next mask, and of two with the same id
-// (never: a delta id is stale, so not kept from the base) a's is kept.
-func mergeInto(dst, a, b []uint64) []uint64 {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch x, y := a[i]>>8, b[j]>>8; {
-		case x < y:
-			dst = append(dst, a[i])
-			i++
-		case x > y:
-			dst = append(dst, b[j])
-			j++
-		default:
-			dst = append(dst, a[i])
-			i++
-			j++
-		}
-	}
-	dst = append(dst, a[i:]...)
-	return append(dst, b[j:]...)
 }

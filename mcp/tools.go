@@ -108,7 +108,6 @@ func (d *toolDef) tool() *sdk.Tool {
 	}
 }
 
-// The notes every envelope tool's description ends with.
 // typeSchema describes Glob's and Grep's type and type_not, as members
 // of their input schemas' properties.
 const typeSchema = `    "type": {
@@ -123,6 +122,7 @@ const typeSchema = `    "type": {
     },
 `
 
+// The notes every envelope tool's description ends with.
 const envelopeNotes = ` All paths in arguments are relative to the workspace root (or absolute inside it; anything outside the root is denied), and all paths in results are relative to the workspace root. A name holding a control character (newline, CR, ESC, ...), a byte that is not UTF-8, a backslash or a double quote is shown as a double-quoted C-style string ("a\nb.go", "caf\xe9.txt"), and a line of a file holding a control character or such a byte is shown the same way; give a name back in that form (in path, include or pattern) to name exactly that file. The text content is the answer to read; structuredContent is the full response envelope: status ("success"; "partial" = usable but incomplete or discounted; "error" with error.code and error.message), data, text, stats and context (params_input echoes the arguments).`
 
 var toolDefs = []*toolDef{

@@ -167,7 +167,7 @@ func (c *BlockCache) put(k blockKey, bf *blockFilter) {
 
 // blockHash is the bit of the ASCII-folded trigram t (24 bits) in a
 // block's filter.
-func blockHash(t uint32) uint32 { return (t * 0x9E3779B1) >> (32 - blockLog) }
+func blockHash(t uint32) uint32 { return index.TrigramHash(t, blockLog) }
 
 // buildBlockFilter computes the filter of data, the whole file stamped s,
 // or one with no blocks if the file is unfit.

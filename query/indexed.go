@@ -78,7 +78,7 @@ type reach struct {
 }
 
 func newReach(dir string, descend, allow func(string) bool, includeHidden bool, rules *ignore.Cache) *reach {
-	return &reach{dir: dir, start: walkStart(dir), descend: descend, allow: allow, includeHidden: includeHidden, rules: rules, seen: make(map[string]bool, 256)}
+	return &reach{dir: dir, start: walkStart(dir), descend: descend, allow: allow, includeHidden: includeHidden, rules: rules}
 }
 
 // entered reports whether the walk lists the directory sub (root-relative,
@@ -87,11 +87,14 @@ func (r *reach) entered(sub string) bool {
 	if len(sub) <= len(r.start) {
 		return sub == r.start
 	}
-	v, ok := r.seen[sub]
+	v, ok := r.seen[sub] // nil until a first answer: most queries ask none
 	if !ok {
 		name := path.Base(sub)
 		hidden := !r.includeHidden && strings.HasPrefix(name, ".") && r.rules.Hidden(sub, true)&ownBit(sub) != 0
 		v = r.entered(parentOf(sub)) && r.descend(relTo(r.dir, sub)) && (!hidden || r.allow(name))
+		if r.seen == nil {
+			r.seen = make(map[string]bool)
+		}
 		r.seen[sub] = v
 	}
 	return v

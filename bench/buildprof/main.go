@@ -52,19 +52,15 @@ func main() {
 	}
 	db := filepath.Join(dir, "ix.db")
 	if *cpu != "" {
-		f, err := os.Create(*cpu)
-		if err != nil {
+		if err := pprof.StartCPUProfile(create(*cpu)); err != nil {
 			fail(err)
 		}
-		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
 	if *tr != "" {
-		f, err := os.Create(*tr)
-		if err != nil {
+		if err := trace.Start(create(*tr)); err != nil {
 			fail(err)
 		}
-		trace.Start(f)
 		defer trace.Stop()
 	}
 	var peakLive atomic.Uint64
@@ -114,18 +110,15 @@ func main() {
 	var ru0 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	var phases []string
-	last := start
 	ix, rebuilt, err := index.OpenOrBuild(context.Background(), db, *tree, &index.OpenOptions{
 		Phase: func(p index.Phase) {
 			phases = append(phases, fmt.Sprintf("%v@%.2fs", p, time.Since(start).Seconds()))
-			last = time.Now()
 		},
 	})
 	if err != nil {
 		fail(err)
 	}
 	wall := time.Since(start)
-	_ = last
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	close(stop)
@@ -134,18 +127,19 @@ func main() {
 	fmt.Printf("build %s rebuilt=%v files=%d wall=%.2fs cpu=%.2fs (user %.2f sys %.2f) cores=%.2f VmHWM=%dMiB peakLiveHeap=%dMiB gc=%d phases=%s\n",
 		*tree, rebuilt, ix.Len(), wall.Seconds(), cpuT.Seconds(),
 		float64(ru.Utime.Nano()-ru0.Utime.Nano())/1e9, float64(ru.Stime.Nano()-ru0.Stime.Nano())/1e9,
-		cpuT.Seconds()/wall.Seconds(), vmHWM()>>20, peakLive.Load()>>20, numGC(), strings.Join(phases, ","))
+		cpuT.Seconds()/wall.Seconds(), status()["VmHWM"]>>20, peakLive.Load()>>20, numGC(), strings.Join(phases, ","))
 	if v, ok := atPeak.Load().(string); ok {
 		fmt.Println("at the peak of VmRSS (sampled every 20 ms):", v)
 	}
 	ix.Close()
 	if *allocs != "" {
-		f, err := os.Create(*allocs)
-		if err != nil {
+		f := create(*allocs)
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 			fail(err)
 		}
-		pprof.Lookup("allocs").WriteTo(f, 0)
-		f.Close()
+		if err := f.Close(); err != nil {
+			fail(err)
+		}
 	}
 }
 
@@ -172,19 +166,13 @@ func status() map[string]int64 {
 	return m
 }
 
-// vmHWM is the process's peak resident set size, in bytes.
-func vmHWM() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+// create creates the file at name for a profile, or fails.
+func create(name string) *os.File {
+	f, err := os.Create(name)
 	if err != nil {
-		return 0
+		fail(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return f
 }
 
 func fail(err error) {
