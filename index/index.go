@@ -130,20 +130,27 @@ type Progress struct {
 // soon as it is applied; a crash before its transaction commits loses it
 // from the DB only, and the next open's revalidation reads it again. The
 // holder of wmu may read the fields below without mu, since only it
-// changes them.
+// changes them (written aside: Flush sets it under mu alone).
+//
+// Every DB transaction runs under dbmu, taken after wmu. Flush, which
+// writes what deferred commits left pending (pending.go), lets wmu go
+// once it holds dbmu: the next change is applied while its transaction
+// and fsync run.
 type Index struct {
 	root string
 
-	wmu sync.Mutex // serialises writers; held across DB transactions
-	cmu sync.Mutex // serialises compactions (Compact builds without wmu)
+	wmu  sync.Mutex // serialises writers; held across DB transactions but Flush's
+	dbmu sync.Mutex // serialises DB transactions and the DB's replacement; taken after wmu
+	cmu  sync.Mutex // serialises compactions (Compact builds without wmu)
 	// compacting is set while Compact runs (for Stats).
 	compacting atomic.Bool
 	// compactTouched collects the ids changed while a compaction builds
 	// its base aside (nil when none does): they stay stale after the swap.
 	compactTouched map[uint32]bool
-	// Test hooks, called (when set) inside each DB write transaction and
-	// between a compaction's build and its swap.
-	hookInTx, hookCompactBuilt func()
+	// Test hooks, called (when set) inside each DB write transaction (an
+	// error fails it) and between a compaction's build and its swap.
+	hookInTx         func() error
+	hookCompactBuilt func()
 
 	mu      sync.RWMutex         // guards the fields below against readers; writers also hold wmu
 	files   []File               // by id; a removed file has Path == ""
@@ -166,7 +173,7 @@ type Index struct {
 	// none).
 	built    newBase
 	builtFor string
-	touched  []uint32 // ids changed in memory, not yet in the DB
+	pending  pendingWrites // changes in memory, not yet in the DB (pending.go)
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
 	written int64

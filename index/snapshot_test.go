@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,9 +46,10 @@ func savedIndex(t *testing.T, files map[string]string) (ix *Index, root, db stri
 func TestQueryNotBlockedByWriteTransaction(t *testing.T) {
 	ix, root, _ := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
 	entered, release := make(chan struct{}), make(chan struct{})
-	ix.hookInTx = func() {
+	ix.hookInTx = func() error {
 		close(entered)
 		<-release
+		return nil
 	}
 	writeFile(t, root, "c.txt", "QuokkaNeedle\n")
 	applied := make(chan error, 1)
@@ -111,9 +116,10 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 
 	// Held inside the compaction's transaction: queries still answer.
 	entered, releaseTx := make(chan struct{}), make(chan struct{})
-	ix.hookInTx = func() {
+	ix.hookInTx = func() error {
 		close(entered)
 		<-releaseTx
+		return nil
 	}
 	close(releaseBuilt)
 	waitFor(t, entered, "the compaction's transaction")
@@ -516,5 +522,243 @@ func TestCompactRangesSameBase(t *testing.T) {
 	}
 	if _, err := parsePostings(whole); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Deferred writes: each change is in memory, and answers queries, at
+// once; no transaction runs until flush, then one; a transaction that
+// fails leaves the writes pending for the next; and the DB reopened holds
+// what memory held, though within the one deferral a path was added then
+// removed, another removed then added back, and an ignored record added
+// then dropped (the order the DB must not lose).
+func TestDeferredWrites(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n", "skip/x.txt": "x\n"})
+	ctx := context.Background()
+	apply := func(ps ...string) {
+		t.Helper()
+		if err := ix.Apply(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func(p string) {
+		t.Helper()
+		if err := os.RemoveAll(filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txs := 0
+	ix.hookInTx = func() error { txs++; return nil }
+	flush := ix.DeferWrites()
+	if err := ix.Flush(); err != nil || txs != 0 {
+		t.Fatalf("Flush with nothing held back: %v, %d transactions, want none", err, txs)
+	}
+
+	writeFile(t, root, "c.txt", "QuokkaNeedle\n")
+	apply("c.txt")
+	remove("a.txt")
+	apply("a.txt")
+	writeFile(t, root, "e.txt", "epsilon\n")
+	apply("e.txt")
+	remove("e.txt")
+	apply("e.txt")
+	writeFile(t, root, "a.txt", "alpha again\n")
+	apply("a.txt")
+	writeFile(t, root, ".ignore", "skip/\n*.log\n")
+	writeFile(t, root, "z.log", "log\n")
+	apply(".ignore", "skip", "z.log")
+	writeFile(t, root, ".ignore", "*.log\n")
+	apply(".ignore", "skip")
+
+	if txs != 0 {
+		t.Errorf("%d transactions while writes were deferred, want 0", txs)
+	}
+	if got, want := candidates(t, ix, "QuokkaNeedle"), []string{"c.txt"}; !slices.Equal(got, want) {
+		t.Errorf("candidates before the flush = %q, want %q", got, want)
+	}
+	if got, want := paths(ix), []string{".ignore", "a.txt", "b.txt", "c.txt", "skip/x.txt"}; !slices.Equal(got, want) {
+		t.Errorf("paths before the flush = %q, want %q", got, want)
+	}
+
+	ix.hookInTx = func() error { return syscall.ENOSPC }
+	if err := ix.Flush(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Flush with a failing transaction: %v, want ENOSPC", err)
+	}
+	ix.hookInTx = func() error { txs++; return nil }
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if txs != 1 {
+		t.Errorf("%d transactions for the deferred writes, want 1", txs)
+	}
+	if err := flush(); err != nil || txs != 1 {
+		t.Errorf("ending the deferral with nothing held back: %v, %d transactions, want 1", err, txs)
+	}
+	if err := ix.Apply(ctx, nil); err != nil || txs != 1 {
+		t.Errorf("an empty Apply after the flush: %v, %d transactions, want none", err, txs)
+	}
+
+	// Past deferMax records held back, a change is written as it is made.
+	defer func(n int) { deferMax = n }(deferMax)
+	deferMax = 2
+	flush = ix.DeferWrites()
+	writeFile(t, root, "f.txt", "phi\n")
+	writeFile(t, root, "g.txt", "gamma\n")
+	writeFile(t, root, "h.txt", "eta\n")
+	apply("f.txt", "g.txt", "h.txt")
+	if txs != 2 {
+		t.Errorf("%d transactions after a change over deferMax, want 2", txs)
+	}
+	if err := flush(); err != nil || txs != 2 {
+		t.Errorf("ending the deferral with nothing held back: %v, %d transactions, want 2", err, txs)
+	}
+	ix.hookInTx = nil
+	checkIndex(t, ix)
+
+	files, skipped := tableRecords(ix)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	checkIndex(t, ix2)
+	files2, skipped2 := tableRecords(ix2)
+	if !slices.Equal(files2, files) {
+		t.Errorf("reopened table:\n got %+v\nwant %+v", files2, files)
+	}
+	if want := []Skipped{{Path: "z.log"}}; !slices.Equal(skipped2, want) || !slices.Equal(skipped, want) {
+		t.Errorf("ignored records: reopened %+v, in memory %+v, want %+v", skipped2, skipped, want)
+	}
+}
+
+// Close writes what deferred writes still hold back.
+func TestCloseWritesDeferred(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n"})
+	ix.DeferWrites() // never flushed: Close must write
+	writeFile(t, root, "b.txt", "beta\n")
+	if err := ix.Apply(context.Background(), []string{"b.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := tableRecords(ix)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	if got, _ := tableRecords(ix2); !slices.Equal(got, files) {
+		t.Errorf("reopened table:\n got %+v\nwant %+v", got, files)
+	}
+}
+
+// tableRecords returns the index's table, without the Racy flag (set
+// anew when a file is looked at), and its ignored records.
+func tableRecords(ix *Index) (files []File, skipped []Skipped) {
+	ix.Files("", "", func(f *File) bool {
+		g := *f
+		g.Flags &^= Racy
+		files = append(files, g)
+		return true
+	})
+	ix.SkippedUnder("", func(s Skipped) { skipped = append(skipped, s) })
+	return files, skipped
+}
+
+// Flush holds the writers' lock only to take the pending writes: a change
+// is applied, and answers, while Flush is held inside its transaction;
+// the next Flush writes it; and a compaction (its swap waits for the
+// transaction) and a failed Flush around it leave the DB as memory is.
+func TestChangesGoOnDuringFlush(t *testing.T) {
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
+	ctx := context.Background()
+	stop := ix.DeferWrites()
+	writeFile(t, root, "a.txt", "alpha changed\n")
+	if err := ix.Apply(ctx, []string{"a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	first.Store(true)
+	ix.SetWriteHook(func() error {
+		if !first.CompareAndSwap(true, false) {
+			return nil
+		}
+		close(entered)
+		<-release
+		return syscall.ENOSPC // the disk is full: a.txt's writes go back to pending
+	})
+	flushed := make(chan error, 1)
+	go func() { flushed <- ix.Flush() }()
+	waitFor(t, entered, "Flush's transaction")
+
+	applied := make(chan error, 1)
+	go func() {
+		writeFile(t, root, "c.txt", "QuokkaNeedle\n")
+		applied <- ix.Apply(ctx, []string{"c.txt"})
+	}()
+	select {
+	case err := <-applied:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("a change waited for Flush's transaction")
+	}
+	if got, want := candidates(t, ix, "QuokkaNeedle"), []string{"c.txt"}; !slices.Equal(got, want) {
+		t.Errorf("candidates during Flush = %q, want %q", got, want)
+	}
+	// A compaction folds a.txt's change into its base meanwhile; its swap
+	// holds wmu and waits for the transaction. The failed Flush gives a.txt
+	// back to pending after it: written from memory, a.txt is not stale.
+	built := make(chan struct{})
+	ix.hookCompactBuilt = func() { close(built) }
+	compacted := make(chan error, 1)
+	go func() { compacted <- ix.Compact() }()
+	waitFor(t, built, "the compaction's base")
+	for end := time.Now().Add(30 * time.Second); ix.wmu.TryLock(); runtime.Gosched() {
+		ix.wmu.Unlock()
+		if time.Now().After(end) {
+			t.Fatal("the compaction never took the writers' lock for its swap")
+		}
+	}
+	close(release)
+	if err := <-flushed; !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Flush = %v, want ENOSPC", err)
+	}
+	if err := <-compacted; err != nil {
+		t.Fatal(err)
+	}
+	ix.SetWriteHook(nil)
+	ix.hookCompactBuilt = nil
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	files, _ := tableRecords(ix)
+	want := []string{"a.txt", "b.txt", "c.txt"}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	checkIndex(t, ix2)
+	if got, _ := tableRecords(ix2); !slices.Equal(got, files) {
+		t.Errorf("reopened table:\n got %+v\nwant %+v", got, files)
+	}
+	if got := paths(ix2); !slices.Equal(got, want) {
+		t.Errorf("reopened paths = %q, want %q", got, want)
+	}
+	for q, want := range map[string][]string{"changed": {"a.txt"}, "QuokkaNeedle": {"c.txt"}, "beta": {"b.txt"}} {
+		if got := candidates(t, ix2, q); !slices.Equal(got, want) {
+			t.Errorf("reopened: candidates for %q = %q, want %q", q, got, want)
+		}
 	}
 }

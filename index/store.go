@@ -5,9 +5,11 @@ package index
 // postings.go): written once, synced, mmap'd read-only and named by meta
 // "base", so that queries read the postings in place (the page cache
 // holds them, not the heap) and no bbolt value is large.
-// Every change is one bbolt transaction, so a crash at any point leaves
-// the state of the last committed transaction: the old index or the new,
-// never a mix. A new base file (Save, Compact) is complete and synced
+// Changes reach the DB in bbolt transactions (each as it is made, or,
+// while the watcher defers them, those made since the last: pending.go),
+// so a crash at any point leaves the state of the last committed
+// transaction: the old index or the new, never a mix; what the DB had
+// not been given is found again by the next open's revalidation. A new base file (Save, Compact) is complete and synced
 // before the transaction that names it commits; base files the DB does
 // not name are removed on open. Save writes a new file beside the old one, syncs it and
 // renames it into place (then syncs the directory), so a save that fails
@@ -372,11 +374,25 @@ func (w *dbTx) finish() (int64, error) {
 	return written, meta.Put(kMetaSum, be32(metaSum(meta)))
 }
 
-// update runs fn in a write transaction of the index's DB and finishes
-// it, recording the write time. A bbolt panic (a DB damaged since it was
-// opened) is returned as ErrCorrupt. Caller holds wmu (not mu: readers
-// go on meanwhile); ix.db is set.
-func (ix *Index) update(fn func(w *dbTx) error) (err error) {
+// update writes the pending changes (see pendingWrites) and runs fn in
+// one write transaction of the index's DB. Caller holds wmu (not mu:
+// readers go on meanwhile); ix.db is set.
+func (ix *Index) update(fn func(w *dbTx) error) error {
+	recs, taken := ix.takePending()
+	ix.dbmu.Lock()
+	defer ix.dbmu.Unlock()
+	err := ix.transact(recs, len(ix.files), fn)
+	if err != nil {
+		ix.pending.restore(taken)
+	}
+	return err
+}
+
+// transact writes recs, then runs fn, in one write transaction of the
+// index's DB, and finishes it with slots (the table's length) and the
+// write time, which it records. A bbolt panic (a DB damaged since it was
+// opened) is returned as ErrCorrupt. Caller holds dbmu; ix.db is set.
+func (ix *Index) transact(recs []record, slots int, fn func(w *dbTx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorrupt(&err)
 	var written int64
@@ -385,13 +401,27 @@ func (ix *Index) update(fn func(w *dbTx) error) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := fn(w); err != nil {
-			return err
+		for _, r := range recs {
+			if r.del {
+				err = w.del(r.b, r.key)
+			} else {
+				err = w.put(r.b, r.key, r.val)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if fn != nil {
+			if err := fn(w); err != nil {
+				return err
+			}
 		}
 		if ix.hookInTx != nil {
-			ix.hookInTx()
+			if err := ix.hookInTx(); err != nil {
+				return err
+			}
 		}
-		if err := tx.Bucket(bMeta).Put(kSlots, be32(len(ix.files))); err != nil {
+		if err := tx.Bucket(bMeta).Put(kSlots, be32(slots)); err != nil {
 			return err
 		}
 		written, err = w.finish()
@@ -456,14 +486,17 @@ func (ix *Index) Save(path string) error {
 			os.Remove(basePath(path, nb.gen))
 		}
 	} else {
+		ix.dbmu.Lock() // a Flush's transaction on the old DB ends first
 		if ix.db != nil {
 			ix.db.Close()
 		}
 		ix.mu.Lock()
 		old := ix.base
-		ix.db, ix.path, ix.written, ix.touched, ix.base, ix.gen = db, path, written, ix.touched[:0], nb.p, nb.gen
+		ix.db, ix.path, ix.written, ix.base, ix.gen = db, path, written, nb.p, nb.gen
+		ix.pending.clear() // the new DB holds all of memory
 		ix.built, ix.builtFor = newBase{}, ""
 		ix.mu.Unlock()
+		ix.dbmu.Unlock()
 		if !reuse {
 			old.close()
 		}
@@ -668,6 +701,8 @@ func ignoredValue(s Skipped) []byte {
 func (ix *Index) Close() error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
+	ferr := ix.flushLocked()
+	ix.dbmu.Lock()
 	ix.mu.Lock()
 	db, base := ix.db, ix.base
 	ix.db = nil
@@ -675,7 +710,8 @@ func (ix *Index) Close() error {
 		ix.base = emptyPostings()
 	}
 	ix.mu.Unlock()
-	err := base.close()
+	ix.dbmu.Unlock()
+	err := errors.Join(ferr, base.close())
 	if db == nil {
 		return err
 	}

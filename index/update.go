@@ -460,50 +460,27 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 		return nil
 	}
 	// Readers see the change from here; the transaction and its fsync run
-	// without mu (see Index).
+	// without mu (see Index), now or, while writes are deferred, later.
 	locked = false
 	ix.mu.Unlock()
-	return ix.update(func(w *dbTx) error {
-		for _, p := range dels {
-			if err := w.del(sumFiles, []byte(p)); err != nil {
-				return err
-			}
+	for _, p := range dels {
+		ix.pending.file(p)
+	}
+	for _, id := range puts {
+		if p := ix.files[id].Path; p != "" { // "": put, then removed in the same change
+			ix.pending.file(p)
 		}
-		for _, id := range puts {
-			f := &ix.files[id]
-			if f.Path == "" {
-				continue // put, then removed in the same batch
-			}
-			if err := w.put(sumFiles, []byte(f.Path), encodeFile(id, f)); err != nil {
-				return err
-			}
-		}
-		for _, id := range ix.touched {
-			key := be32(id)
-			if tris, ok := ix.delta[id]; ok {
-				if err := w.put(sumDelta, key, packTrigrams(tris)); err != nil {
-					return err
-				}
-			} else if err := w.del(sumDelta, key); err != nil {
-				return err
-			}
-			if err := w.put(sumStale, key, nil); err != nil {
-				return err
-			}
-		}
-		ix.touched = ix.touched[:0]
-		for _, p := range ignDels {
-			if err := w.del(sumIgnored, []byte(p)); err != nil {
-				return err
-			}
-		}
-		for _, s := range ignoredAdds {
-			if err := w.putIgnored(s); err != nil {
-				return err
-			}
-		}
+	}
+	for _, p := range ignDels {
+		ix.pending.ignoredPath(p)
+	}
+	for _, s := range ignoredAdds {
+		ix.pending.ignoredPath(s.Path)
+	}
+	if ix.pending.deferred && ix.pending.len() < deferMax {
 		return nil
-	})
+	}
+	return ix.flushLocked()
 }
 
 // putLocked stores c's file, reusing its id or taking a free one, and
@@ -577,7 +554,7 @@ func (ix *Index) insertOrdered(ids []uint32) {
 
 // touch records that id changed in memory. Caller holds wmu and mu.
 func (ix *Index) touch(id uint32) {
-	ix.touched = append(ix.touched, id)
+	ix.pending.touched = append(ix.pending.touched, id)
 	if ix.compactTouched != nil {
 		ix.compactTouched[id] = true
 	}
@@ -686,7 +663,7 @@ func (ix *Index) Compact() error {
 	if err := old.close(); err != nil {
 		return fmt.Errorf("index: compact: %w", err)
 	}
-	ix.touched = ix.touched[:0]
+	ix.pending.touched = nil // the transaction below rewrites delta and stale whole
 	if ix.db == nil {
 		return nil
 	}

@@ -513,6 +513,34 @@ func (w *Watcher) finishBatch(cookies []*cookie, resync bool) {
 	for _, c := range cookies {
 		w.finish(c, nil)
 	}
+	select { // the batch's DB writes: behind, once the cookies are out
+	case w.flushWake <- struct{}{}:
+	default:
+	}
+}
+
+// writeBehind writes the index's changes to its DB behind the processor
+// (index.Index.Flush), woken after each batch: a batch's sync barriers
+// are released once it is applied to memory, and its transaction and
+// fsync overlap the next batch. A failed write is a failed update
+// (failed); the writes stay pending for the next. When the watcher stops
+// it writes what is left and ends the deferral.
+func (w *Watcher) writeBehind(stop func() error) {
+	defer func() {
+		if err := stop(); err != nil {
+			w.log.Warn("watch: writing the index's last changes failed", "root", w.root, "err", err)
+		}
+	}()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.flushWake:
+		}
+		if err := w.ix.Flush(); err != nil && w.ctx.Err() == nil {
+			w.failed(err)
+		}
+	}
 }
 
 // publish copies the processor's watch table figures into the state.

@@ -5,8 +5,9 @@
 //
 // # Goroutines
 //
-// Start starts two goroutines; Close cancels their context and waits for
-// both (one WaitGroup). Nothing else is started, so nothing outlives Close.
+// Start starts three goroutines; Close cancels their context and waits
+// for them (one WaitGroup), as for the background compaction the
+// processor may start. Nothing else is started, so nothing outlives Close.
 //
 //   - drain reads the notifier's Events and Errors channels and never blocks
 //     on anything but them: it records each event's path in the dirty set
@@ -19,6 +20,11 @@
 //     releases the Sync callers whose cookies arrived with the batch. When
 //     idle it compacts the index if Index.NeedsCompact says so: it is the
 //     index's only writer, compactions included.
+//   - writeBehind writes the index's changes to its DB (Index.Flush),
+//     woken after each batch: the index defers its DB writes for the
+//     watcher's life (Index.DeferWrites), so a batch's sync barriers are
+//     released before its transaction's fsync, which overlaps the next
+//     batch. It writes what is left when the watcher stops.
 //
 // The notifier's reader goroutine is ended by the notifier's Close, which
 // Close calls and which waits for it. Sync callers wait on their cookie,
@@ -217,8 +223,10 @@ type Watcher struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	wake   chan struct{} // one slot: the processor has work
-	done   chan struct{} // closed once the watcher has stopped
-	ready  chan struct{} // closed once the initial reconcile is done
+	// flushWake (one slot) wakes writeBehind: a batch left DB writes.
+	flushWake chan struct{}
+	done      chan struct{} // closed once the watcher has stopped
+	ready     chan struct{} // closed once the initial reconcile is done
 
 	closeOnce sync.Once
 	closeErr  error
@@ -313,6 +321,7 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		dev:       uint64(st.Dev),
 		ino:       st.Ino,
 		wake:      make(chan struct{}, 1),
+		flushWake: make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		ready:     make(chan struct{}),
 		dirty:     make(map[string]fsnotify.Op),
@@ -342,6 +351,8 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 	w.chooseCookieDir()
 	w.r = nil // the processor opens its own, batch by batch
 	w.publish()
+	stop := ix.DeferWrites()
+	w.wg.Go(func() { w.writeBehind(stop) })
 	w.wg.Go(w.process)
 	return w, nil
 }

@@ -825,3 +825,80 @@ func TestWatcherCompacts(t *testing.T) {
 		syncNow(t, w) // another batch, then the idle point where it compacts
 	}
 }
+
+// A synced query does not wait for the DB: Sync returns, and the change
+// answers, while the batch's transaction is held before its commit (its
+// fsync). Without the batch's writes deferred past its sync barriers,
+// Sync would wait for the held transaction and the test time out.
+func TestSyncNotBlockedByTheTransaction(t *testing.T) {
+	root := tempRoot(t)
+	writeFile(t, root, "a.txt", "alpha\n")
+	w, ix := startDB(t, root, Options{})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ix.SetWriteHook(func() error {
+		once.Do(func() { close(entered) })
+		<-release
+		return nil
+	})
+	writeFile(t, root, "b.txt", "QuokkaNeedle\n")
+	synced := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		synced <- w.Sync(ctx)
+	}()
+	select {
+	case err := <-synced:
+		if err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+	case <-time.After(deadline):
+		close(release)
+		t.Fatal("Sync waited for the batch's DB transaction")
+	}
+	if got, want := candidates(t, ix, "QuokkaNeedle"), []string{"b.txt"}; !slices.Equal(got, want) {
+		t.Errorf("candidates once synced = %q, want %q", got, want)
+	}
+	wait(t, entered, "the batch's transaction") // written all the same
+	close(release)
+	ix.SetWriteHook(nil)
+	// The cleanup reopens the DB and compares it with a fresh build.
+}
+
+// A batch whose transaction fails (a full disk) is not lost: the watcher
+// logs it, reconciles, and a later transaction writes what the failed
+// one held, so the DB reopened at cleanup equals a fresh build.
+func TestFailedTransactionWrittenLater(t *testing.T) {
+	root := tempRoot(t)
+	writeFile(t, root, "a.txt", "alpha\n")
+	log := &testLogger{t: t}
+	w, ix := startDB(t, root, Options{Logger: slog.New(log)})
+	var failing atomic.Bool
+	failing.Store(true)
+	failed := make(chan struct{})
+	ix.SetWriteHook(func() error {
+		if failing.CompareAndSwap(true, false) {
+			close(failed)
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	writeFile(t, root, "b.txt", "beta\n")
+	must(t, os.Remove(filepath.Join(root, "a.txt")))
+	syncNow(t, w)
+	wait(t, failed, "the batch's transaction")
+	// The failure reaches the watcher as the transaction returns; each
+	// Sync after it waits for the reconcile it asks for.
+	for end := time.Now().Add(deadline); !log.logged("index update failed"); {
+		if time.Now().After(end) {
+			t.Fatal("the failed transaction was not logged")
+		}
+		syncNow(t, w)
+	}
+	syncNow(t, w)
+	if st := w.State(); st.Suspect {
+		t.Errorf("still suspect after the reconcile: %+v", st)
+	}
+	ix.SetWriteHook(nil)
+}
