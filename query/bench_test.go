@@ -79,6 +79,7 @@ func indexedTools(b *testing.B) *Tools {
 	db := os.Getenv("INDEXD_BENCH_DB")
 	if db == "" {
 		_, benchIndexed = buildTools(b, gorootSrc(b).Root)
+		benchIndexed.Searcher = Indexed{Index: benchIndexed.Searcher.(Indexed).Index, Blocks: NewBlockCache(DefaultBlockCacheBytes)} // as the daemon's
 		return benchIndexed
 	}
 	ws := gorootSrc(b)
@@ -91,7 +92,7 @@ func indexedTools(b *testing.B) *Tools {
 			b.Fatal(err)
 		}
 	}
-	benchIndexed = &Tools{WS: ws, Searcher: Indexed{Index: ix}}
+	benchIndexed = &Tools{WS: ws, Searcher: Indexed{Index: ix, Blocks: NewBlockCache(DefaultBlockCacheBytes)}}
 	return benchIndexed
 }
 

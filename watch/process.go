@@ -144,6 +144,9 @@ func (w *Watcher) process() {
 	}
 	w.markReady() // if the initial reconcile panicked, it did not
 	for {
+		// When idle: a delta reopened large (changes made before a
+		// restart) is compacted as one grown by events is.
+		w.maybeCompact()
 		select {
 		case <-w.ctx.Done():
 			return
@@ -162,16 +165,20 @@ func (w *Watcher) process() {
 				return
 			}
 		}
-		if w.ix.NeedsCompact() && w.compacting.CompareAndSwap(false, true) {
-			// In the background: batches (and sync barriers) go on being
-			// served while the index builds its new base aside.
-			w.wg.Go(func() {
-				defer w.compacting.Store(false)
-				if err := w.ix.Compact(); err != nil {
-					w.failed(err)
-				}
-			})
-		}
+	}
+}
+
+// maybeCompact starts a compaction in the background if the index needs
+// one and none runs: batches (and sync barriers) go on being served while
+// the index builds its new base aside.
+func (w *Watcher) maybeCompact() {
+	if w.ix.NeedsCompact() && w.compacting.CompareAndSwap(false, true) {
+		w.wg.Go(func() {
+			defer w.compacting.Store(false)
+			if err := w.ix.Compact(); err != nil {
+				w.failed(err)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -901,4 +902,36 @@ func TestFailedTransactionWrittenLater(t *testing.T) {
 		t.Errorf("still suspect after the reconcile: %+v", st)
 	}
 	ix.SetWriteHook(nil)
+}
+
+// An index that needs a compaction when the watcher starts (changes a
+// restart's catch-up read) is compacted without waiting for an event.
+func TestWatcherCompactsAtStart(t *testing.T) {
+	root := tempRoot(t)
+	var names []string
+	for i := range 1100 {
+		names = append(names, fmt.Sprintf("d%d/f%d.txt", i%10, i))
+		writeFile(t, root, names[i], fmt.Sprintf("file %d\n", i))
+	}
+	ix, err := index.Build(context.Background(), root, nil)
+	must(t, err)
+	for i, n := range names {
+		writeFile(t, root, n, fmt.Sprintf("changed file %d\n", i))
+	}
+	must(t, ix.Apply(context.Background(), names))
+	if !ix.NeedsCompact() {
+		t.Fatal("the index needs no compaction; the test proves nothing")
+	}
+	w, err := Start(context.Background(), root, ix, Options{Logger: slog.New(&testLogger{t: t})})
+	must(t, err)
+	defer w.Close()
+	wait(t, w.Ready(), "the watcher's initial reconcile")
+	for end := time.Now().Add(deadline); ix.NeedsCompact(); runtime.Gosched() {
+		if time.Now().After(end) {
+			t.Fatal("the watcher never compacted the index it started with")
+		}
+	}
+	if got := candidates(t, ix, "changed file 1099"); !slices.Equal(got, []string{"d9/f1099.txt"}) {
+		t.Errorf("after the compaction: candidates = %q", got)
+	}
 }
