@@ -96,12 +96,15 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(q.Params.TimeoutMS)*time.Millisecond))
 	defer cancel()
 	var files []FileRef
+	pre := startPrescan(ctx, q)
 	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), grepWalkOptions(q), func(e tree.Entry) error {
 		if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
 			files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
+			pre.offer(len(files)-1, files[len(files)-1])
 		}
 		return nil
 	})
+	pre.finish(files)
 	timedOut := false
 	switch {
 	case err == nil:
@@ -137,6 +140,7 @@ type FileRef struct {
 	Rel     string
 	ModTime int64
 	Size    int64
+	pre     *fileHit // what a prescan found in it (prescan.go), if it read it
 }
 
 // fileHit is what scanning one file found.
@@ -158,6 +162,21 @@ type fileHit struct {
 // one for each file and puts it back after.
 var scanners = newScanPool(max(4, 2*runtime.GOMAXPROCS(0)))
 
+// scanNeeds returns the results (lines, or files) that settle a Grep's
+// truncation, and the matches worth collecting from one file (-1: count
+// them all).
+func scanNeeds(p GrepParams) (need, perFile int) {
+	need = p.Limit + 1
+	perFile = need
+	switch p.OutputMode {
+	case envelope.ModeFiles:
+		perFile = 1
+	case envelope.ModeCount:
+		perFile = -1
+	}
+	return need, perFile
+}
+
 // Scan reads files (in any order: it puts them in Grep's order, mtime
 // descending then path, as it reaches them, and owns the slice) in
 // parallel and returns the first matches in that order: the first limit,
@@ -174,14 +193,7 @@ var scanners = newScanPool(max(4, 2*runtime.GOMAXPROCS(0)))
 // however large the file being scanned.
 func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	p := q.Params
-	need := p.Limit + 1 // results (lines, or files) that settle truncation
-	perFile := need     // matches worth collecting from one file
-	switch p.OutputMode {
-	case envelope.ModeFiles:
-		perFile = 1
-	case envelope.ModeCount:
-		perFile = -1 // count them all
-	}
+	need, perFile := scanNeeds(p)
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -277,11 +289,17 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 					scanners.put(fs)
 					return
 				}
-				fs.root = root
-				h := fs.scan(ctx, q, files[i], perFile)
-				scanners.put(fs)
-				if h.interrupted {
-					return // ctx has ended: the prefix stops before this file
+				var h fileHit
+				if pre := files[i].pre; pre != nil {
+					scanners.put(fs)
+					h = *pre
+				} else {
+					fs.root = root
+					h = fs.scan(ctx, q, files[i], perFile)
+					scanners.put(fs)
+					if h.interrupted {
+						return // ctx has ended: the prefix stops before this file
+					}
 				}
 				*hits.at(i) = h
 				advance(i)

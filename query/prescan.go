@@ -1,0 +1,133 @@
+package query
+
+// Prescan: reading files while the walk lists them.
+//
+// A Grep that walks must know every file's mtime before Scan can take the
+// files newest first, so walking and then scanning leaves a core idle in
+// each phase (on GOROOT/src the walk listed for a third of a rare
+// literal's time while no file was read). A prescan reads the files the
+// walk hands over, in walk order, while the walk goes on; Scan then takes
+// the hit of each prescanned file instead of reading it again. A file's
+// hit depends only on its bytes, so the answer is the one Scan alone
+// gives (a file changed meanwhile may give either version, as it may to
+// Scan).
+//
+// The prescan never slows the walk: a file offered while its workers are
+// busy and its queue full is left to Scan. It stops reading once the
+// files it read hold need results (the lines, or files, that settle the
+// answer's truncation): a query with that many matches is settled by its
+// newest files, which Scan reads, and more prescanned results would be
+// reads and memory spent on files the answer may never reach.
+//
+// Goroutines: startPrescan starts the workers; finish stops them and
+// waits for them (the walk's caller calls it once the walk is done,
+// whatever its outcome), so no worker outlives the query.
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/rooted"
+)
+
+// prescanQueue is how many offered files may wait for a worker.
+const prescanQueue = 256
+
+type prescanItem struct {
+	i   int // the file's position in the walk's list
+	ref FileRef
+}
+
+type prescan struct {
+	ctx           context.Context
+	q             *GrepQuery
+	root          *rooted.Root
+	need, perFile int
+	work          chan prescanItem
+	stop          atomic.Bool // finish was called, or enough results are held
+	taken         atomic.Int64
+	wg            sync.WaitGroup
+
+	mu    sync.Mutex
+	hits  []fileHit     // what the workers found, in the order they finished
+	at    map[int]int32 // walk position -> index in hits
+	found int           // results held (lines, or files)
+}
+
+// startPrescan starts a prescan for q's walk; nil (whose offer and finish
+// do nothing) when the root cannot be opened, which the walk then reports.
+func startPrescan(ctx context.Context, q *GrepQuery) *prescan {
+	root, err := rooted.Open(q.WS.Root)
+	if err != nil {
+		return nil
+	}
+	ps := &prescan{ctx: ctx, q: q, root: root, work: make(chan prescanItem, prescanQueue), at: make(map[int]int32)}
+	ps.need, ps.perFile = scanNeeds(q.Params)
+	for range runtime.GOMAXPROCS(0) {
+		ps.wg.Go(ps.run)
+	}
+	return ps
+}
+
+// offer hands the walk's i-th file to the workers, unless they are behind
+// or done, and reports whether they took it.
+func (ps *prescan) offer(i int, ref FileRef) bool {
+	if ps == nil || ps.stop.Load() {
+		return false
+	}
+	select {
+	case ps.work <- prescanItem{i, ref}:
+		return true
+	default:
+		return false
+	}
+}
+
+// finish stops the workers, waits for them and points each prescanned
+// file of files (the walk's list, in walk order) at its hit.
+func (ps *prescan) finish(files []FileRef) {
+	if ps == nil {
+		return
+	}
+	ps.stop.Store(true)
+	close(ps.work)
+	ps.wg.Wait()
+	ps.root.Close()
+	for i, k := range ps.at {
+		files[i].pre = &ps.hits[k]
+	}
+}
+
+func (ps *prescan) run() {
+	for it := range ps.work {
+		if ps.stop.Load() {
+			continue // drain: finish closes the queue
+		}
+		fs := scanners.take(ps.ctx, int(ps.taken.Add(1)-1)) // ranked as Scan's workers are
+		if fs == nil {
+			continue // ctx ended: Scan finds it ended too
+		}
+		fs.root = ps.root
+		h := fs.scan(ps.ctx, ps.q, it.ref, ps.perFile)
+		scanners.put(fs)
+		if h.interrupted {
+			continue
+		}
+		ps.mu.Lock()
+		ps.at[it.i] = int32(len(ps.hits))
+		ps.hits = append(ps.hits, h)
+		switch {
+		case ps.q.Params.OutputMode == envelope.ModeContent:
+			ps.found += len(h.matches)
+		case h.count > 0:
+			ps.found++
+		}
+		if ps.perFile >= 0 && ps.found >= ps.need {
+			ps.stop.Store(true)
+		}
+		ps.mu.Unlock()
+	}
+}

@@ -1,0 +1,104 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/testtree"
+	"github.com/indexd/indexd/tree"
+)
+
+// A scan given a prescan's hits answers exactly as one that reads every
+// file itself, in every output mode, for a pattern in most files (the
+// prescan stops at the answer's need) and in a few, at limits on either
+// side of the matches; and the prescan did read files (else the test
+// proves nothing). Files get distinct mtimes, so the walk's order is not
+// the answer's.
+func TestPrescanSameAnswers(t *testing.T) {
+	files := map[string]string{}
+	for i := range 300 {
+		body := fmt.Sprintf("line one %d\nplain\n", i)
+		if i%3 == 0 {
+			body += "common needle\ncommon needle again\n"
+		}
+		if i%97 == 0 {
+			body += "RareToken here\n"
+		}
+		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = body
+	}
+	root := testtree.Write(t, files)
+	base := time.Now().Add(-time.Hour)
+	for i := range 300 {
+		rel := fmt.Sprintf("d%d/f%03d.txt", i%7, i)
+		mt := base.Add(time.Duration((i*37)%300) * time.Second)
+		if err := os.Chtimes(filepath.Join(root, rel), mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walkRefs := func(q *GrepQuery) []FileRef {
+		var refs []FileRef
+		_, err := tree.Walk(context.Background(), ws.Root, "", dirRules(ws, "."), grepWalkOptions(q), func(e tree.Entry) error {
+			if e.Type.IsRegular() {
+				refs = append(refs, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
+	}
+	for _, pattern := range []string{"common needle", "RareToken", "line"} {
+		for _, mode := range []string{envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount} {
+			for _, limit := range []int{1, 5, 150, 1000} {
+				m, eerr := CompileMatcher(pattern, MatchOptions{CaseSensitive: true})
+				if eerr != nil {
+					t.Fatal(eerr)
+				}
+				q := &GrepQuery{WS: ws, Dir: ".", Matcher: m, Start: time.Now(),
+					Params: GrepParams{Pattern: pattern, Limit: limit, OutputMode: mode, CaseSensitive: true, TimeoutMS: 60000}}
+				plain := walkRefs(q)
+				want := Scan(context.Background(), q, plain)
+
+				refs := walkRefs(q)
+				ps := startPrescan(context.Background(), q)
+				for i, r := range refs { // every file offered until taken, or the prescan has enough
+					for !ps.offer(i, r) && !ps.stop.Load() {
+						runtime.Gosched()
+					}
+				}
+				ps.finish(refs)
+				read := 0
+				for _, r := range refs {
+					if r.pre != nil {
+						read++
+					}
+				}
+				if read == 0 {
+					t.Fatalf("%q %s limit %d: the prescan read no file", pattern, mode, limit)
+				}
+				// Every file holds "line": once two are read (limit 1's
+				// need), only the files already being read are added.
+				if pattern == "line" && mode != envelope.ModeCount && limit == 1 && read > 2+runtime.GOMAXPROCS(0) {
+					t.Errorf("%q %s limit 1: the prescan read %d files, past the answer's need", pattern, mode, read)
+				}
+				got := Scan(context.Background(), q, refs)
+				want.Stats.TimeMS, got.Stats.TimeMS = 0, 0
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%q %s limit %d (%d files prescanned):\n got %+v\nwant %+v", pattern, mode, limit, read, got, want)
+				}
+			}
+		}
+	}
+}
