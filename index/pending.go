@@ -152,6 +152,16 @@ func (ix *Index) Flush() error {
 	return err
 }
 
+// HasPending reports whether changes may wait for Flush. It never waits
+// for a writer: while one holds the index, it says yes.
+func (ix *Index) HasPending() bool {
+	if !ix.wmu.TryLock() {
+		return true
+	}
+	defer ix.wmu.Unlock()
+	return ix.pending.len() > 0
+}
+
 // flushLocked writes the pending changes, if any. Caller holds wmu.
 func (ix *Index) flushLocked() error {
 	if ix.db == nil || ix.pending.len() == 0 {

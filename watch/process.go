@@ -520,9 +520,11 @@ func (w *Watcher) finishBatch(cookies []*cookie, resync bool) {
 	for _, c := range cookies {
 		w.finish(c, nil)
 	}
-	select { // the batch's DB writes: behind, once the cookies are out
-	case w.flushWake <- struct{}{}:
-	default:
+	if w.ix.HasPending() { // the batch's DB writes: behind, once the cookies are out
+		select {
+		case w.flushWake <- struct{}{}:
+		default:
+		}
 	}
 }
 
