@@ -615,16 +615,7 @@ func TestDeferredWrites(t *testing.T) {
 	checkIndex(t, ix)
 
 	files, skipped := tableRecords(ix)
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ix2, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix2.Close()
-	checkIndex(t, ix2)
-	files2, skipped2 := tableRecords(ix2)
+	files2, skipped2 := tableRecords(reopen(t, ix, db, root))
 	if !slices.Equal(files2, files) {
 		t.Errorf("reopened table:\n got %+v\nwant %+v", files2, files)
 	}
@@ -642,6 +633,15 @@ func TestCloseWritesDeferred(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := tableRecords(ix)
+	if got, _ := tableRecords(reopen(t, ix, db, root)); !slices.Equal(got, files) {
+		t.Errorf("reopened table:\n got %+v\nwant %+v", got, files)
+	}
+}
+
+// reopen closes ix, opens its DB again (which checks every record) and
+// checks the result, closed when the test ends.
+func reopen(t *testing.T, ix *Index, db, root string) *Index {
+	t.Helper()
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -649,10 +649,9 @@ func TestCloseWritesDeferred(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix2.Close()
-	if got, _ := tableRecords(ix2); !slices.Equal(got, files) {
-		t.Errorf("reopened table:\n got %+v\nwant %+v", got, files)
-	}
+	t.Cleanup(func() { ix2.Close() })
+	checkIndex(t, ix2)
+	return ix2
 }
 
 // tableRecords returns the index's table, without the Racy flag (set
@@ -741,15 +740,7 @@ func TestChangesGoOnDuringFlush(t *testing.T) {
 	checkIndex(t, ix)
 	files, _ := tableRecords(ix)
 	want := []string{"a.txt", "b.txt", "c.txt"}
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ix2, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix2.Close()
-	checkIndex(t, ix2)
+	ix2 := reopen(t, ix, db, root)
 	if got, _ := tableRecords(ix2); !slices.Equal(got, files) {
 		t.Errorf("reopened table:\n got %+v\nwant %+v", got, files)
 	}

@@ -9,9 +9,10 @@ package index
 // while the watcher defers them, those made since the last: pending.go),
 // so a crash at any point leaves the state of the last committed
 // transaction: the old index or the new, never a mix; what the DB had
-// not been given is found again by the next open's revalidation. A new base file (Save, Compact) is complete and synced
-// before the transaction that names it commits; base files the DB does
-// not name are removed on open. Save writes a new file beside the old one, syncs it and
+// not been given is found again by the next open's revalidation. A new
+// base file (Save, Compact) is complete and synced before the
+// transaction that names it commits; base files the DB does not name are
+// removed on open. Save writes a new file beside the old one, syncs it and
 // renames it into place (then syncs the directory), so a save that fails
 // leaves the old file, or none, never a partial one. bbolt keeps its
 // freelist on disk (NoFreelistSync off): opening reads it rather than
