@@ -128,13 +128,17 @@ func (ix *Index) DeferWrites() (stop func() error) {
 	}
 }
 
-// Flush writes the pending changes in one transaction. It holds the
+// Flush writes the pending changes in one transaction, and returns once
+// every change made before it was called is written (one taken by
+// another Flush still running included) or has failed. It holds the
 // writers' lock only to take them: changes go on being applied to memory
 // while the transaction and its fsync run. A failed transaction leaves
 // them pending.
 func (ix *Index) Flush() error {
 	ix.wmu.Lock()
 	if ix.db == nil || ix.pending.len() == 0 {
+		ix.dbmu.Lock() // a transaction in flight ends first
+		ix.dbmu.Unlock()
 		ix.wmu.Unlock()
 		return nil
 	}

@@ -142,6 +142,11 @@ func (w *Watcher) process() {
 	if w.ctx.Err() != nil {
 		return
 	}
+	// The initial reconcile wrote its changes as it made them, as a build
+	// or a reopen does, before the root is ready; from here the DB's
+	// writes go behind (writeBehind).
+	stop := w.ix.DeferWrites()
+	w.wg.Go(func() { w.writeBehind(stop) })
 	w.markReady() // if the initial reconcile panicked, it did not
 	for {
 		// When idle: a delta reopened large (changes made before a

@@ -5,9 +5,10 @@
 //
 // # Goroutines
 //
-// Start starts three goroutines; Close cancels their context and waits
-// for them (one WaitGroup), as for the background compaction the
-// processor may start. Nothing else is started, so nothing outlives Close.
+// Start starts two goroutines, drain and process; process starts
+// writeBehind once the initial reconcile is done, and the background
+// compactions. Close cancels their context and waits for all of them (one
+// WaitGroup). Nothing else is started, so nothing outlives Close.
 //
 //   - drain reads the notifier's Events and Errors channels and never blocks
 //     on anything but them: it records each event's path in the dirty set
@@ -21,10 +22,11 @@
 //     idle it compacts the index if Index.NeedsCompact says so: it is the
 //     index's only writer, compactions included.
 //   - writeBehind writes the index's changes to its DB (Index.Flush),
-//     woken after each batch: the index defers its DB writes for the
-//     watcher's life (Index.DeferWrites), so a batch's sync barriers are
-//     released before its transaction's fsync, which overlaps the next
-//     batch. It writes what is left when the watcher stops.
+//     woken after each batch: once the initial reconcile has written its
+//     own, the index defers its DB writes for the rest of the watcher's
+//     life (Index.DeferWrites), so a batch's sync barriers are released
+//     before its transaction's fsync, which overlaps the next batch. It
+//     writes what is left when the watcher stops.
 //
 // The notifier's reader goroutine is ended by the notifier's Close, which
 // Close calls and which waits for it. Sync callers wait on their cookie,
@@ -351,8 +353,6 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 	w.chooseCookieDir()
 	w.r = nil // the processor opens its own, batch by batch
 	w.publish()
-	stop := ix.DeferWrites()
-	w.wg.Go(func() { w.writeBehind(stop) })
 	w.wg.Go(w.process)
 	return w, nil
 }
