@@ -397,6 +397,10 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64) (chs []c
 					f.Flags |= racyFlag(&f, t0)
 				}
 				chs[i] = change{path: f.Path, f: f, tris: tris}
+				// A burst's reads may take every processor: let a query
+				// waiting for one have it between files, not after the
+				// scheduler's 10 ms time slice.
+				runtime.Gosched()
 			}
 		})
 	}
