@@ -100,11 +100,15 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), grepWalkOptions(q), func(e tree.Entry) error {
 		if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
 			files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
-			pre.offer(len(files)-1, files[len(files)-1])
+			pre.offer(files[len(files)-1])
 		}
 		return nil
 	})
-	pre.finish(files)
+	if hits := pre.finish(); len(hits) > 0 {
+		pq := *q
+		pq.pre = hits
+		q = &pq
+	}
 	timedOut := false
 	switch {
 	case err == nil:
@@ -140,7 +144,6 @@ type FileRef struct {
 	Rel     string
 	ModTime int64
 	Size    int64
-	pre     *fileHit // what a prescan found in it (prescan.go), if it read it
 }
 
 // fileHit is what scanning one file found.
@@ -290,7 +293,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 					return
 				}
 				var h fileHit
-				if pre := files[i].pre; pre != nil {
+				if pre, ok := q.pre[files[i].Rel]; ok {
 					scanners.put(fs)
 					h = *pre
 				} else {

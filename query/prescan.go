@@ -36,25 +36,19 @@ import (
 // prescanQueue is how many offered files may wait for a worker.
 const prescanQueue = 256
 
-type prescanItem struct {
-	i   int // the file's position in the walk's list
-	ref FileRef
-}
-
 type prescan struct {
 	ctx           context.Context
 	q             *GrepQuery
 	root          *rooted.Root
 	need, perFile int
-	work          chan prescanItem
+	work          chan FileRef
 	stop          atomic.Bool // finish was called, or enough results are held
 	taken         atomic.Int64
 	wg            sync.WaitGroup
 
 	mu    sync.Mutex
-	hits  []fileHit     // what the workers found, in the order they finished
-	at    map[int]int32 // walk position -> index in hits
-	found int           // results held (lines, or files)
+	hits  map[string]*fileHit // what the workers found, by path
+	found int                 // results held (lines, or files)
 }
 
 // startPrescan starts a prescan for q's walk; nil (whose offer and finish
@@ -64,7 +58,7 @@ func startPrescan(ctx context.Context, q *GrepQuery) *prescan {
 	if err != nil {
 		return nil
 	}
-	ps := &prescan{ctx: ctx, q: q, root: root, work: make(chan prescanItem, prescanQueue), at: make(map[int]int32)}
+	ps := &prescan{ctx: ctx, q: q, root: root, work: make(chan FileRef, prescanQueue), hits: make(map[string]*fileHit)}
 	ps.need, ps.perFile = scanNeeds(q.Params)
 	for range runtime.GOMAXPROCS(0) {
 		ps.wg.Go(ps.run)
@@ -72,37 +66,35 @@ func startPrescan(ctx context.Context, q *GrepQuery) *prescan {
 	return ps
 }
 
-// offer hands the walk's i-th file to the workers, unless they are behind
-// or done, and reports whether they took it.
-func (ps *prescan) offer(i int, ref FileRef) bool {
+// offer hands a file the walk listed to the workers, unless they are
+// behind or done, and reports whether they took it.
+func (ps *prescan) offer(ref FileRef) bool {
 	if ps == nil || ps.stop.Load() {
 		return false
 	}
 	select {
-	case ps.work <- prescanItem{i, ref}:
+	case ps.work <- ref:
 		return true
 	default:
 		return false
 	}
 }
 
-// finish stops the workers, waits for them and points each prescanned
-// file of files (the walk's list, in walk order) at its hit.
-func (ps *prescan) finish(files []FileRef) {
+// finish stops the workers, waits for them and returns the hits of the
+// files they read, by path.
+func (ps *prescan) finish() map[string]*fileHit {
 	if ps == nil {
-		return
+		return nil
 	}
 	ps.stop.Store(true)
 	close(ps.work)
 	ps.wg.Wait()
 	ps.root.Close()
-	for i, k := range ps.at {
-		files[i].pre = &ps.hits[k]
-	}
+	return ps.hits
 }
 
 func (ps *prescan) run() {
-	for it := range ps.work {
+	for ref := range ps.work {
 		if ps.stop.Load() {
 			continue // drain: finish closes the queue
 		}
@@ -111,14 +103,13 @@ func (ps *prescan) run() {
 			continue // ctx ended: Scan finds it ended too
 		}
 		fs.root = ps.root
-		h := fs.scan(ps.ctx, ps.q, it.ref, ps.perFile)
+		h := fs.scan(ps.ctx, ps.q, ref, ps.perFile)
 		scanners.put(fs)
 		if h.interrupted {
 			continue
 		}
 		ps.mu.Lock()
-		ps.at[it.i] = int32(len(ps.hits))
-		ps.hits = append(ps.hits, h)
+		ps.hits[ref.Rel] = &h
 		switch {
 		case ps.q.Params.OutputMode == envelope.ModeContent:
 			ps.found += len(h.matches)

@@ -73,18 +73,14 @@ func TestPrescanSameAnswers(t *testing.T) {
 
 				refs := walkRefs(q)
 				ps := startPrescan(context.Background(), q)
-				for i, r := range refs { // every file offered until taken, or the prescan has enough
-					for !ps.offer(i, r) && !ps.stop.Load() {
+				for _, r := range refs { // every file offered until taken, or the prescan has enough
+					for !ps.offer(r) && !ps.stop.Load() {
 						runtime.Gosched()
 					}
 				}
-				ps.finish(refs)
-				read := 0
-				for _, r := range refs {
-					if r.pre != nil {
-						read++
-					}
-				}
+				pq := *q
+				pq.pre = ps.finish()
+				read := len(pq.pre)
 				if read == 0 {
 					t.Fatalf("%q %s limit %d: the prescan read no file", pattern, mode, limit)
 				}
@@ -93,7 +89,7 @@ func TestPrescanSameAnswers(t *testing.T) {
 				if pattern == "line" && mode != envelope.ModeCount && limit == 1 && read > 2+runtime.GOMAXPROCS(0) {
 					t.Errorf("%q %s limit 1: the prescan read %d files, past the answer's need", pattern, mode, read)
 				}
-				got := Scan(context.Background(), q, refs)
+				got := Scan(context.Background(), &pq, refs)
 				want.Stats.TimeMS, got.Stats.TimeMS = 0, 0
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%q %s limit %d (%d files prescanned):\n got %+v\nwant %+v", pattern, mode, limit, read, got, want)
