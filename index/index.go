@@ -174,6 +174,9 @@ type Index struct {
 	built    newBase
 	builtFor string
 	pending  pendingWrites // changes in memory, not yet in the DB (pending.go)
+	// deferWrites: commits leave their writes pending for Flush
+	// (DeferWrites).
+	deferWrites bool
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
 	written int64

@@ -28,8 +28,6 @@ import (
 type pendingWrites struct {
 	files, ignored map[string]struct{}
 	touched        []uint32
-	// deferred: commits leave their writes to Flush (DeferWrites).
-	deferred bool
 }
 
 // deferMax bounds the records deferred writes hold back: a change that
@@ -81,9 +79,7 @@ func (p *pendingWrites) restore(taken pendingWrites) {
 // takePending encodes the pending writes from memory, in key order, and
 // forgets them, returning what it took (for restore). Caller holds wmu.
 func (ix *Index) takePending() (recs []record, taken pendingWrites) {
-	taken = ix.pending
-	ix.pending = pendingWrites{deferred: taken.deferred}
-	taken.deferred = false
+	taken, ix.pending = ix.pending, pendingWrites{}
 	for _, p := range slices.Sorted(maps.Keys(taken.files)) {
 		if id, ok := ix.byPath[p]; ok {
 			recs = append(recs, record{b: sumFiles, key: []byte(p), val: encodeFile(id, &ix.files[id])})
@@ -118,12 +114,12 @@ func (ix *Index) takePending() (recs []record, taken pendingWrites) {
 // One caller defers at a time.
 func (ix *Index) DeferWrites() (stop func() error) {
 	ix.wmu.Lock()
-	ix.pending.deferred = true
+	ix.deferWrites = true
 	ix.wmu.Unlock()
 	return func() error {
 		ix.wmu.Lock()
 		defer ix.wmu.Unlock()
-		ix.pending.deferred = false
+		ix.deferWrites = false
 		return ix.flushLocked()
 	}
 }

@@ -416,9 +416,10 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64) (chs []c
 	return kept, gone
 }
 
-// commit applies changes to memory and to the DB in one transaction. The
-// record of ignored entries under each of the rescanned scopes ("" for
-// all) is replaced by ignoredAdds.
+// commit applies changes to memory, then writes them to the DB in one
+// transaction, or leaves them pending while writes are deferred
+// (pending.go). The record of ignored entries under each of the
+// rescanned scopes ("" for all) is replaced by ignoredAdds.
 func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
@@ -481,7 +482,7 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 	for _, s := range ignoredAdds {
 		ix.pending.ignoredPath(s.Path)
 	}
-	if ix.pending.deferred && ix.pending.len() < deferMax {
+	if ix.deferWrites && ix.pending.len() < deferMax {
 		return nil
 	}
 	return ix.flushLocked()

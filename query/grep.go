@@ -165,6 +165,18 @@ type fileHit struct {
 // one for each file and puts it back after.
 var scanners = newScanPool(max(4, 2*runtime.GOMAXPROCS(0)))
 
+// results returns what h adds to an answer in output mode mode, as its
+// need counts them: matching lines (content), else 1 for a matching file.
+func (h *fileHit) results(mode string) int {
+	switch {
+	case mode == envelope.ModeContent:
+		return len(h.matches)
+	case h.count > 0:
+		return 1
+	}
+	return 0
+}
+
 // scanNeeds returns the results (lines, or files) that settle a Grep's
 // truncation, and the matches worth collecting from one file (-1: count
 // them all).
@@ -242,11 +254,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 		defer mu.Unlock()
 		finished[i] = true
 		for prefix < len(files) && finished[prefix] && have < need {
-			if p.OutputMode == envelope.ModeContent {
-				have += len(hits.at(prefix).matches)
-			} else if hits.at(prefix).count > 0 {
-				have++
-			}
+			have += hits.at(prefix).results(p.OutputMode)
 			prefix++
 		}
 		if (prefix == len(files) || have >= need) && !stop.Load() {

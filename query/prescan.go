@@ -4,10 +4,11 @@ package query
 //
 // A Grep that walks must know every file's mtime before Scan can take the
 // files newest first, so walking and then scanning leaves a core idle in
-// each phase (on GOROOT/src the walk listed for a third of a rare
-// literal's time while no file was read). A prescan reads the files the
-// walk hands over, in walk order, while the walk goes on; Scan then takes
-// the hit of each prescanned file instead of reading it again. A file's
+// each phase (on GOROOT/src, by a CPU profile, the walk is 31 of a rare
+// literal's 118 ms of CPU, and no file was read until it ended). A
+// prescan reads the files the walk hands over, in walk order, while the
+// walk goes on; Scan then takes the hit of each prescanned file
+// (GrepQuery.pre) instead of reading it again. A file's
 // hit depends only on its bytes, so the answer is the one Scan alone
 // gives (a file changed meanwhile may give either version, as it may to
 // Scan).
@@ -29,7 +30,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/rooted"
 )
 
@@ -110,12 +110,7 @@ func (ps *prescan) run() {
 		}
 		ps.mu.Lock()
 		ps.hits[ref.Rel] = &h
-		switch {
-		case ps.q.Params.OutputMode == envelope.ModeContent:
-			ps.found += len(h.matches)
-		case h.count > 0:
-			ps.found++
-		}
+		ps.found += h.results(ps.q.Params.OutputMode)
 		if ps.perFile >= 0 && ps.found >= ps.need {
 			ps.stop.Store(true)
 		}
