@@ -665,6 +665,16 @@ func (ix *Index) Ignored(rel string) bool {
 
 func cmpSkipped(s Skipped, p string) int { return strings.Compare(s.Path, p) }
 
+// HiddenDir reports whether the index records rel (root-relative) as a
+// hidden directory: a directory with a hidden name that no ignore rule
+// whitelists, the classifier's verdict when the index last saw it.
+func (ix *Index) HiddenDir(rel string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	i, ok := slices.BinarySearchFunc(ix.ignored, rel, cmpSkipped)
+	return ok && ix.ignored[i].Hidden
+}
+
 // IgnoredUnder calls fn for each pruned entry under dir, in path order.
 func (ix *Index) IgnoredUnder(dir string, fn func(Skipped)) {
 	ix.SkippedUnder(dir, func(s Skipped) {

@@ -209,6 +209,9 @@ func scanNeeds(p GrepParams) (need, perFile int) {
 func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	p := q.Params
 	need, perFile := scanNeeds(p)
+	if q.Sink == nil && smallScan(files) {
+		return scanHere(ctx, q, files, need, perFile)
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -392,6 +395,65 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 		flush()
 	}
 	return assemble(q, files[:n], hits.prefix(n), aborted)
+}
+
+// A scan of at most inlineFiles files holding at most inlineBytes in all
+// is read on the caller's goroutine, one file after the other: starting
+// workers would wake another thread for less work than waking it costs
+// (a rare literal's handful of candidates).
+// Variables so that tests can turn it off.
+var (
+	inlineFiles       = 8
+	inlineBytes int64 = 512 << 10
+)
+
+func smallScan(files []FileRef) bool {
+	if len(files) > inlineFiles {
+		return false
+	}
+	var size int64
+	for _, f := range files {
+		size += f.Size
+	}
+	return size <= inlineBytes
+}
+
+// scanHere is Scan for a small scan without a Sink (smallScan): the same
+// order, the same stop at need, the same answer when ctx ends first.
+func scanHere(ctx context.Context, q *GrepQuery, files []FileRef, need, perFile int) envelope.GrepRun {
+	var root *rooted.Root
+	hits := make([]fileHit, 0, len(files))
+	order := newOrdering(files)
+	order.upTo(len(files))
+	aborted := false
+	for i, have := 0, 0; i < len(files) && have < need; i++ {
+		h, ok := q.pre[files[i].Rel]
+		if !ok {
+			if root == nil {
+				var err error
+				if root, err = rooted.Open(q.WS.Root); err != nil {
+					return envelope.GrepRun{Data: envelope.GrepData{AbortedReason: envelope.AbortReadError}}
+				}
+				defer root.Close()
+			}
+			fs := scanners.take(ctx, i)
+			if fs == nil {
+				aborted = true
+				break
+			}
+			fs.root = root
+			hit := fs.scan(ctx, q, files[i], perFile)
+			scanners.put(fs)
+			if hit.interrupted {
+				aborted = true
+				break
+			}
+			h = &hit
+		}
+		hits = append(hits, *h)
+		have += h.results(q.Params.OutputMode)
+	}
+	return assemble(q, files[:len(hits)], hits, aborted)
 }
 
 // hitTable holds a Scan's hits by file position, a chunk allocated when

@@ -12,9 +12,7 @@ import (
 	csindex "github.com/google/codesearch/index"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
-	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -64,8 +62,8 @@ func underAny(p string, dirs []string) bool {
 
 // reach answers whether a walk of dir would enter a subtree below it:
 // every directory on the way, the subtree included, must pass descend and
-// not be hidden (the classifier's verdict, through rules) unless the
-// query lets its name through (allow). Each directory's answer is
+// not be hidden (the classifier's verdict, as the index recorded it:
+// hiddenDir) unless the query lets its name through (allow). Each directory's answer is
 // remembered, so asking for many paths costs one step per distinct
 // directory, not one per component of each path.
 type reach struct {
@@ -73,12 +71,12 @@ type reach struct {
 	descend       func(string) bool
 	allow         func(string) bool
 	includeHidden bool
-	rules         *ignore.Cache
+	hiddenDir     func(string) bool
 	seen          map[string]bool
 }
 
-func newReach(dir string, descend, allow func(string) bool, includeHidden bool, rules *ignore.Cache) *reach {
-	return &reach{dir: dir, start: walkStart(dir), descend: descend, allow: allow, includeHidden: includeHidden, rules: rules}
+func newReach(dir string, descend, allow func(string) bool, includeHidden bool, hiddenDir func(string) bool) *reach {
+	return &reach{dir: dir, start: walkStart(dir), descend: descend, allow: allow, includeHidden: includeHidden, hiddenDir: hiddenDir}
 }
 
 // entered reports whether the walk lists the directory sub (root-relative,
@@ -90,7 +88,7 @@ func (r *reach) entered(sub string) bool {
 	v, ok := r.seen[sub] // nil until a first answer: most queries ask none
 	if !ok {
 		name := path.Base(sub)
-		hidden := !r.includeHidden && strings.HasPrefix(name, ".") && r.rules.Hidden(sub, true)&ownBit(sub) != 0
+		hidden := !r.includeHidden && strings.HasPrefix(name, ".") && r.hiddenDir(sub)
 		v = r.entered(parentOf(sub)) && r.descend(relTo(r.dir, sub)) && (!hidden || r.allow(name))
 		if r.seen == nil {
 			r.seen = make(map[string]bool)
@@ -98,20 +96,6 @@ func (r *reach) entered(sub string) bool {
 		r.seen[sub] = v
 	}
 	return v
-}
-
-// ownBit is the bit of rel's last component in a hidden mask.
-func ownBit(rel string) uint64 { return 1 << min(strings.Count(rel, "/"), 63) }
-
-// ruleCache returns a rule cache for the workspace's root, to be closed
-// by done (nil if the root cannot be opened: the walks that follow fail
-// on the same open).
-func ruleCache(ws *Workspace) (c *ignore.Cache, done func()) {
-	r, err := rooted.Open(ws.Root)
-	if err != nil {
-		return nil, func() {}
-	}
-	return ignore.NewCache(r), func() { r.Close() }
 }
 
 // plan says how to answer a query of dir: the Live subtrees below it to
@@ -141,8 +125,6 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	}
 	ctx, cancel := globDeadline(ctx, q)
 	defer cancel()
-	rules, done := ruleCache(q.WS)
-	defer done()
 	g := q.Glob
 	depth := dirDepth(q.Dir)
 	var hits []globHit
@@ -168,7 +150,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		return !enough()
 	})
 	walkedIgnored := 0
-	reached := newReach(q.Dir, q.descend, g.AllowHidden, p.IncludeHidden, rules)
+	reached := newReach(q.Dir, q.descend, g.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
 	for _, sub := range live {
 		if res.Run.Data.AbortedReason != "" || !reached.entered(sub) {
 			continue
@@ -210,8 +192,6 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	}
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(p.TimeoutMS)*time.Millisecond))
 	defer cancel()
-	rules, done := ruleCache(q.WS)
-	defer done()
 	depth := dirDepth(q.Dir)
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())
 	ph := index.NewPhrases(q.Matcher.Literals())
@@ -233,7 +213,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	n := len(files)
 	var fb envelope.Fallback
 	walkedIgnored := 0
-	reached := newReach(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, rules)
+	reached := newReach(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
 	for _, sub := range live {
 		if !reached.entered(sub) {
 			continue

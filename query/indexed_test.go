@@ -256,6 +256,8 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 		".gitignore":               "*.log\nout/\n!keep.log\n/anchored.txt\n",
 		".ignore":                  "!.allowed/\n",
 		".allowed/a.txt":           "needle allowed hidden\n",
+		".allowed/.h.txt":          "needle hidden in a whitelisted directory\n",
+		".allowed/.inner/x.txt":    "needle under a hidden directory in a whitelisted one\n",
 		".github/workflows/c.yml":  "name: needle ci\n",
 		".github/workflows/.d.yml": "name: needle, hidden under a hidden directory\n",
 		".env":                     "NEEDLE=1\n",

@@ -1,0 +1,82 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// A small scan read on the caller's goroutine (scanHere) answers exactly
+// as the workers do: the same order, the same stop at the limit, the same
+// partial answer when the context has ended.
+func TestScanHereSameAnswers(t *testing.T) {
+	files := map[string]string{}
+	for i := range 8 {
+		body := fmt.Sprintf("line %d\n", i)
+		if i%2 == 0 {
+			body += "needle one\nneedle two\n"
+		}
+		files[fmt.Sprintf("f%d.txt", i)] = body
+	}
+	files["bin.dat"] = "needle\x00"
+	root := testtree.Write(t, files)
+	base := time.Now().Add(-time.Hour)
+	var refs []FileRef
+	for i := range 8 {
+		rel := fmt.Sprintf("f%d.txt", i)
+		mt := base.Add(time.Duration((i*5)%8) * time.Second) // not in name order
+		if err := os.Chtimes(filepath.Join(root, rel), mt, mt); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, FileRef{Rel: rel, ModTime: mt.UnixNano(), Size: int64(len(files[rel]))})
+	}
+	refs = append(refs, FileRef{Rel: "bin.dat", ModTime: base.UnixNano(), Size: 7}, FileRef{Rel: "gone.txt", ModTime: base.UnixNano()})
+	ws, err := NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, n := range []int{8, 3, 1, 0} {
+		for _, mode := range []string{envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount} {
+			for _, limit := range []int{1, 2, 3, 100} {
+				for _, ctx := range []context.Context{context.Background(), cancelled} {
+					m, eerr := CompileMatcher("needle", MatchOptions{CaseSensitive: true})
+					if eerr != nil {
+						t.Fatal(eerr)
+					}
+					q := &GrepQuery{WS: ws, Dir: ".", Matcher: m, Start: time.Now(),
+						Params: GrepParams{Pattern: "needle", Limit: limit, OutputMode: mode, CaseSensitive: true, TimeoutMS: 60000}}
+					in := append([]FileRef(nil), refs[len(refs)-n:]...)
+					if !smallScan(in) {
+						t.Fatalf("%d files are not a small scan", n)
+					}
+					got := Scan(ctx, q, in)
+					if n == 0 && ctx.Err() != nil {
+						// Nothing to read: the answer is complete (the
+						// workers' Scan picks at random between its ended
+						// context and its settled prefix here).
+						if got.Data.AbortedReason != "" {
+							t.Errorf("an empty scan says %q", got.Data.AbortedReason)
+						}
+						continue
+					}
+					saved := inlineFiles
+					inlineFiles = -1
+					want := Scan(ctx, q, append([]FileRef(nil), refs[len(refs)-n:]...))
+					inlineFiles = saved
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("n=%d mode=%s limit=%d ctx err %v:\n here    %+v\n workers %+v", n, mode, limit, ctx.Err(), got, want)
+					}
+				}
+			}
+		}
+	}
+}
