@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/fsnotify/fsnotify"
@@ -29,8 +30,20 @@ import (
 // descriptor unblocks its read, closing closing unblocks its sends, so it
 // ends whether or not anyone still receives) and waits for; read closes
 // Events and Errors when it returns.
+//
+// read holds readMu from each read(2) that returns events until it has
+// sent them all, and counts what it sends (sent): while readMu is free,
+// every event the kernel no longer queues has been sent. quiet builds on
+// that.
 type notifier struct {
-	f *os.File // the inotify descriptor, non-blocking, in Go's poller
+	f  *os.File        // the inotify descriptor, non-blocking, in Go's poller
+	rc syscall.RawConn // f's, for reads and FIONREAD
+
+	readMu sync.Mutex // held by read from a read(2) until its events are sent
+	sent   uint64     // events and errors sent on Events and Errors; guarded by readMu
+	// onRead, if set (tests), is called by read under readMu after a
+	// read(2) returned events, before they are sent.
+	onRead func()
 
 	mu     sync.Mutex       // guards the two maps
 	byWd   map[int32]string // watch descriptor -> absolute directory path
@@ -52,13 +65,21 @@ const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_ATTRIB |
 // errNotifierClosed: Add or Remove after Close.
 var errNotifierClosed = errors.New("watch: inotify instance closed")
 
-func newNotifier(buffer int) (*notifier, error) {
+func newNotifier(buffer int, onRead func()) (*notifier, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("watch: inotify_init1: %w", err)
 	}
+	f := os.NewFile(uintptr(fd), "inotify")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("watch: inotify: %w", err)
+	}
 	n := &notifier{
-		f:       os.NewFile(uintptr(fd), "inotify"),
+		f:       f,
+		rc:      rc,
+		onRead:  onRead,
 		byWd:    make(map[int32]string),
 		byPath:  make(map[string]int32),
 		Events:  make(chan fsnotify.Event, buffer),
@@ -161,46 +182,101 @@ func (n *notifier) read() {
 	defer close(n.Events)
 	var buf [64 << 10]byte
 	for {
-		k, err := n.f.Read(buf[:])
+		var rerr error
+		more := true
+		err := n.rc.Read(func(fd uintptr) bool {
+			n.readMu.Lock()
+			defer n.readMu.Unlock()
+			k, err := unix.Read(int(fd), buf[:])
+			for err == unix.EINTR {
+				k, err = unix.Read(int(fd), buf[:])
+			}
+			switch {
+			case err == unix.EAGAIN:
+				return false // wait until the descriptor is readable
+			case err != nil:
+				rerr = err
+				return true
+			}
+			if n.onRead != nil {
+				n.onRead()
+			}
+			more = n.send(buf[:k])
+			return true
+		})
+		if err == nil {
+			err = rerr
+		}
+		select {
+		case <-n.closing:
+			return
+		default:
+		}
 		if err != nil {
-			if !errors.Is(err, os.ErrClosed) {
-				select {
-				case n.Errors <- fmt.Errorf("watch: reading inotify: %w", err):
-				case <-n.closing:
-				}
+			select {
+			case n.Errors <- fmt.Errorf("watch: reading inotify: %w", err):
+			case <-n.closing:
 			}
 			return
 		}
-		for off := 0; off+unix.SizeofInotifyEvent <= k; {
-			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			nameLen := int(raw.Len)
-			name := ""
-			if nameLen > 0 && off+unix.SizeofInotifyEvent+nameLen <= k {
-				b := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+nameLen]
-				for len(b) > 0 && b[len(b)-1] == 0 {
-					b = b[:len(b)-1]
-				}
-				name = string(b)
-			}
-			off += unix.SizeofInotifyEvent + nameLen
-			if raw.Mask&unix.IN_Q_OVERFLOW != 0 {
-				select {
-				case n.Errors <- fsnotify.ErrEventOverflow:
-				default: // one pending overflow says it all
-				}
-				continue
-			}
-			ev, ok := n.event(raw.Wd, raw.Mask, name)
-			if !ok {
-				continue
-			}
-			select {
-			case n.Events <- ev:
-			case <-n.closing:
-				return
-			}
+		if !more {
+			return
 		}
 	}
+}
+
+// send sends the events in buf (what one read(2) returned), counting them
+// in sent; false once Close has begun. Caller holds readMu.
+func (n *notifier) send(buf []byte) bool {
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		nameLen := int(raw.Len)
+		name := ""
+		if nameLen > 0 && off+unix.SizeofInotifyEvent+nameLen <= len(buf) {
+			b := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+nameLen]
+			for len(b) > 0 && b[len(b)-1] == 0 {
+				b = b[:len(b)-1]
+			}
+			name = string(b)
+		}
+		off += unix.SizeofInotifyEvent + nameLen
+		if raw.Mask&unix.IN_Q_OVERFLOW != 0 {
+			select {
+			case n.Errors <- fsnotify.ErrEventOverflow:
+				n.sent++
+			default: // one pending overflow says it all
+			}
+			continue
+		}
+		ev, ok := n.event(raw.Wd, raw.Mask, name)
+		if !ok {
+			continue
+		}
+		select {
+		case n.Events <- ev:
+			n.sent++
+		case <-n.closing:
+			return false
+		}
+	}
+	return true
+}
+
+// quiet reports whether the kernel queues no event for this instance and
+// no read's events are still being sent (ok), and how many events and
+// errors have been sent so far: when ok, every event the kernel queued
+// before the call is among those sent. ok is false, saying nothing, while
+// a read's events are being sent.
+func (n *notifier) quiet() (sent uint64, ok bool) {
+	if !n.readMu.TryLock() {
+		return 0, false
+	}
+	defer n.readMu.Unlock()
+	queued, qerr := -1, error(nil) // FIONREAD (TIOCINQ): bytes of queued events
+	if err := n.rc.Control(func(fd uintptr) { queued, qerr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil {
+		return 0, false
+	}
+	return n.sent, qerr == nil && queued == 0
 }
 
 // event names one kernel event; ok is false for events of a watch no

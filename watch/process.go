@@ -28,13 +28,23 @@ func (w *Watcher) drain() {
 				return
 			}
 			w.event(ev)
+			w.received()
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
 				return
 			}
 			w.fault(err)
+			w.received()
 		}
 	}
+}
+
+// received counts one event or error of the notifier's as recorded (see
+// caughtUp).
+func (w *Watcher) received() {
+	w.mu.Lock()
+	w.recorded++
+	w.mu.Unlock()
 }
 
 // event marks an event's path dirty (or notes a cookie, a rule change, the
@@ -125,8 +135,10 @@ func (w *Watcher) take() (b batch, ok bool) {
 		rootGone: w.rootGone,
 	}
 	if len(b.paths) == 0 && len(b.rules) == 0 && len(b.cookies) == 0 && !b.resync && !b.rootGone {
+		w.busy = false // every batch taken so far is done
 		return b, false
 	}
+	w.busy = true
 	w.taken = w.resyncs
 	w.dirty = make(map[string]fsnotify.Op)
 	w.rules = make(map[string]bool)

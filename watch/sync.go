@@ -49,6 +49,9 @@ func (w *Watcher) Sync(ctx context.Context) error {
 	if err := w.checkRoot(); err != nil {
 		return err
 	}
+	if w.caughtUp() {
+		return nil
+	}
 	w.syncMu.Lock()
 	if w.stopErr != nil {
 		err := w.stopErr
@@ -98,6 +101,33 @@ func (w *Watcher) Sync(ctx context.Context) error {
 		w.leave(c)
 		return fmt.Errorf("%w: %w", ErrSyncTimeout, context.Cause(ctx))
 	}
+}
+
+// caughtUp reports whether every change made to the watched tree before
+// the call is in the index already, so that Sync needs no cookie: the
+// kernel queues no event and no read's events are still being sent (so
+// every event of a change made before the call has been sent: inotify
+// queues it before the change's system call returns), the drain has
+// recorded every event sent, and the processor, ready, has finished every
+// batch it took, with nothing left to take and no whole-tree reconcile
+// asked for. False says nothing: Sync makes a cookie.
+func (w *Watcher) caughtUp() bool {
+	if w.opts.cookiesOnly {
+		return false
+	}
+	sent, ok := w.fsw.quiet()
+	if !ok {
+		return false
+	}
+	select {
+	case <-w.done:
+		return false
+	default:
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.st.Ready && !w.st.Suspect && !w.rootGone && !w.busy && w.recorded >= sent &&
+		len(w.dirty) == 0 && len(w.rules) == 0 && len(w.seen) == 0 && w.resyncs == w.taken
 }
 
 // checkRoot fails with ErrRootGone (and stops the watcher) when the root

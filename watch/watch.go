@@ -63,7 +63,9 @@
 //     the notifier's table if a's removal came later).
 //   - A Sync caller is released only when every event received before its
 //     cookie's has been applied, or when a whole-tree reconcile that began
-//     after the caller joined its cookie has ended.
+//     after the caller joined its cookie has ended; a caller that needs no
+//     cookie (caughtUp) only when every event the kernel queued before its
+//     call has been applied.
 //   - Cookie files never reach the index: the drain drops their events and
 //     the walk and Index.Apply skip their names (ignore.Classifier).
 //
@@ -76,7 +78,13 @@
 //
 // # Sync cookies
 //
-// Sync creates a uniquely named empty file (ignore.CookiePrefix, then the process
+// A Sync made while the watcher is caught up returns at once (caughtUp):
+// inotify queues an event before the system call that caused it returns,
+// so when the kernel queues none for this instance, no read's events are
+// still being sent, the drain has recorded every event sent, and the
+// processor has finished every batch it took and finds nothing left,
+// every change made before the Sync is in the index. Otherwise Sync
+// creates a uniquely named empty file (ignore.CookiePrefix, then the process
 // id and a counter), removes it at once, and waits for the watcher to see
 // its creation: inotify delivers one instance's events in order, so every
 // change made before Sync was called has been received by then; the
@@ -177,6 +185,11 @@ type Options struct {
 	// walkWatches makes Start leave the watches below the root to the
 	// initial reconcile's walk even with AddWatch set (see walkWatches).
 	walkWatches bool
+	// cookiesOnly makes every Sync make a cookie (see caughtUp).
+	cookiesOnly bool
+	// onRead is the notifier's onRead: called by its reader after a
+	// read(2) returned events, before it sends them. It may block.
+	onRead func()
 }
 
 // State is a snapshot of a watcher's health, for status output and for the
@@ -242,7 +255,12 @@ type Watcher struct {
 	resyncs  uint64                 // whole-tree reconciles asked for (overflows, failures)
 	taken    uint64                 // resyncs value at the last reconcile taken
 	rootGone bool
-	inBatch  int   // paths in the batch being processed
+	inBatch  int // paths in the batch being processed
+	// recorded counts the notifier's events and errors the drain has
+	// recorded (in the fields above, or dropped); busy is set while the
+	// processor has batches taken and not finished. See caughtUp.
+	recorded uint64
+	busy     bool
 	st       State // published counters and flags
 
 	syncMu         sync.Mutex // guards the cookie pipeline below
@@ -308,7 +326,7 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	defer func() { r.Close() }()
-	fsw, err := newNotifier(eventBuffer)
+	fsw, err := newNotifier(eventBuffer, opts.onRead)
 	if err != nil {
 		return nil, err
 	}

@@ -494,7 +494,7 @@ func TestSyncCoalescesAndTimesOut(t *testing.T) {
 	root := tempRoot(t)
 	writeFile(t, root, "f.txt", "f\n")
 	var dropCookies atomic.Bool
-	w, _ := start(t, root, Options{onEvent: func(ev fsnotify.Event) bool {
+	w, _ := start(t, root, Options{cookiesOnly: true, onEvent: func(ev fsnotify.Event) bool {
 		return !(dropCookies.Load() && strings.Contains(ev.Name, ignore.CookiePrefix))
 	}})
 	before := w.State().Cookies
@@ -778,7 +778,7 @@ func TestExchangeLoopWatcher(t *testing.T) {
 // drain has stopped): its reader stops sending when Close begins.
 func TestNotifierCloseWithUnreadEvents(t *testing.T) {
 	root := tempRoot(t)
-	n, err := newNotifier(1)
+	n, err := newNotifier(1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
