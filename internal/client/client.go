@@ -75,19 +75,14 @@ func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
-	cl, err := d.Connect(ctx)
-	if err != nil && ctx.Err() != nil {
-		return nil, err // the user gave up
-	}
-	if errors.Is(err, rpc.ErrNoAnswer) {
-		return nil, noAnswer(err) // a daemon is there but hung: walking here would hide it
-	}
+	params := rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}
+	var cl *rpc.Client
+	var res json.RawMessage
 	streamed := false
-	if err == nil {
-		defer cl.Close()
-		params := rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}
-		var res json.RawMessage
-		if req.OnBatch != nil {
+	if req.OnBatch != nil {
+		// A stream's batches go out as they come: the build is checked
+		// before the call.
+		if cl, err = d.Connect(ctx); err == nil {
 			// No overall time limit: the answer comes at the reader's
 			// pace (a hung daemon is still caught by the client's
 			// answer timeout, which every batch resets).
@@ -96,25 +91,32 @@ func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error
 				streamed = true
 				req.OnBatch(data)
 			})
-		} else {
+		}
+	} else {
+		cl, err = d.connectCalling(ctx, func(cl *rpc.Client) error {
 			cctx, cancel := context.WithTimeout(ctx, RequestTimeout(req))
 			defer cancel()
-			err = cl.Call(cctx, spec.Method, params, &res)
-		}
-		var rerr *rpc.Error
-		switch {
-		case err == nil:
-			return res, nil
-		case streamed:
-			// Part of the answer is out: walking here would repeat it.
-			return nil, err
-		case errors.Is(err, rpc.ErrNoAnswer):
-			// A daemon is there but hung: walking here would hide it.
-			return nil, noAnswer(err)
-		case errors.As(err, &rerr), ctx.Err() != nil:
-			// The daemon refused the request, or the user gave up.
-			return nil, err
-		}
+			return cl.Call(cctx, spec.Method, params, &res)
+		})
+	}
+	if cl != nil {
+		defer cl.Close()
+	}
+	var rerr *rpc.Error
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		return nil, err // the user gave up
+	case streamed:
+		// Part of the answer is out: walking here would repeat it.
+		return nil, err
+	case errors.Is(err, rpc.ErrNoAnswer):
+		// A daemon is there but hung: walking here would hide it.
+		return nil, noAnswer(err)
+	case cl != nil && errors.As(err, &rerr):
+		// The daemon refused the request.
+		return nil, err
 	}
 	fmt.Fprintf(d.Stderr, "indexctl: warning: answering without the daemon: %v\n", err)
 	return d.Fallback(ctx, req, envelope.ReasonDaemonUnavailable)
@@ -164,23 +166,38 @@ func RequestTimeout(req Request) time.Duration {
 // do not take turns forever: the second finds its daemon serving and
 // keeps it.
 func (d *Daemon) Connect(ctx context.Context) (*rpc.Client, error) {
+	return d.connectCalling(ctx, nil)
+}
+
+// connectCalling is Connect, then call(cl) if call is set. The build
+// check's ping goes out with the call, not before it (a request less to
+// wait for); when the daemon turns out to be of another build, the call's
+// answer is dropped and the call made again of its replacement. cl is
+// nil when no daemon could be connected to; otherwise the caller closes
+// it, whatever the call returned.
+func (d *Daemon) connectCalling(ctx context.Context, call func(cl *rpc.Client) error) (cl *rpc.Client, err error) {
 	build := d.Engine.Build() // found (or built) before the start's time runs
 	start := d.starter()
-	cl, err := d.Dialer.EnsureDaemon(ctx, d.Socket, start)
-	if err != nil {
+	if cl, err = d.Dialer.EnsureDaemon(ctx, d.Socket, start); err != nil {
 		return nil, err
 	}
-	if build == "" {
-		return cl, nil
+	if call == nil {
+		call = func(*rpc.Client) error { return nil }
 	}
-	err = cl.Call(ctx, rpc.MethodPing, rpc.PingParams{Build: build}, nil)
+	if build == "" {
+		return cl, call(cl)
+	}
+	checked := make(chan error, 1)
+	go func() { checked <- cl.Call(ctx, rpc.MethodPing, rpc.PingParams{Build: build}, nil) }()
+	callErr := call(cl)
+	err = <-checked
 	var rerr *rpc.Error
 	switch {
 	case err == nil:
-		return cl, nil
+		return cl, callErr
 	case errors.As(err, &rerr) && rerr.Code == daemonapi.CodeOtherBuild:
 	case errors.As(err, &rerr):
-		return cl, nil // a daemon that does not know the check: its answers are its own
+		return cl, callErr // a daemon that does not know the check: its answers are its own
 	default:
 		cl.Close()
 		return nil, err // a hung daemon (rpc.ErrNoAnswer) or a broken connection
@@ -190,7 +207,10 @@ func (d *Daemon) Connect(ctx context.Context) (*rpc.Client, error) {
 	if err := d.waitStopped(ctx); err != nil {
 		return nil, err
 	}
-	return d.Dialer.EnsureDaemon(ctx, d.Socket, start)
+	if cl, err = d.Dialer.EnsureDaemon(ctx, d.Socket, start); err != nil {
+		return nil, err
+	}
+	return cl, call(cl)
 }
 
 // stopWait bounds how long Connect waits for a daemon of another build to
