@@ -14,7 +14,14 @@ package query
 //
 // Blocks. A block is a run of whole lines: it starts where the previous
 // one ended and ends after the first line break at or past blockSize
-// bytes from its start (the last block at the end of the file). A file
+// bytes from its start, or, sooner, after the first line break once its
+// filter has blockFill bits set (the last block at the end of the file).
+// The second rule keeps a filter sparse however dense the file: 16 KiB
+// of base64 sets about 40% of a filter's bits, so each trigram of a query
+// was "held" by 40% of the blocks (on GOROOT/src, xyzzy read 17 of the 96
+// blocks of a base64 fixture, none holding it); at an eighth of the bits
+// set, a three-trigram query admits about 0.2% of the blocks that do not
+// hold it. Source code rarely reaches blockFill within blockSize. A file
 // with a block over blockMax bytes (a line that long) gets no filter.
 //
 // Filters. A block's filter is a bitmap of blockBits bits, one hash of
@@ -62,6 +69,9 @@ var (
 	blockMaxFile int64 = 16 << 20
 	// blockSize is where a block's last line may end, at the earliest.
 	blockSize = 16 << 10
+	// blockFill: a block ends with the line during which its filter's
+	// set bits reach this many, if that comes before blockSize.
+	blockFill = blockBits / 8
 	// blockMax bounds one block, so a block read stays bounded.
 	blockMax = 1 << 20
 	// blockRacyWindow: a file changed this recently gets no filter.
@@ -75,7 +85,8 @@ const (
 )
 
 // DefaultBlockCacheBytes bounds the filters a daemon keeps (a quarter of
-// the bytes of the files they describe).
+// the bytes of the files they describe for source code, up to as many for
+// files dense in trigrams, whose blocks are shorter).
 const DefaultBlockCacheBytes = 32 << 20
 
 // BlockCache holds the block filters of large files, for the scans of
@@ -178,37 +189,45 @@ func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
 	}
 	var starts []int64
 	var lines []int
+	var bits []uint64
 	line := 1
 	for start := 0; start < len(data); {
-		end := len(data)
-		if start+blockSize < len(data) {
-			if nl := bytes.IndexByte(data[start+blockSize-1:], '\n'); nl >= 0 {
-				end = start + blockSize + nl
-			}
-		}
-		if end-start > blockMax {
-			return &blockFilter{stamp: s}
-		}
 		starts = append(starts, int64(start))
 		lines = append(lines, line)
-		line += bytes.Count(data[start:end], []byte{'\n'})
+		bits = append(bits, make([]uint64, blockWords)...)
+		w := bits[len(bits)-blockWords:]
+		// The block's trigrams begin two bytes before it (t holds the
+		// last two bytes read); end is where it ends; set counts the
+		// bits its filter has set so far.
+		t := uint32(0)
+		for q := max(0, start-2); q < start; q++ {
+			t = t<<8 | uint32(lowerTable[data[q]])
+		}
+		end, set := len(data), 0
+		for p := start; p < len(data); p++ {
+			c := data[p]
+			t = (t<<8 | uint32(lowerTable[c])) & 0xFFFFFF
+			if p >= 2 {
+				h := blockHash(t)
+				if m := uint64(1) << (h & 63); w[h>>6]&m == 0 {
+					w[h>>6] |= m
+					set++
+				}
+			}
+			if p+1-start > blockMax {
+				return &blockFilter{stamp: s}
+			}
+			if c == '\n' {
+				line++
+				if p+1-start >= blockSize || set >= blockFill {
+					end = p + 1
+					break
+				}
+			}
+		}
 		start = end
 	}
 	starts = append(starts, int64(len(data)))
-	bits := make([]uint64, (len(starts)-1)*blockWords)
-	for i := range len(starts) - 1 {
-		from, to := max(0, int(starts[i])-2), int(starts[i+1])
-		if to-from < 3 {
-			continue
-		}
-		w := bits[i*blockWords : (i+1)*blockWords]
-		t := uint32(lowerTable[data[from]])<<8 | uint32(lowerTable[data[from+1]])
-		for _, c := range data[from+2 : to] {
-			t = (t<<8 | uint32(lowerTable[c])) & 0xFFFFFF
-			h := blockHash(t)
-			w[h>>6] |= 1 << (h & 63)
-		}
-	}
 	bf.starts, bf.lines, bf.bits = starts, lines, bits
 	return bf
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -9,17 +10,20 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	csindex "github.com/google/codesearch/index"
 )
 
 // shrinkBlocks makes block filters apply to the small files of a test:
-// files from 1 KiB, blocks of 256 bytes, no racy window (a filter is
-// built from a file written a moment ago).
+// files from 1 KiB, blocks of 256 bytes or fewer once 96 bits are set (so
+// both rules cut blocks), no racy window (a filter is built from a file
+// written a moment ago).
 func shrinkBlocks(t *testing.T, racy time.Duration) {
 	t.Helper()
-	minF, maxF, size, bmax, rw := blockMinFile, blockMaxFile, blockSize, blockMax, blockRacyWindow
-	blockMinFile, blockMaxFile, blockSize, blockMax, blockRacyWindow = 1<<10, 1<<20, 256, 8<<10, racy
+	minF, maxF, size, fill, bmax, rw := blockMinFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow
+	blockMinFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow = 1<<10, 1<<20, 256, 96, 8<<10, racy
 	t.Cleanup(func() {
-		blockMinFile, blockMaxFile, blockSize, blockMax, blockRacyWindow = minF, maxF, size, bmax, rw
+		blockMinFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow = minF, maxF, size, fill, bmax, rw
 		testHookBlockRead = nil
 	})
 }
@@ -225,5 +229,63 @@ func TestBlockCacheBound(t *testing.T) {
 	}
 	if c.files[blockKey{"/r", "4"}] == nil {
 		t.Errorf("the newest filter was dropped: kept %v", kept)
+	}
+}
+
+// A file dense in trigrams (base64) gets short blocks whose filters stay
+// sparse, so a literal it does not hold admits few of them; every
+// block is a run of whole lines with its first line's number.
+func TestBlockFilterSparseOnDenseFiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	var b strings.Builder
+	for b.Len() < 256<<10 {
+		for range 76 {
+			b.WriteByte(alphabet[r.IntN(len(alphabet))])
+		}
+		b.WriteByte('\n')
+	}
+	data := []byte(b.String())
+	bf := buildBlockFilter(data, fileStamp{})
+	n := len(bf.starts) - 1
+	if n < 2 {
+		t.Fatalf("%d blocks", n)
+	}
+	for i := range n {
+		from, to := int(bf.starts[i]), int(bf.starts[i+1])
+		if from > 0 && data[from-1] != '\n' || data[to-1] != '\n' {
+			t.Fatalf("block %d [%d,%d) is not a run of whole lines", i, from, to)
+		}
+		if want := 1 + strings.Count(string(data[:from]), "\n"); bf.lines[i] != want {
+			t.Fatalf("block %d starts at line %d, want %d", i, bf.lines[i], want)
+		}
+		set := 0
+		for _, w := range bf.bits[i*blockWords : (i+1)*blockWords] {
+			set += bits.OnesCount64(w)
+		}
+		if set > blockFill+77 || to-from >= blockSize {
+			t.Fatalf("block %d: %d bytes, %d bits set: not cut by its filter's fill (%d)", i, to-from, set, blockFill)
+		}
+	}
+	admitted, tried := 0, 0
+	for _, lit := range []string{"xyzzy", "qzxjv", "Quokka", "kqzvw", "ZZtop", "wvuts"} {
+		if strings.Contains(strings.ToLower(string(data)), strings.ToLower(lit)) {
+			continue
+		}
+		m, err := CompileMatcher(lit, MatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := csindex.RegexpQuery(m.Syntax())
+		for i := range n {
+			if admits(q, bf.bits[i*blockWords:(i+1)*blockWords]) {
+				admitted++
+			}
+		}
+		tried += n
+	}
+	// Blocks of 16 KiB of this data admit 62% of the time (41 of 96).
+	if tried == 0 || admitted*10 > tried {
+		t.Errorf("absent literals admitted %d of %d blocks", admitted, tried)
 	}
 }
