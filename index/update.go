@@ -743,6 +743,11 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 		add := make(map[uint32]*postingList) // trigram -> its delta files, ascending
 		for k, id := range ids {
 			set, p := delta[id], next[k]
+			if read >= 1<<16 { // as the merge below does
+				runtime.Gosched()
+				read = 0
+			}
+			read += len(set)
 			for ; p < len(set) && packedTri(set[p]) < hi; p++ {
 				l := add[packedTri(set[p])]
 				if l == nil {
@@ -755,10 +760,10 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 		}
 		addT := slices.Sorted(maps.Keys(add))
 		for j := 0; i < base.n && base.trigram(i) < hi || j < len(addT); {
-			// A long merge lets a waiting query have its processor every
-			// ~64k postings: otherwise a query could wait for the
-			// scheduler's 10 ms preemption (or a GC worker and this take
-			// both of two).
+			// A long merge (and the inversion above) lets a waiting query
+			// have its processor every ~64k postings: otherwise a query
+			// could wait for the scheduler's 10 ms preemption (or a GC
+			// worker and this take both of two).
 			if read >= 1<<16 {
 				runtime.Gosched()
 				read = 0
