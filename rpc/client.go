@@ -515,6 +515,46 @@ func encodeRequest(id []byte, method string, params any) ([]byte, error) {
 
 // readLoop reads responses and hands each to the call waiting for its id,
 // until the connection fails or is closed.
+// deliver hands r to the call waiting for id, if it has not given up.
+func (c *Client) deliver(id uint64, r response) {
+	c.mu.Lock()
+	ch := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// resultPrefix starts every success response the server writes, its id
+// following (rpc/server's appendResult).
+var resultPrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
+// SplitResult takes a success response line in the exact form the server
+// writes it, {"jsonrpc":"2.0","id":N,"result":RESULT}, apart without
+// reading RESULT: a large answer is not scanned here only to be scanned
+// again by whoever decodes it (which also finds it malformed, if it is).
+// ok is false for any other line, which the caller decodes in full.
+func SplitResult(line []byte) (id uint64, result []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(line, resultPrefix)
+	if !ok {
+		return 0, nil, false
+	}
+	n := 0
+	for n < len(rest) && n < 20 && '0' <= rest[n] && rest[n] <= '9' {
+		n++
+	}
+	id, err := strconv.ParseUint(string(rest[:n]), 10, 64)
+	if err != nil || n > 1 && rest[0] == '0' {
+		return 0, nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"result":`))
+	if !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
+		return 0, nil, false
+	}
+	return id, rest[:len(rest)-1], true
+}
+
 func (c *Client) readLoop() {
 	defer close(c.done)
 	lr := lineread.New(readRecorder{c}, 64<<10, maxResponseSize)
@@ -524,6 +564,10 @@ func (c *Client) readLoop() {
 		line, err = lr.Next()
 		if err != nil {
 			break
+		}
+		if id, result, ok := SplitResult(line); ok {
+			c.deliver(id, response{result: bytes.Clone(result)})
+			continue
 		}
 		var r struct {
 			ID     json.RawMessage `json:"id"`
@@ -558,17 +602,10 @@ func (c *Client) readLoop() {
 			// call it belongs to is unknown, so it is dropped.
 			continue
 		}
-		c.mu.Lock()
-		ch := c.pending[id]
-		delete(c.pending, id)
-		c.mu.Unlock()
-		if ch == nil {
-			continue // abandoned
-		}
 		if r.Error != nil {
-			ch <- response{err: r.Error}
+			c.deliver(id, response{err: r.Error})
 		} else {
-			ch <- response{result: r.Result}
+			c.deliver(id, response{result: r.Result})
 		}
 	}
 	c.mu.Lock()

@@ -14,6 +14,7 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -105,29 +106,33 @@ func LookupMethod(method string) *Spec {
 	return nil
 }
 
-// Results counts the results in the data of one of the tool's answers (an
-// envelope that is not an error): the lengths of the arrays under its
-// ResultKeys. Data that is not an object, holds none of the keys, or holds
-// one that is not an array is an error: the answer is not the tool's.
-func (s *Spec) Results(data json.RawMessage) (int, error) {
+// Found reports whether the data of one of the tool's answers (an
+// envelope that is not an error) holds a result: whether an array under
+// its ResultKeys is not empty. Data that is not an object, holds none of
+// the keys, or holds one that is not an array is an error: the answer is
+// not the tool's. The arrays are not read past their first element.
+func (s *Spec) Found(data json.RawMessage) (bool, error) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(data, &members); err != nil || members == nil {
-		return 0, fmt.Errorf("%s answered with data that is not an object", s.Name)
+		return false, fmt.Errorf("%s answered with data that is not an object", s.Name)
 	}
-	n, found := 0, false
+	any, found := false, false
 	for _, k := range s.ResultKeys {
 		v, ok := members[k]
 		if !ok {
 			continue
 		}
-		var list []json.RawMessage
-		if err := json.Unmarshal(v, &list); err != nil || list == nil {
-			return 0, fmt.Errorf("%s answered with data.%s that is not an array", s.Name, k)
+		// v is valid JSON (the object was): an array starts with '[',
+		// and is empty when ']' comes next.
+		v = bytes.TrimLeft(v, " \t\r\n")
+		if len(v) == 0 || v[0] != '[' {
+			return false, fmt.Errorf("%s answered with data.%s that is not an array", s.Name, k)
 		}
-		n, found = n+len(list), true
+		rest := bytes.TrimLeft(v[1:], " \t\r\n")
+		any, found = any || len(rest) > 0 && rest[0] != ']', true
 	}
 	if !found {
-		return 0, fmt.Errorf("%s answered with data holding none of %s", s.Name, strings.Join(s.ResultKeys, ", "))
+		return false, fmt.Errorf("%s answered with data holding none of %s", s.Name, strings.Join(s.ResultKeys, ", "))
 	}
-	return n, nil
+	return any, nil
 }

@@ -129,6 +129,11 @@ func TestExitCode(t *testing.T) {
 		{query.ToolGrep, `{"status":"success","data":[]}`, exitError, "not an object"},
 		{"Find", `{"status":"success","data":{"paths":["a"]}}`, exitError, `unknown tool "Find"`},
 		{query.ToolGlob, `{"status":"success","data":{"paths":"a"}}`, exitError, "data.paths that is not an array"},
+		{query.ToolGlob, `{"status":"success","data":{"paths":null}}`, exitError, "data.paths that is not an array"},
+		{query.ToolGlob, `{"status":"success","data":{"paths": [ ] }}`, exitNothing, ""},
+		{query.ToolGlob, `{"status":"success","data":{"paths":[ "]" ]}}`, exitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[{"file":"a","count":1}]}}`, exitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[]}}`, exitNothing, ""},
 	} {
 		var env envelope.Raw
 		if err := json.Unmarshal([]byte(tc.env), &env); err != nil {

@@ -389,11 +389,11 @@ func exitCode(tool string, env *envelope.Raw) (int, error) {
 	if err != nil {
 		return exitError, err
 	}
-	n, err := spec.Results(env.Data)
+	found, err := spec.Found(env.Data)
 	if err != nil {
 		return exitError, fmt.Errorf("malformed response: %v", err)
 	}
-	if n == 0 {
+	if !found {
 		return exitNothing, nil
 	}
 	return exitFound, nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net"
 	"reflect"
+	"strconv"
 	"testing"
 	"unicode/utf8"
 
@@ -173,5 +174,16 @@ func checkResponseLine(t *testing.T, b []byte) {
 	}
 	if string(m["jsonrpc"]) != `"2.0"` || m["id"] == nil || len(m) != 3 {
 		t.Fatalf("malformed response: %q", b)
+	}
+	// The client takes a success response apart without reading its
+	// result (rpc.SplitResult): it must agree with the full decode, and
+	// take every success response to an id it sends (a uint64).
+	id, result, ok := rpc.SplitResult(b[:len(b)-1])
+	wantID, idErr := strconv.ParseUint(string(m["id"]), 10, 64)
+	switch {
+	case ok && (m["result"] == nil || idErr != nil || id != wantID || !bytes.Equal(result, m["result"])):
+		t.Fatalf("SplitResult(%q) = %d, %q; the response decodes to id %s, result %s", b, id, result, m["id"], m["result"])
+	case !ok && m["result"] != nil && idErr == nil:
+		t.Fatalf("SplitResult(%q) refused a success response", b)
 	}
 }
