@@ -737,17 +737,23 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 	isGone := func(id uint32) bool { w := int(id >> 6); return w < len(gone) && gone[w]&(1<<(id&63)) != 0 }
 	next := make([]int, len(ids)) // per delta file (as ids), its first posting not yet inverted
 	var kept, merged, none postingList
+	// yield lets a waiting query have this processor every ~64k postings
+	// read (inverted or merged): otherwise a query could wait for the
+	// scheduler's 10 ms preemption (or a GC worker and this take both of
+	// two).
 	read := 0
+	yield := func(n int) {
+		if read += n; read >= 1<<16 {
+			runtime.Gosched()
+			read = 0
+		}
+	}
 	i := 0 // the next base list
 	for _, hi := range cuts {
 		add := make(map[uint32]*postingList) // trigram -> its delta files, ascending
 		for k, id := range ids {
 			set, p := delta[id], next[k]
-			if read >= 1<<16 { // as the merge below does
-				runtime.Gosched()
-				read = 0
-			}
-			read += len(set)
+			yield(len(set))
 			for ; p < len(set) && packedTri(set[p]) < hi; p++ {
 				l := add[packedTri(set[p])]
 				if l == nil {
@@ -760,14 +766,6 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 		}
 		addT := slices.Sorted(maps.Keys(add))
 		for j := 0; i < base.n && base.trigram(i) < hi || j < len(addT); {
-			// A long merge (and the inversion above) lets a waiting query
-			// have its processor every ~64k postings: otherwise a query
-			// could wait for the scheduler's 10 ms preemption (or a GC
-			// worker and this take both of two).
-			if read >= 1<<16 {
-				runtime.Gosched()
-				read = 0
-			}
 			var t uint32
 			var list []byte
 			inBase := i < base.n && base.trigram(i) < hi
@@ -785,7 +783,7 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 			}
 			kept.reset()
 			c := listCursor(list)
-			read += c.n
+			yield(c.n)
 			for ; !c.done; c.next() {
 				if !isGone(c.cur) {
 					kept.ids, kept.masks = append(kept.ids, c.cur), append(kept.masks, c.mask)

@@ -16,12 +16,14 @@ package query
 // one ended and ends after the first line break at or past blockSize
 // bytes from its start, or, sooner, after the first line break once its
 // filter has blockFill bits set (the last block at the end of the file).
-// The second rule keeps a filter sparse however dense the file: 16 KiB
-// of base64 sets about 40% of a filter's bits, so each trigram of a query
-// was "held" by 40% of the blocks (on GOROOT/src, xyzzy read 17 of the 96
-// blocks of a base64 fixture, none holding it); at an eighth of the bits
-// set, a three-trigram query admits about 0.2% of the blocks that do not
-// hold it. Source code rarely reaches blockFill within blockSize. A file
+// The second rule keeps blocks short where the file is dense in
+// trigrams: 16 KiB of base64 holds a good part of every trigram its
+// alphabet can make (its filter 19% full, on GOROOT/src's base64
+// fixture), so a literal's trigrams all occur in many blocks that do not
+// hold the literal (xyzzy read 17 of that fixture's 96 blocks, none
+// holding it; absent five-letter literals admit 39% of 16 KiB blocks of
+// random base64 and 2.7% of those cut at blockFill). Source code rarely
+// reaches blockFill within blockSize. A file
 // with a block over blockMax bytes (a line that long) gets no filter.
 //
 // Filters. A block's filter is a bitmap of blockBits bits, one hash of

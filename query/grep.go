@@ -201,16 +201,17 @@ func scanNeeds(p GrepParams) (need, perFile int) {
 // holds limit+1 results. When ctx ends first, the completed prefix is
 // the (partial) answer.
 //
-// Goroutines: Scan starts its workers and waits for them before it
-// returns. A worker looks at ctx between bounded pieces of work (see
+// Goroutines: Scan starts its workers (a small scan's one worker runs on
+// the caller's goroutine) and waits for them before it returns. A worker
+// looks at ctx between bounded pieces of work (see
 // chunk.go), so once ctx ends Scan returns within about one such piece
 // (a scanWindow of lines, checkEvery runes of a long line, one read),
 // however large the file being scanned.
 func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	p := q.Params
 	need, perFile := scanNeeds(p)
-	if q.Sink == nil && smallScan(files) {
-		return scanHere(ctx, q, files, need, perFile)
+	if len(files) == 0 {
+		return assemble(q, nil, nil, false) // nothing to read: complete
 	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -236,6 +237,15 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	// since files past the answer are read for nothing, and a slow Sink
 	// must not let results pile up.
 	workers := min(len(files), 2*runtime.GOMAXPROCS(0))
+	// A small scan without a Sink (smallScan) has one worker, run on
+	// this goroutine before the wait below: starting workers would wake
+	// another thread for less work than waking it costs (a rare
+	// literal's handful of candidates). Without a Sink, the worker never
+	// waits for this goroutine (base is its own prefix).
+	inline := q.Sink == nil && smallScan(files)
+	if inline {
+		workers = 1
+	}
 	ahead := 8 * workers
 	var (
 		mu           sync.Mutex
@@ -272,56 +282,58 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 			}
 		}
 	}
-	if len(files) == 0 {
-		stop.Store(true)
-		close(settled)
-	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for !stop.Load() {
-				mu.Lock()
-				for int(next.Load()) >= base()+ahead && !stop.Load() {
-					moved.Wait()
-				}
-				mu.Unlock()
-				// This query's files taken so far rank it among the
-				// waiters: the fewer, the sooner (see scanPool).
-				fs := scanners.take(ctx, int(next.Load()))
-				if fs == nil {
-					return
-				}
-				mu.Lock()
-				i := int(next.Add(1) - 1)
-				if i < len(files) {
-					order.upTo(i + 1)
-					hits.reserve(i)
-				}
-				mu.Unlock()
-				if i >= len(files) || stop.Load() {
-					scanners.put(fs)
-					return
-				}
-				var h fileHit
-				if pre, ok := q.pre[files[i].Rel]; ok {
-					scanners.put(fs)
-					h = *pre
-				} else {
-					fs.root = root
-					h = fs.scan(ctx, q, files[i], perFile)
-					scanners.put(fs)
-					if h.interrupted {
-						return // ctx has ended: the prefix stops before this file
-					}
-				}
-				*hits.at(i) = h
-				advance(i)
+	worker := func() {
+		for !stop.Load() {
+			mu.Lock()
+			for int(next.Load()) >= base()+ahead && !stop.Load() {
+				moved.Wait()
 			}
-		})
+			mu.Unlock()
+			// This query's files taken so far rank it among the
+			// waiters: the fewer, the sooner (see scanPool).
+			fs := scanners.take(ctx, int(next.Load()))
+			if fs == nil {
+				return
+			}
+			mu.Lock()
+			i := int(next.Add(1) - 1)
+			if i < len(files) {
+				order.upTo(i + 1)
+				hits.reserve(i)
+			}
+			mu.Unlock()
+			if i >= len(files) || stop.Load() {
+				scanners.put(fs)
+				return
+			}
+			var h fileHit
+			if pre, ok := q.pre[files[i].Rel]; ok {
+				scanners.put(fs)
+				h = *pre
+			} else {
+				fs.root = root
+				h = fs.scan(ctx, q, files[i], perFile)
+				scanners.put(fs)
+				if h.interrupted {
+					return // ctx has ended: the prefix stops before this file
+				}
+			}
+			*hits.at(i) = h
+			advance(i)
+		}
 	}
 	exited := make(chan struct{})
-	go func() { wg.Wait(); close(exited) }()
+	if inline {
+		worker()
+		close(exited)
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(worker)
+		}
+		go func() { wg.Wait(); close(exited) }()
+	}
 
 	// deliver hands the completed prefix's results to the Sink, in order,
 	// outside mu (a Sink may wait for its reader), and lets go of them.
@@ -398,10 +410,8 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 }
 
 // A scan of at most inlineFiles files holding at most inlineBytes in all
-// is read on the caller's goroutine, one file after the other: starting
-// workers would wake another thread for less work than waking it costs
-// (a rare literal's handful of candidates).
-// Variables so that tests can turn it off.
+// is small: Scan reads it on the caller's goroutine. Variables so that
+// tests can turn it off.
 var (
 	inlineFiles       = 8
 	inlineBytes int64 = 512 << 10
@@ -416,44 +426,6 @@ func smallScan(files []FileRef) bool {
 		size += f.Size
 	}
 	return size <= inlineBytes
-}
-
-// scanHere is Scan for a small scan without a Sink (smallScan): the same
-// order, the same stop at need, the same answer when ctx ends first.
-func scanHere(ctx context.Context, q *GrepQuery, files []FileRef, need, perFile int) envelope.GrepRun {
-	var root *rooted.Root
-	hits := make([]fileHit, 0, len(files))
-	order := newOrdering(files)
-	order.upTo(len(files))
-	aborted := false
-	for i, have := 0, 0; i < len(files) && have < need; i++ {
-		h, ok := q.pre[files[i].Rel]
-		if !ok {
-			if root == nil {
-				var err error
-				if root, err = rooted.Open(q.WS.Root); err != nil {
-					return envelope.GrepRun{Data: envelope.GrepData{AbortedReason: envelope.AbortReadError}}
-				}
-				defer root.Close()
-			}
-			fs := scanners.take(ctx, i)
-			if fs == nil {
-				aborted = true
-				break
-			}
-			fs.root = root
-			hit := fs.scan(ctx, q, files[i], perFile)
-			scanners.put(fs)
-			if hit.interrupted {
-				aborted = true
-				break
-			}
-			h = &hit
-		}
-		hits = append(hits, *h)
-		have += h.results(q.Params.OutputMode)
-	}
-	return assemble(q, files[:len(hits)], hits, aborted)
 }
 
 // hitTable holds a Scan's hits by file position, a chunk allocated when

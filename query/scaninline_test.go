@@ -13,10 +13,10 @@ import (
 	"github.com/indexd/indexd/internal/testtree"
 )
 
-// A small scan read on the caller's goroutine (scanHere) answers exactly
+// A small scan read on the caller's goroutine (smallScan) answers exactly
 // as the workers do: the same order, the same stop at the limit, the same
 // partial answer when the context has ended.
-func TestScanHereSameAnswers(t *testing.T) {
+func TestSmallScanSameAnswers(t *testing.T) {
 	files := map[string]string{}
 	for i := range 8 {
 		body := fmt.Sprintf("line %d\n", i)
@@ -60,9 +60,8 @@ func TestScanHereSameAnswers(t *testing.T) {
 					}
 					got := Scan(ctx, q, in)
 					if n == 0 && ctx.Err() != nil {
-						// Nothing to read: the answer is complete (the
-						// workers' Scan picks at random between its ended
-						// context and its settled prefix here).
+						// Nothing to read: the answer is complete, ended
+						// context or not.
 						if got.Data.AbortedReason != "" {
 							t.Errorf("an empty scan says %q", got.Data.AbortedReason)
 						}
