@@ -181,10 +181,9 @@ type queryFlags struct {
 // argument, then every flag given on the command line, each replacing the
 // key of the same name (of flags setting the same key, the last given
 // wins). Keys keep the order in which they first appear. -w wraps the
-// pattern in \b(?:…)\b; --all sends limit 0 (every result); unlimited
-// says the limit is the command line's (--all or --limit), which the tool
-// then takes beyond the agents' bounds.
-func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []string, stdin io.Reader) (raw json.RawMessage, unlimited bool, err error) {
+// pattern in \b(?:…)\b; --all sends limit 0 (every result); the bound
+// says whose the limit is.
+func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []string, stdin io.Reader) (raw json.RawMessage, b bound, err error) {
 	obj := &object{}
 	if fs.Changed("args") {
 		argsValue := q.args
@@ -192,17 +191,17 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 		if argsValue == "-" {
 			var err error
 			if src, err = io.ReadAll(stdin); err != nil {
-				return nil, false, fmt.Errorf("--args -: reading standard input: %w", err)
+				return nil, agentBound, fmt.Errorf("--args -: reading standard input: %w", err)
 			}
 		}
 		if obj, err = parseObject(src); err != nil {
-			return nil, false, fmt.Errorf("--args: %w", err)
+			return nil, agentBound, fmt.Errorf("--args: %w", err)
 		}
 	}
 	if len(positional) > 0 {
 		v, err := jsonenc.Marshal(sendable(cmd, cmd.positional, positional[0]))
 		if err != nil {
-			return nil, false, err
+			return nil, agentBound, err
 		}
 		obj.set(cmd.positional, v)
 	}
@@ -217,13 +216,13 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 		}
 		v, err := p.value(cmd, fs)
 		if err != nil {
-			return nil, false, err
+			return nil, agentBound, err
 		}
 		obj.set(p.key, v)
 	}
 	if q.word {
 		if err := wordRegexp(obj); err != nil {
-			return nil, false, err
+			return nil, agentBound, err
 		}
 	}
 	if q.all {
@@ -231,12 +230,29 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 	}
 	// A limit given on the command line is the user's: any, 0 for none
 	// (the agent tools' bounds are for agents).
-	if _, ok := obj.vals["limit"]; ok && (q.all || fs.Changed("limit")) {
-		unlimited = true
+	if v, ok := obj.vals["limit"]; ok && (q.all || fs.Changed("limit")) {
+		b = userBound
+		if string(v) == "0" {
+			b = noBound
+		}
 	}
 	raw, err = obj.MarshalJSON()
-	return raw, unlimited, err
+	return raw, b, err
 }
+
+// bound is whose limit a query's results are held to.
+type bound int
+
+const (
+	// agentBound: the tool's, as for agents (its default and maximum).
+	agentBound bound = iota
+	// userBound: --limit N, taken beyond the agents' maximum.
+	userBound
+	// noBound: --all or --limit 0, every result; Glob's and Grep's are
+	// printed as they come (the answer can take long), and an interrupt
+	// ends the query and flushes what was printed.
+	noBound
+)
 
 // lastFor reports whether params[i] is, of the flags given that set its
 // key, the one given last.

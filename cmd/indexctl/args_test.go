@@ -16,48 +16,47 @@ func TestToolArgs(t *testing.T) {
 		flags []string
 		stdin string
 		want  string
-		// unlimited: the request asks for every result.
-		unlimited bool
+		bound bound
 	}{
-		{"nothing given", globCmd, nil, "", `{}`, false},
-		{"positional only", globCmd, []string{"*.go"}, "", `{"pattern":"*.go"}`, false},
+		{"nothing given", globCmd, nil, "", `{}`, agentBound},
+		{"positional only", globCmd, []string{"*.go"}, "", `{"pattern":"*.go"}`, agentBound},
 		{"flags in definition order", grepCmd,
 			[]string{"--include-hidden", "x", "-C", "2", "--include", "*.go", "-F"}, "",
-			`{"pattern":"x","include":"*.go","fixed_strings":true,"context":2,"include_hidden":true}`, false},
+			`{"pattern":"x","include":"*.go","fixed_strings":true,"context":2,"include_hidden":true}`, agentBound},
 		{"explicit false and zero are sent; --limit 0 asks for all", globCmd,
 			[]string{"--case-sensitive=false", "--limit", "0"}, "",
-			`{"limit":0,"case_sensitive":false}`, true},
-		{"--all", lsCmd, []string{"--all", "d"}, "", `{"path":"d","limit":0}`, true},
-		{"a limit of 0 in --args is the tool's to refuse", lsCmd, []string{"--args", `{"limit":0}`}, "", `{"limit":0}`, false},
-		{"-i and -s: the last wins", grepCmd, []string{"x", "-i", "-s"}, "", `{"pattern":"x","case_sensitive":true}`, false},
-		{"-s and -i: the last wins", grepCmd, []string{"x", "-s", "--ignore-case"}, "", `{"pattern":"x","case_sensitive":false}`, false},
-		{"--case-sensitive then -i", grepCmd, []string{"x", "--case-sensitive", "-i"}, "", `{"pattern":"x","case_sensitive":false}`, false},
-		{"-l, -c and --output-mode: the last wins", grepCmd, []string{"x", "-l", "-c"}, "", `{"pattern":"x","output_mode":"count"}`, false},
-		{"-c then --output-mode", grepCmd, []string{"x", "-c", "--output-mode", "content"}, "", `{"pattern":"x","output_mode":"content"}`, false},
-		{"-l=false is not given", grepCmd, []string{"x", "--files-with-matches=false"}, "", `{"pattern":"x"}`, false},
+			`{"limit":0,"case_sensitive":false}`, noBound},
+		{"--all", lsCmd, []string{"--all", "d"}, "", `{"path":"d","limit":0}`, noBound},
+		{"a limit of 0 in --args is the tool's to refuse", lsCmd, []string{"--args", `{"limit":0}`}, "", `{"limit":0}`, agentBound},
+		{"-i and -s: the last wins", grepCmd, []string{"x", "-i", "-s"}, "", `{"pattern":"x","case_sensitive":true}`, agentBound},
+		{"-s and -i: the last wins", grepCmd, []string{"x", "-s", "--ignore-case"}, "", `{"pattern":"x","case_sensitive":false}`, agentBound},
+		{"--case-sensitive then -i", grepCmd, []string{"x", "--case-sensitive", "-i"}, "", `{"pattern":"x","case_sensitive":false}`, agentBound},
+		{"-l, -c and --output-mode: the last wins", grepCmd, []string{"x", "-l", "-c"}, "", `{"pattern":"x","output_mode":"count"}`, agentBound},
+		{"-c then --output-mode", grepCmd, []string{"x", "-c", "--output-mode", "content"}, "", `{"pattern":"x","output_mode":"content"}`, agentBound},
+		{"-l=false is not given", grepCmd, []string{"x", "--files-with-matches=false"}, "", `{"pattern":"x"}`, agentBound},
 		{"-g, -t and -T repeat", grepCmd, []string{"x", "-g", "*.go", "-g", "!*_test.go", "-t", "go", "-T", "md", "--type", "c"}, "",
-			`{"pattern":"x","glob":["*.go","!*_test.go"],"type":["go","c"],"type_not":["md"]}`, false},
-		{"-w", grepCmd, []string{"-w", "a|b"}, "", `{"pattern":"\\b(?:a|b)\\b"}`, false},
-		{"-w -F quotes the string", grepCmd, []string{"-wF", "a.b"}, "", `{"pattern":"\\b(?:a\\.b)\\b","fixed_strings":false}`, false},
-		{"-n is accepted", grepCmd, []string{"-n", "x"}, "", `{"pattern":"x"}`, false},
+			`{"pattern":"x","glob":["*.go","!*_test.go"],"type":["go","c"],"type_not":["md"]}`, agentBound},
+		{"-w", grepCmd, []string{"-w", "a|b"}, "", `{"pattern":"\\b(?:a|b)\\b"}`, agentBound},
+		{"-w -F quotes the string", grepCmd, []string{"-wF", "a.b"}, "", `{"pattern":"\\b(?:a\\.b)\\b","fixed_strings":false}`, agentBound},
+		{"-n is accepted", grepCmd, []string{"-n", "x"}, "", `{"pattern":"x"}`, agentBound},
 		{"args keep their order, flags override in place", globCmd,
 			[]string{"--args", `{"limit": 3, "pattern": "a", "x": [1, 2]}`, "--limit", "1", "b"}, "",
-			`{"limit":1,"pattern":"b","x":[1, 2]}`, true},
+			`{"limit":1,"pattern":"b","x":[1, 2]}`, userBound},
 		{"a duplicate key keeps its first place and last value", lsCmd,
 			[]string{"--args", `{"path":"a","offset":1,"path":"b"}`}, "",
-			`{"path":"b","offset":1}`, false},
+			`{"path":"b","offset":1}`, agentBound},
 		{"args from stdin", lsCmd, []string{"--args", "-", "--ignore", "a,b", "--ignore", "c"},
-			`{"path": "src"}`, `{"path":"src","ignore":["a,b","c"]}`, false},
+			`{"path": "src"}`, `{"path":"src","ignore":["a,b","c"]}`, agentBound},
 		{"no HTML escaping", grepCmd, []string{"<a href=\"x\">&"}, "",
-			`{"pattern":"<a href=\"x\">&"}`, false},
+			`{"pattern":"<a href=\"x\">&"}`, agentBound},
 		{"unicode keys and values", grepCmd, []string{"--args", `{"päth":"ü"}`, "ß"}, "",
-			`{"päth":"ü","pattern":"ß"}`, false},
+			`{"päth":"ü","pattern":"ß"}`, agentBound},
 		{"names that are not UTF-8 are sent quoted", globCmd, []string{"a\xff.txt", "--path", "d\xfe"}, "",
-			`{"pattern":"\"a\\xff.txt\"","path":"\"d\\xfe\""}`, false},
+			`{"pattern":"\"a\\xff.txt\"","path":"\"d\\xfe\""}`, agentBound},
 		{"include too; a regex is not", grepCmd, []string{"x\xff", "--include", "a\xff.txt"}, "",
-			`{"pattern":"x\ufffd","include":"\"a\\xff.txt\""}`, false},
-		{"LS's positional path", lsCmd, []string{"d\n\xff"}, "", `{"path":"\"d\\n\\xff\""}`, false},
-		{"valid names are sent as they are", lsCmd, []string{"d\nx"}, "", `{"path":"d\nx"}`, false},
+			`{"pattern":"x\ufffd","include":"\"a\\xff.txt\""}`, agentBound},
+		{"LS's positional path", lsCmd, []string{"d\n\xff"}, "", `{"path":"\"d\\n\\xff\""}`, agentBound},
+		{"valid names are sent as they are", lsCmd, []string{"d\nx"}, "", `{"path":"d\nx"}`, agentBound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var g globals
@@ -67,12 +66,12 @@ func TestToolArgs(t *testing.T) {
 			if err := fs.Parse(tc.flags); err != nil {
 				t.Fatal(err)
 			}
-			got, unlimited, err := toolArgs(tc.cmd, fs, &q, fs.Args(), strings.NewReader(tc.stdin))
+			got, b, err := toolArgs(tc.cmd, fs, &q, fs.Args(), strings.NewReader(tc.stdin))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if unlimited != tc.unlimited {
-				t.Errorf("toolArgs(%q): unlimited %v, want %v", tc.flags, unlimited, tc.unlimited)
+			if b != tc.bound {
+				t.Errorf("toolArgs(%q): bound %v, want %v", tc.flags, b, tc.bound)
 			}
 			if string(got) != tc.want {
 				t.Errorf("toolArgs(%q) = %s, want %s", tc.flags, got, tc.want)

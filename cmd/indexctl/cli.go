@@ -221,7 +221,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	if err := checkColor(g.color); err != nil {
 		return c.usageError(cmd, err)
 	}
-	raw, unlimited, err := toolArgs(cmd, fs, &q, positional, c.stdin)
+	raw, bound, err := toolArgs(cmd, fs, &q, positional, c.stdin)
 	if err != nil {
 		return c.usageError(cmd, err)
 	}
@@ -231,7 +231,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 		return exitError
 	}
 	ctx := context.Background()
-	if unlimited {
+	if bound == noBound {
 		// Every result, printed as it comes, can take long: an interrupt
 		// ends the query and what was printed is flushed. A limited query
 		// keeps the default disposition (it dies by the signal, as rg
@@ -259,8 +259,8 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	code := -1
 	r := c.runner(g)
 	for _, args := range reqs {
-		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: unlimited, RootFrom: where.from}
-		if unlimited && !g.json && cmd.tool != tool.LS {
+		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: bound != agentBound, RootFrom: where.from}
+		if bound == noBound && !g.json && cmd.tool != tool.LS {
 			req.OnBatch = out.batch // every result, printed as it comes
 		}
 		out.begin(args)
