@@ -14,8 +14,6 @@
 package tool
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -59,7 +57,9 @@ type Spec struct {
 	// Method is the tool's JSON-RPC method.
 	Method string
 	// ResultKeys are the members of the tool's data that hold its results
-	// (arrays); the answer's data holds at least one of them (Results).
+	// (arrays); the answer's data holds at least one of them, and an
+	// answer found something when one of them is not empty (the exit
+	// code of indexctl).
 	ResultKeys []string
 }
 
@@ -104,35 +104,4 @@ func LookupMethod(method string) *Spec {
 		}
 	}
 	return nil
-}
-
-// Found reports whether the data of one of the tool's answers (an
-// envelope that is not an error) holds a result: whether an array under
-// its ResultKeys is not empty. Data that is not an object, holds none of
-// the keys, or holds one that is not an array is an error: the answer is
-// not the tool's. The arrays are not read past their first element.
-func (s *Spec) Found(data json.RawMessage) (bool, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil || members == nil {
-		return false, fmt.Errorf("%s answered with data that is not an object", s.Name)
-	}
-	any, found := false, false
-	for _, k := range s.ResultKeys {
-		v, ok := members[k]
-		if !ok {
-			continue
-		}
-		// v is valid JSON (the object was): an array starts with '[',
-		// and is empty when ']' comes next.
-		v = bytes.TrimLeft(v, " \t\r\n")
-		if len(v) == 0 || v[0] != '[' {
-			return false, fmt.Errorf("%s answered with data.%s that is not an array", s.Name, k)
-		}
-		rest := bytes.TrimLeft(v[1:], " \t\r\n")
-		any, found = any || len(rest) > 0 && rest[0] != ']', true
-	}
-	if !found {
-		return false, fmt.Errorf("%s answered with data holding none of %s", s.Name, strings.Join(s.ResultKeys, ", "))
-	}
-	return any, nil
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/query"
 )
 
@@ -107,6 +106,20 @@ func TestParseObjectErrors(t *testing.T) {
 	}
 }
 
+// answerCode reads the answer env and returns its exit code for tool.
+func answerCode(t *testing.T, tool string, env []byte) (int, error) {
+	t.Helper()
+	rep, err := readReply(env)
+	if err != nil {
+		t.Fatalf("readReply(%s): %v", env, err)
+	}
+	var d answerData
+	if err := readData(rep.data, &d); err != nil {
+		t.Fatalf("readData(%s): %v", rep.data, err)
+	}
+	return exitCode(tool, rep.status, &d)
+}
+
 func TestExitCode(t *testing.T) {
 	for _, tc := range []struct {
 		tool, env string
@@ -134,11 +147,7 @@ func TestExitCode(t *testing.T) {
 		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[{"file":"a","count":1}]}}`, exitFound, ""},
 		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[]}}`, exitNothing, ""},
 	} {
-		var env envelope.Raw
-		if err := json.Unmarshal([]byte(tc.env), &env); err != nil {
-			t.Fatal(err)
-		}
-		got, err := exitCode(tc.tool, &env)
+		got, err := answerCode(t, tc.tool, []byte(tc.env))
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("exitCode(%s, %s) = %d, %v; want %d, error with %q", tc.tool, tc.env, got, err, tc.want, tc.err)
 		}

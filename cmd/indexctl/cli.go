@@ -15,10 +15,8 @@ import (
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/pflag"
 
-	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/tool"
-	toolspec "github.com/indexd/indexd/tool"
 )
 
 // Exit codes (SPEC §10).
@@ -370,33 +368,6 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 		return c.usageError(cmd, err)
 	}
 	return code
-}
-
-// exitCode is 2 for an error envelope, 1 for an answer of tool with
-// nothing in it and 0 otherwise; what counts as a result is the tool's
-// rule in the table of tools (tool.Spec.Results). An unknown tool, an
-// unknown status or data that is not the tool's is exit 2 with an error
-// saying what was wrong.
-func exitCode(tool string, env *envelope.Raw) (int, error) {
-	switch env.Status {
-	case envelope.StatusSuccess, envelope.StatusPartial:
-	case envelope.StatusError:
-		return exitError, nil
-	default:
-		return exitError, fmt.Errorf("malformed response: unknown status %q", env.Status)
-	}
-	spec, err := toolspec.Lookup(tool)
-	if err != nil {
-		return exitError, err
-	}
-	found, err := spec.Found(env.Data)
-	if err != nil {
-		return exitError, fmt.Errorf("malformed response: %v", err)
-	}
-	if !found {
-		return exitNothing, nil
-	}
-	return exitFound, nil
 }
 
 // flagError rewords pflag's report of a flag value that does not parse

@@ -75,7 +75,7 @@ func (o *output) begin(args json.RawMessage) {
 // batch prints results streamed ahead of the answer (a query.Batch, as JSON).
 func (o *output) batch(data json.RawMessage) {
 	var d answerData
-	if err := json.Unmarshal(data, &d); err != nil {
+	if err := readData(data, &d); err != nil {
 		o.note(fmt.Sprintf("malformed results: %v", err))
 		return
 	}
@@ -160,12 +160,17 @@ func (o *output) note(line string) {
 
 // answer prints one answer of tool and returns the exit code it calls for.
 func (o *output) answer(name string, answer json.RawMessage) int {
-	var env envelope.Raw
-	if err := json.Unmarshal(answer, &env); err != nil {
+	rep, err := readReply(answer)
+	if err != nil {
 		o.note(fmt.Sprintf("malformed response: %v", err))
 		return exitError
 	}
-	code, cerr := exitCode(name, &env)
+	var d answerData
+	var derr error
+	if rep.status != envelope.StatusError {
+		derr = readData(rep.data, &d)
+	}
+	code, cerr := exitCode(name, rep.status, &d)
 	if code == exitNothing && o.streamed > 0 {
 		code = exitFound
 	}
@@ -179,23 +184,24 @@ func (o *output) answer(name string, answer json.RawMessage) int {
 		o.out.WriteByte('\n')
 		return code
 	}
-	if env.Status == envelope.StatusError {
-		msg := strings.TrimPrefix(env.Text, "Error: ")
-		if env.Error != nil {
-			msg = env.Error.Message
+	if derr != nil {
+		o.note(fmt.Sprintf("malformed response: %v", derr))
+		return exitError
+	}
+	if rep.status == envelope.StatusError {
+		msg := strings.TrimPrefix(rep.text, "Error: ")
+		if rep.hasErr {
+			msg = rep.err
 		}
 		o.note(msg)
 		return code
 	}
 	// The answer's cwd: the daemon may have answered from a deeper root
 	// than the one asked for (rpc.ToolParams.RootFrom).
-	var ectx struct {
-		Cwd string `json:"cwd"`
+	if rep.cwd != "" {
+		o.cwd = quote.Unquote(rep.cwd)
 	}
-	if json.Unmarshal(env.Context, &ectx) == nil && ectx.Cwd != "" {
-		o.cwd = quote.Unquote(ectx.Cwd)
-	}
-	head, _, _ := strings.Cut(env.Text, "\n\n")
+	head, _, _ := strings.Cut(rep.text, "\n\n")
 	head = flagHints.Replace(head)
 	var summary, notes []string
 	for _, l := range strings.Split(head, "\n") {
@@ -205,17 +211,13 @@ func (o *output) answer(name string, answer json.RawMessage) int {
 			summary = append(summary, l)
 		}
 	}
-	body, err := o.render(name, &env)
-	if err != nil {
-		o.note(fmt.Sprintf("malformed response: %v", err))
-		return exitError
-	}
+	body := o.render(name, rep.text, &d)
 	if name == tool.Changes {
 		// Changes' text is its answer, clock line included; the clock to
 		// give back as changed_since also goes to stderr, alone.
-		o.out.WriteString(env.Text + "\n")
+		o.out.WriteString(rep.text + "\n")
 		o.out.Flush()
-		printClock(o.stderr, env.Data)
+		printClock(o.stderr, rep.data)
 		return code
 	}
 	if o.tty {
@@ -249,34 +251,20 @@ var flagHints = strings.NewReplacer(
 	"Set include_hidden=true to search them.", "Use --include-hidden to search them.",
 )
 
-// answerData is the union of the tools' data (and of query.Batch), as far
-// as printing goes.
-type answerData struct {
-	Cwd     string               `json:"cwd"`
-	Paths   []string             `json:"paths"`
-	Matches []envelope.GrepMatch `json:"matches"`
-	Files   []string             `json:"files"`
-	Counts  []envelope.FileCount `json:"counts"`
-}
-
 // render returns the results of an answer as lines, each ending in "\n".
-func (o *output) render(name string, env *envelope.Raw) (string, error) {
+func (o *output) render(name, text string, d *answerData) string {
 	if name == tool.LS {
 		// LS's entries are names in the listed directory: the text's
 		// results are what to print.
-		_, body, ok := strings.Cut(env.Text, "\n\n")
+		_, body, ok := strings.Cut(text, "\n\n")
 		if !ok {
-			return "", nil
+			return ""
 		}
-		return body + "\n", nil
-	}
-	var d answerData
-	if err := json.Unmarshal(env.Data, &d); err != nil {
-		return "", err
+		return body + "\n"
 	}
 	var b strings.Builder
-	o.renderData(&b, &d)
-	return b.String(), nil
+	o.renderData(&b, d)
+	return b.String()
 }
 
 // renderData writes the results of d as lines.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/daemon"
-	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
@@ -107,14 +106,14 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%T: %v", r, err)
 				}
-				var env envelope.Raw
-				if err := json.Unmarshal(answer, &env); err != nil {
+				rep, err := readReply(answer)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if env.Text == "" {
+				if rep.text == "" {
 					t.Errorf("%T: %s's answer has no text: %s", r, spec.Name, answer)
 				}
-				if code, err := exitCode(spec.Name, &env); code != exitFound || err != nil {
+				if code, err := answerCode(t, spec.Name, answer); code != exitFound || err != nil {
 					t.Errorf("%T: exit code %d, %v for %s", r, code, err, answer)
 				}
 			}
