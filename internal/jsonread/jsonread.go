@@ -321,7 +321,16 @@ func (r *Reader) str() []byte {
 // first byte that is not plain ASCII, as encoding/json's unquote does.
 func (r *Reader) strSlow(start, i int) []byte {
 	b := r.b
-	out := make([]byte, i-start, i-start+(len(b)-i)/2+8)
+	// The decoded string is no longer than the quoted one, unless bytes
+	// that are not UTF-8 become U+FFFD (then append grows it).
+	end := i
+	for end < len(b) && b[end] != '"' {
+		if b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	out := make([]byte, i-start, min(end, len(b))-start)
 	copy(out, b[start:i])
 	for i < len(b) {
 		c := b[i]
