@@ -217,7 +217,7 @@ func (r *Reader) Skip() {
 	case '[':
 		r.nest(func() { r.Array(r.Skip) })
 	case '"':
-		r.str()
+		r.skipStr()
 	case 't':
 		r.literal("true")
 	case 'f':
@@ -295,6 +295,56 @@ func digits(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// Valid reports whether b is one JSON value, with whitespace around it
+// only: json.Valid, faster (it reads strings without the per-byte state
+// machine of encoding/json's scanner).
+func Valid(b []byte) bool {
+	r := Reader{b: b}
+	r.Skip()
+	r.End()
+	return r.err == nil
+}
+
+// skipStr reads the string at r.i (its opening quote), checking its
+// syntax only.
+func (r *Reader) skipStr() {
+	b := r.b
+	for i := r.i + 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			r.i = i + 1
+			return
+		case c < 0x20:
+			r.i = i
+			r.fail("control character in a string")
+			return
+		case c == '\\':
+			if i+1 == len(b) {
+				r.i = i
+				r.fail("unterminated escape")
+				return
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if hex4(b, i) < 0 {
+					r.i = i
+					r.fail("invalid \\u escape")
+					return
+				}
+				i += 5
+			default:
+				r.i = i
+				r.fail("invalid escape")
+				return
+			}
+		}
+	}
+	r.i = len(b)
+	r.fail("unterminated string")
 }
 
 // str reads the string at r.i (its opening quote) and returns its

@@ -3,16 +3,21 @@ package jsonread
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// valid reports whether Skip and End take b.
+// valid reports whether Skip and End take b, and checks that Valid
+// agrees.
 func valid(b []byte) bool {
 	r := NewReader(b)
 	r.Skip()
 	r.End()
+	if Valid(b) != (r.Err() == nil) {
+		panic(fmt.Sprintf("Valid(%q) = %v, Skip and End: %v", b, Valid(b), r.Err()))
+	}
 	return r.Err() == nil
 }
 

