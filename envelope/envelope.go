@@ -137,37 +137,69 @@ type Envelope struct {
 // written as {}, a nil Stats as {"time_ms":0}, and error appears only when
 // Status is "error" (an error envelope without an Error gets INTERNAL_ERROR).
 func (e *Envelope) MarshalJSON() ([]byte, error) {
-	out := struct {
-		Status  Status  `json:"status"`
-		Data    any     `json:"data"`
-		Text    string  `json:"text"`
-		Stats   Stats   `json:"stats"`
-		Context Context `json:"context"`
-		Error   *Error  `json:"error,omitempty"`
-	}{Status: e.Status, Data: e.Data, Text: e.Text, Stats: e.Stats, Context: e.Context}
-	if out.Data == nil {
-		out.Data = struct{}{}
+	var data any = e.Data
+	if e.Data == nil {
+		data = struct{}{}
 	}
-	if out.Stats == nil {
-		out.Stats = &BaseStats{}
+	var stats any = e.Stats
+	if e.Stats == nil {
+		stats = &BaseStats{}
 	}
-	if out.Context.Cwd == "" {
-		out.Context.Cwd = "."
+	ctx := e.Context
+	if ctx.Cwd == "" {
+		ctx.Cwd = "."
 	}
-	if len(out.Context.ParamsInput) == 0 || !json.Valid(out.Context.ParamsInput) {
-		out.Context.ParamsInput = json.RawMessage("{}")
+	if len(ctx.ParamsInput) == 0 || !json.Valid(ctx.ParamsInput) {
+		ctx.ParamsInput = json.RawMessage("{}")
 	}
+	var eerr *Error
 	switch e.Status {
 	case StatusSuccess, StatusPartial:
 	case StatusError:
-		out.Error = e.Error
-		if out.Error == nil {
-			out.Error = &Error{Code: CodeInternal, Message: "unknown error"}
+		eerr = e.Error
+		if eerr == nil {
+			eerr = &Error{Code: CodeInternal, Message: "unknown error"}
 		}
 	default:
 		return nil, fmt.Errorf("envelope: invalid status %q", e.Status)
 	}
-	return jsonenc.Marshal(out)
+	// The members are marshalled one by one and joined: as one struct,
+	// encoding/json would scan the output of the data's own MarshalJSON
+	// again to compact it (for Grep, a second pass over the whole
+	// answer: 0.2 ms of 1,000 matches).
+	b := make([]byte, 0, 2*len(e.Text)+512)
+	var err error
+	member := func(key string, v any) {
+		if err == nil {
+			b = append(b, key...)
+			b, err = appendJSON(b, v)
+		}
+	}
+	member(`{"status":`, e.Status)
+	member(`,"data":`, data)
+	member(`,"text":`, e.Text)
+	member(`,"stats":`, stats)
+	member(`,"context":`, ctx)
+	if eerr != nil {
+		member(`,"error":`, eerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends v as JSON: its own MarshalJSON's output if it has
+// one (this package's, compact by construction), else jsonenc's.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	var js []byte
+	var err error
+	if m, ok := v.(json.Marshaler); ok {
+		js, err = m.MarshalJSON()
+	} else {
+		js, err = jsonenc.Marshal(v)
+	}
+	return append(b, js...), err
 }
 
 // Raw is the decoded form of an envelope for clients (the CLI over the
