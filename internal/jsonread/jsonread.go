@@ -96,19 +96,7 @@ func (r *Reader) literal(lit string) {
 // exactly one read. The key is valid during the call only. null reads as
 // an object without members.
 func (r *Reader) Object(fn func(key []byte)) {
-	if r.null() {
-		return
-	}
-	if r.Next() != '{' {
-		r.fail("want an object")
-		return
-	}
-	r.i++
-	if r.Next() == '}' {
-		r.i++
-		return
-	}
-	for r.err == nil {
+	r.seq('{', '}', func() {
 		if r.Next() != '"' {
 			r.fail("want a key")
 			return
@@ -119,51 +107,49 @@ func (r *Reader) Object(fn func(key []byte)) {
 			return
 		}
 		r.i++
-		if r.err != nil {
-			return
+		if r.err == nil {
+			fn(key)
 		}
-		fn(key)
-		switch r.Next() {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			return
-		default:
-			r.fail("want ',' or '}'")
-		}
-	}
+	})
 }
 
 // Array reads an array, calling fn for each element in turn; fn reads
 // the element, with exactly one read. null reads as an empty array.
 func (r *Reader) Array(fn func()) {
-	if r.null() {
-		return
-	}
-	if r.Next() != '[' {
-		r.fail("want an array")
-		return
-	}
-	r.i++
-	if r.Next() == ']' {
-		r.i++
-		return
-	}
-	for r.err == nil {
+	r.seq('[', ']', func() {
 		start := r.i
 		fn()
 		if r.err == nil && r.i == start {
 			r.fail("element not read")
 		}
+	})
+}
+
+// seq reads an object or an array (by its open and close bytes), calling
+// item to read each member or element; null reads as an empty one.
+func (r *Reader) seq(open, close byte, item func()) {
+	if r.null() {
+		return
+	}
+	if r.Next() != open {
+		r.fail("want " + string(open))
+		return
+	}
+	r.i++
+	if r.Next() == close {
+		r.i++
+		return
+	}
+	for r.err == nil {
+		item()
 		switch r.Next() {
 		case ',':
 			r.i++
-		case ']':
+		case close:
 			r.i++
 			return
 		default:
-			r.fail("want ',' or ']'")
+			r.fail("want ',' or " + string(close))
 		}
 	}
 }
