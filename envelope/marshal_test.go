@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/indexd/indexd/internal/jsonenc"
@@ -75,5 +76,98 @@ func TestMarshalJSONAsOneStruct(t *testing.T) {
 	}
 	if _, err := (&Envelope{Status: "weird"}).MarshalJSON(); err == nil {
 		t.Error("an invalid status marshals")
+	}
+}
+
+// grepDataStruct is GrepData.MarshalJSON through encoding/json: the
+// reference for the hand-written lists.
+func grepDataStruct(d *GrepData) ([]byte, error) {
+	type plain GrepData
+	out := struct {
+		Matches *[]GrepMatch `json:"matches,omitempty"`
+		Files   *[]string    `json:"files,omitempty"`
+		Counts  *[]FileCount `json:"counts,omitempty"`
+		*plain
+	}{plain: (*plain)(d)}
+	nonNil := func(l []string) []string {
+		if l == nil {
+			return []string{}
+		}
+		return l
+	}
+	switch d.Mode {
+	case ModeFiles:
+		l := nonNil(d.Files)
+		out.Files = &l
+	case ModeCount:
+		l := d.Counts
+		if l == nil {
+			l = []FileCount{}
+		}
+		out.Counts = &l
+	default:
+		l := d.Matches
+		if l == nil {
+			l = []GrepMatch{}
+		}
+		out.Matches = &l
+	}
+	return jsonenc.Marshal(out)
+}
+
+// Grep's data is written as encoding/json writes it, byte for byte:
+// random lists of names and lines that JSON escapes in every way, empty
+// and nil lists, every mode and the other members set or not.
+func TestDataAsEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"a", "/", "\"", "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "<", "&", "é", "\u2028", "\u2029", "😀", "\xff", "\xe2\x82", " "}
+	str := func() string {
+		var s string
+		for n := rng.IntN(10); n > 0; n-- {
+			s += parts[rng.IntN(len(parts))]
+		}
+		return s
+	}
+	strs := func() []string {
+		switch rng.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return []string{}
+		}
+		l := make([]string, 1+rng.IntN(4))
+		for i := range l {
+			l[i] = str()
+		}
+		return l
+	}
+	fb := func() Fallback {
+		if rng.IntN(2) == 0 {
+			return Fallback{}
+		}
+		return Fallback{Used: true, Reason: FallbackReason(str())}
+	}
+	for range 3000 {
+		d := &GrepData{Mode: []string{ModeContent, ModeFiles, ModeCount, ""}[rng.IntN(4)], Files: strs(),
+			Truncated: rng.IntN(2) == 0, AbortedReason: str(), FreshInstance: rng.IntN(2) == 0, Fallback: fb()}
+		if rng.IntN(4) > 0 {
+			d.Matches = []GrepMatch{}
+			for range rng.IntN(4) {
+				d.Matches = append(d.Matches, GrepMatch{File: str(), Line: rng.IntN(1 << 40), Text: str(), Before: strs(), After: strs()})
+			}
+		}
+		if rng.IntN(4) > 0 {
+			d.Counts = []FileCount{}
+			for range rng.IntN(4) {
+				d.Counts = append(d.Counts, FileCount{File: str(), Count: rng.IntN(1 << 20)})
+			}
+		}
+		want, err := grepDataStruct(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := d.MarshalJSON(); err != nil || string(got) != string(want) {
+			t.Fatalf("GrepData %#v:\n got  %s, %v\n want %s", d, got, err, want)
+		}
 	}
 }

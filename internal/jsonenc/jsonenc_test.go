@@ -23,3 +23,32 @@ func TestMarshal(t *testing.T) {
 		t.Error("Marshal of a func: no error")
 	}
 }
+
+// AppendString writes what Marshal writes of a string, byte for byte.
+func TestAppendString(t *testing.T) {
+	for _, s := range appendStringCases {
+		checkAppendString(t, s)
+	}
+}
+
+var appendStringCases = []string{
+	"", "plain", "a < b && c > d", "q\"b\\s/", "\x00\x01\x07\b\f\n\r\t\x1f\x7f", "é😀", "\u2028\u2029", "\xff", "a\xe2\x82b", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+}
+
+func checkAppendString(t *testing.T, s string) {
+	t.Helper()
+	want, err := Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+		t.Errorf("AppendString(%q) = %s, want %s", s, got[1:], want)
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range appendStringCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkAppendString)
+}
