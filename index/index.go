@@ -124,9 +124,10 @@ type Progress struct {
 // Locking. Writers (commit, Compact, Save, Close) serialise on wmu and do
 // their slow work there: reading files, building a new base to the side,
 // bbolt transactions and their fsyncs. They take mu, which readers share,
-// only to apply an already prepared change to memory (O(change)) or to
-// swap in a new base, so a query never waits for an fsync, a compaction or
-// a save. The memory is updated before the DB: a query sees a change as
+// only to apply an already prepared change to memory (O(change), and a
+// large one a chunk of files at a time: commitChunk) or to swap in a new
+// base, so a query never waits for an fsync, a compaction, a save or a
+// whole burst of changes. The memory is updated before the DB: a query sees a change as
 // soon as it is applied; a crash before its transaction commits loses it
 // from the DB only, and the next open's revalidation reads it again. The
 // holder of wmu may read the fields below without mu, since only it
@@ -148,9 +149,11 @@ type Index struct {
 	// its base aside (nil when none does): they stay stale after the swap.
 	compactTouched map[uint32]bool
 	// Test hooks, called (when set) inside each DB write transaction (an
-	// error fails it) and between a compaction's build and its swap.
+	// error fails it), between a compaction's build and its swap, and
+	// between the chunks of a commit (with wmu held, mu not).
 	hookInTx         func() error
 	hookCompactBuilt func()
+	hookCommitChunk  func()
 
 	mu      sync.RWMutex         // guards the fields below against readers; writers also hold wmu
 	files   []File               // by id; a removed file has Path == ""

@@ -753,3 +753,88 @@ func TestChangesGoOnDuringFlush(t *testing.T) {
 		}
 	}
 }
+
+// A commit applies its batch to memory a chunk at a time: a query waiting
+// for it comes in between two chunks (it does not wait for the whole
+// batch), finds the index consistent and holding the chunks so far, and
+// the whole batch gives a fresh build's answers, also once reopened.
+func TestQueryBetweenCommitChunks(t *testing.T) {
+	defer func(n int) { commitChunk = n }(commitChunk)
+	commitChunk = 3
+	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha one\n", "d/b.txt": "beta two\n", "d/c.txt": "gamma\n"})
+	changed := []string{"a.txt", "d/b.txt"}
+	for i := range 10 {
+		n := fmt.Sprintf("n/%02d.txt", i)
+		writeFile(t, root, n, fmt.Sprintf("QuokkaChunk %d\n", i))
+		changed = append(changed, n)
+	}
+	writeFile(t, root, "a.txt", "alpha QuokkaChunk changed\n")
+	if err := os.Remove(filepath.Join(root, "d/b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	paused, resume := make(chan struct{}), make(chan struct{})
+	boundaries := 0
+	ix.hookCommitChunk = func() {
+		if boundaries++; boundaries == 2 {
+			close(paused)
+			<-resume
+		}
+	}
+	applied := make(chan error, 1)
+	go func() { applied <- ix.Apply(context.Background(), changed) }()
+	waitFor(t, paused, "the commit's second chunk")
+	answered := make(chan struct{})
+	var mid []string
+	var midErr error
+	go func() {
+		defer close(answered)
+		midErr = ix.Check()
+		mid = candidates(t, ix, "QuokkaChunk")
+	}()
+	waitFor(t, answered, "a query between two chunks of a commit")
+	close(resume)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	ix.hookCommitChunk = nil
+	if midErr != nil {
+		t.Errorf("between two chunks: %v", midErr)
+	}
+	want := []string{"a.txt", "n/00.txt", "n/01.txt", "n/02.txt", "n/03.txt", "n/04.txt", "n/05.txt", "n/06.txt", "n/07.txt", "n/08.txt", "n/09.txt"}
+	if len(mid) == len(want) || !isSubset(mid, want) {
+		t.Errorf("candidates between two chunks = %q, want some of %q", mid, want)
+	}
+	if boundaries != 3 {
+		t.Errorf("%d chunk boundaries for 12 changes of 3, want 3", boundaries)
+	}
+	checkIndex(t, ix)
+	for _, got := range []*Index{ix, nil} {
+		if got == nil {
+			ix.Close()
+			var err error
+			if got, err = Open(db, root); err != nil {
+				t.Fatal(err)
+			}
+			defer got.Close()
+			checkIndex(t, got)
+		}
+		fresh := mustBuild(t, root)
+		if !slices.Equal(paths(got), paths(fresh)) {
+			t.Fatalf("paths %q, want %q", paths(got), paths(fresh))
+		}
+		for _, q := range []string{"QuokkaChunk", "alpha", "beta", "gamma", "changed"} {
+			if g, w := candidates(t, got, q), candidates(t, fresh, q); !slices.Equal(g, w) {
+				t.Errorf("candidates for %q = %q, want %q", q, g, w)
+			}
+		}
+	}
+}
+
+func isSubset(sub, set []string) bool {
+	for _, s := range sub {
+		if !slices.Contains(set, s) {
+			return false
+		}
+	}
+	return true
+}
