@@ -127,9 +127,10 @@ type Progress struct {
 // only to apply an already prepared change to memory (O(change), and a
 // large one a chunk of files at a time: commitChunk) or to swap in a new
 // base, so a query never waits for an fsync, a compaction, a save or a
-// whole burst of changes. The memory is updated before the DB: a query sees a change as
-// soon as it is applied; a crash before its transaction commits loses it
-// from the DB only, and the next open's revalidation reads it again. The
+// whole burst of changes. The memory is updated before the DB: a query
+// sees a change as soon as it is applied; a crash before its transaction
+// commits loses it from the DB only, and the next open's revalidation
+// reads it again. The
 // holder of wmu may read the fields below without mu, since only it
 // changes them (written aside: Flush sets it under mu alone).
 //

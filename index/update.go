@@ -436,8 +436,8 @@ var commitChunk = 256
 
 // commit applies changes to memory, commitChunk at a time, then writes
 // them to the DB in one transaction, or leaves them pending while writes
-// are deferred (pending.go). The record of ignored entries under each of the
-// rescanned scopes ("" for all) is replaced by ignoredAdds.
+// are deferred (pending.go). The record of ignored entries under each of
+// the rescanned scopes ("" for all) is replaced by ignoredAdds.
 func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
