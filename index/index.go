@@ -130,9 +130,9 @@ type Progress struct {
 // whole burst of changes. The memory is updated before the DB: a query
 // sees a change as soon as it is applied; a crash before its transaction
 // commits loses it from the DB only, and the next open's revalidation
-// reads it again. The
-// holder of wmu may read the fields below without mu, since only it
-// changes them (written aside: Flush sets it under mu alone).
+// reads it again. The holder of wmu may read the fields below without
+// mu, since only it changes them (written aside: Flush sets it under mu
+// alone).
 //
 // Every DB transaction runs under dbmu, taken after wmu. Flush, which
 // writes what deferred commits left pending (pending.go), lets wmu go
