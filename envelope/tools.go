@@ -207,81 +207,60 @@ func (d *GrepData) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b []byte
+	// Room for the list, about: an element's strings and 48 bytes.
+	n := len(rest)
+	for _, f := range d.Files {
+		n += len(f) + 3
+	}
+	for _, m := range d.Matches {
+		n += 48 + len(m.File) + len(m.Text)
+	}
+	b := make([]byte, 0, n+48*len(d.Counts))
 	switch d.Mode {
 	case ModeFiles:
-		b = appendStrings(append(make([]byte, 0, listSize(d.Files)+len(rest)), `{"files":`...), d.Files)
+		b = appendList(append(b, `{"files":`...), d.Files, jsonenc.AppendString)
 	case ModeCount:
-		b = append(make([]byte, 0, 32*len(d.Counts)+len(rest)), `{"counts":`...)
-		b = append(b, '[')
-		for i, c := range d.Counts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"file":`...)
-			b = jsonenc.AppendString(b, c.File)
-			b = append(b, `,"count":`...)
-			b = strconv.AppendInt(b, int64(c.Count), 10)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = appendList(append(b, `{"counts":`...), d.Counts, appendCount)
 	default:
-		n := len(rest)
-		for _, m := range d.Matches {
-			n += 48 + len(m.File) + len(m.Text) + listSize(m.Before) + listSize(m.After)
-		}
-		b = appendMatches(append(make([]byte, 0, n), `{"matches":`...), d.Matches)
+		b = appendList(append(b, `{"matches":`...), d.Matches, appendMatch)
 	}
 	return append(append(b, ','), rest[1:]...), nil
 }
 
 // Grep's lists are written here, without reflection: 1,000 matches in
-// 95 µs, against encoding/json's 145. Each is what encoding/json writes
-// of it (TestDataAsEncodingJSON).
+// about 105 µs, against encoding/json's 145. Each is what encoding/json
+// writes of it (TestDataAsEncodingJSON).
 
-// appendMatches appends ms as a JSON array of GrepMatch.
-func appendMatches(b []byte, ms []GrepMatch) []byte {
+// appendList appends l as a JSON array, each element by appendElem; []
+// if l is empty.
+func appendList[T any](b []byte, l []T, appendElem func([]byte, T) []byte) []byte {
 	b = append(b, '[')
-	for i, m := range ms {
+	for i, e := range l {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"file":`...)
-		b = jsonenc.AppendString(b, m.File)
-		b = append(b, `,"line":`...)
-		b = strconv.AppendInt(b, int64(m.Line), 10)
-		b = append(b, `,"text":`...)
-		b = jsonenc.AppendString(b, m.Text)
-		if len(m.Before) > 0 {
-			b = appendStrings(append(b, `,"before":`...), m.Before)
-		}
-		if len(m.After) > 0 {
-			b = appendStrings(append(b, `,"after":`...), m.After)
-		}
-		b = append(b, '}')
+		b = appendElem(b, e)
 	}
 	return append(b, ']')
 }
 
-// appendStrings appends l as a JSON array of strings, [] if empty.
-func appendStrings(b []byte, l []string) []byte {
-	b = append(b, '[')
-	for i, s := range l {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, s)
+func appendMatch(b []byte, m GrepMatch) []byte {
+	b = jsonenc.AppendString(append(b, `{"file":`...), m.File)
+	b = strconv.AppendInt(append(b, `,"line":`...), int64(m.Line), 10)
+	b = jsonenc.AppendString(append(b, `,"text":`...), m.Text)
+	if len(m.Before) > 0 {
+		b = appendList(append(b, `,"before":`...), m.Before, jsonenc.AppendString)
 	}
-	return append(b, ']')
+	if len(m.After) > 0 {
+		b = appendList(append(b, `,"after":`...), m.After, jsonenc.AppendString)
+	}
+	return append(b, '}')
 }
 
-// listSize is about the size of l as JSON, to size a buffer.
-func listSize(l []string) int {
-	n := 2
-	for _, s := range l {
-		n += len(s) + 3
-	}
-	return n
+func appendCount(b []byte, c FileCount) []byte {
+	b = jsonenc.AppendString(append(b, `{"file":`...), c.File)
+	b = strconv.AppendInt(append(b, `,"count":`...), int64(c.Count), 10)
+	return append(b, '}')
 }
 
 // GrepStats are Grep's statistics. Candidates is set when the index chose

@@ -513,8 +513,6 @@ func encodeRequest(id []byte, method string, params any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// readLoop reads responses and hands each to the call waiting for its id,
-// until the connection fails or is closed.
 // deliver hands r to the call waiting for id, if it has not given up.
 func (c *Client) deliver(id uint64, r response) {
 	c.mu.Lock()
@@ -555,6 +553,8 @@ func SplitResult(line []byte) (id uint64, result []byte, ok bool) {
 	return id, rest[:len(rest)-1], true
 }
 
+// readLoop reads responses and hands each to the call waiting for its id,
+// until the connection fails or is closed.
 func (c *Client) readLoop() {
 	defer close(c.done)
 	lr := lineread.New(readRecorder{c}, 64<<10, maxResponseSize)
