@@ -3,18 +3,33 @@ package query
 // The literal scan kernel: finding a Matcher's prefilter literals in a
 // file's bytes, in place, at close to memory speed.
 //
-// A literal is looked for by its rarest byte, not its first: the anchor
-// is the byte of the literal that occurs least often in source code
-// (byteFreq, measured over GOROOT/src: see kernelfreq_gen.go), found with
-// bytes.IndexByte (vectorised), and each place it occurs is a candidate
-// whose other bytes are compared in place. This is ripgrep's heuristic
-// (its memchr crate ranks bytes by a frequency table of the same kind);
-// for ErrShortWrite the anchor is W (0.1% of source bytes), not E.
+// A literal is looked for by its two rarest bytes, not its first: the
+// anchors are the bytes of the literal that occur least often in source
+// code (byteFreq, measured over GOROOT/src: see kernelfreq_gen.go), found
+// together by pairindex (32 places per step with AVX2), and each place
+// where both occur at their distance is a candidate whose other bytes are
+// compared in place. This is ripgrep's heuristic (its memchr crate ranks
+// bytes by a frequency table of the same kind and searches for a "packed
+// pair"); for ErrShortWrite the anchors are W (0.1% of source bytes) and
+// E, not E alone. Two anchors matter when no byte of the literal is rare: "func
+// main"'s rarest byte, m, is 1% of source code, a candidate every hundred
+// bytes for one anchor, every 3,500 for m and u four bytes apart, and the
+// scan went from 4.7 to 21 GB/s (BenchmarkKernelDenseLiteral).
+//
+// Where pairindex has no vector search (pairindex.Fast false: not amd64,
+// or no AVX2), and for a one-byte literal, the rarest byte alone is the
+// anchor, found with bytes.IndexByte (vectorised); when even that byte
+// is common (more than 1 in 64 bytes of source code), a case-sensitive
+// literal is searched for with bytes.Index, whose own adaptive search
+// (first byte, then a vectorised two-byte scan after too many false
+// hits) does better on dense candidates.
 //
 // Case-insensitive literals are matched under ASCII case folding without
-// copying or lowercasing the buffer: the literal is kept lowercased, a
-// letter anchor is searched for in both its cases (two IndexByte streams
-// merged in order), the anchor is chosen by the two cases' frequencies
+// copying or lowercasing the buffer: the literal is kept lowercased, an
+// anchor that is a letter is matched in both its cases (pairindex.Letter:
+// the byte ORed with 0x20 is the lowercase letter, which holds for
+// exactly its two cases; or, with one anchor, two IndexByte streams
+// merged in order), anchors are chosen by the two cases' frequencies
 // together (so a rare non-letter such as '(' or '_' wins over common
 // letters), and candidates are compared through the fold (eight bytes at
 // a time). ASCII folding is all the kernel does; the folds Go's (?i)
@@ -24,11 +39,6 @@ package query
 // ASCII folding cannot equate ("k" and "\u212a"), or, when there are too
 // many, keeps only a piece with no such letter. So a literal set never
 // misses a line the regexp matches.
-//
-// When even the rarest byte is common (more than 1 in 64 bytes of source
-// code), a case-sensitive literal is searched for with bytes.Index, whose
-// own adaptive search (first byte, then a vectorised two-byte scan after
-// too many false hits) does better on dense candidates.
 //
 // Go's regexp stays the reference: kernel_test.go (TestKernelCases,
 // TestKernelRandom, FuzzKernel) holds the kernel, with the analysis that
@@ -43,11 +53,18 @@ package query
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/indexd/indexd/internal/pairindex"
 )
 
 // denseFreq is the frequency (per million bytes, see byteFreq) from which
 // an anchor is too common to be worth a case-sensitive IndexByte loop.
 const denseFreq = 1_000_000 / 64
+
+// pairAnchors: literals are searched for by two anchors at once where
+// pairindex can (a variable so that tests can try the one-anchor search
+// on machines that have the vector one).
+var pairAnchors = pairindex.Fast
 
 // litFinder finds one literal in a buffer.
 type litFinder struct {
@@ -56,6 +73,12 @@ type litFinder struct {
 	at   int  // the anchor: lit[at] is the literal's rarest byte
 	a, b byte // the anchor byte and, when fold and a letter, its uppercase (else b == a)
 	std  bool // search with bytes.Index (case-sensitive, no rare byte)
+
+	// pair: search for two anchors at once (pairindex), lit[o1] in c1
+	// and lit[o2] in c2, o1 < o2: the literal's two rarest bytes.
+	pair   bool
+	o1, o2 int
+	c1, c2 pairindex.Class
 }
 
 // newLitFinder returns a finder for lit (not empty), matched exactly or,
@@ -71,20 +94,37 @@ func newLitFinder(lit []byte, fold bool) litFinder {
 	if len(lit) == 0 {
 		return f // found everywhere: index returns 0
 	}
-	best := uint32(0)
-	for i, c := range f.lit {
-		cost := byteFreq[c]
+	cost := func(c byte) uint32 {
 		if u := upperTable[c]; fold && u != c {
-			cost += byteFreq[u]
+			return byteFreq[c] + byteFreq[u]
 		}
-		if i == 0 || cost < best {
-			best, f.at = cost, i
+		return byteFreq[c]
+	}
+	best, next := uint32(0), -1
+	for i, c := range f.lit {
+		if i == 0 || cost(c) < best {
+			best, f.at = cost(c), i
+		}
+	}
+	for i, c := range f.lit {
+		if i != f.at && (next < 0 || cost(c) < cost(f.lit[next])) {
+			next = i
 		}
 	}
 	f.a = f.lit[f.at]
 	f.b = f.a
 	if fold {
 		f.b = upperTable[f.a]
+	}
+	if pairAnchors && next >= 0 {
+		f.pair = true
+		f.o1, f.o2 = min(f.at, next), max(f.at, next)
+		class := pairindex.Byte
+		if fold {
+			class = pairindex.Letter
+		}
+		f.c1, f.c2 = class(f.lit[f.o1]), class(f.lit[f.o2])
+		return f
 	}
 	f.std = !fold && best >= denseFreq
 	return f
@@ -102,6 +142,21 @@ func (f *litFinder) index(hay []byte) int {
 	}
 	if f.std {
 		return bytes.Index(hay, f.lit)
+	}
+	if f.pair {
+		// Literal starts s in [0, last]: s+o1 in c1 and s+o2 in c2.
+		last := len(hay) - n
+		for s := 0; s <= last; s++ {
+			j := pairindex.Index(hay[s+f.o1:last+f.o2+1], f.o2-f.o1, f.c1, f.c2)
+			if j < 0 {
+				return -1
+			}
+			s += j
+			if f.equal(hay[s : s+n]) {
+				return s
+			}
+		}
+		return -1
 	}
 	// Anchors are looked for in [at, end): an occurrence of the literal
 	// starting at i has its anchor at i+at, and must end in hay.

@@ -105,3 +105,13 @@ func BenchmarkKernelRegexpLiteral(b *testing.B) {
 func BenchmarkKernelRegexpLiteralFold(b *testing.B) {
 	benchKernel(b, `func \w+Handler\(`, MatchOptions{})
 }
+
+// A literal all of whose bytes are common ('m', its rarest, is 1% of
+// source code): one anchor has a candidate every hundred bytes.
+func BenchmarkKernelDenseLiteral(b *testing.B) {
+	benchKernel(b, "func main", MatchOptions{CaseSensitive: true})
+}
+
+func BenchmarkKernelDenseLiteralFold(b *testing.B) {
+	benchKernel(b, "func main", MatchOptions{})
+}

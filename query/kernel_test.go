@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/indexd/indexd/internal/pairindex"
 )
 
 // The scan kernel against Go's regexp, the semantics it must keep.
@@ -166,7 +168,23 @@ var kernelCases = []struct{ needle, hay string }{
 	{"WRITE", "write Write wRiTe\n"},
 }
 
-func TestKernelCases(t *testing.T) {
+// eachAnchoring runs test with literals found by two anchors at once
+// (when this machine can) and by one.
+func eachAnchoring(t *testing.T, test func(t *testing.T)) {
+	saved := pairAnchors
+	defer func() { pairAnchors = saved }()
+	for _, pair := range []bool{true, false} {
+		if pair && !pairindex.Fast {
+			continue
+		}
+		pairAnchors = pair
+		t.Run(map[bool]string{true: "pair", false: "one"}[pair], test)
+	}
+}
+
+func TestKernelCases(t *testing.T) { eachAnchoring(t, testKernelCases) }
+
+func testKernelCases(t *testing.T) {
 	var st kernelStats
 	for _, c := range kernelCases {
 		for _, fold := range []bool{false, true} {
@@ -199,7 +217,9 @@ func randomText(r *rand.Rand, pieces []string, n int) string {
 // TestKernelRandom compares the kernel with the regexp on random needles
 // and haystacks, the haystacks often built around copies of the needle
 // in other cases so that there are matches to find.
-func TestKernelRandom(t *testing.T) {
+func TestKernelRandom(t *testing.T) { eachAnchoring(t, testKernelRandom) }
+
+func testKernelRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var st kernelStats
 	n := 3000
@@ -208,8 +228,14 @@ func TestKernelRandom(t *testing.T) {
 	}
 	for range n {
 		needle := randomText(r, kernelPieces, 1+r.IntN(5))
+		// One haystack in three is long enough for the vector search
+		// (32 places and more) to run several steps.
+		parts := r.IntN(6)
+		if r.IntN(3) == 0 {
+			parts = 10 + r.IntN(30)
+		}
 		var hay strings.Builder
-		for range r.IntN(6) {
+		for range parts {
 			hay.WriteString(randomText(r, kernelHayPieces, r.IntN(6)))
 			if r.IntN(2) == 0 {
 				hay.WriteString(recase(r, needle))
