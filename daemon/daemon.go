@@ -199,6 +199,7 @@ func Run(ctx context.Context, cfg Config) error {
 	d.stop()
 	wg.Wait()
 	d.closeAll()
+	d.blocks.Close()
 	if err != nil {
 		log.Error("stopped", "err", err)
 	} else {

@@ -45,8 +45,25 @@ package query
 // change while it was read. Content changed since — its mtime put back
 // or not — has a new ctime, which no user can set.
 //
+// Medium files (from blockLaterFile up to blockMinFile) get a filter
+// later, not during the scan that reads them: building one costs the
+// query that pays for it more than reading the file (on GOROOT/src,
+// building them in the scan made a first `func main` nearly twice as
+// slow), while a medium file is what most false candidates are (a
+// phrase's trigrams all present, not together: `func main` read 6 MB of
+// them, in files of 32 to 256 KiB, for its 1,000 matches in 3.8 MB). So
+// a scan that reads a medium file whole and finds nothing in it asks the
+// cache for its filter (BlockCache.later), and the cache's builder
+// goroutine reads the file again and builds it, under the same
+// freshness rules, for the queries that follow.
+//
 // Only plain searches use filters: not multiline, not invert_match, no
 // context lines (those read lines outside the matching ones).
+//
+// Goroutines: a BlockCache runs at most one builder, started when a
+// filter is asked for and none runs, ending when none is left to build
+// (at most blockQueueMax wait); it builds only while no scan uses the
+// cache. Close stops it and waits for it.
 
 import (
 	"bytes"
@@ -60,12 +77,16 @@ import (
 
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rawfile"
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // Block filter sizes; variables so that tests can shrink them.
 var (
-	// blockMinFile: smaller files are read whole.
+	// blockMinFile: smaller files are read whole, the first time.
 	blockMinFile int64 = 256 << 10
+	// blockLaterFile: from this size, a file read whole for no match
+	// gets a filter built after the scan.
+	blockLaterFile int64 = 32 << 10
 	// blockMaxFile: larger files get no filter (building one reads the
 	// file into memory).
 	blockMaxFile int64 = 16 << 20
@@ -86,6 +107,9 @@ const (
 	blockBits = 1 << blockLog
 )
 
+// blockQueueMax bounds the files waiting for a filter to be built.
+const blockQueueMax = 1024
+
 // DefaultBlockCacheBytes bounds the filters a daemon keeps (a quarter of
 // the bytes of the files they describe for source code, up to as many for
 // files dense in trigrams, whose blocks are shorter).
@@ -101,12 +125,140 @@ type BlockCache struct {
 	used  int64
 	tick  uint64
 	files map[blockKey]*blockFilter
+
+	// The files waiting for the builder (later), and its state.
+	queue    []blockJob
+	queued   map[blockKey]bool
+	building bool       // the builder runs
+	closed   bool       // Close was called: nothing more is built
+	scans    int        // scans using the cache now: the builder waits for none
+	changed  *sync.Cond // broadcast (on mu) when building, closed or scans change
+}
+
+// blockJob is a filter to build: the file as a scan saw it.
+type blockJob struct {
+	key   blockKey
+	stamp fileStamp
 }
 
 // NewBlockCache returns a cache keeping at most maxBytes of filters; the
 // least recently used go first.
 func NewBlockCache(maxBytes int64) *BlockCache {
-	return &BlockCache{max: maxBytes, files: make(map[blockKey]*blockFilter)}
+	c := &BlockCache{max: maxBytes, files: make(map[blockKey]*blockFilter), queued: make(map[blockKey]bool)}
+	c.changed = sync.NewCond(&c.mu)
+	return c
+}
+
+// Close stops the builder, drops the files waiting for it and waits for
+// it to end. The cache still answers (get, put) after Close.
+func (c *BlockCache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	c.queue, c.queued = nil, map[blockKey]bool{}
+	c.changed.Broadcast()
+	for c.building {
+		c.changed.Wait()
+	}
+}
+
+// scanning counts a scan that uses the cache in (+1) or out (-1): the
+// builder builds while none runs, so that a query does not share the
+// processors with the filters its own misses asked for.
+func (c *BlockCache) scanning(delta int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.scans += delta
+	if c.scans == 0 {
+		c.changed.Broadcast()
+	}
+}
+
+// later asks for a filter of the file k stamped s, to be built by the
+// builder, unless the cache has one, is closed, or has too many waiting.
+func (c *BlockCache) later(k blockKey, s fileStamp) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.queued[k] || len(c.queue) >= blockQueueMax {
+		return
+	}
+	if bf := c.files[k]; bf != nil && bf.stamp == s {
+		return
+	}
+	c.queue = append(c.queue, blockJob{k, s})
+	c.queued[k] = true
+	if !c.building {
+		c.building = true
+		go c.build()
+	}
+}
+
+// settle waits until the builder has nothing left to do (tests).
+func (c *BlockCache) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.building {
+		c.changed.Wait()
+	}
+}
+
+// build is the builder: it builds the queued filters in order, each
+// while no scan runs, and ends when none is left or the cache is closed. A file no longer as the scan
+// saw it (another stamp) is left alone: a later scan asks again.
+func (c *BlockCache) build() {
+	var (
+		root *rooted.Root
+		buf  []byte
+	)
+	defer func() {
+		if root != nil {
+			root.Close()
+		}
+		c.mu.Lock()
+		c.building = false
+		c.changed.Broadcast()
+		c.mu.Unlock()
+	}()
+	for {
+		c.mu.Lock()
+		for c.scans > 0 && !c.closed {
+			c.changed.Wait()
+		}
+		if c.closed || len(c.queue) == 0 {
+			c.queue = nil
+			c.mu.Unlock()
+			return
+		}
+		if testHookBlockBuild != nil {
+			testHookBlockBuild(c.scans)
+		}
+		j := c.queue[0]
+		c.queue = c.queue[1:]
+		delete(c.queued, j.key)
+		c.mu.Unlock()
+		if root == nil || root.Path() != j.key.root {
+			if root != nil {
+				root.Close()
+			}
+			var err error
+			if root, err = rooted.Open(j.key.root); err != nil {
+				root = nil
+				continue
+			}
+		}
+		file, err := rawfile.Open(root, j.key.rel)
+		if err != nil {
+			continue
+		}
+		var bf *blockFilter
+		if st, err := file.Stat(); err == nil && stampOf(&st) == j.stamp {
+			bf, _ = buildFilter(file, j.stamp, &buf)
+		}
+		file.Close()
+		if bf != nil {
+			c.put(j.key, bf)
+		}
+	}
 }
 
 // blockKey names a file: its root and root-relative path.
@@ -243,29 +395,39 @@ func admits(q *csindex.Query, w []uint64) bool {
 	})
 }
 
+// testHookBlockBuild, if set, is called (holding the cache's lock) with
+// the number of scans running each time the builder takes a file.
+var testHookBlockBuild func(scans int)
+
 // testHookBlockRead, if set, is called with each block a filtered scan
 // searches.
 var testHookBlockRead func(rel string, block int)
 
 // scanBlocks scans file (f, open as file) through its block filter,
 // building the filter first if the cache has none for the file as it is
-// now (the blocks are then searched in the bytes just read, else read
-// again with pread). ok is false if the file has no usable filter: the
-// caller scans it whole, from its start (scanBlocks reads with pread only).
+// now and the file is large (the blocks are then searched in the bytes
+// just read, else read again with pread). ok is false if the file has no
+// usable filter: the caller scans it whole, from its start (scanBlocks
+// reads with pread only); for a medium file without one, st.later is its
+// stamp, for a filter built later if the scan finds nothing.
 func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *rawfile.File) (ok bool) {
 	sys, err := file.Stat()
 	if err != nil {
 		return false
 	}
 	stamp := stampOf(&sys)
-	if stamp.size < blockMinFile || stamp.size > blockMaxFile {
+	if stamp.size < blockLaterFile || stamp.size > blockMaxFile {
 		return false
 	}
 	key := blockKey{q.WS.Root, f.Rel}
 	bf := q.blocks.get(key, stamp)
 	var data []byte // the whole file, when it was just read to build bf
 	if bf == nil {
-		if bf, data = fs.buildFilter(file, stamp); bf == nil {
+		if stamp.size < blockMinFile {
+			st.later = &stamp
+			return false
+		}
+		if bf, data = buildFilter(file, stamp, &fs.chunk); bf == nil {
 			return false
 		}
 		q.blocks.put(key, bf)
@@ -311,18 +473,19 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 	return true
 }
 
-// buildFilter reads the whole file and builds its filter, returning the
-// file's bytes too (in fs.chunk, for the scan that follows), or nil if
-// the file is too new to trust its status, or changed while read.
-func (fs *fileScanner) buildFilter(file *rawfile.File, stamp fileStamp) (*blockFilter, []byte) {
+// buildFilter reads the whole file (stamped stamp) into *chunk, grown as
+// needed, and builds its filter, returning the file's bytes too (for the
+// scan that follows), or nil if the file is too new to trust its status,
+// or changed while read.
+func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) (*blockFilter, []byte) {
 	if bound := time.Now().Add(-blockRacyWindow).UnixNano(); stamp.mtime >= bound || stamp.ctime >= bound {
 		return nil, nil
 	}
 	n := int(stamp.size)
-	if cap(fs.chunk) < n {
-		fs.chunk = make([]byte, 0, n)
+	if cap(*chunk) < n {
+		*chunk = make([]byte, 0, n)
 	}
-	buf := fs.chunk[:n]
+	buf := (*chunk)[:n]
 	got, err := readFull(file, buf, 0)
 	if err != nil || got != n {
 		return nil, nil

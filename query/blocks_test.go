@@ -6,8 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,12 +23,20 @@ import (
 // written a moment ago).
 func shrinkBlocks(t *testing.T, racy time.Duration) {
 	t.Helper()
-	minF, maxF, size, fill, bmax, rw := blockMinFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow
-	blockMinFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow = 1<<10, 1<<20, 256, 96, 8<<10, racy
+	minF, laterF, maxF, size, fill, bmax, rw := blockMinFile, blockLaterFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow
+	blockMinFile, blockLaterFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow = 1<<10, 1<<10, 1<<20, 256, 96, 8<<10, racy
 	t.Cleanup(func() {
-		blockMinFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow = minF, maxF, size, fill, bmax, rw
+		blockMinFile, blockLaterFile, blockMaxFile, blockSize, blockFill, blockMax, blockRacyWindow = minF, laterF, maxF, size, fill, bmax, rw
 		testHookBlockRead = nil
 	})
+}
+
+// laterBlocks makes every file from 1 KiB a medium one: its filter is
+// built after a scan that found nothing in it.
+func laterBlocks(t *testing.T) {
+	t.Helper()
+	shrinkBlocks(t, 0)
+	blockMinFile = 1 << 30
 }
 
 // blockReads records the blocks filtered scans read, by file.
@@ -99,14 +110,37 @@ func blockTree(t *testing.T) string {
 // blocks than the files hold.
 func TestBlockFilteredGrepEqualsWalk(t *testing.T) {
 	shrinkBlocks(t, 0)
+	testBlockFilteredGrepEqualsWalk(t, 2)
+}
+
+// The same, with filters built later (medium files): each pass after the
+// first searches through more filters, built since by the cache's
+// builder from the files a pass found nothing in.
+func TestLaterBlockFilteredGrepEqualsWalk(t *testing.T) {
+	laterBlocks(t)
+	testBlockFilteredGrepEqualsWalk(t, 3)
+}
+
+func testBlockFilteredGrepEqualsWalk(t *testing.T, passes int) {
 	root := blockTree(t)
 	walk, idx := buildTools(t, root)
-	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Blocks: NewBlockCache(1 << 20)}
+	var built atomic.Int64
+	testHookBlockBuild = func(scans int) {
+		if scans != 0 {
+			t.Errorf("the builder took a file while %d scans ran", scans)
+		}
+		built.Add(1)
+	}
+	t.Cleanup(func() { testHookBlockBuild = nil }) // after cache.Close
+	cache := NewBlockCache(1 << 20)
+	t.Cleanup(cache.Close)
+	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Blocks: cache}
 	reads := watchBlockReads(t)
 	patterns := []string{"tok0007", "tok0210", "tok9999", "tok02", "^tok", "tok0014$", "^alpha", "gamma $",
 		"Kelvin", "(?i)kelvin", "STAR", "ſtar", "\\bmain\\b", "func\\s+main", "x=1 \\(y\\)", "é", "alpha.*tok01",
 		"longlonglong", "nomatchanywhere", "t.k0", "[a-z]+0\\d{3}"}
-	for pass := range 2 {
+	for pass := range passes {
+		cache.settle()
 		for _, pat := range patterns {
 			for _, mode := range []string{"content", "files_with_matches", "count"} {
 				for _, cs := range []bool{true, false} {
@@ -118,6 +152,9 @@ func TestBlockFilteredGrepEqualsWalk(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("pass %d differs", pass)
 		}
+	}
+	if later := blockMinFile > 1<<20; later != (built.Load() > 0) {
+		t.Errorf("%d filters built later, with later filters %v", built.Load(), later)
 	}
 	reads.take()
 	diffEngines(t, walk, idx, "Grep", jsonArgs("pattern", "tok0210", "case_sensitive", true))
@@ -287,5 +324,79 @@ func TestBlockFilterSparseOnDenseFiles(t *testing.T) {
 	// Blocks of 16 KiB of this data admit 39% of the time (37 of 96).
 	if tried == 0 || admitted*10 > tried {
 		t.Errorf("absent literals admitted %d of %d blocks", admitted, tried)
+	}
+}
+
+// A medium file read whole for no match gets its filter after the scan,
+// from the builder, and later scans read only the blocks it admits; a
+// file that matched gets none, nor one that changed since the scan saw
+// it, nor any once the cache is closed.
+func TestLaterBlockFilter(t *testing.T) {
+	laterBlocks(t)
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "needle golf %02d\n", i)
+	}
+	for i := range 30 { // more than a block: none holds both halves
+		fmt.Fprintf(&b, "filler %02d\n", i)
+	}
+	for i := range 60 {
+		fmt.Fprintf(&b, "the gamma %02d\n", i)
+	}
+	root := newRoot(t, fsTree{"m.txt": b.String(), "m2.txt": b.String() + "one needle gamma here\n"})
+	_, idx := buildTools(t, root)
+	cache := NewBlockCache(1 << 20)
+	t.Cleanup(cache.Close)
+	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Blocks: cache}
+	reads := watchBlockReads(t)
+	grep := func(pat string) []string {
+		t.Helper()
+		lines := run(t, idx, "Grep", jsonArgs("pattern", pat, "case_sensitive", true)).matchLines()
+		slices.Sort(lines) // the two files' order is their mtimes'
+		return lines
+	}
+	stamp := func(rel string) fileStamp {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(root, rel), &st); err != nil {
+			t.Fatal(err)
+		}
+		return stampOf(&st)
+	}
+
+	equal(t, "first", grep("needle gamma"), []string{"m2.txt:151: one needle gamma here"})
+	cache.settle()
+	if cache.get(blockKey{root, "m.txt"}, stamp("m.txt")) == nil {
+		t.Fatal("no filter built for the file that did not match")
+	}
+	if cache.get(blockKey{root, "m2.txt"}, stamp("m2.txt")) != nil {
+		t.Error("a filter built for the file that matched")
+	}
+	if got := reads.take(); len(got) > 0 {
+		t.Errorf("blocks read through filters on the first scan: %v", got)
+	}
+	equal(t, "again", grep("needle gamma"), []string{"m2.txt:151: one needle gamma here"})
+	if got := reads.take(); len(got["m.txt"]) > 0 {
+		t.Errorf("m.txt's blocks %v read, none of which holds both words", got["m.txt"])
+	}
+	equal(t, "through the filter", grep("golf 07"), []string{"m.txt:8: needle golf 07", "m2.txt:8: needle golf 07"})
+	if got := reads.take(); len(got["m.txt"]) == 0 {
+		t.Error("m.txt not read through its filter")
+	}
+
+	// A stamp the file no longer has: nothing is built.
+	stale := stamp("m2.txt")
+	stale.mtime--
+	cache.later(blockKey{root, "m2.txt"}, stale)
+	cache.settle()
+	if len(cache.files) != 1 {
+		t.Errorf("%d filters after a stale request, want m.txt's only", len(cache.files))
+	}
+
+	// Closed: nothing is queued or built.
+	cache.Close()
+	cache.later(blockKey{root, "m2.txt"}, stamp("m2.txt"))
+	cache.settle()
+	if len(cache.files) != 1 || len(cache.queue) != 0 {
+		t.Errorf("after Close: %d filters, %d waiting", len(cache.files), len(cache.queue))
 	}
 }

@@ -213,6 +213,10 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	if len(files) == 0 {
 		return assemble(q, nil, nil, false) // nothing to read: complete
 	}
+	if q.blocks != nil {
+		q.blocks.scanning(1)
+		defer q.blocks.scanning(-1)
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
