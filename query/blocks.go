@@ -203,8 +203,9 @@ func (c *BlockCache) settle() {
 }
 
 // build is the builder: it builds the queued filters in order, each
-// while no scan runs, and ends when none is left or the cache is closed. A file no longer as the scan
-// saw it (another stamp) is left alone: a later scan asks again.
+// while no scan runs, and ends when none is left or the cache is closed.
+// A file no longer as the scan saw it (another stamp) is left alone: a
+// later scan asks again.
 func (c *BlockCache) build() {
 	var (
 		root *rooted.Root
