@@ -11,10 +11,10 @@ package query
 // compared in place. This is ripgrep's heuristic (its memchr crate ranks
 // bytes by a frequency table of the same kind and searches for a "packed
 // pair"); for ErrShortWrite the anchors are W (0.1% of source bytes) and
-// E, not E alone. Two anchors matter when no byte of the literal is rare: "func
-// main"'s rarest byte, m, is 1% of source code, a candidate every hundred
-// bytes for one anchor, every 3,500 for m and u four bytes apart, and the
-// scan went from 4.7 to 21 GB/s (BenchmarkKernelDenseLiteral).
+// E, not E alone. Two anchors matter when no byte of the literal is rare:
+// "func main"'s rarest byte, m, is 1% of source code, a candidate every
+// hundred bytes for one anchor, every 3,500 for m and u four bytes apart,
+// and the scan went from 4.7 to 21 GB/s (BenchmarkKernelDenseLiteral).
 //
 // Where pairindex has no vector search (pairindex.Fast false: not amd64,
 // or no AVX2), and for a one-byte literal, the rarest byte alone is the
