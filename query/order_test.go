@@ -14,7 +14,7 @@ import (
 // a placed prefix never moves while more are placed.
 func TestOrderingEqualsSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000, 3000} { // 3000: past sortPast
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000, 3000, 5000} { // 3000, 5000: past sortPast, sorted at 1024 and 1667
 		for _, mtimes := range []int{1, 3, 1 << 30} { // all tied, few, distinct
 			files := make([]FileRef, n)
 			for i := range files {
@@ -42,5 +42,29 @@ func TestOrderingEqualsSort(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkOrdering places a tenth, and all, of 200,000 files with
+// distinct mtimes (a dense pattern on a large tree).
+func BenchmarkOrdering(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	files := make([]FileRef, 200_000)
+	for i := range files {
+		files[i] = FileRef{Rel: fmt.Sprintf("d%d/f%d.go", rng.IntN(5000), i), ModTime: rng.Int64()}
+	}
+	for _, k := range []int{len(files) / 10, len(files)} {
+		b.Run(fmt.Sprint(k), func(b *testing.B) {
+			work := make([]FileRef, len(files))
+			for b.Loop() {
+				b.StopTimer()
+				copy(work, files)
+				b.StartTimer()
+				o := newOrdering(work)
+				for o.placed < k {
+					o.upTo(o.placed + 8)
+				}
+			}
+		})
 	}
 }
