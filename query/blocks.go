@@ -7,10 +7,23 @@ package query
 // file, bundled JavaScript) holds almost every one, so it is a candidate
 // for almost every pattern and reading it costs more than the rest of the
 // answer (on GOROOT/src five such files, 4.7 MB, were read by every
-// literal search). A BlockCache keeps, for each such file a query has
-// read, a filter per block of whole lines; a later scan of the file reads
-// and searches only the blocks whose filter admits the pattern's trigram
-// query.
+// literal search); and a phrase's false candidates are mostly files of
+// some size that hold its trigrams apart (`func main` read 6 MB of them,
+// in files of 32 to 256 KiB, for its 1,000 matches in 3.8 MB). A
+// BlockCache keeps, for such files a query has read, a filter per block
+// of whole lines; a later scan of the file reads and searches only the
+// blocks whose filter admits the pattern's trigram query.
+//
+// Which files, and when. A filter is built after the scan that read the
+// file, not during it: hashing every trigram of a file costs many times
+// reading and searching it (building the filters in the scan made a
+// first `func main` limit 1000 on GOROOT/src take 17–18 ms instead of
+// 4.8–5.2, and `func \w+Handler\(` 16 instead of 2.2). A scan that read
+// a file of blockLargeFile bytes or more, or one of blockMinFile or more
+// and found nothing in it, asks the cache for its filter
+// (BlockCache.later); the cache's builder goroutine reads the file again
+// and builds it, for the queries that follow. Smaller files are always
+// read whole: their filter would say little more than the index does.
 //
 // Blocks. A block is a run of whole lines: it starts where the previous
 // one ended and ends after the first line break at or past blockSize
@@ -23,8 +36,8 @@ package query
 // hold the literal (xyzzy read 17 of that fixture's 96 blocks, none
 // holding it; absent five-letter literals admit 39% of 16 KiB blocks of
 // random base64 and 2.7% of those cut at blockFill). Source code rarely
-// reaches blockFill within blockSize. A file
-// with a block over blockMax bytes (a line that long) gets no filter.
+// reaches blockFill within blockSize. A file with a block over blockMax
+// bytes (a line that long) gets no filter.
 //
 // Filters. A block's filter is a bitmap of blockBits bits, one hash of
 // each ASCII-folded trigram of the bytes from two before the block's
@@ -40,22 +53,11 @@ package query
 // Freshness. An entry is used only while the file's device, inode, size,
 // mtime and ctime, taken by fstat on the descriptor being scanned, equal
 // those taken before its filter was built; and a filter is built only
-// from a file whose mtime and ctime are older than blockRacyWindow at
-// the start of its read, and kept only if the file's status did not
-// change while it was read. Content changed since — its mtime put back
-// or not — has a new ctime, which no user can set.
-//
-// Medium files (from blockLaterFile up to blockMinFile) get a filter
-// later, not during the scan that reads them: building one costs the
-// query that pays for it more than reading the file (on GOROOT/src,
-// building them in the scan made a first `func main` nearly twice as
-// slow), while a medium file is what most false candidates are (a
-// phrase's trigrams all present, not together: `func main` read 6 MB of
-// them, in files of 32 to 256 KiB, for its 1,000 matches in 3.8 MB). So
-// a scan that reads a medium file whole and finds nothing in it asks the
-// cache for its filter (BlockCache.later), and the cache's builder
-// goroutine reads the file again and builds it, under the same
-// freshness rules, for the queries that follow.
+// from a file whose status is still the one the scan saw, whose mtime and
+// ctime are older than blockRacyWindow at the start of its read, and
+// kept only if the file's status did not change while it was read.
+// Content changed since — its mtime put back or not — has a new ctime,
+// which no user can set.
 //
 // Only plain searches use filters: not multiline, not invert_match, no
 // context lines (those read lines outside the matching ones).
@@ -82,11 +84,12 @@ import (
 
 // Block filter sizes; variables so that tests can shrink them.
 var (
-	// blockMinFile: smaller files are read whole, the first time.
-	blockMinFile int64 = 256 << 10
-	// blockLaterFile: from this size, a file read whole for no match
-	// gets a filter built after the scan.
-	blockLaterFile int64 = 32 << 10
+	// blockMinFile: smaller files get no filter; from this size, a file
+	// a scan read whole and found nothing in gets one built after it.
+	blockMinFile int64 = 32 << 10
+	// blockLargeFile: from this size, a file gets a filter after a scan
+	// that read it, whatever the scan found.
+	blockLargeFile int64 = 256 << 10
 	// blockMaxFile: larger files get no filter (building one reads the
 	// file into memory).
 	blockMaxFile int64 = 16 << 20
@@ -253,7 +256,7 @@ func (c *BlockCache) build() {
 		}
 		var bf *blockFilter
 		if st, err := file.Stat(); err == nil && stampOf(&st) == j.stamp {
-			bf, _ = buildFilter(file, j.stamp, &buf)
+			bf = buildFilter(file, j.stamp, &buf)
 		}
 		file.Close()
 		if bf != nil {
@@ -404,34 +407,25 @@ var testHookBlockBuild func(scans int)
 // searches.
 var testHookBlockRead func(rel string, block int)
 
-// scanBlocks scans file (f, open as file) through its block filter,
-// building the filter first if the cache has none for the file as it is
-// now and the file is large (the blocks are then searched in the bytes
-// just read, else read again with pread). ok is false if the file has no
-// usable filter: the caller scans it whole, from its start (scanBlocks
-// reads with pread only); for a medium file without one, st.later is its
-// stamp, for a filter built later if the scan finds nothing.
+// scanBlocks scans file (f, open as file) through its block filter, the
+// blocks it admits read with pread. ok is false if the cache has no
+// usable filter for the file as it is now: the caller scans it whole,
+// from its start (scanBlocks reads with pread only), and st.later is its
+// stamp when it has none yet, for a filter built after the scan (see the
+// top of this file).
 func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *rawfile.File) (ok bool) {
 	sys, err := file.Stat()
 	if err != nil {
 		return false
 	}
 	stamp := stampOf(&sys)
-	if stamp.size < blockLaterFile || stamp.size > blockMaxFile {
+	if stamp.size < blockMinFile || stamp.size > blockMaxFile {
 		return false
 	}
-	key := blockKey{q.WS.Root, f.Rel}
-	bf := q.blocks.get(key, stamp)
-	var data []byte // the whole file, when it was just read to build bf
+	bf := q.blocks.get(blockKey{q.WS.Root, f.Rel}, stamp)
 	if bf == nil {
-		if stamp.size < blockMinFile {
-			st.later = &stamp
-			return false
-		}
-		if bf, data = buildFilter(file, stamp, &fs.chunk); bf == nil {
-			return false
-		}
-		q.blocks.put(key, bf)
+		st.later = &stamp
+		return false
 	}
 	if len(bf.starts) == 0 {
 		return false
@@ -447,21 +441,16 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 		if testHookBlockRead != nil {
 			testHookBlockRead(f.Rel, i)
 		}
-		var buf []byte
-		if data != nil {
-			buf = data[bf.starts[i]:bf.starts[i+1]]
-		} else {
-			n := int(bf.starts[i+1] - bf.starts[i])
-			if cap(fs.chunk) < n {
-				fs.chunk = make([]byte, 0, max(n, 2*chunkSize))
-			}
-			got, err := readFull(file, fs.chunk[:n], bf.starts[i])
-			if err != nil {
-				st.h.fault = true
-				return true
-			}
-			buf = fs.chunk[:got]
+		n := int(bf.starts[i+1] - bf.starts[i])
+		if cap(fs.chunk) < n {
+			fs.chunk = make([]byte, 0, max(n, 2*chunkSize))
 		}
+		got, err := readFull(file, fs.chunk[:n], bf.starts[i])
+		if err != nil {
+			st.h.fault = true
+			return true
+		}
+		buf := fs.chunk[:got]
 		if i == 0 && bytes.HasPrefix(buf, utf8BOM) {
 			buf = buf[len(utf8BOM):]
 		}
@@ -475,12 +464,11 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 }
 
 // buildFilter reads the whole file (stamped stamp) into *chunk, grown as
-// needed, and builds its filter, returning the file's bytes too (for the
-// scan that follows), or nil if the file is too new to trust its status,
-// or changed while read.
-func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) (*blockFilter, []byte) {
+// needed, and builds its filter, or returns nil if the file is too new to
+// trust its status, or changed while read.
+func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilter {
 	if bound := time.Now().Add(-blockRacyWindow).UnixNano(); stamp.mtime >= bound || stamp.ctime >= bound {
-		return nil, nil
+		return nil
 	}
 	n := int(stamp.size)
 	if cap(*chunk) < n {
@@ -489,12 +477,12 @@ func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) (*blockFilt
 	buf := (*chunk)[:n]
 	got, err := readFull(file, buf, 0)
 	if err != nil || got != n {
-		return nil, nil
+		return nil
 	}
 	if after, err := file.Stat(); err != nil || stampOf(&after) != stamp {
-		return nil, nil
+		return nil
 	}
-	return buildBlockFilter(buf, stamp), buf
+	return buildBlockFilter(buf, stamp)
 }
 
 // readFull reads len(p) bytes at off, or fewer at the end of the file.

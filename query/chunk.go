@@ -114,7 +114,7 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		line:    1,
 		cur:     1,
 	}
-	if q.blockQ != nil && f.Size >= blockLaterFile && fs.scanBlocks(st, q, f, file) {
+	if q.blockQ != nil && f.Size >= blockMinFile && fs.scanBlocks(st, q, f, file) {
 		h.interrupted = st.interrupted
 		return h
 	}
@@ -146,13 +146,13 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		st.multiline(data)
 	case eof:
 		st.region(data, true)
-		if st.later != nil && h.count == 0 && !st.interrupted {
-			q.blocks.later(blockKey{q.WS.Root, f.Rel}, *st.later)
-		}
 	default:
 		fs.chunked(st, file, data)
 	}
 	h.interrupted = st.interrupted
+	if st.later != nil && !h.interrupted && (h.count == 0 || st.later.size >= blockLargeFile) {
+		q.blocks.later(blockKey{q.WS.Root, f.Rel}, *st.later)
+	}
 	return h
 }
 
@@ -176,7 +176,7 @@ type fileState struct {
 
 	interrupted bool // the context ended before the file was done
 
-	later *fileStamp // a medium file with no filter yet: its stamp (scanBlocks)
+	later *fileStamp // a file with no block filter yet: its stamp (scanBlocks)
 
 	skipped int64 // bytes at the file's start not scanned (a UTF-8 BOM)
 }
