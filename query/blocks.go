@@ -118,8 +118,8 @@ const blockQueueMax = 1024
 // files dense in trigrams, whose blocks are shorter).
 const DefaultBlockCacheBytes = 32 << 20
 
-// BlockCache holds the block filters of large files, for the scans of
-// Indexed.Grep. It is safe for concurrent use. The zero value is not
+// BlockCache holds the block filters of files of blockMinFile bytes and
+// more, for the scans of Indexed.Grep, and builds them (later). It is safe for concurrent use. The zero value is not
 // usable; see NewBlockCache.
 type BlockCache struct {
 	max int64 // bytes of filters kept at most
@@ -178,8 +178,13 @@ func (c *BlockCache) scanning(delta int) {
 }
 
 // later asks for a filter of the file k stamped s, to be built by the
-// builder, unless the cache has one, is closed, or has too many waiting.
+// builder, unless the cache has one, is closed, or has too many waiting,
+// or the file changed too recently to get one (it would be read again
+// for nothing: a log being written would be, after every scan).
 func (c *BlockCache) later(k blockKey, s fileStamp) {
+	if racy(s) {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || c.queued[k] || len(c.queue) >= blockQueueMax {
@@ -467,7 +472,7 @@ func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *
 // needed, and builds its filter, or returns nil if the file is too new to
 // trust its status, or changed while read.
 func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilter {
-	if bound := time.Now().Add(-blockRacyWindow).UnixNano(); stamp.mtime >= bound || stamp.ctime >= bound {
+	if racy(stamp) {
 		return nil
 	}
 	n := int(stamp.size)
@@ -483,6 +488,13 @@ func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilte
 		return nil
 	}
 	return buildBlockFilter(buf, stamp)
+}
+
+// racy reports whether a file stamped s changed within blockRacyWindow:
+// too recently to trust its status, so it gets no filter.
+func racy(s fileStamp) bool {
+	bound := time.Now().Add(-blockRacyWindow).UnixNano()
+	return s.mtime >= bound || s.ctime >= bound
 }
 
 // readFull reads len(p) bytes at off, or fewer at the end of the file.
