@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -117,5 +120,44 @@ func TestConcurrentClients(t *testing.T) {
 	}
 	if !settle(func() bool { return openFDs(t) <= fds }) {
 		t.Errorf("%d descriptors open after Run, %d before", openFDs(t), fds)
+	}
+}
+
+// When Run returns, the block-filter builder has stopped too: a daemon
+// stopped just after queries that asked for filters of large files does
+// not go on reading them (nor leave its goroutine) once it is gone. The
+// files must be older than the racy window to get filters, and a file's
+// ctime cannot be set back, so the test waits that long first.
+func TestRunStopsTheBlockBuilder(t *testing.T) {
+	files := map[string]string{}
+	line := "filler text of a large file, and a needle on every line\n"
+	for i := range 24 {
+		files[fmt.Sprintf("big/f%02d.txt", i)] = strings.Repeat(line, (300<<10)/len(line))
+	}
+	root := writeTree(t, files)
+	aged := time.Now().Add(index.RacyWindow + 100*time.Millisecond)
+	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- Run(ctx, cfg) }()
+	c := dialDaemon(t, cfg.SocketPath)
+	defer c.Close()
+	if err := c.Call(ctx, rpc.MethodIndex, rpc.RootParams{Root: root, Wait: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(aged)) // the files' age, not a synchronisation
+	var res json.RawMessage
+	args := json.RawMessage(`{"pattern":"needle","output_mode":"count","limit":1000}`)
+	if err := c.Call(ctx, rpc.MethodGrep, rpc.ToolParams{Root: root, Args: args}, &res); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := recv(t, errc, "Run to return"); err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	buf := make([]byte, 1<<20)
+	if stacks := string(buf[:runtime.Stack(buf, true)]); strings.Contains(stacks, "BlockCache).build") {
+		t.Errorf("the block builder runs after Run returned:\n%s", stacks)
 	}
 }

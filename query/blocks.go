@@ -158,7 +158,8 @@ func (c *BlockCache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	c.queue, c.queued = nil, map[blockKey]bool{}
+	c.queue = nil
+	clear(c.queued)
 	c.changed.Broadcast()
 	for c.building {
 		c.changed.Wait()
@@ -198,15 +199,6 @@ func (c *BlockCache) later(k blockKey, s fileStamp) {
 	if !c.building {
 		c.building = true
 		go c.build()
-	}
-}
-
-// settle waits until the builder has nothing left to do (tests).
-func (c *BlockCache) settle() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.building {
-		c.changed.Wait()
 	}
 }
 

@@ -39,6 +39,15 @@ func mediumBlocks(t *testing.T) {
 	blockLargeFile = 1 << 30
 }
 
+// settle waits until the cache's builder has nothing left to do.
+func (c *BlockCache) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.building {
+		c.changed.Wait()
+	}
+}
+
 // blockReads records the blocks filtered scans read, by file.
 type blockReads struct {
 	mu sync.Mutex
@@ -418,4 +427,102 @@ func TestMediumBlockFilter(t *testing.T) {
 	if len(cache.files) != 1 || len(cache.queue) != 0 {
 		t.Errorf("after Close: %d filters, %d waiting", len(cache.files), len(cache.queue))
 	}
+}
+
+// Close stops a builder that waits for the scans to end, drops what
+// waits for it and returns; nothing is built after.
+func TestBlockCacheCloseStopsWaitingBuilder(t *testing.T) {
+	shrinkBlocks(t, 0)
+	body := strings.Repeat("some line of text\n", 200)
+	root := newRoot(t, fsTree{"a.txt": body, "b.txt": body})
+	c := NewBlockCache(1 << 20)
+	c.scanning(1) // a scan runs: the builder waits for it
+	for _, rel := range []string{"a.txt", "b.txt"} {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(root, rel), &st); err != nil {
+			t.Fatal(err)
+		}
+		c.later(blockKey{root, rel}, stampOf(&st))
+	}
+	closed := make(chan struct{})
+	go func() { c.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(generous):
+		t.Fatal("Close did not return while the builder waited for a scan")
+	}
+	c.scanning(-1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.building || len(c.queue) > 0 || len(c.queued) > 0 || len(c.files) > 0 {
+		t.Errorf("after Close: building %v, %d waiting, %d queued, %d filters", c.building, len(c.queue), len(c.queued), len(c.files))
+	}
+}
+
+// A file rewritten over and over while the builder reads it gets a
+// filter of one of its whole contents or none, never of a read that
+// caught it half written: each filter the cache holds is that of one
+// version, byte for byte (the empty file between a truncation and the
+// write that follows is one; a scan never asks for a file that small).
+// The versions differ in size: within one tick of the file system's
+// clock two rewrites may share an mtime and ctime, which is why no
+// filter is built from a file changed in the last blockRacyWindow, here
+// zero.
+func TestBlockFilterBuiltWhileRewritten(t *testing.T) {
+	shrinkBlocks(t, 0)
+	var a, b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&a, "alpha line %04d of the first version\n", i)
+		fmt.Fprintf(&b, "other line %04d, the second one, longer\n", i)
+	}
+	versions := []string{a.String(), b.String()}
+	root := newRoot(t, fsTree{"f.txt": versions[0]})
+	p := filepath.Join(root, "f.txt")
+	want := map[string]*blockFilter{}
+	for _, v := range append(versions, "") {
+		want[v] = buildBlockFilter([]byte(v), fileStamp{})
+	}
+	c := NewBlockCache(1 << 20)
+	t.Cleanup(c.Close)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.WriteFile(p, []byte(versions[i%2]), 0o644)
+		}
+	}()
+	key := blockKey{root, "f.txt"}
+	built := 0
+	for range 1000 {
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		c.later(key, stampOf(&st))
+		c.settle()
+		c.mu.Lock()
+		bf := c.files[key]
+		delete(c.files, key)
+		c.used = 0
+		c.mu.Unlock()
+		if bf == nil {
+			continue
+		}
+		built++
+		ok := false
+		for _, w := range want {
+			ok = ok || slices.Equal(bf.starts, w.starts) && slices.Equal(bf.lines, w.lines) && slices.Equal(bf.bits, w.bits)
+		}
+		if !ok {
+			t.Fatalf("a filter of neither version (%d blocks, size %d)", len(bf.starts)-1, bf.stamp.size)
+		}
+	}
+	close(stop)
+	<-stopped
+	t.Logf("%d filters built of 1000 asked for", built)
 }

@@ -42,22 +42,10 @@ func readReply(b []byte) (*reply, error) {
 		case "data":
 			rep.data = r.Raw()
 		case "context":
-			r.Object(func(k []byte) {
-				if string(k) == "cwd" {
-					rep.cwd = r.String()
-				} else {
-					r.Skip()
-				}
-			})
+			rep.cwd = stringMember(r, "cwd")
 		case "error":
 			rep.hasErr = r.Next() == '{'
-			r.Object(func(k []byte) {
-				if string(k) == "message" {
-					rep.err = r.String()
-				} else {
-					r.Skip()
-				}
-			})
+			rep.err = stringMember(r, "message")
 		default:
 			r.Skip()
 		}
@@ -125,48 +113,68 @@ func readData(b []byte, d *answerData) error {
 	return r.Err()
 }
 
-func readMatches(r *jsonread.Reader) []envelope.GrepMatch {
-	l := []envelope.GrepMatch{}
+// stringMember reads an object for its string member name ("" if it has
+// none), skipping the others.
+func stringMember(r *jsonread.Reader, name string) (s string) {
+	r.Object(func(k []byte) {
+		if string(k) == name {
+			s = r.String()
+		} else {
+			r.Skip()
+		}
+	})
+	return s
+}
+
+// readList reads an array of objects into a list (empty, not nil, for
+// an empty or null array), each member by member: a member that member
+// does not read (it returns false) is skipped.
+func readList[T any](r *jsonread.Reader, member func(e *T, key string) bool) []T {
+	l := []T{}
 	r.Array(func() {
-		var m envelope.GrepMatch
+		var e T
 		r.Object(func(k []byte) {
-			switch string(k) {
-			case "file":
-				m.File = r.String()
-			case "line":
-				m.Line = r.Int()
-			case "text":
-				m.Text = r.String()
-			case "before":
-				m.Before = r.Strings()
-			case "after":
-				m.After = r.Strings()
-			default:
+			if !member(&e, string(k)) {
 				r.Skip()
 			}
 		})
-		l = append(l, m)
+		l = append(l, e)
 	})
 	return l
 }
 
-func readCounts(r *jsonread.Reader) []envelope.FileCount {
-	l := []envelope.FileCount{}
-	r.Array(func() {
-		var c envelope.FileCount
-		r.Object(func(k []byte) {
-			switch string(k) {
-			case "file":
-				c.File = r.String()
-			case "count":
-				c.Count = r.Int()
-			default:
-				r.Skip()
-			}
-		})
-		l = append(l, c)
+func readMatches(r *jsonread.Reader) []envelope.GrepMatch {
+	return readList(r, func(m *envelope.GrepMatch, key string) bool {
+		switch key {
+		case "file":
+			m.File = r.String()
+		case "line":
+			m.Line = r.Int()
+		case "text":
+			m.Text = r.String()
+		case "before":
+			m.Before = r.Strings()
+		case "after":
+			m.After = r.Strings()
+		default:
+			return false
+		}
+		return true
 	})
-	return l
+}
+
+func readCounts(r *jsonread.Reader) []envelope.FileCount {
+	return readList(r, func(c *envelope.FileCount, key string) bool {
+		switch key {
+		case "file":
+			c.File = r.String()
+		case "count":
+			c.Count = r.Int()
+		default:
+			return false
+		}
+		return true
+	})
 }
 
 // exitCode is 2 for an error envelope, 1 for an answer of tool with
