@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -180,6 +181,22 @@ func Direct(ctx context.Context, req client.Request, reason envelope.FallbackRea
 	return tools.Run(ctx, req.Tool, req.Cwd, req.Args).MarshalJSON() // json.Marshal would re-escape "<" as \u003c
 }
 
+// directGCPercent is the collector's GOGC for "direct", a process that
+// answers one query and exits: a walk of GOROOT/src allocates about 10
+// MB, of which 9 stay live, and with the default of 100 the collector
+// ran 5 times from a 4 MB heap: 70–73 ms for a full scan
+// (grep xyzzy), 65.5–67 ms with 400, its peak RSS 24 → 29 MB (on a
+// 200,000-file tree 60 → 90 MB).
+const directGCPercent = 400
+
+// oneShotGC sets the collector for a one-shot process, unless GOGC in the
+// environment says otherwise.
+func oneShotGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(directGCPercent)
+	}
+}
+
 // BatchPrefix starts each line of results "direct --stream" writes ahead
 // of the envelope: {"batch":BATCH}, BATCH a query.Batch.
 const BatchPrefix = `{"batch":`
@@ -209,6 +226,7 @@ func runDirect(name string, args []string, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "reading the arguments: %v\n", err)
 		return exitError
 	}
+	oneShotGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	req := client.Request{Tool: fs.Arg(0), Root: *root, Cwd: *cwd, Args: raw, Unlimited: *unlimited}
