@@ -407,7 +407,7 @@ func (w *workspace) status() RootStatus {
 	case StateReady:
 		ixs := w.ix.Stats()
 		st.Files = ixs.Files
-		st.BaseBytes, st.HeapBytes, st.DeltaFiles, st.Merging = ixs.BaseBytes, ixs.HeapBytes, ixs.DeltaFiles, ixs.Compacting
+		st.BaseBytes, st.HeapBytes, st.DeltaFiles, st.DeltaBytes, st.Merging = ixs.BaseBytes, ixs.HeapBytes, ixs.DeltaFiles, ixs.DeltaBytes, ixs.Compacting
 		st.ReadyMS = w.readyIn.Milliseconds()
 	case StateBuilding:
 		p := w.progress

@@ -184,6 +184,10 @@ type Index struct {
 	// written is when the index was last written (Unix ns; meta "written"
 	// in the DB): a file whose mtime is not older is racy.
 	written int64
+	// deltaBytes is what the delta's sets and signatures hold, in bytes
+	// (deltaSize of each), under mu: kept by setDelta, dropDelta and
+	// Compact's swap.
+	deltaBytes int64
 }
 
 // Root returns the index's root.

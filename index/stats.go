@@ -16,6 +16,9 @@ type Stats struct {
 	// DeltaFiles is how many files changed since the base was built
 	// (stale ids): what the next compaction folds in.
 	DeltaFiles int
+	// DeltaBytes is what the changed files' trigram sets and signatures
+	// hold in the heap until a compaction (part of HeapBytes).
+	DeltaBytes int64
 	// Compacting: a compaction is building or swapping in a new base.
 	Compacting bool
 }
@@ -28,6 +31,7 @@ func (ix *Index) Stats() Stats {
 		Files:      len(ix.order),
 		BaseBytes:  int64(len(ix.base.data)),
 		DeltaFiles: len(ix.stale),
+		DeltaBytes: ix.deltaBytes,
 		Compacting: ix.compacting.Load(),
 	}
 	h := int64(cap(ix.files))*int64(unsafe.Sizeof(File{})) + int64(cap(ix.order)+cap(ix.free))*4

@@ -990,6 +990,7 @@ func (ix *Index) Check() error {
 	if len(ix.dsig) != len(ix.delta) {
 		return fmt.Errorf("%w: %d delta signatures for %d delta sets", ErrCorrupt, len(ix.dsig), len(ix.delta))
 	}
+	var deltaBytes int64
 	for id, tris := range ix.delta {
 		sig := ix.dsig[id]
 		if sig == nil {
@@ -1000,6 +1001,11 @@ func (ix *Index) Check() error {
 				return fmt.Errorf("%w: the delta signature of %s lacks a trigram of its set", ErrCorrupt, ix.files[id].Path)
 			}
 		}
+		deltaBytes += deltaSize(tris, sig)
+	}
+	// Their size, kept as they change (what NeedsCompact bounds).
+	if deltaBytes != ix.deltaBytes {
+		return fmt.Errorf("%w: the delta holds %d bytes, counted %d", ErrCorrupt, deltaBytes, ix.deltaBytes)
 	}
 	// The memory's own derived list (not checked on open, which derives
 	// it): exactly the ids of the order whose own name is hidden.

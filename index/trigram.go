@@ -246,12 +246,24 @@ func (s *deltaSig) has(tri uint32) bool {
 // setDelta records tris as id's delta set, with its signature. Caller
 // holds mu (or owns ix).
 func (ix *Index) setDelta(id uint32, tris []uint32) {
-	ix.delta[id] = tris
-	ix.dsig[id] = newDeltaSig(tris)
+	ix.dropDelta(id)
+	sig := newDeltaSig(tris)
+	ix.delta[id], ix.dsig[id] = tris, sig
+	ix.deltaBytes += deltaSize(tris, sig)
 }
 
-// dropDelta removes id's delta set and signature. Caller holds mu.
+// dropDelta removes id's delta set and signature, if it has them. Caller
+// holds mu.
 func (ix *Index) dropDelta(id uint32) {
+	if tris, ok := ix.delta[id]; ok {
+		ix.deltaBytes -= deltaSize(tris, ix.dsig[id])
+	}
 	delete(ix.delta, id)
 	delete(ix.dsig, id)
+}
+
+// deltaSize is what a delta set and its signature hold, in bytes: the
+// heap a changed file costs until a compaction folds it into the base.
+func deltaSize(tris []uint32, sig *deltaSig) int64 {
+	return 4*int64(cap(tris)) + 8*int64(len(sig.w))
 }

@@ -634,12 +634,22 @@ func (ix *Index) removeLocked(p string) []string {
 }
 
 // NeedsCompact reports whether the delta has grown enough that folding it
-// into the base is worth its cost.
+// into the base is worth its cost: more than an eighth of the files (at
+// least 1,024) changed since the base, or the delta's sets holding more
+// than deltaMaxBytes.
 func (ix *Index) NeedsCompact() bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.stale) > max(1024, len(ix.order)/8)
+	return len(ix.stale) > max(1024, len(ix.order)/8) || ix.deltaBytes > deltaMaxBytes
 }
+
+// deltaMaxBytes bounds the delta's sets and signatures: the heap a burst
+// of changes holds until a compaction, and what every query reads of the
+// delta (its signatures). An eighth of the files alone let a million-file
+// root hold 125,000 changed files' sets, ~6.7 KB each on a bench/gentree
+// tree (30,000 of them took the daemon's RssAnon from 51 to 261 MiB at
+// 200,000 files); 64 MiB is ~10,000 such files. A variable for tests.
+var deltaMaxBytes int64 = 64 << 20
 
 // Compact folds the delta into a new base (dropping stale postings) and
 // rewrites the DB's base, delta and stale buckets in one transaction.
@@ -691,9 +701,13 @@ func (ix *Index) Compact() error {
 		}
 	}
 	ix.compactTouched = nil
+	var nbytes int64
+	for id, tris := range ndelta {
+		nbytes += deltaSize(tris, ndsig[id])
+	}
 	ix.mu.Lock()
 	old := ix.base
-	ix.base, ix.gen, ix.delta, ix.dsig, ix.stale = np.p, np.gen, ndelta, ndsig, nstale
+	ix.base, ix.gen, ix.delta, ix.dsig, ix.stale, ix.deltaBytes = np.p, np.gen, ndelta, ndsig, nstale, nbytes
 	ix.mu.Unlock()
 	// No reader holds the old base now: they hold mu while they use it.
 	if err := old.close(); err != nil {

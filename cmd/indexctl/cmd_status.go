@@ -81,6 +81,9 @@ func formatStatus(st *daemon.Status) string {
 	fmt.Fprintln(tw, "STATE\tFILES\tINDEX\tHEAP\tMERGE\tQUERIES\tROOT")
 	for _, r := range st.Roots {
 		merge := fmt.Sprintf("%d changed", r.DeltaFiles)
+		if r.DeltaBytes > 0 {
+			merge += ", " + formatBytes(r.DeltaBytes)
+		}
 		if r.Merging {
 			merge = "running, " + merge
 		}

@@ -67,10 +67,13 @@ type RootStatus struct {
 	// beside the DB, mapped: page cache, not heap); HeapBytes estimates the
 	// heap the index holds (path table, delta); DeltaFiles counts the files
 	// changed since the base was built, which the next merge (compaction)
-	// folds in; Merging says one is running.
+	// folds in, and DeltaBytes the heap their trigram sets hold until then
+	// (part of HeapBytes; a merge starts past 64 MiB); Merging says one
+	// is running.
 	BaseBytes  int64 `json:"base_bytes,omitempty"`
 	HeapBytes  int64 `json:"heap_bytes,omitempty"`
 	DeltaFiles int   `json:"delta_files"`
+	DeltaBytes int64 `json:"delta_bytes"`
 	Merging    bool  `json:"merging"`
 	// Progress is set while building.
 	Progress *BuildProgress `json:"progress,omitempty"`
