@@ -194,7 +194,14 @@ func (w *Watcher) maybeCompact() {
 			defer w.compacting.Store(false)
 			if err := w.ix.Compact(); err != nil {
 				w.failed(err)
+				return
 			}
+			// The delta folded in is garbage now: hand its pages back
+			// to the system, as a build's are, or the daemon stays as
+			// large as the burst made it (16,000 rewrites on a
+			// 200,000-file tree: RssAnon 314 MiB after the compaction,
+			// on a live heap of 42 MB).
+			debug.FreeOSMemory()
 		})
 	}
 }
