@@ -40,12 +40,9 @@ func (ix *Index) Stats() Stats {
 	}
 	const mapEntry = 48 // a map entry with its share of buckets, roughly
 	h += int64(len(ix.byPath))*(mapEntry+16) + int64(len(ix.stale)+len(ix.unknown))*mapEntry
-	for _, tris := range ix.delta {
-		h += mapEntry + 24 + 4*int64(cap(tris))
-	}
-	for _, sig := range ix.dsig {
-		h += mapEntry + 40 + 8*int64(cap(sig.w))
-	}
+	// The delta: per file a set and a signature (their map entries and
+	// headers, and what they hold: deltaBytes).
+	h += int64(len(ix.delta))*(2*mapEntry+24+40) + ix.deltaBytes
 	for _, s := range ix.ignored {
 		h += int64(unsafe.Sizeof(s)) + int64(len(s.Path))
 	}

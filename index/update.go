@@ -695,17 +695,15 @@ func (ix *Index) Compact() error {
 		return fmt.Errorf("index: compact: the index was closed or saved elsewhere meanwhile")
 	}
 	ndelta, ndsig, nstale := make(map[uint32][]uint32), make(map[uint32]*deltaSig), make(map[uint32]bool)
+	var nbytes int64
 	for id := range ix.compactTouched {
 		nstale[id] = true
 		if t, ok := ix.delta[id]; ok {
 			ndelta[id], ndsig[id] = t, ix.dsig[id]
+			nbytes += deltaSize(t, ix.dsig[id])
 		}
 	}
 	ix.compactTouched = nil
-	var nbytes int64
-	for id, tris := range ndelta {
-		nbytes += deltaSize(tris, ndsig[id])
-	}
 	ix.mu.Lock()
 	old := ix.base
 	ix.base, ix.gen, ix.delta, ix.dsig, ix.stale, ix.deltaBytes = np.p, np.gen, ndelta, ndsig, nstale, nbytes

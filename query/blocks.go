@@ -119,8 +119,9 @@ const blockQueueMax = 1024
 const DefaultBlockCacheBytes = 32 << 20
 
 // BlockCache holds the block filters of files of blockMinFile bytes and
-// more, for the scans of Indexed.Grep, and builds them (later). It is safe for concurrent use. The zero value is not
-// usable; see NewBlockCache.
+// more, for the scans of Indexed.Grep, and builds them (later). It is
+// safe for concurrent use. The zero value is not usable; see
+// NewBlockCache.
 type BlockCache struct {
 	max int64 // bytes of filters kept at most
 
