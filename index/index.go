@@ -361,6 +361,14 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 		}
 		progress(p)
 	}
+	// The files are read ahead of the workers (a cold page cache would
+	// otherwise have the disk serve two reads at a time); what the
+	// prefetcher reads of the table, the paths and types, no worker
+	// writes.
+	pf := rawfile.StartPrefetch(root, len(ix.files), int64(maxFileSize), func(i int) (string, bool) {
+		f := &ix.files[i]
+		return f.Path, f.Mode.IsRegular()
+	})
 	var wg sync.WaitGroup
 	for w := range workers {
 		b := newBuilder(buildBudget / workers)
@@ -372,6 +380,7 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 				if lo >= len(ix.files) {
 					return
 				}
+				pf.Reached(lo)
 				if errs[w] = ctx.Err(); errs[w] != nil {
 					return
 				}
@@ -405,6 +414,7 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 		})
 	}
 	wg.Wait()
+	pf.Stop()
 	if err := errors.Join(errs...); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
@@ -382,6 +383,10 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64, workers 
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	pf := rawfile.StartPrefetch(root, len(files), int64(maxFileSize), func(i int) (string, bool) {
+		return files[i].Path, files[i].Mode.IsRegular()
+	})
+	defer pf.Stop()
 	for range min(len(files), workers) {
 		wg.Go(func() {
 			rd := readers.Get().(*reader)
@@ -394,6 +399,7 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64, workers 
 				if i >= len(files) {
 					return
 				}
+				pf.Reached(i)
 				f := files[i]
 				var tris []uint32
 				if f.Mode.IsRegular() {

@@ -1,0 +1,178 @@
+package rawfile
+
+import (
+	"errors"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/rooted"
+)
+
+// Reading ahead of a cold page cache.
+//
+// A reader that opens and reads files one after another waits for the
+// disk on every file whose pages are not cached, and a build or a burst
+// has only as many readers as processors: the disk sees two requests at
+// a time. A Prefetcher asks the kernel to start reading the files ahead
+// of their readers, from a few goroutines of its own, each doing per
+// file an open, an fstat, a one-byte read that fails rather than wait
+// when the file's first page is not cached (preadv2 RWF_NOWAIT), and for
+// such a file posix_fadvise(WILLNEED), which queues the reads and
+// returns; the readers then find the pages cached or on their way.
+// Measured on a 200k-file tree (1.2 GB) whose cache was dropped, two
+// goroutines reading every file: 9.0 s alone, 3.1 s with four goroutines
+// prefetching up to 512 files ahead of them (0.66 and 0.63 s warm).
+//
+// A warm tree costs the probe, not the read-ahead: a batch of files that
+// were all cached lets the next warmSkip batches go unprobed, so a
+// cached tree pays the probe for one file in warmSkip+1.
+//
+// The prefetcher opens files through the root like every reader (no
+// symlink followed, nothing outside the root opened), reads one byte of
+// a regular file only, and changes nothing: a file it cannot open or that
+// is not regular is left to the reader, who reports it as usual.
+
+// Prefetch tuning.
+const (
+	prefetchers    = 4                 // goroutines
+	prefetchWindow = 2048              // files past the readers' position, at most
+	prefetchBatch  = 32                // files a goroutine takes at a time
+	warmSkip       = 31                // batches left unprobed after an all-cached one
+	prefetchMin    = 2 * prefetchBatch // fewer files: no prefetcher
+)
+
+// Prefetcher reads ahead of readers that take files 0 … n−1 roughly in
+// order and report their position with Reached. Its goroutines are its
+// own: Stop ends them and waits for them, and must be called.
+type Prefetcher struct {
+	root  *rooted.Root
+	n     int
+	limit int64
+	path  func(i int) (rel string, ok bool)
+
+	mu      sync.Mutex
+	moved   *sync.Cond
+	reached int // the readers have taken the files below
+	next    int // the next file a goroutine takes
+	waiting int // goroutines waiting for the readers
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// StartPrefetch starts reading ahead of the readers of n files beneath
+// root, up to limit bytes of each (the most a reader reads of one).
+// path(i) returns file i's root-relative path, or ok=false for an entry
+// that will not be read (a directory, a symlink); it is called from the
+// prefetcher's goroutines while the readers run, so what it reads must
+// not change until Stop returns.
+//
+// For fewer than prefetchMin files it starts nothing and returns nil (a
+// valid Prefetcher that does nothing): their readers wait for no more
+// than a few reads.
+func StartPrefetch(root *rooted.Root, n int, limit int64, path func(i int) (rel string, ok bool)) *Prefetcher {
+	if n < prefetchMin {
+		return nil
+	}
+	p := &Prefetcher{root: root, n: n, limit: limit, path: path}
+	p.moved = sync.NewCond(&p.mu)
+	for range prefetchers {
+		p.wg.Go(p.run)
+	}
+	return p
+}
+
+// Reached reports that the readers have taken every file below i. A nil
+// Prefetcher (none started) ignores it.
+func (p *Prefetcher) Reached(i int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i > p.reached {
+		p.reached = i
+		if p.waiting > 0 {
+			p.moved.Broadcast()
+		}
+	}
+}
+
+// Stop ends the prefetcher's goroutines and waits for them; a nil
+// Prefetcher has none.
+func (p *Prefetcher) Stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.stopped = true
+	p.moved.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// take returns the next batch's first file, or false once every file
+// has been taken or the prefetcher stopped; after a batch whose files
+// were all cached (warm), it first skips warmSkip batches.
+func (p *Prefetcher) take(warm bool) (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if warm {
+		p.next += warmSkip * prefetchBatch
+	}
+	for !p.stopped && p.next < p.n && p.next >= p.reached+prefetchWindow {
+		p.waiting++
+		p.moved.Wait()
+		p.waiting--
+	}
+	if p.stopped || p.next >= p.n {
+		return 0, false
+	}
+	lo := p.next
+	p.next += prefetchBatch
+	return lo, true
+}
+
+func (p *Prefetcher) run() {
+	var one [1]byte
+	iov := [][]byte{one[:]}
+	warm := false
+	for {
+		lo, ok := p.take(warm)
+		if !ok {
+			return
+		}
+		warm = true
+		for i := lo; i < min(lo+prefetchBatch, p.n); i++ {
+			if rel, ok := p.path(i); ok && !p.ask(rel, iov) {
+				warm = false
+			}
+		}
+	}
+}
+
+// ask asks the kernel to read the file at rel ahead unless its first
+// page is cached, and reports whether it was (or the file could not be
+// asked for: nothing to wait for either way).
+func (p *Prefetcher) ask(rel string, iov [][]byte) (cached bool) {
+	fd, err := p.root.OpenFile(rel)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
+		return true
+	}
+	_, err = unix.Preadv2(fd, iov, 0, unix.RWF_NOWAIT)
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// Not cached, or no way to tell (a kernel or file system
+		// without RWF_NOWAIT): ask for it.
+		unix.Fadvise(fd, 0, min(st.Size, p.limit), unix.FADV_WILLNEED)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,189 @@
+package rawfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/rooted"
+)
+
+// A prefetcher asks for files within its window past the readers'
+// position only, waits for the readers to move on, and once they reach
+// the end has taken every batch; Stop ends its goroutines however far
+// they are.
+func TestPrefetchStaysWithinItsWindow(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := rooted.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+
+	const n = 4*prefetchWindow + 5
+	var mu sync.Mutex
+	reached, over := 0, []int(nil)
+	asked := make(map[int]bool)
+	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if i >= reached+prefetchWindow+prefetchBatch {
+			over = append(over, i)
+		}
+		asked[i] = true
+		return "f", true
+	})
+	// stalled waits until every goroutine waits for the readers or has
+	// ended, the state a prefetcher reaches once its window is asked for.
+	stalled := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			p.mu.Lock()
+			idle := p.waiting == prefetchers || p.next >= p.n
+			p.mu.Unlock()
+			if idle {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the prefetcher neither waited for the readers nor ended")
+			}
+			runtime.Gosched()
+		}
+	}
+	for _, r := range []int{0, prefetchWindow / 2, 3 * prefetchWindow} {
+		mu.Lock()
+		reached = r
+		mu.Unlock()
+		p.Reached(r)
+		stalled()
+	}
+	p.Stop()
+	if len(over) > 0 {
+		t.Fatalf("asked for files past the window: %v", over[:min(len(over), 5)])
+	}
+	if len(asked) == 0 {
+		t.Fatal("asked for nothing")
+	}
+
+	// Stopped while it waits, or with nothing ever reached: it ends.
+	q := StartPrefetch(root, n, 1<<20, func(int) (string, bool) { return "f", true })
+	q.Stop()
+
+	// Too few files: no prefetcher, and a nil one is a no-op.
+	if q := StartPrefetch(root, prefetchMin-1, 1<<20, func(int) (string, bool) { return "f", true }); q != nil {
+		q.Stop()
+		t.Fatal("a prefetcher for fewer than prefetchMin files")
+	}
+	var none *Prefetcher
+	none.Reached(3)
+	none.Stop()
+}
+
+// After a batch of cached files the next warmSkip batches are left to
+// the readers; after one with a file to wait for, the next is taken.
+func TestPrefetchSkipsAheadOfCachedFiles(t *testing.T) {
+	p := &Prefetcher{n: 1 << 20, reached: 1 << 20}
+	p.moved = sync.NewCond(&p.mu)
+	if lo, ok := p.take(false); !ok || lo != 0 {
+		t.Fatalf("first batch at %d, %v", lo, ok)
+	}
+	if lo, ok := p.take(true); !ok || lo != (1+warmSkip)*prefetchBatch {
+		t.Fatalf("after a cached batch: %d, %v; want %d", lo, ok, (1+warmSkip)*prefetchBatch)
+	}
+	if lo, ok := p.take(false); !ok || lo != (2+warmSkip)*prefetchBatch {
+		t.Fatalf("after a batch read ahead: %d, %v", lo, ok)
+	}
+}
+
+// The prefetcher opens through the root like every reader: a link to a
+// file outside the root (or in a directory link) is never opened, a FIFO
+// does not block it, and what is not there or not a regular file is left
+// to the reader. An inotify watch on the outside file sees no open.
+func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("inotify: %v", err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, outside, unix.IN_OPEN|unix.IN_ACCESS); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	for name, mk := range map[string]func(string) error{
+		"link":    func(p string) error { return os.Symlink(secret, p) },
+		"dirlink": func(p string) error { return os.Symlink(outside, p) },
+		"fifo":    func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"sub":     func(p string) error { return os.Mkdir(p, 0o755) },
+		"empty":   func(p string) error { return os.WriteFile(p, nil, 0o644) },
+		"file":    func(p string) error { return os.WriteFile(p, []byte("data\n"), 0o644) },
+	} {
+		if err := mk(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := rooted.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	names := []string{"link", "dirlink/secret", "fifo", "sub", "empty", "file", "missing", "../" + filepath.Base(outside) + "/secret"}
+	const n = 8 * prefetchBatch
+	var mu sync.Mutex
+	seen := 0
+	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
+		mu.Lock()
+		seen++
+		mu.Unlock()
+		return names[i%len(names)], true
+	})
+	p.Reached(n)
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }() // every batch taken and asked for
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the prefetcher did not end: a prefetch blocked")
+	}
+	p.Stop()
+	if seen == 0 {
+		t.Fatal("asked for nothing")
+	}
+	var buf [4096]byte
+	k, err := unix.Read(in, buf[:])
+	if err != nil && !errors.Is(err, unix.EAGAIN) {
+		t.Fatal(err)
+	}
+	if k > 0 {
+		t.Fatalf("a file outside the root was opened or read (%s)", events(buf[:k]))
+	}
+}
+
+// events names the inotify events in b.
+func events(b []byte) string {
+	s := ""
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		s += fmt.Sprintf("mask %#x; ", ev.Mask)
+		b = b[unix.SizeofInotifyEvent+int(ev.Len):]
+	}
+	return s
+}
