@@ -20,13 +20,17 @@ import (
 // when the file's first page is not cached (preadv2 RWF_NOWAIT), and for
 // such a file posix_fadvise(WILLNEED), which queues the reads and
 // returns; the readers then find the pages cached or on their way.
-// Measured on a 200k-file tree (1.2 GB) whose cache was dropped, two
-// goroutines reading every file: 9.0 s alone, 3.1 s with four goroutines
-// prefetching up to 512 files ahead of them (0.66 and 0.63 s warm).
+// Measured on a 200k-file tree (1.2 GB) whose page cache was dropped:
+// two goroutines reading every file, 9.0 s alone and 3.1 s with four
+// goroutines asking up to 512 files ahead; the index build of that tree,
+// 22.1-22.3 s alone and 8.6 s with its files asked up to 2048 ahead
+// (8.4-9.2 s at 8192, so no further), 6.6-6.9 s either way when warm.
 //
-// A warm tree costs the probe, not the read-ahead: a batch of files that
-// were all cached lets the next warmSkip batches go unprobed, so a
-// cached tree pays the probe for one file in warmSkip+1.
+// A warm tree costs a probe, not the read-ahead, and one goroutine: the
+// first file of a batch stands for it, and when it is cached the batch
+// and the next warmSkip are left to the readers, so a cached tree pays
+// one probe per (warmSkip+1)·prefetchBatch files. The first file found
+// not cached starts the other goroutines.
 //
 // The prefetcher opens files through the root like every reader (no
 // symlink followed, nothing outside the root opened), reads one byte of
@@ -38,7 +42,7 @@ const (
 	prefetchers    = 4                 // goroutines
 	prefetchWindow = 2048              // files past the readers' position, at most
 	prefetchBatch  = 32                // files a goroutine takes at a time
-	warmSkip       = 31                // batches left unprobed after an all-cached one
+	warmSkip       = 31                // batches left unprobed after a cached one
 	prefetchMin    = 2 * prefetchBatch // fewer files: no prefetcher
 )
 
@@ -56,6 +60,7 @@ type Prefetcher struct {
 	reached int // the readers have taken the files below
 	next    int // the next file a goroutine takes
 	waiting int // goroutines waiting for the readers
+	started int // goroutines started
 	stopped bool
 	wg      sync.WaitGroup
 }
@@ -76,10 +81,18 @@ func StartPrefetch(root *rooted.Root, n int, limit int64, path func(i int) (rel 
 	}
 	p := &Prefetcher{root: root, n: n, limit: limit, path: path}
 	p.moved = sync.NewCond(&p.mu)
-	for range prefetchers {
+	p.started = 1
+	p.wg.Go(p.run)
+	return p
+}
+
+// spawn starts the other goroutines, once a file not cached is found.
+func (p *Prefetcher) spawn() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for ; p.started < prefetchers && !p.stopped; p.started++ {
 		p.wg.Go(p.run)
 	}
-	return p
 }
 
 // Reached reports that the readers have taken every file below i. A nil
@@ -142,10 +155,22 @@ func (p *Prefetcher) run() {
 		if !ok {
 			return
 		}
+		// The batch's first file stands for it: cached, the batch is
+		// taken for cached; not, every file of it is asked for, and the
+		// other goroutines start if they have not.
 		warm = true
 		for i := lo; i < min(lo+prefetchBatch, p.n); i++ {
-			if rel, ok := p.path(i); ok && !p.ask(rel, iov) {
+			rel, ok := p.path(i)
+			if !ok {
+				continue
+			}
+			cached := p.ask(rel, iov)
+			if warm && cached {
+				break
+			}
+			if warm {
 				warm = false
+				p.spawn()
 			}
 		}
 	}
@@ -164,15 +189,25 @@ func (p *Prefetcher) ask(rel string, iov [][]byte) (cached bool) {
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
 		return true
 	}
-	_, err = unix.Preadv2(fd, iov, 0, unix.RWF_NOWAIT)
-	if err == nil {
+	if probeCached(fd, iov) {
 		return true
 	}
-	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		// Not cached, or no way to tell (a kernel or file system
-		// without RWF_NOWAIT): ask for it.
-		unix.Fadvise(fd, 0, min(st.Size, p.limit), unix.FADV_WILLNEED)
+	unix.Fadvise(fd, 0, min(st.Size, p.limit), unix.FADV_WILLNEED)
+	return false
+}
+
+// probeCached reports whether the first page of the regular file open as
+// fd is cached, by a one-byte read that fails rather than wait for the
+// disk; false also where that cannot be told (a kernel or file system
+// without RWF_NOWAIT), so that the file is asked for. A variable so that
+// tests can have every file taken for uncached.
+var probeCached = func(fd int, iov [][]byte) bool {
+	_, err := unix.Preadv2(fd, iov, 0, unix.RWF_NOWAIT)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
 		return false
 	}
-	return true
+	return true // another error: the reader will meet it
 }

@@ -52,7 +52,7 @@ func TestPrefetchStaysWithinItsWindow(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			p.mu.Lock()
-			idle := p.waiting == prefetchers || p.next >= p.n
+			idle := p.waiting == p.started || p.next >= p.n
 			p.mu.Unlock()
 			if idle {
 				return
@@ -127,6 +127,10 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Every file taken for uncached: each is opened and asked for.
+	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
+	probeCached = func(int, [][]byte) bool { return false }
+
 	dir := t.TempDir()
 	for name, mk := range map[string]func(string) error{
 		"link":    func(p string) error { return os.Symlink(secret, p) },
@@ -145,7 +149,7 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	names := []string{"link", "dirlink/secret", "fifo", "sub", "empty", "file", "missing", "../" + filepath.Base(outside) + "/secret"}
+	names := []string{"file", "link", "dirlink/secret", "fifo", "sub", "empty", "missing", "../" + filepath.Base(outside) + "/secret"}
 	const n = 8 * prefetchBatch
 	var mu sync.Mutex
 	seen := 0
@@ -174,6 +178,45 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 	}
 	if k > 0 {
 		t.Fatalf("a file outside the root was opened or read (%s)", events(buf[:k]))
+	}
+	if seen < n || p.started != prefetchers {
+		t.Fatalf("asked for %d of %d files with %d goroutines; want all with %d", seen, n, p.started, prefetchers)
+	}
+}
+
+// On a cached tree one goroutine probes the first file of a batch in
+// warmSkip+1 and no other starts.
+func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := rooted.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
+	probeCached = func(int, [][]byte) bool { return true }
+	const n = 10 * (warmSkip + 1) * prefetchBatch
+	var mu sync.Mutex
+	var asked []int
+	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, i)
+		return "f", true
+	})
+	p.Reached(n)
+	p.wg.Wait()
+	p.Stop()
+	if len(asked) != 10 || p.started != 1 {
+		t.Fatalf("asked for %v with %d goroutines; want 10 files with 1", asked, p.started)
+	}
+	for k, i := range asked {
+		if i != k*(warmSkip+1)*prefetchBatch {
+			t.Fatalf("asked for %v; want the first file of every %dth batch", asked, warmSkip+1)
+		}
 	}
 }
 
