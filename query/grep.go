@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
 )
@@ -286,6 +287,24 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 			}
 		}
 	}
+	// A scan that has taken scanPrefetchAfter files reads ahead of its
+	// workers from then on (rawfile.Prefetcher: on a cold page cache its
+	// workers alone have a handful of reads in flight). The prefetcher
+	// places the files it asks for, as the workers would; a smaller scan
+	// never starts one, so a warm query stopped by its limit places and
+	// probes nothing more than it reads.
+	var pf *rawfile.Prefetcher // set under mu
+	startPrefetch := func() {  // caller holds mu
+		pf = rawfile.StartPrefetch(root, len(files), int64(chunkSize), func(i int) (string, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if stop.Load() {
+				return "", false
+			}
+			order.upTo(i + 1)
+			return files[i].Rel, true
+		})
+	}
 	var next atomic.Int64
 	worker := func() {
 		for !stop.Load() {
@@ -306,7 +325,12 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 				order.upTo(i + 1)
 				hits.reserve(i)
 			}
+			if i == scanPrefetchAfter && !inline {
+				startPrefetch()
+			}
+			fetch := pf
 			mu.Unlock()
+			fetch.Reached(i)
 			if i >= len(files) || stop.Load() {
 				scanners.put(fs)
 				return
@@ -405,13 +429,19 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	<-exited
 	mu.Lock()
 	n := prefix
+	fetch := pf
 	mu.Unlock()
+	fetch.Stop()
 	if q.Sink != nil {
 		deliver()
 		flush()
 	}
 	return assemble(q, files[:n], hits.prefix(n), aborted)
 }
+
+// scanPrefetchAfter is how many files a scan takes before it reads
+// ahead of its workers (see Scan).
+const scanPrefetchAfter = 1024
 
 // A scan of at most inlineFiles files holding at most inlineBytes in all
 // is small: Scan reads it on the caller's goroutine. Variables so that
