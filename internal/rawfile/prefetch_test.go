@@ -22,15 +22,7 @@ import (
 // the end has taken every batch; Stop ends its goroutines however far
 // they are.
 func TestPrefetchStaysWithinItsWindow(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	root, err := rooted.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	root := oneFileRoot(t)
 
 	const n = 4*prefetchWindow + 5
 	var mu sync.Mutex
@@ -90,6 +82,22 @@ func TestPrefetchStaysWithinItsWindow(t *testing.T) {
 	var none *Prefetcher
 	none.Reached(3)
 	none.Stop()
+}
+
+// oneFileRoot returns a root holding one file, "f", closed when the
+// test ends.
+func oneFileRoot(t *testing.T) *rooted.Root {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := rooted.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
 }
 
 // After a batch of cached files the next warmSkip batches are left to
@@ -187,15 +195,7 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 // On a cached tree one goroutine probes the first file of a batch in
 // warmSkip+1 and no other starts.
 func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	root, err := rooted.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	root := oneFileRoot(t)
 	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
 	probeCached = func(int, [][]byte) bool { return true }
 	const n = 10 * (warmSkip + 1) * prefetchBatch
