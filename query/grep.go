@@ -325,7 +325,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 				order.upTo(i + 1)
 				hits.reserve(i)
 			}
-			if i == scanPrefetchAfter && !inline {
+			if i == scanPrefetchAfter && i < len(files) && !inline {
 				startPrefetch()
 			}
 			fetch := pf

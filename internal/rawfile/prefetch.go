@@ -126,13 +126,15 @@ func (p *Prefetcher) Stop() {
 
 // take returns the next batch's first file, or false once every file
 // has been taken or the prefetcher stopped; after a batch whose files
-// were all cached (warm), it first skips warmSkip batches.
+// were all cached (warm), it first skips warmSkip batches, and it never
+// takes a file the readers have passed.
 func (p *Prefetcher) take(warm bool) (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if warm {
 		p.next += warmSkip * prefetchBatch
 	}
+	p.next = max(p.next, p.reached)
 	for !p.stopped && p.next < p.n && p.next >= p.reached+prefetchWindow {
 		p.waiting++
 		p.moved.Wait()

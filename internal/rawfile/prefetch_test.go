@@ -101,9 +101,10 @@ func oneFileRoot(t *testing.T) *rooted.Root {
 }
 
 // After a batch of cached files the next warmSkip batches are left to
-// the readers; after one with a file to wait for, the next is taken.
+// the readers; after one with a file to wait for, the next is taken; and
+// none the readers have passed.
 func TestPrefetchSkipsAheadOfCachedFiles(t *testing.T) {
-	p := &Prefetcher{n: 1 << 20, reached: 1 << 20}
+	p := &Prefetcher{n: 1 << 20}
 	p.moved = sync.NewCond(&p.mu)
 	if lo, ok := p.take(false); !ok || lo != 0 {
 		t.Fatalf("first batch at %d, %v", lo, ok)
@@ -113,6 +114,11 @@ func TestPrefetchSkipsAheadOfCachedFiles(t *testing.T) {
 	}
 	if lo, ok := p.take(false); !ok || lo != (2+warmSkip)*prefetchBatch {
 		t.Fatalf("after a batch read ahead: %d, %v", lo, ok)
+	}
+	// Files the readers have passed are not taken.
+	p.Reached(5000)
+	if lo, ok := p.take(false); !ok || lo != 5000 {
+		t.Fatalf("after the readers reached 5000: %d, %v", lo, ok)
 	}
 }
 
@@ -158,7 +164,7 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 	}
 	defer root.Close()
 	names := []string{"file", "link", "dirlink/secret", "fifo", "sub", "empty", "missing", "../" + filepath.Base(outside) + "/secret"}
-	const n = 8 * prefetchBatch
+	const n = 8 * prefetchBatch // within the window: no Reached needed
 	var mu sync.Mutex
 	seen := 0
 	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
@@ -167,7 +173,6 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 		mu.Unlock()
 		return names[i%len(names)], true
 	})
-	p.Reached(n)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }() // every batch taken and asked for
 	select {
@@ -198,7 +203,8 @@ func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
 	root := oneFileRoot(t)
 	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
 	probeCached = func(int, [][]byte) bool { return true }
-	const n = 10 * (warmSkip + 1) * prefetchBatch
+	const n = prefetchWindow // within the window: no Reached needed
+	const every = (warmSkip + 1) * prefetchBatch
 	var mu sync.Mutex
 	var asked []int
 	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
@@ -207,14 +213,13 @@ func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
 		asked = append(asked, i)
 		return "f", true
 	})
-	p.Reached(n)
 	p.wg.Wait()
 	p.Stop()
-	if len(asked) != 10 || p.started != 1 {
-		t.Fatalf("asked for %v with %d goroutines; want 10 files with 1", asked, p.started)
+	if len(asked) != n/every || p.started != 1 {
+		t.Fatalf("asked for %v with %d goroutines; want %d files with 1", asked, p.started, n/every)
 	}
 	for k, i := range asked {
-		if i != k*(warmSkip+1)*prefetchBatch {
+		if i != k*every {
 			t.Fatalf("asked for %v; want the first file of every %dth batch", asked, warmSkip+1)
 		}
 	}
