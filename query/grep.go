@@ -295,7 +295,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	// probes nothing more than it reads.
 	var pf *rawfile.Prefetcher // set under mu
 	startPrefetch := func() {  // caller holds mu
-		pf = rawfile.StartPrefetch(root, len(files), int64(chunkSize), func(i int) (string, bool) {
+		pf = rawfile.StartPrefetch(root, scanPrefetchAfter, len(files), int64(chunkSize), func(i int) (string, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			if stop.Load() {

@@ -3,6 +3,7 @@ package rawfile
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -26,8 +27,11 @@ import (
 // 22.1-22.3 s alone and 8.6 s with its files asked up to 2048 ahead
 // (8.4-9.2 s at 8192, so no further), 6.6-6.9 s either way when warm.
 //
+// What is asked of one file is bounded (prefetchFileMax), so that the
+// window, counted in files, stays within what a page cache keeps.
+//
 // A warm tree costs a probe, not the read-ahead, and one goroutine: the
-// first file of a batch stands for it, and when it is cached the batch
+// first file of a batch that can be probed stands for it, and when it is cached the batch
 // and the next warmSkip are left to the readers, so a cached tree pays
 // one probe per (warmSkip+1)·prefetchBatch files. The first file found
 // not cached starts the other goroutines.
@@ -44,6 +48,11 @@ const (
 	prefetchBatch  = 32                // files a goroutine takes at a time
 	warmSkip       = 31                // batches left unprobed after a cached one
 	prefetchMin    = 2 * prefetchBatch // fewer files: no prefetcher
+	// prefetchFileMax bounds what is asked of one file: the window is
+	// counted in files, and 2048 large files asked whole could be more
+	// than the page cache keeps (the kernel's own read-ahead follows a
+	// reader past it).
+	prefetchFileMax = 256 << 10
 )
 
 // Prefetcher reads ahead of readers that take files 0 … n−1 roughly in
@@ -62,11 +71,13 @@ type Prefetcher struct {
 	waiting int // goroutines waiting for the readers
 	started int // goroutines started
 	stopped bool
+	halt    atomic.Bool // stopped, for the goroutines between files
 	wg      sync.WaitGroup
 }
 
-// StartPrefetch starts reading ahead of the readers of n files beneath
-// root, up to limit bytes of each (the most a reader reads of one).
+// StartPrefetch starts reading ahead of the readers of files from … n−1
+// beneath root (the readers have taken those below from), up to limit
+// bytes of each (the most a reader reads of one).
 // path(i) returns file i's root-relative path, or ok=false for an entry
 // that will not be read (a directory, a symlink); it is called from the
 // prefetcher's goroutines while the readers run, so what it reads must
@@ -75,11 +86,11 @@ type Prefetcher struct {
 // For fewer than prefetchMin files it starts nothing and returns nil (a
 // valid Prefetcher that does nothing): their readers wait for no more
 // than a few reads.
-func StartPrefetch(root *rooted.Root, n int, limit int64, path func(i int) (rel string, ok bool)) *Prefetcher {
-	if n < prefetchMin {
+func StartPrefetch(root *rooted.Root, from, n int, limit int64, path func(i int) (rel string, ok bool)) *Prefetcher {
+	if n-from < prefetchMin {
 		return nil
 	}
-	p := &Prefetcher{root: root, n: n, limit: limit, path: path}
+	p := &Prefetcher{root: root, n: n, limit: min(limit, prefetchFileMax), path: path, reached: from, next: from}
 	p.moved = sync.NewCond(&p.mu)
 	p.started = 1
 	p.wg.Go(p.run)
@@ -111,12 +122,13 @@ func (p *Prefetcher) Reached(i int) {
 	}
 }
 
-// Stop ends the prefetcher's goroutines and waits for them; a nil
-// Prefetcher has none.
+// Stop ends the prefetcher's goroutines and waits for them, each within
+// the file it is asking for; a nil Prefetcher has none.
 func (p *Prefetcher) Stop() {
 	if p == nil {
 		return
 	}
+	p.halt.Store(true)
 	p.mu.Lock()
 	p.stopped = true
 	p.moved.Broadcast()
@@ -134,8 +146,11 @@ func (p *Prefetcher) take(warm bool) (int, bool) {
 	if warm {
 		p.next += warmSkip * prefetchBatch
 	}
-	p.next = max(p.next, p.reached)
-	for !p.stopped && p.next < p.n && p.next >= p.reached+prefetchWindow {
+	for {
+		p.next = max(p.next, p.reached) // the readers may have passed it while this waited
+		if p.stopped || p.next >= p.n || p.next < p.reached+prefetchWindow {
+			break
+		}
 		p.waiting++
 		p.moved.Wait()
 		p.waiting--
@@ -157,20 +172,21 @@ func (p *Prefetcher) run() {
 		if !ok {
 			return
 		}
-		// The batch's first file stands for it: cached, the batch is
-		// taken for cached; not, every file of it is asked for, and the
-		// other goroutines start if they have not.
+		// The batch's first file that can be probed stands for it:
+		// cached, the batch is taken for cached; not, every file of it
+		// is asked for, and the other goroutines start if they have not.
+		// A batch with no such file counts as cached.
 		warm = true
-		for i := lo; i < min(lo+prefetchBatch, p.n); i++ {
+		for i := lo; i < min(lo+prefetchBatch, p.n) && !p.halt.Load(); i++ {
 			rel, ok := p.path(i)
 			if !ok {
 				continue
 			}
-			cached := p.ask(rel, iov)
-			if warm && cached {
+			cached, probed := p.ask(rel, iov)
+			if warm && cached && probed {
 				break
 			}
-			if warm {
+			if warm && !cached {
 				warm = false
 				p.spawn()
 			}
@@ -179,23 +195,24 @@ func (p *Prefetcher) run() {
 }
 
 // ask asks the kernel to read the file at rel ahead unless its first
-// page is cached, and reports whether it was (or the file could not be
-// asked for: nothing to wait for either way).
-func (p *Prefetcher) ask(rel string, iov [][]byte) (cached bool) {
+// page is cached, and reports whether it was; probed is false for a
+// file that could not be probed (gone, not regular, empty), which says
+// nothing of the cache.
+func (p *Prefetcher) ask(rel string, iov [][]byte) (cached, probed bool) {
 	fd, err := p.root.OpenFile(rel)
 	if err != nil {
-		return true
+		return true, false
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
-		return true
+		return true, false
 	}
 	if probeCached(fd, iov) {
-		return true
+		return true, true
 	}
 	unix.Fadvise(fd, 0, min(st.Size, p.limit), unix.FADV_WILLNEED)
-	return false
+	return false, true
 }
 
 // probeCached reports whether the first page of the regular file open as

@@ -28,7 +28,7 @@ func TestPrefetchStaysWithinItsWindow(t *testing.T) {
 	var mu sync.Mutex
 	reached, over := 0, []int(nil)
 	asked := make(map[int]bool)
-	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
+	p := StartPrefetch(root, 0, n, 1<<20, func(i int) (string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if i >= reached+prefetchWindow+prefetchBatch {
@@ -44,7 +44,7 @@ func TestPrefetchStaysWithinItsWindow(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			p.mu.Lock()
-			idle := p.waiting == p.started || p.next >= p.n
+			idle := p.next >= min(p.n, p.reached+prefetchWindow) && p.waiting == p.started || p.next >= p.n
 			p.mu.Unlock()
 			if idle {
 				return
@@ -71,11 +71,11 @@ func TestPrefetchStaysWithinItsWindow(t *testing.T) {
 	}
 
 	// Stopped while it waits, or with nothing ever reached: it ends.
-	q := StartPrefetch(root, n, 1<<20, func(int) (string, bool) { return "f", true })
+	q := StartPrefetch(root, 0, n, 1<<20, func(int) (string, bool) { return "f", true })
 	q.Stop()
 
 	// Too few files: no prefetcher, and a nil one is a no-op.
-	if q := StartPrefetch(root, prefetchMin-1, 1<<20, func(int) (string, bool) { return "f", true }); q != nil {
+	if q := StartPrefetch(root, 0, prefetchMin-1, 1<<20, func(int) (string, bool) { return "f", true }); q != nil {
 		q.Stop()
 		t.Fatal("a prefetcher for fewer than prefetchMin files")
 	}
@@ -115,10 +115,27 @@ func TestPrefetchSkipsAheadOfCachedFiles(t *testing.T) {
 	if lo, ok := p.take(false); !ok || lo != (2+warmSkip)*prefetchBatch {
 		t.Fatalf("after a batch read ahead: %d, %v", lo, ok)
 	}
-	// Files the readers have passed are not taken.
+	// Files the readers have passed are not taken, nor after a wait for
+	// them to move on.
 	p.Reached(5000)
 	if lo, ok := p.take(false); !ok || lo != 5000 {
 		t.Fatalf("after the readers reached 5000: %d, %v", lo, ok)
+	}
+	p.next = p.reached + prefetchWindow // the window is taken: take waits
+	got := make(chan int)
+	go func() { lo, _ := p.take(false); got <- lo }()
+	for {
+		p.mu.Lock()
+		w := p.waiting
+		p.mu.Unlock()
+		if w == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	p.Reached(5000 + 3*prefetchWindow)
+	if lo := <-got; lo != 5000+3*prefetchWindow {
+		t.Fatalf("after waiting while the readers passed it: %d; want %d", lo, 5000+3*prefetchWindow)
 	}
 }
 
@@ -164,10 +181,11 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 	}
 	defer root.Close()
 	names := []string{"file", "link", "dirlink/secret", "fifo", "sub", "empty", "missing", "../" + filepath.Base(outside) + "/secret"}
+	fds := openFDs(t)
 	const n = 8 * prefetchBatch // within the window: no Reached needed
 	var mu sync.Mutex
 	seen := 0
-	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
+	p := StartPrefetch(root, 0, n, 1<<20, func(i int) (string, bool) {
 		mu.Lock()
 		seen++
 		mu.Unlock()
@@ -192,6 +210,9 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 	if k > 0 {
 		t.Fatalf("a file outside the root was opened or read (%s)", events(buf[:k]))
 	}
+	if now := openFDs(t); now != fds {
+		t.Fatalf("%d descriptors open after, %d before", now, fds)
+	}
 	if seen < n || p.started != prefetchers {
 		t.Fatalf("asked for %d of %d files with %d goroutines; want all with %d", seen, n, p.started, prefetchers)
 	}
@@ -207,7 +228,7 @@ func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
 	const every = (warmSkip + 1) * prefetchBatch
 	var mu sync.Mutex
 	var asked []int
-	p := StartPrefetch(root, n, 1<<20, func(i int) (string, bool) {
+	p := StartPrefetch(root, 0, n, 1<<20, func(i int) (string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, i)
@@ -234,4 +255,51 @@ func events(b []byte) string {
 		b = b[unix.SizeofInotifyEvent+int(ev.Len):]
 	}
 	return s
+}
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(es)
+}
+
+// Stop ends a goroutine within the file it is asking for, not at the end
+// of its batch (on a cold disk each ask may wait for it).
+func TestPrefetchStopsMidBatch(t *testing.T) {
+	root := oneFileRoot(t)
+	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
+	probeCached = func(int, [][]byte) bool { return false }
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	calls := 0
+	p := StartPrefetch(root, 0, 4*prefetchBatch, 1<<20, func(i int) (string, bool) {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			close(entered)
+			<-release
+		}
+		return "f", true
+	})
+	<-entered
+	stopped := make(chan struct{})
+	go func() { p.Stop(); close(stopped) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !p.halt.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("Stop did not mark the prefetcher stopped")
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	<-stopped
+	if calls != 1 {
+		t.Fatalf("%d files looked at after Stop began; want the one in hand", calls-1)
+	}
 }
