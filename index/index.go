@@ -365,7 +365,7 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 	// otherwise have the disk serve two reads at a time); what the
 	// prefetcher reads of the table, the paths and types, no worker
 	// writes.
-	pf := rawfile.StartPrefetch(root, 0, len(ix.files), int64(maxFileSize), func(i int) (string, bool) {
+	pf := rawfile.StartPrefetch(root, 0, len(ix.files), func(i int) (string, bool) {
 		f := &ix.files[i]
 		return f.Path, f.Mode.IsRegular()
 	})

@@ -383,7 +383,7 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64, workers 
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	pf := rawfile.StartPrefetch(root, 0, len(files), int64(maxFileSize), func(i int) (string, bool) {
+	pf := rawfile.StartPrefetch(root, 0, len(files), func(i int) (string, bool) {
 		return files[i].Path, files[i].Mode.IsRegular()
 	})
 	defer pf.Stop()

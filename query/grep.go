@@ -295,7 +295,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	// probes nothing more than it reads.
 	var pf *rawfile.Prefetcher // set under mu
 	startPrefetch := func() {  // caller holds mu
-		pf = rawfile.StartPrefetch(root, scanPrefetchAfter, len(files), int64(chunkSize), func(i int) (string, bool) {
+		pf = rawfile.StartPrefetch(root, scanPrefetchAfter, len(files), func(i int) (string, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			if stop.Load() {
@@ -325,7 +325,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 				order.upTo(i + 1)
 				hits.reserve(i)
 			}
-			if i == scanPrefetchAfter && i < len(files) && !inline {
+			if i == scanPrefetchAfter && i < len(files) {
 				startPrefetch()
 			}
 			fetch := pf

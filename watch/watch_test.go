@@ -904,6 +904,54 @@ func TestFailedTransactionWrittenLater(t *testing.T) {
 	ix.SetWriteHook(nil)
 }
 
+// A compaction whose transaction fails (a full disk while it rewrites
+// the delta) is reported like a failed batch — logged, the root suspect,
+// a reconcile — and the watcher goes on: once the disk has room, a later
+// compaction folds the delta, and the DB reopened at cleanup equals a
+// fresh build.
+func TestFailedCompactionReportedAndRetried(t *testing.T) {
+	root := tempRoot(t)
+	for i := range 1100 {
+		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("file %d\n", i))
+	}
+	log := &testLogger{t: t}
+	w, ix := startDB(t, root, Options{Logger: slog.New(log)})
+	var full atomic.Bool // the disk is full while a compaction runs
+	full.Store(true)
+	ix.SetWriteHook(func() error {
+		if full.Load() && ix.Stats().Compacting {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	for i := range 1100 {
+		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("changed file %d\n", i))
+	}
+	for end := time.Now().Add(deadline); !log.logged("index update failed"); {
+		if time.Now().After(end) {
+			t.Fatal("the failed compaction was not logged")
+		}
+		syncNow(t, w) // another batch, then the idle point where it compacts
+	}
+	if !log.logged(syscall.ENOSPC.Error()) {
+		t.Error("the failure was logged without its cause")
+	}
+	full.Store(false)
+	for end := time.Now().Add(deadline); ; {
+		syncNow(t, w) // the burst applied, then the idle point where it compacts
+		if !ix.NeedsCompact() && !ix.Stats().Compacting && !w.State().Suspect {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no compaction once the disk had room: %+v, %+v", ix.Stats(), w.State())
+		}
+	}
+	if got := candidates(t, ix, "changed file 1099"); !slices.Equal(got, []string{"d9/f1099.txt"}) {
+		t.Errorf("after the compaction: candidates = %q", got)
+	}
+	ix.SetWriteHook(nil)
+}
+
 // An index that needs a compaction when the watcher starts (changes a
 // restart's catch-up read) is compacted without waiting for an event.
 func TestWatcherCompactsAtStart(t *testing.T) {

@@ -59,10 +59,9 @@ const (
 // order and report their position with Reached. Its goroutines are its
 // own: Stop ends them and waits for them, and must be called.
 type Prefetcher struct {
-	root  *rooted.Root
-	n     int
-	limit int64
-	path  func(i int) (rel string, ok bool)
+	root *rooted.Root
+	n    int
+	path func(i int) (rel string, ok bool)
 
 	mu      sync.Mutex
 	moved   *sync.Cond
@@ -76,8 +75,8 @@ type Prefetcher struct {
 }
 
 // StartPrefetch starts reading ahead of the readers of files from … n−1
-// beneath root (the readers have taken those below from), up to limit
-// bytes of each (the most a reader reads of one).
+// beneath root (the readers have taken those below from), the first
+// prefetchFileMax bytes of each.
 // path(i) returns file i's root-relative path, or ok=false for an entry
 // that will not be read (a directory, a symlink); it is called from the
 // prefetcher's goroutines while the readers run, so what it reads must
@@ -86,11 +85,11 @@ type Prefetcher struct {
 // For fewer than prefetchMin files it starts nothing and returns nil (a
 // valid Prefetcher that does nothing): their readers wait for no more
 // than a few reads.
-func StartPrefetch(root *rooted.Root, from, n int, limit int64, path func(i int) (rel string, ok bool)) *Prefetcher {
+func StartPrefetch(root *rooted.Root, from, n int, path func(i int) (rel string, ok bool)) *Prefetcher {
 	if n-from < prefetchMin {
 		return nil
 	}
-	p := &Prefetcher{root: root, n: n, limit: min(limit, prefetchFileMax), path: path, reached: from, next: from}
+	p := &Prefetcher{root: root, n: n, path: path, reached: from, next: from}
 	p.moved = sync.NewCond(&p.mu)
 	p.started = 1
 	p.wg.Go(p.run)
@@ -211,7 +210,7 @@ func (p *Prefetcher) ask(rel string, iov [][]byte) (cached, probed bool) {
 	if probeCached(fd, iov) {
 		return true, true
 	}
-	unix.Fadvise(fd, 0, min(st.Size, p.limit), unix.FADV_WILLNEED)
+	unix.Fadvise(fd, 0, min(st.Size, prefetchFileMax), unix.FADV_WILLNEED)
 	return false, true
 }
 

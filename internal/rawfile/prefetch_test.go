@@ -28,7 +28,7 @@ func TestPrefetchStaysWithinItsWindow(t *testing.T) {
 	var mu sync.Mutex
 	reached, over := 0, []int(nil)
 	asked := make(map[int]bool)
-	p := StartPrefetch(root, 0, n, 1<<20, func(i int) (string, bool) {
+	p := StartPrefetch(root, 0, n, func(i int) (string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if i >= reached+prefetchWindow+prefetchBatch {
@@ -71,11 +71,11 @@ func TestPrefetchStaysWithinItsWindow(t *testing.T) {
 	}
 
 	// Stopped while it waits, or with nothing ever reached: it ends.
-	q := StartPrefetch(root, 0, n, 1<<20, func(int) (string, bool) { return "f", true })
+	q := StartPrefetch(root, 0, n, func(int) (string, bool) { return "f", true })
 	q.Stop()
 
 	// Too few files: no prefetcher, and a nil one is a no-op.
-	if q := StartPrefetch(root, 0, prefetchMin-1, 1<<20, func(int) (string, bool) { return "f", true }); q != nil {
+	if q := StartPrefetch(root, 0, prefetchMin-1, func(int) (string, bool) { return "f", true }); q != nil {
 		q.Stop()
 		t.Fatal("a prefetcher for fewer than prefetchMin files")
 	}
@@ -185,7 +185,7 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 	const n = 8 * prefetchBatch // within the window: no Reached needed
 	var mu sync.Mutex
 	seen := 0
-	p := StartPrefetch(root, 0, n, 1<<20, func(i int) (string, bool) {
+	p := StartPrefetch(root, 0, n, func(i int) (string, bool) {
 		mu.Lock()
 		seen++
 		mu.Unlock()
@@ -228,7 +228,7 @@ func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
 	const every = (warmSkip + 1) * prefetchBatch
 	var mu sync.Mutex
 	var asked []int
-	p := StartPrefetch(root, 0, n, 1<<20, func(i int) (string, bool) {
+	p := StartPrefetch(root, 0, n, func(i int) (string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, i)
@@ -276,7 +276,7 @@ func TestPrefetchStopsMidBatch(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	calls := 0
-	p := StartPrefetch(root, 0, 4*prefetchBatch, 1<<20, func(i int) (string, bool) {
+	p := StartPrefetch(root, 0, 4*prefetchBatch, func(i int) (string, bool) {
 		mu.Lock()
 		calls++
 		first := calls == 1
