@@ -457,9 +457,11 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 		workers = max(workers, r.worker+1)
 	}
 	bufs := make([]postingList, workers)
+	merged := 0 // postings since the pacer last looked
 	for k := 1; ; k++ {
-		if k%4096 == 0 {
+		if k%4096 == 0 || merged >= mergeCheckPostings {
 			pacer.check()
+			merged = 0
 		}
 		t, any := uint32(0), false
 		for _, c := range cs {
@@ -486,8 +488,17 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 		}
 		mergeLists(&out, &tmp, from)
 		pw.add(t, out.ids, out.masks)
+		merged += len(out.ids)
 	}
 }
+
+// mergeCheckPostings bounds the postings mergeRange merges between two
+// looks of the pacer, beside every 4096 lists: the buffers it reuses
+// grow, by doubling, to the longest list, and the lists of a tree's most
+// common trigrams (runs of spaces and tabs, first in trigram order) hold
+// nearly every file. At a million files their growth left some 150 MB of
+// garbage before the 4096th list, the build's peak.
+const mergeCheckPostings = 1 << 20
 
 // postingList is a list's ids, ascending, and their next masks.
 type postingList struct {
