@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -100,9 +101,11 @@ type Options struct {
 	// (without it the readers can only run ahead within the directories
 	// on the caller's current path, and on a tree of small directories
 	// the caller mostly waits for the next listing). Listings wait in
-	// memory for the caller, up to the whole tree's: for walks that run
-	// to the end with a quick callback (the index's catch-up), not for a
-	// query's, which may stop early.
+	// memory for the caller, up to eagerAhead entries listed and not yet
+	// handed over (past that a reader leaves a directory's subdirectories
+	// to the caller, as without Eager): for walks that run to the end
+	// with a quick callback (the index's catch-up), not for a query's,
+	// which may stop early.
 	Eager bool
 	// OnDir, if set, is called for every directory the walk enters (the
 	// start directory included) with the directory open beneath the
@@ -196,6 +199,7 @@ type node struct {
 	ign     *ignore.Dir // rules for this directory's entries
 	entries []dirent
 	subs    []*node // with Options.Eager: the subdirectories the reader queued, in entry order
+	queued  bool    // subs were queued by the reader
 	err     error
 	done    chan struct{}
 	hidden  uint64 // Entry.Hidden bits of the directory itself
@@ -262,7 +266,16 @@ type walker struct {
 	cond   *sync.Cond
 	queue  []*node // LIFO: the consumer needs the most recently queued first
 	closed bool
+
+	ahead atomic.Int64 // entries listed and not yet consumed (Options.Eager)
 }
+
+// eagerAhead bounds how far Options.Eager's readers list ahead of the
+// caller, in entries: without it the listings waited for the caller up
+// to the whole tree's (and a consumed directory's stayed reachable from
+// its parent's subs), 136 MB more live heap in a reconcile at a million
+// files. A variable so that tests can mix eager and lazy directories.
+var eagerAhead int64 = 1 << 16
 
 func (w *walker) push(ns ...*node) {
 	w.mu.Lock()
@@ -310,10 +323,15 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 		return nil
 	}
 	subs := nd.subs
-	if !w.opts.Eager {
+	if !nd.queued {
 		subs = nd.children()
 		w.push(subs...)
 	}
+	defer func() {
+		// Consumed: nothing reads the listing again.
+		w.ahead.Add(-int64(len(nd.entries)))
+		nd.entries, nd.subs = nil, nil
+	}()
 	si := 0
 	for _, e := range nd.entries {
 		if e.skip == skipReserved {
@@ -451,8 +469,8 @@ func (w *walker) read(nd *node) {
 		}
 	}
 	nd.entries = ents
-	if o.Eager {
-		nd.subs = nd.children()
+	if n := w.ahead.Add(int64(len(ents))); o.Eager && n <= eagerAhead {
+		nd.subs, nd.queued = nd.children(), true
 		w.push(nd.subs...)
 	}
 }

@@ -137,8 +137,20 @@ func TestWalkOnDir(t *testing.T) {
 // An eager walk (readers queue subdirectories as they list them) hands
 // out exactly what a lazy one does, in the same order, with the same
 // stats and skips; cut short by the callback or MaxVisited it ends as a
-// lazy one does, its readers stopped.
+// lazy one does, its readers stopped. So does one whose readers reach
+// eagerAhead and leave some directories' subdirectories to the caller.
 func TestWalkEagerSameAnswers(t *testing.T) {
+	for _, ahead := range []int64{eagerAhead, 8} {
+		t.Run(fmt.Sprintf("ahead %d", ahead), func(t *testing.T) {
+			old := eagerAhead
+			eagerAhead = ahead
+			defer func() { eagerAhead = old }()
+			testWalkEagerSameAnswers(t)
+		})
+	}
+}
+
+func testWalkEagerSameAnswers(t *testing.T) {
 	files := map[string]string{".ignore": "*.log\nskip/\n"}
 	for i := range 400 {
 		d := fmt.Sprintf("d%d/e%d", i%7, i%11)
