@@ -124,4 +124,39 @@ func TestMerge2(t *testing.T) {
 	if want := []byte{0xb0, 0xa1, 0xb2, 0xa3, 0xa5, 0xb6, 0xb7}; !bytes.Equal(got.masks, want) {
 		t.Fatalf("masks %x, want %x", got.masks, want)
 	}
+	// Random lists in stretches of consecutive ids, as a build's workers
+	// make them, some ids in both, appended after what dst holds.
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		var a, b postingList
+		want := map[uint32]byte{}
+		n := uint32(r.IntN(600))
+		for id := uint32(0); id < n; {
+			which := r.IntN(9) // a, b, or (rarely) both
+			for end := id + 1 + uint32(r.IntN(20)); id < end; id++ {
+				switch {
+				case which < 4:
+					a.ids, a.masks = append(a.ids, id), append(a.masks, byte(id))
+					want[id] = byte(id)
+				case which < 8:
+					b.ids, b.masks = append(b.ids, id), append(b.masks, byte(id)^0xff)
+					want[id] = byte(id) ^ 0xff
+				default:
+					a.ids, a.masks = append(a.ids, id), append(a.masks, byte(id))
+					b.ids, b.masks = append(b.ids, id), append(b.masks, 0x55)
+					want[id] = byte(id)
+				}
+			}
+		}
+		got := postingList{ids: []uint32{99}, masks: []byte{0x99}}
+		merge2(&got, &a, &b)
+		if len(got.ids) != len(want)+1 || got.ids[0] != 99 || got.masks[0] != 0x99 {
+			t.Fatalf("%d ids after the one held, want %d, or the one held changed", len(got.ids)-1, len(want))
+		}
+		for i, id := range got.ids[1:] {
+			if m, ok := want[id]; !ok || m != got.masks[i+1] || i > 0 && id <= got.ids[i] {
+				t.Fatalf("posting %d: id %d mask %#x, want ascending ids each with its list's mask (%#x, %v)", i, id, got.masks[i+1], m, ok)
+			}
+		}
+	}
 }
