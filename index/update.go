@@ -60,6 +60,16 @@ func (ix *Index) RemoveTree(rel string) error {
 // a directory swapped for a link to /elsewhere disappears from the index
 // in the batch that sees either event, in whichever order they come.
 func (ix *Index) Apply(ctx context.Context, paths []string) error {
+	return ix.ApplyWith(ctx, paths, nil)
+}
+
+// ApplyWith is Apply, calling removed, if set, with each file the batch
+// removes from the table as the table held it, before it goes: those
+// paths names, and those of a subtree dropped whole, which may lie
+// beyond them (a path's ancestor that is no longer a real directory
+// loses its subtree). removed is called with the index locked: it must
+// not call ix.
+func (ix *Index) ApplyWith(ctx context.Context, paths []string, removed func(*File)) error {
 	t0 := now().UnixNano()
 	root, err := rooted.Open(ix.root)
 	if err != nil {
@@ -144,7 +154,7 @@ func (ix *Index) Apply(ctx context.Context, paths []string) error {
 		chs = append(chs, change{path: g, remove: true})
 	}
 	chs = append(chs, read...)
-	return ix.commit(chs, append(gone, dirs...), ignoredAdds)
+	return ix.commitObserved(chs, append(gone, dirs...), ignoredAdds, removed)
 }
 
 // brokenAncestor returns the shallowest proper ancestor of rel that is no
@@ -445,6 +455,12 @@ var commitChunk = 256
 // are deferred (pending.go). The record of ignored entries under each of
 // the rescanned scopes ("" for all) is replaced by ignoredAdds.
 func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped) error {
+	return ix.commitObserved(chs, rescanned, ignoredAdds, nil)
+}
+
+// commitObserved is commit, calling removed, if set, with each file it
+// removes from the table before it goes (see ApplyWith).
+func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []Skipped, removed func(*File)) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 	ix.mu.Lock()
@@ -473,7 +489,7 @@ func (ix *Index) commit(chs []change, rescanned []string, ignoredAdds []Skipped)
 		if c.remove {
 			ix.insertOrdered(adds) // removeLocked searches the order
 			adds = adds[:0]
-			dels = append(dels, ix.removeLocked(c.path)...)
+			dels = append(dels, ix.removeLocked(c.path, removed)...)
 			continue
 		}
 		id, added := ix.putLocked(c)
@@ -603,9 +619,10 @@ func (ix *Index) touch(id uint32) {
 }
 
 // removeLocked drops the file at p, or every file under the directory p,
-// returning the removed paths. The files under a directory are one run
-// of the order, cut out at once. Caller holds mu.
-func (ix *Index) removeLocked(p string) []string {
+// returning the removed paths, each file shown to removed (if set) first.
+// The files under a directory are one run of the order, cut out at once.
+// Caller holds mu.
+func (ix *Index) removeLocked(p string, removed func(*File)) []string {
 	pre := dirPrefix(p)
 	lo, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
 	hi := lo
@@ -623,6 +640,9 @@ func (ix *Index) removeLocked(p string) []string {
 	paths := make([]string, len(ids))
 	hidden := false
 	for i, id := range ids {
+		if removed != nil {
+			removed(&ix.files[id])
+		}
 		paths[i] = ix.files[id].Path
 		hidden = hidden || ix.files[id].HiddenName()
 		delete(ix.byPath, paths[i])

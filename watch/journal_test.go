@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,5 +170,81 @@ func TestJournalRenameUnderBatch(t *testing.T) {
 	close(renamed)
 	close(moved)
 	syncNow(t, w)
+	expectNet(t, j, p, "deleted d/x/old.txt", "deleted d/y.txt", "created e/x/new.txt", "created e/x/old.txt", "created e/y.txt")
+}
+
+// A batch's journal scope follows its change: a file rewritten among many
+// is its own scope, not its directory (a burst's before and after
+// snapshots then cost what it changed, not the table); a file gone with
+// its directory widens to that directory, and the journal records the
+// directory's files as deleted.
+func TestJournalScopesFollowTheChange(t *testing.T) {
+	root := tempRoot(t)
+	for i := range 50 {
+		writeFile(t, root, fmt.Sprintf("d/f%02d.txt", i), "x\n")
+	}
+	writeFile(t, root, "e/g.txt", "g\n")
+	writeFile(t, root, "e/h.txt", "h\n")
+	j := journal.New(0)
+	var mu sync.Mutex
+	var scopes []string
+	opts := Options{Journal: j, onScopes: func(s []string) {
+		mu.Lock()
+		scopes = append(scopes, s...)
+		mu.Unlock()
+	}}
+	w, _ := start(t, root, opts)
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		s := scopes
+		scopes = nil
+		return s
+	}
+	seen()
+	writeFile(t, root, "d/f07.txt", "rewritten\n")
+	syncNow(t, w)
+	got := seen()
+	if !slices.Contains(got, "d/f07.txt") || slices.Contains(got, "d") || slices.Contains(got, "") {
+		t.Errorf("scopes of the batch rewriting d/f07.txt: %q, want d/f07.txt and not its directory", got)
+	}
+	p := mark(j)
+	must(t, os.RemoveAll(filepath.Join(root, "e")))
+	syncNow(t, w)
+	if got := seen(); !slices.Contains(got, "e") {
+		t.Errorf("scopes of the batches removing e/: %q, want e among them", got)
+	}
+	expectNet(t, j, p, "deleted e/g.txt", "deleted e/h.txt")
+}
+
+// A directory renamed after a batch naming a file under it was scoped and
+// before the index applies it: the file's scope is the file alone (it
+// was there), the index drops the directory's whole subtree, and the
+// journal records those files as deleted from the index's own report,
+// without starting again.
+func TestJournalRenameAfterScoping(t *testing.T) {
+	root := tempRoot(t)
+	writeFile(t, root, "d/x/old.txt", "old\n")
+	writeFile(t, root, "d/y.txt", "y\n")
+	j := journal.New(0)
+	var once sync.Once
+	opts := Options{
+		Journal: j,
+		onScopes: func(scopes []string) {
+			if slices.Contains(scopes, "d/x/new.txt") {
+				once.Do(func() {
+					if slices.Contains(scopes, "d") || slices.Contains(scopes, "d/x") {
+						t.Errorf("scopes %q: the file was there, yet its directories were added", scopes)
+					}
+					must(t, os.Rename(filepath.Join(root, "d"), filepath.Join(root, "e")))
+				})
+			}
+		},
+	}
+	w, _ := start(t, root, opts)
+	p := mark(j)
+	writeFile(t, root, "d/x/new.txt", "new\n")
+	syncNow(t, w) // the batch naming d/x/new.txt, and the rename in it, come before this sync's cookie
+	syncNow(t, w) // the rename's events before this one's
 	expectNet(t, j, p, "deleted d/x/old.txt", "deleted d/y.txt", "created e/x/new.txt", "created e/x/old.txt", "created e/y.txt")
 }

@@ -265,6 +265,9 @@ func (w *Watcher) handle(b batch) {
 		return
 	}
 	scopes := w.journalScopes(b)
+	if w.opts.onScopes != nil {
+		w.opts.onScopes(scopes)
+	}
 	var ignored []journal.Change
 	w.journaled(scopes, b.paths, func() { w.apply(b, &ignored) }, func() []journal.Change { return ignored })
 	w.finishBatch(b.cookies, false)
@@ -426,7 +429,7 @@ func (w *Watcher) reconcile(b *batch, rc *ignore.Cache) error {
 			}
 		}
 		if len(files) > 0 {
-			err = w.ix.Apply(w.ctx, files)
+			err = w.ix.ApplyWith(w.ctx, files, w.noteDropped)
 		}
 	}
 	return err
@@ -451,7 +454,7 @@ func (w *Watcher) applyPaths(paths []string) {
 	if len(paths) == 0 {
 		return
 	}
-	err := w.ix.Apply(w.ctx, paths)
+	err := w.ix.ApplyWith(w.ctx, paths, w.noteDropped)
 	w.mu.Lock()
 	w.st.Applies++
 	w.mu.Unlock()

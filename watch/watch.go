@@ -179,6 +179,9 @@ type Options struct {
 	// onBatch is called by the processor with each batch's paths before
 	// it applies them (it may panic, to play a bug in event handling).
 	onBatch func(map[string]fsnotify.Op)
+	// onScopes is called by the processor with each batch's journal
+	// scopes (journalScopes) before it applies the batch.
+	onScopes func([]string)
 	// beforeResync is called by the processor as a whole-tree reconcile
 	// begins, after Suspect is published.
 	beforeResync func()
@@ -290,6 +293,9 @@ type Watcher struct {
 	maxWatches  int
 	warned      bool // the near-limit warning was given
 	removed     int  // watches removed in the current batch
+	// dropped: the files the index removed while a journaled change ran
+	// (noteDropped), for the journal; the processor's alone.
+	dropped []entryState
 }
 
 // eventBuffer is the capacity of the notifier's Events channel: slack for the
