@@ -173,12 +173,14 @@ func brokenAncestor(r *rooted.Root, rel string) string {
 }
 
 // journaled runs fn, which changes the index at or under scopes, and
-// appends to the journal what it changed there, then extra (the ignored
-// files fn saw). If fn changed the table elsewhere too (the number of its
-// entries moved by more than those under scopes: the tree changed again
-// between the processor's look and the index's, so that Index.Apply
-// dropped a subtree the batch did not name), the changes cannot be told
-// and the journal is truncated instead.
+// appends to the journal what it changed there, the files the index
+// reported dropping elsewhere (noteDropped: the tree changed again between
+// the processor's look and the index's, so that Index.Apply dropped a
+// subtree the batch did not name) as deleted, then extra (the ignored
+// files fn saw). If fn changed the table elsewhere in any other way (the
+// number of its entries moved by more than those under scopes and those
+// dropped beyond them), the changes cannot be told and the journal is
+// truncated instead.
 func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn func(), extra func() []journal.Change) {
 	start := len(w.dropped)
 	defer func() { w.dropped = w.dropped[:start] }() // consumed here, not by an enclosing call
