@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/ignore"
-	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // layout creates files under root: keys are slash paths, a key ending in
@@ -61,11 +61,7 @@ type verdict struct {
 
 func checkVerdicts(t *testing.T, root string, vs []verdict) {
 	t.Helper()
-	r, err := rooted.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := testtree.Open(t, root)
 	rules := ignore.NewCache(r)
 	for _, v := range vs {
 		dir := ""

@@ -545,8 +545,8 @@ func merge2(dst, a, b *postingList) {
 	dst.ids = slices.Grow(dst.ids, len(a.ids)+len(b.ids))[:k+len(a.ids)+len(b.ids)]
 	dst.masks = slices.Grow(dst.masks, len(a.ids)+len(b.ids))[:k+len(a.ids)+len(b.ids)]
 	run := func(l *postingList, from, to int) {
+		copy(dst.masks[k:], l.masks[from:to])
 		k += copy(dst.ids[k:], l.ids[from:to])
-		copy(dst.masks[k-(to-from):], l.masks[from:to])
 	}
 	i, j := 0, 0
 	for i < len(a.ids) && j < len(b.ids) {

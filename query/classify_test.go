@@ -12,7 +12,6 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
-	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/tree"
@@ -59,11 +58,7 @@ func TestClassifierAgreesWithTraversals(t *testing.T) {
 		isDir bool
 		v     ignore.PathVerdict
 	}
-	r, err := rooted.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := testtree.Open(t, root)
 	cache := ignore.NewCache(r)
 	var all []entry
 	verdict := map[string]ignore.PathVerdict{"": {}}

@@ -329,7 +329,9 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 	}
 	defer func() {
 		// Consumed: nothing reads the listing again.
-		w.ahead.Add(-int64(len(nd.entries)))
+		if w.opts.Eager {
+			w.ahead.Add(-int64(len(nd.entries)))
+		}
 		nd.entries, nd.subs = nil, nil
 	}()
 	si := 0
@@ -469,7 +471,7 @@ func (w *walker) read(nd *node) {
 		}
 	}
 	nd.entries = ents
-	if n := w.ahead.Add(int64(len(ents))); o.Eager && n <= eagerAhead {
+	if o.Eager && w.ahead.Add(int64(len(ents))) <= eagerAhead {
 		nd.subs, nd.queued = nd.children(), true
 		w.push(nd.subs...)
 	}

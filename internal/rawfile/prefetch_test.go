@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // A prefetcher asks for files within its window past the readers'
@@ -92,12 +93,7 @@ func oneFileRoot(t *testing.T) *rooted.Root {
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root, err := rooted.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	return root
+	return testtree.Open(t, dir)
 }
 
 // After a batch of cached files the next warmSkip batches are left to
@@ -175,11 +171,7 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	root, err := rooted.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	root := testtree.Open(t, dir)
 	names := []string{"file", "link", "dirlink/secret", "fifo", "sub", "empty", "missing", "../" + filepath.Base(outside) + "/secret"}
 	fds := openFDs(t)
 	const n = 8 * prefetchBatch // within the window: no Reached needed

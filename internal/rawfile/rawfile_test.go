@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // ReadPrefix reads a small file whole in one go, and of a larger one more
@@ -24,11 +24,7 @@ func TestReadPrefix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root, err := rooted.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	root := testtree.Open(t, dir)
 	var r Reader
 	for _, hint := range []int64{0, 100, 10000, 1 << 20} {
 		for _, limit := range []int{100, 9999, 10000, 1 << 20} {

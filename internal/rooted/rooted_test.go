@@ -52,20 +52,10 @@ func fixture(t *testing.T) (root, outside string) {
 	return root, outside
 }
 
-func openRoot(t *testing.T, root string) *rooted.Root {
-	t.Helper()
-	r, err := rooted.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
 func TestOpenFile(t *testing.T) {
 	modes(t, func(t *testing.T) {
 		root, _ := fixture(t)
-		r := openRoot(t, root)
+		r := testtree.Open(t, root)
 		for _, c := range []struct {
 			rel     string
 			want    string // contents, or "" for an error
@@ -120,7 +110,7 @@ func TestOpenFile(t *testing.T) {
 func TestLstatAndDirs(t *testing.T) {
 	modes(t, func(t *testing.T) {
 		root, _ := fixture(t)
-		r := openRoot(t, root)
+		r := testtree.Open(t, root)
 		for rel, want := range map[string]uint32{"": unix.S_IFDIR, "d": unix.S_IFDIR, "out": unix.S_IFLNK, "lf": unix.S_IFLNK, "d/sub/g.txt": unix.S_IFREG} {
 			st, err := r.Lstat(rel)
 			if err != nil || st.Mode&unix.S_IFMT != want {
@@ -181,7 +171,7 @@ func TestExchangeLoopNeverEscapes(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(root, "d", "secret.txt"), []byte("inside\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r := openRoot(t, root)
+		r := testtree.Open(t, root)
 		if err := os.Symlink(outside, filepath.Join(root, "l")); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 // Package testtree writes fixture trees for tests: files given as
-// slash-separated paths and contents, under a temporary root; and
-// changes them under a running test (ExchangeLoop).
+// slash-separated paths and contents, under a temporary root; opens them
+// as rooted roots; and changes them under a running test (ExchangeLoop).
 package testtree
 
 import (
@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // Write creates files (root-relative slash path → contents) under a new
@@ -40,6 +42,17 @@ func File(t testing.TB, root, rel, contents string) {
 	if err := os.WriteFile(p, []byte(contents), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Open opens dir as a rooted.Root, closed when the test ends.
+func Open(t testing.TB, dir string) *rooted.Root {
+	t.Helper()
+	r, err := rooted.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
 }
 
 // Names lists the names in the directory dir, sorted.
