@@ -41,10 +41,12 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"path"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -541,6 +543,16 @@ func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
 // holds one of ph (nil: no phrases known): a file whose next masks rule
 // out every phrase is left out (Phrases).
 func (ix *Index) EachPhraseCandidate(q *csindex.Query, ph *Phrases, dir string, fn func(f *File)) {
+	ix.EachPhraseCandidateSince(q, ph, dir, math.MinInt64, fn)
+}
+
+// EachPhraseCandidateSince is EachPhraseCandidate for the files whose
+// ModTime is since or later only: with since from NewestSince, the
+// candidates among the newest files, which come first in Grep's order.
+// The base's ids are told by their mtime before their next masks are
+// read, so a query that settles among the newest files costs what they
+// cost, not what all its candidates would.
+func (ix *Index) EachPhraseCandidateSince(q *csindex.Query, ph *Phrases, dir string, since int64, fn func(f *File)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	pre := dirPrefix(dir)
@@ -549,13 +561,13 @@ func (ix *Index) EachPhraseCandidate(q *csindex.Query, ph *Phrases, dir string, 
 			return // the table is checked on open, the lists only by their CRC
 		}
 		f := &ix.files[id]
-		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !strings.HasPrefix(f.Path, pre) {
+		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || f.ModTime < since || !strings.HasPrefix(f.Path, pre) {
 			return
 		}
 		fn(f)
 	}
 	q = normalizeQuery(q)
-	ids, all := ix.evalBaseSafe(q, ph)
+	ids, all := ix.evalBaseSafe(q, ph, since)
 	if all {
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
@@ -572,7 +584,7 @@ func (ix *Index) EachPhraseCandidate(q *csindex.Query, ph *Phrases, dir string, 
 	// The delta is read file by file: a file's signature rules most out
 	// with a few bit tests, and only those it admits are looked up.
 	for id, sig := range ix.dsig {
-		if ix.unknown[id] || !Holds(q, sig.has) {
+		if ix.unknown[id] || !Holds(q, sig.has) || ix.files[id].ModTime < since {
 			continue
 		}
 		if tris := ix.delta[id]; matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
@@ -587,14 +599,75 @@ func (ix *Index) EachPhraseCandidate(q *csindex.Query, ph *Phrases, dir string, 
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
-func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases) (ids []uint32, all bool) {
+func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, since int64) (ids []uint32, all bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if recover() != nil {
 			ids, all = nil, true
 		}
 	}()
-	return ix.evalBase(q, ph)
+	return ix.evalBase(q, ph, since)
+}
+
+// CandidateBound returns at most how many base files the trigram query q
+// can name (the stream's bound: an AND's shortest list, an OR's lists
+// summed), and how many files the table holds under dir; all=true when q
+// constrains nothing. A bound near the files under dir says the query's
+// candidates are dense, so the newest of them are worth trying first.
+func (ix *Index) CandidateBound(q *csindex.Query, dir string) (bound, files int, all bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	lo, hi := ix.orderRange(dir)
+	func() {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if recover() != nil {
+				bound, all = 0, true
+			}
+		}()
+		s, sall := ix.stream(normalizeQuery(q))
+		if all = sall; s != nil {
+			bound = s.size()
+		}
+	}()
+	return bound, hi - lo, all
+}
+
+// orderRange returns the range of ix.order holding the files under dir
+// (a prefix of the sorted paths). Caller holds mu.
+func (ix *Index) orderRange(dir string) (lo, hi int) {
+	pre := dirPrefix(dir)
+	if pre == "" {
+		return 0, len(ix.order)
+	}
+	lo, _ = slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
+	hi = lo + sort.Search(len(ix.order)-lo, func(i int) bool { return !strings.HasPrefix(ix.files[ix.order[lo+i]].Path, pre) })
+	return lo, hi
+}
+
+// newestSample is how many files NewestSince looks at.
+const newestSample = 4096
+
+// NewestSince returns an mtime such that about k of the files under dir
+// have it or a later one (math.MinInt64 when there are not more than k),
+// estimated from the mtimes of at most newestSample files evenly spaced
+// in path order. The files at since or later are a prefix of Grep's
+// order (mtime descending), whatever the estimate's error.
+func (ix *Index) NewestSince(dir string, k int) (since int64) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	lo, hi := ix.orderRange(dir)
+	n := hi - lo
+	if k >= n || k <= 0 {
+		return math.MinInt64
+	}
+	m := min(n, newestSample)
+	ts := make([]int64, m)
+	for i := range ts {
+		ts[i] = ix.files[ix.order[lo+int(int64(i)*int64(n)/int64(m))]].ModTime
+	}
+	slices.Sort(ts)
+	return ts[m-1-int(int64(k)*int64(m)/int64(n))]
 }
 
 // normalizeQuery rewrites q for the lowercase index: trigrams lowercased
@@ -630,25 +703,25 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 
 // evalBase evaluates q against the base postings: the ids that may match,
 // ascending, or all=true when q constrains nothing; with phrases (ph not
-// nil), only the ids whose next masks allow one of them. It streams the
+// nil), only the ids whose next masks allow one of them; only the ids of
+// files with ModTime since or later (math.MinInt64: all). It streams the
 // query (see stream): it allocates in proportion to the answer, not to
 // the lists.
-func (ix *Index) evalBase(q *csindex.Query, ph *Phrases) (ids []uint32, all bool) {
-	if ph == nil {
-		s, all := ix.stream(q)
-		if all || s == nil {
-			return nil, all
-		}
-		return drain(nil, s), false
+func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, since int64) (ids []uint32, all bool) {
+	var shared map[uint32]*cursor
+	if ph != nil {
+		shared = map[uint32]*cursor{}
 	}
-	shared := map[uint32]*cursor{}
 	s, all := ix.streamShared(q, shared)
 	if all || s == nil {
 		return nil, all
 	}
-	f := ix.phraseFilter(ph, shared)
+	var f *phraseFilter
+	if ph != nil {
+		f = ix.phraseFilter(ph, shared)
+	}
 	for t, ok := s.at(); ok; t, ok = s.at() {
-		if f.keep(t) {
+		if (since == math.MinInt64 || int(t) < len(ix.files) && ix.files[t].ModTime >= since) && (f == nil || f.keep(t)) {
 			ids = append(ids, t)
 		}
 		s.next()

@@ -191,6 +191,9 @@ type cursor struct {
 
 	bm bitmap // bitmap mode, when bm.words is set
 	r  int    // bitmap mode: the current id's rank (its mask's index)
+	// and, when set, is the AND that reads this bitmap-form list a word
+	// at a time; it moves the cursor only when asked (bitmapAnd.place).
+	and *bitmapAnd
 }
 
 // bitmap is a bitmap-form list's parts, its lengths checked.

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math/bits"
 	"slices"
 
 	csindex "github.com/google/codesearch/index"
@@ -94,6 +95,110 @@ func (s *andStream) seek(t uint32) {
 	if !s.done && s.cur < t {
 		s.kids[0].seek(t)
 		s.align()
+	}
+}
+
+// bitmapAnd streams the ids set in every one of its bitmap-form lists (at
+// least two), ANDing them a word of 64 ids at a time: an AND of dense
+// lists (the common trigrams of a phrase such as "func main") costs a
+// few loads per 64 files, not a seek per list per id. The lists'
+// cursors are moved to the id it stands on only when asked (place): a
+// phrase filter sharing them reads a mask or two per id, not a rank per
+// list.
+type bitmapAnd struct {
+	cs   []*cursor
+	w    int    // words every list has
+	i    int    // the current word
+	x    uint64 // the ids of word i from the current one on
+	cur  uint32
+	done bool
+	n    int
+}
+
+// groupBitmaps replaces the bitmap-form lists among kids, when there are
+// two or more, by one bitmapAnd.
+func groupBitmaps(kids []idStream) []idStream {
+	var cs []*cursor
+	rest := kids[:0:0]
+	for _, k := range kids {
+		if ls, ok := k.(*listStream); ok && ls.c.bm.words != nil && !ls.c.done {
+			cs = append(cs, &ls.c)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	if len(cs) < 2 {
+		return kids
+	}
+	b := &bitmapAnd{cs: cs, w: cs[0].bm.w, n: cs[0].n}
+	for _, c := range cs {
+		b.w, b.n = min(b.w, c.bm.w), min(b.n, c.n)
+		c.and = b
+	}
+	b.from(0)
+	return append(rest, b)
+}
+
+// from moves to the first id ≥ t that every list holds.
+func (b *bitmapAnd) from(t uint64) {
+	b.i = int(t >> 6)
+	if b.i >= b.w {
+		b.done = true
+		return
+	}
+	b.x = b.word(b.i) >> (t & 63) << (t & 63)
+	b.settle()
+}
+
+// word returns the AND of the lists' word i.
+func (b *bitmapAnd) word(i int) uint64 {
+	x := b.cs[0].bm.word(i)
+	for _, c := range b.cs[1:] {
+		x &= c.bm.word(i)
+	}
+	return x
+}
+
+// settle moves to the lowest id of x, or of the words after it.
+func (b *bitmapAnd) settle() {
+	for b.x == 0 {
+		if b.i++; b.i >= b.w {
+			b.done = true
+			return
+		}
+		b.x = b.word(b.i)
+	}
+	b.cur = uint32(b.i<<6 | bits.TrailingZeros64(b.x))
+}
+
+// place moves c, one of the AND's lists, to the id the AND stands on
+// (when it stands on one): its rank counted on from where it stands in
+// the same word, else read from the directory, and its next mask read.
+func (b *bitmapAnd) place(c *cursor) {
+	if b.done || c.cur == b.cur {
+		return
+	}
+	if j := b.cur & 63; c.cur>>6 == uint32(b.i) && c.cur < b.cur {
+		c.r += bits.OnesCount64(c.bm.word(b.i) & (1<<j - 1) >> (c.cur & 63))
+	} else {
+		c.r = c.bm.rank(b.i, int(j))
+	}
+	c.cur, c.mask = b.cur, nibble(c.bm.masks, c.r)
+}
+
+func (b *bitmapAnd) at() (uint32, bool) { return b.cur, !b.done }
+func (b *bitmapAnd) size() int          { return b.n }
+
+func (b *bitmapAnd) next() {
+	if !b.done {
+		b.x &= b.x - 1
+		b.settle()
+	}
+}
+
+func (b *bitmapAnd) seek(t uint32) {
+	if !b.done && b.cur < t {
+		b.from(uint64(t))
 	}
 }
 
@@ -192,6 +297,7 @@ func (ix *Index) streamShared(q *csindex.Query, shared map[uint32]*cursor) (s id
 			}
 			kids = append(kids, k)
 		}
+		kids = groupBitmaps(kids)
 		switch len(kids) {
 		case 0:
 			return nil, true
@@ -334,8 +440,13 @@ func (ix *Index) phraseFilter(ph *Phrases, shared map[uint32]*cursor) *phraseFil
 // mask returns the next mask of the step's trigram in file id (above
 // every id asked of the step before), ok=false when the file lacks it.
 func (f *phraseFilter) mask(s *phraseStep, id uint32) (uint8, bool) {
-	if c := s.shared; c != nil && !c.done && c.cur == id {
-		return c.mask, true
+	if c := s.shared; c != nil {
+		if c.and != nil {
+			c.and.place(c)
+		}
+		if !c.done && c.cur == id {
+			return c.mask, true
+		}
 	}
 	if !s.opened {
 		s.own, s.opened = listCursor(f.base.lookup(s.tri)), true

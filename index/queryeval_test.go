@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -98,7 +99,7 @@ func TestStreamEqualsEager(t *testing.T) {
 	for i := range 3000 {
 		q := gen(0)
 		want, wall := eagerEval(&ix.base, q)
-		got, all := ix.evalBase(q, nil)
+		got, all := ix.evalBase(q, nil, math.MinInt64)
 		if all != wall || !all && !slices.Equal(got, want) {
 			t.Fatalf("query %d %v: got %d ids (all=%v), want %d (all=%v)", i, q, len(got), all, len(want), wall)
 		}
@@ -113,6 +114,68 @@ func TestStreamEqualsEager(t *testing.T) {
 		got, ok := s.at()
 		if ok != (j < len(want)) || ok && got != want[j] {
 			t.Fatalf("seek %d: at %d, %v; want %s", t0, got, ok, fmt.Sprint(want[j:min(j+1, len(want))]))
+		}
+	}
+}
+
+// An AND of bitmap-form lists, walked by next and by seeks of random
+// reach, stands on exactly the ids every list holds, and places each
+// list's cursor, when asked, on that id with the id's own next mask
+// (what a phrase filter sharing the cursors reads).
+func TestBitmapAndPlacesCursors(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const nids = 5000
+	var w postingWriter
+	tris := []string{"aaa", "bbb", "ccc", "ddd"}
+	masks := make([]map[uint32]uint8, len(tris))
+	for i, tr := range tris {
+		var ids []uint32
+		var ms []byte
+		masks[i] = map[uint32]uint8{}
+		for id := range uint32(nids - 64*i) { // lists of different word counts
+			if r.IntN(4) != 0 || id%640 < 70 { // dense, with runs of full words
+				m := uint8(r.IntN(16))
+				ids, ms = append(ids, id), append(ms, m)
+				masks[i][id] = m
+			}
+		}
+		w.add(queryTrigram(tr), ids, ms)
+	}
+	p, err := parsePostings(w.finishBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := &Index{base: p}
+	q := &csindex.Query{Op: csindex.QAnd, Trigram: tris}
+	want, _ := eagerEval(&ix.base, q)
+	for round := range 200 {
+		s, _ := ix.stream(q)
+		b, ok := s.(*bitmapAnd)
+		if !ok {
+			t.Fatalf("the AND of %d bitmaps is a %T", len(tris), s)
+		}
+		j := 0
+		for id, ok := b.at(); ok; id, ok = b.at() {
+			if j >= len(want) || id != want[j] {
+				t.Fatalf("round %d: at %d, want %v", round, id, want[j:min(j+1, len(want))])
+			}
+			for i, c := range b.cs {
+				b.place(c)
+				if c.cur != id || c.mask != masks[i][id] {
+					t.Fatalf("round %d: list %d's cursor at %d mask %d, want %d mask %d", round, i, c.cur, c.mask, id, masks[i][id])
+				}
+			}
+			if round > 0 && r.IntN(3) == 0 {
+				to := id + 1 + uint32(r.IntN(200*round))
+				b.seek(to)
+				j, _ = slices.BinarySearch(want, to)
+			} else {
+				b.next()
+				j++
+			}
+		}
+		if j < len(want) {
+			t.Fatalf("round %d: ended before %d", round, want[j])
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -204,39 +205,90 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		q = &bq
 	}
 	var files []FileRef
-	s.Index.EachPhraseCandidate(tq, ph, walkStart(q.Dir), func(f *index.File) {
-		rel := relTo(q.Dir, f.Path)
-		if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
-			files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size})
+	candidates := func(since int64) {
+		files = files[:0]
+		s.Index.EachPhraseCandidateSince(tq, ph, walkStart(q.Dir), since, func(f *index.File) {
+			rel := relTo(q.Dir, f.Path)
+			if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
+				files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size})
+			}
+		})
+	}
+	var run envelope.GrepRun
+	settled := false
+	if len(live) == 0 && q.Sink == nil && p.Limit != Unlimited {
+		for _, since := range s.newestFirst(tq, q.Dir) {
+			candidates(since)
+			run = Scan(ctx, q, files)
+			if settled = run.Data.Truncated || run.Data.AbortedReason != ""; settled {
+				break
+			}
 		}
-	})
-	n := len(files)
+	}
 	var fb envelope.Fallback
 	walkedIgnored := 0
 	reached := newReach(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
-	for _, sub := range live {
-		if !reached.entered(sub) {
-			continue
-		}
-		fb = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
-		st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), grepWalkOptions(q), func(e tree.Entry) error {
-			if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
-				files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
+	if !settled {
+		candidates(math.MinInt64)
+		for _, sub := range live {
+			if !reached.entered(sub) {
+				continue
 			}
-			return nil
-		})
-		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil) {
-			return nil, err
+			fb = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
+			st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), grepWalkOptions(q), func(e tree.Entry) error {
+				if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
+					files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
+				}
+				return nil
+			})
+			if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil) {
+				return nil, err
+			}
+			walkedIgnored += st.Ignored
 		}
-		walkedIgnored += st.Ignored
+		run = Scan(ctx, q, files)
 	}
-	res := &GrepResult{Run: Scan(ctx, q, files)}
+	n := len(files)
+	res := &GrepResult{Run: run}
 	res.Run.Data.Fallback = fb
 	res.Run.Stats.Candidates = &n
 	found := len(res.Run.Data.Matches)+len(res.Run.Data.Files)+len(res.Run.Data.Counts) > 0
 	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, !found, live)
 	res.Run.Stats.Ignored += walkedIgnored
 	return res, nil
+}
+
+// newestFirstFiles is how many files the index must hold under a Grep's
+// directory before newestFirst tries the newest of them first.
+var newestFirstFiles = 1 << 15 // a variable so that tests can lower it
+
+// newestFirst returns the mtimes from which a Grep of dir with the
+// trigram query tq first looks for its answer among the newest files
+// alone (an empty list: at once among all). A Grep with a limit reads its
+// candidates in Grep's order, newest first, and stops at limit+1
+// results; the candidates at or after an mtime are a prefix of that
+// order, so when their scan finds limit+1 results, its answer is the
+// whole query's (truncated), and when not, the next, larger prefix is
+// tried, then all. Worth it only when the candidates are dense (a common
+// phrase, or no trigram at all: at most an eighth of the files may be
+// left out): then the newest 1/64 of the files settle most such queries,
+// and enumerating, filtering and ordering the candidates costs what those
+// files cost, not what all of them would; a rescan costs at most the
+// smaller prefixes before it. The Grep's candidates statistic counts
+// those of the prefix that answered.
+func (s Indexed) newestFirst(tq *csindex.Query, dir string) []int64 {
+	d := walkStart(dir)
+	bound, files, all := s.Index.CandidateBound(tq, d)
+	if files < newestFirstFiles || !all && bound < files/8 {
+		return nil
+	}
+	var out []int64
+	for _, k := range []int{files / 64, files / 8} {
+		if since := s.Index.NewestSince(d, k); since != math.MinInt64 {
+			out = append(out, since)
+		}
+	}
+	return out
 }
 
 // dirDepth returns the number of components of a resolved directory.

@@ -1,0 +1,88 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// A Grep of dense candidates looks for its answer among the newest files
+// first (newestFirst): whatever prefix answers, the answer is the whole
+// query's. The fixture's mtimes tie in runs of 16, so the prefixes' mtimes
+// fall on ties; most files hold the pattern, some twice; some were
+// changed since the build (the index's delta), to the newest mtime or
+// one older than every other; limits fall on either side of what each
+// prefix holds. The test fails if no Grep was
+// answered from a prefix (it would prove nothing).
+func TestNewestFirstSameAnswers(t *testing.T) {
+	files := map[string]string{}
+	for i := range 640 {
+		body := fmt.Sprintf("line %d\n", i)
+		switch {
+		case i%5 == 0:
+			body += "nothing here\n"
+		case i%3 == 0:
+			body += "a needle\nanother needle\n"
+		default:
+			body += "one needle\n"
+		}
+		files[fmt.Sprintf("d%d/f%03d.txt", i%4, i)] = body
+	}
+	root := testtree.Write(t, files)
+	base := time.Now().Add(-time.Hour)
+	for i := range 640 {
+		setMtime(t, root, fmt.Sprintf("d%d/f%03d.txt", i%4, i), base.Add(time.Duration((i*37)%40)*time.Second))
+	}
+	walk, idx := buildTools(t, root)
+	// Files read since the build are in the index's delta, the newest
+	// and some of the oldest among them.
+	var changed []string
+	for i := 0; i < 640; i += 7 {
+		rel := fmt.Sprintf("d%d/f%03d.txt", i%4, i)
+		if err := os.WriteFile(filepath.Join(root, rel), []byte("a needle, rewritten\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		setMtime(t, root, rel, base.Add(time.Duration(i%2*100-1)*time.Second))
+		changed = append(changed, rel)
+	}
+	if err := idx.Searcher.(Indexed).Index.Apply(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
+	candidates := func(args string) int {
+		e := idx.Run(context.Background(), ToolGrep, ".", json.RawMessage(args))
+		if e.Status == envelope.StatusError {
+			t.Fatalf("%s: %s", args, e.Text)
+		}
+		return *e.Stats.(*envelope.GrepStats).Candidates
+	}
+	saved := newestFirstFiles
+	defer func() { newestFirstFiles = saved }()
+	fromPrefix := 0
+	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `\w+`, `^a needle$`} {
+		for _, dir := range []string{".", "d1"} {
+			for _, mode := range []string{"content", "files_with_matches", "count"} {
+				for _, limit := range []int{1, 3, 10, 17, 50, 200, 1000} {
+					args := fmt.Sprintf(`{"pattern":%q,"path":%q,"output_mode":%q,"limit":%d,"timeout_ms":60000}`, pat, dir, mode, limit)
+					newestFirstFiles = saved
+					all := candidates(args)
+					newestFirstFiles = 0
+					diffEngines(t, walk, idx, ToolGrep, args)
+					if candidates(args) < all {
+						fromPrefix++
+					}
+				}
+			}
+		}
+	}
+	if fromPrefix == 0 {
+		t.Fatal("no Grep was answered from the newest files")
+	}
+	t.Logf("%d Greps answered from the newest files", fromPrefix)
+}
