@@ -209,10 +209,25 @@ func scanNeeds(p GrepParams) (need, perFile int) {
 // (a scanWindow of lines, checkEvery runes of a long line, one read),
 // however large the file being scanned.
 func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
+	run, _ := scanFiles(ctx, q, files)
+	return run
+}
+
+// scanned is what a scan read: the files of its completed prefix in
+// Grep's order with their hits, and whether that prefix is all the files
+// (the scan was neither stopped by ctx nor unable to open the root).
+type scanned struct {
+	files    []FileRef
+	hits     []fileHit
+	complete bool
+}
+
+// scanFiles is Scan, also returning what it read.
+func scanFiles(ctx context.Context, q *GrepQuery, files []FileRef) (envelope.GrepRun, scanned) {
 	p := q.Params
 	need, perFile := scanNeeds(p)
 	if len(files) == 0 {
-		return assemble(q, nil, nil, false) // nothing to read: complete
+		return assemble(q, nil, nil, false), scanned{complete: true} // nothing to read
 	}
 	if q.blocks != nil {
 		q.blocks.scanning(1)
@@ -223,7 +238,7 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 	defer cancel()
 	root, err := rooted.Open(q.WS.Root)
 	if err != nil {
-		return envelope.GrepRun{Data: envelope.GrepData{AbortedReason: envelope.AbortReadError}}
+		return envelope.GrepRun{Data: envelope.GrepData{AbortedReason: envelope.AbortReadError}}, scanned{}
 	}
 	defer root.Close()
 
@@ -436,7 +451,8 @@ func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
 		deliver()
 		flush()
 	}
-	return assemble(q, files[:n], hits.prefix(n), aborted)
+	done := scanned{files: files[:n], hits: hits.prefix(n), complete: !aborted && n == len(files)}
+	return assemble(q, done.files, done.hits, aborted), done
 }
 
 // scanPrefetchAfter is how many files a scan takes before it reads

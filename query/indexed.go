@@ -217,13 +217,32 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var run envelope.GrepRun
 	settled := false
 	if len(live) == 0 && q.Sink == nil && p.Limit != Unlimited {
-		for _, since := range s.newestFirst(tq, q.Dir) {
-			candidates(since)
-			run = Scan(ctx, q, files)
-			if settled = run.Data.Truncated || run.Data.AbortedReason != ""; settled {
+		// A prefix read whole without settling is the start of the next
+		// one: its files' hits are reused, not read again.
+		sq := *q
+		need, _ := scanNeeds(p)
+		for k, all := s.newestFirst(tq, q.Dir); k > 0 && k <= all/newestFirstMost; {
+			since := s.Index.NewestSince(walkStart(q.Dir), k)
+			if since == math.MinInt64 {
 				break
 			}
+			candidates(since)
+			var done scanned
+			run, done = scanFiles(ctx, &sq, files)
+			if settled = run.Data.Truncated || !done.complete; settled {
+				break
+			}
+			pre := make(map[string]*fileHit, len(done.files))
+			for i := range done.files {
+				pre[done.files[i].Rel] = &done.hits[i]
+			}
+			sq.pre = pre
+			// The next prefix holds twice the files that would give the
+			// results still missing at the rate this one gave them.
+			have := len(run.Data.Matches) + len(run.Data.Files) + len(run.Data.Counts)
+			k = int(min(int64(k)*2*int64(need)/int64(max(have, 1)), int64(all)))
 		}
+		q = &sq
 	}
 	var fb envelope.Fallback
 	walkedIgnored := 0
@@ -262,33 +281,32 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 // directory before newestFirst tries the newest of them first.
 var newestFirstFiles = 1 << 15 // a variable so that tests can lower it
 
-// newestFirst returns the mtimes from which a Grep of dir with the
-// trigram query tq first looks for its answer among the newest files
-// alone (an empty list: at once among all). A Grep with a limit reads its
-// candidates in Grep's order, newest first, and stops at limit+1
-// results; the candidates at or after an mtime are a prefix of that
-// order, so when their scan finds limit+1 results, its answer is the
-// whole query's (truncated), and when not, the next, larger prefix is
-// tried, then all. Worth it only when the candidates are dense (a common
-// phrase, or no trigram at all: at most an eighth of the files may be
-// left out): then the newest 1/64 of the files settle most such queries,
-// and enumerating, filtering and ordering the candidates costs what those
-// files cost, not what all of them would; a rescan costs at most the
-// smaller prefixes before it. The Grep's candidates statistic counts
-// those of the prefix that answered.
-func (s Indexed) newestFirst(tq *csindex.Query, dir string) []int64 {
-	d := walkStart(dir)
-	bound, files, all := s.Index.CandidateBound(tq, d)
-	if files < newestFirstFiles || !all && bound < files/8 {
-		return nil
+// newestFirstMost bounds the prefixes: one holding more than
+// 1/newestFirstMost of the files is not tried, the candidates are taken
+// all at once.
+const newestFirstMost = 4
+
+// newestFirst says how a Grep of dir with the trigram query tq first
+// looks for its answer among the newest files: k, how many of the files
+// under dir the first prefix holds (0: take all the candidates at once),
+// of all. A Grep with a limit reads its candidates in Grep's order,
+// newest first, and stops at limit+1 results; the candidates with an
+// mtime at or after the k'th newest file's (Index.NewestSince) are a
+// prefix of that order, so when their scan finds limit+1 results, its
+// answer is the whole query's (truncated); when not, a larger prefix is
+// tried, sized by the results this one gave, then all, each reusing the
+// hits of the one before. Worth it only when the candidates are dense (a
+// common phrase, or no trigram at all: the trigram bound leaves out at
+// most an eighth of the files): then the newest 1/64 of the files settle
+// most queries, and enumerating, filtering and ordering the candidates
+// costs what those files cost, not what all of them would. The Grep's
+// candidates statistic counts those of the prefix that answered.
+func (s Indexed) newestFirst(tq *csindex.Query, dir string) (k, all int) {
+	bound, files, unconstrained := s.Index.CandidateBound(tq, walkStart(dir))
+	if files < newestFirstFiles || !unconstrained && bound < files/8 {
+		return 0, files
 	}
-	var out []int64
-	for _, k := range []int{files / 64, files / 8} {
-		if since := s.Index.NewestSince(d, k); since != math.MinInt64 {
-			out = append(out, since)
-		}
-	}
-	return out
+	return files / 64, files
 }
 
 // dirDepth returns the number of components of a resolved directory.
