@@ -168,7 +168,7 @@ type Index struct {
 	gen     uint64               // the base file's generation (0: in memory)
 	stale   map[uint32]bool      // ids whose base postings are out of date
 	delta   map[uint32][]uint32  // id -> sorted packed postings (trigram.go), files read since base
-	dsig    map[uint32]*deltaSig // the delta's signatures, same keys (setDelta, dropDelta)
+	dsl     *deltaSlices         // the delta's signatures, bit-sliced (setDelta, dropDelta)
 	unknown map[uint32]bool      // live ids flagged Unknown
 	ignored []Skipped            // entries pruned by ignore rules and hidden directories, sorted by path
 	db      *bolt.DB             // nil until Save or Open
@@ -286,7 +286,7 @@ func newIndex(root string) *Index {
 		byPath:  make(map[string]uint32),
 		stale:   make(map[uint32]bool),
 		delta:   make(map[uint32][]uint32),
-		dsig:    make(map[uint32]*deltaSig),
+		dsl:     newDeltaSlices(),
 		unknown: make(map[uint32]bool),
 	}
 }
@@ -581,16 +581,16 @@ func (ix *Index) EachPhraseCandidateSince(q *csindex.Query, ph *Phrases, dir str
 			}
 		}
 	}
-	// The delta is read file by file: a file's signature rules most out
-	// with a few bit tests, and only those it admits are looked up.
-	for id, sig := range ix.dsig {
-		if ix.unknown[id] || !Holds(q, sig.has) || ix.files[id].ModTime < since {
-			continue
+	// The delta: its slices name the files that may match, and only
+	// those are looked up.
+	ix.dsl.each(q, func(id uint32) {
+		if ix.unknown[id] || ix.files[id].ModTime < since {
+			return
 		}
 		if tris := ix.delta[id]; matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
 			add(id)
 		}
-	}
+	})
 	for id := range ix.unknown { // trigrams unknown: always a candidate
 		add(id)
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -408,41 +409,82 @@ func TestBatchedChangesKeepOrderAndHiddenList(t *testing.T) {
 	ix.Close()
 }
 
-// A delta signature admits every trigram of its set (a query must never
-// skip a file that holds its trigrams) and, at 4–8 bits per trigram,
-// few others.
-func TestDeltaSignature(t *testing.T) {
+// The delta's bit-sliced signatures admit, for any query, every file
+// whose set satisfies it (a query must never skip a file that holds its
+// trigrams), through slots added, freed and reused; they stay exactly
+// their sets' columns (check); and a file of few trigrams is admitted
+// for a trigram it lacks about as often as its column's density says.
+func TestDeltaSlices(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{0, 1, 2, 15, 16, 17, 100, 1000, 5000} {
+	d := newDeltaSlices()
+	sets := map[uint32][]uint32{}
+	newSet := func(n int) []uint32 {
 		seen := map[uint32]bool{}
 		var tris []uint32
 		for len(tris) < n {
 			tri := r.Uint32() & 0xFFFFFF
+			if r.IntN(4) == 0 {
+				tri = uint32(r.IntN(64)) // a few trigrams many sets share
+			}
 			if !seen[tri] {
 				seen[tri] = true
 				tris = append(tris, tri<<8|uint32(r.IntN(256)))
 			}
 		}
-		slices.Sort(tris)
-		sig := newDeltaSig(tris)
-		for _, v := range tris {
-			if !sig.has(v >> 8) {
-				t.Fatalf("n=%d: the signature lacks trigram %06x of its set", n, v>>8)
+		slices.SortFunc(tris, func(a, b uint32) int { return cmp.Compare(packedTri(a), packedTri(b)) })
+		return tris
+	}
+	tri := func() string {
+		v := uint32(r.IntN(64))
+		if r.IntN(3) == 0 {
+			v = r.Uint32() & 0xFFFFFF
+		}
+		return string([]byte{byte(v >> 16), byte(v >> 8), byte(v)})
+	}
+	for round := range 400 {
+		id := uint32(r.IntN(300))
+		if old, ok := sets[id]; ok && r.IntN(2) == 0 {
+			d.remove(id, old)
+			delete(sets, id)
+		} else {
+			if ok {
+				d.remove(id, old)
+			}
+			sets[id] = newSet([]int{0, 1, 5, 40, 300, 2000}[r.IntN(6)])
+			d.add(id, sets[id])
+		}
+		if err := d.check(sets); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for range 5 {
+			q := &csindex.Query{Op: csindex.QAnd, Trigram: []string{tri(), tri()}}
+			if r.IntN(2) == 0 {
+				q = &csindex.Query{Op: csindex.QOr, Trigram: []string{tri()}, Sub: []*csindex.Query{q}}
+			}
+			admitted := map[uint32]bool{}
+			d.each(q, func(id uint32) { admitted[id] = true })
+			for id, tris := range sets {
+				if matchSet(q, tris) && !admitted[id] {
+					t.Fatalf("round %d: %v skips file %d, whose set holds it", round, q, id)
+				}
+			}
+			for id := range admitted {
+				if _, ok := sets[id]; !ok {
+					t.Fatalf("round %d: %v admits file %d, not in the delta", round, q, id)
+				}
 			}
 		}
-		others, admitted := 0, 0
-		for others < 10000 {
-			tri := r.Uint32() & 0xFFFFFF
-			if seen[tri] {
-				continue
-			}
-			others++
-			if sig.has(tri) {
-				admitted++
-			}
+	}
+	// A file of 300 trigrams sets about 7% of its column.
+	d = newDeltaSlices()
+	d.add(1, newSet(300))
+	admitted := 0
+	for range 10000 {
+		if d.has(0, r.Uint32()&0xFFFFFF|1<<23) {
+			admitted++
 		}
-		if admitted > others/4 {
-			t.Errorf("n=%d: %d of %d trigrams not in the set admitted (%d bits)", n, admitted, others, 64*len(sig.w))
-		}
+	}
+	if admitted > 1000 {
+		t.Errorf("a file of 300 trigrams admits %d of 10000 trigrams it lacks", admitted)
 	}
 }

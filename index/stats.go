@@ -40,9 +40,9 @@ func (ix *Index) Stats() Stats {
 	}
 	const mapEntry = 48 // a map entry with its share of buckets, roughly
 	h += int64(len(ix.byPath))*(mapEntry+16) + int64(len(ix.stale)+len(ix.unknown))*mapEntry
-	// The delta: per file a set and a signature (their map entries and
-	// headers, and what they hold: deltaBytes).
-	h += int64(len(ix.delta))*(2*mapEntry+24+40) + ix.deltaBytes
+	// The delta: per file a set and a slot (their map entries, the set's
+	// header, and what they hold: deltaBytes).
+	h += int64(len(ix.delta))*(2*mapEntry+24) + ix.deltaBytes
 	for _, s := range ix.ignored {
 		h += int64(unsafe.Sizeof(s)) + int64(len(s.Path))
 	}

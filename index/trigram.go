@@ -2,7 +2,6 @@ package index
 
 import (
 	"cmp"
-	mbits "math/bits"
 	"slices"
 
 	csindex "github.com/google/codesearch/index"
@@ -221,34 +220,6 @@ func Holds(q *csindex.Query, has func(tri uint32) bool) bool {
 	}
 }
 
-// deltaSig is a delta file's signature: a bitmap, a power of two of 4 to 8
-// bits per trigram of the file, with the bit of each of its trigrams set
-// (the top bits of the trigram times a multiplicative constant). A query
-// evaluated over it (Holds) is true for every file that may match it
-// and, for a file holding none of a query's rare trigrams, false after a
-// few bit tests: so a query reads the delta's sets of only the files
-// their signatures admit, not of every file changed since the base.
-type deltaSig struct {
-	shift uint8    // 32 - log2(bits)
-	w     []uint64 // the bits
-}
-
-// newDeltaSig returns the signature of the packed postings tris.
-func newDeltaSig(tris []uint32) *deltaSig {
-	bits := 64
-	for bits < 4*len(tris) {
-		bits *= 2
-	}
-	s := &deltaSig{shift: uint8(32 - mbits.TrailingZeros(uint(bits))), w: make([]uint64, bits/64)}
-	for _, v := range tris {
-		h := s.bit(packedTri(v))
-		s.w[h>>6] |= 1 << (h & 63)
-	}
-	return s
-}
-
-func (s *deltaSig) bit(tri uint32) uint32 { return fibHash(tri, uint(s.shift)) }
-
 // fibHash is Fibonacci hashing: the top 32−shift bits of x times 2^32/φ,
 // the index's hash of a trigram into a power-of-two table.
 func fibHash(x uint32, shift uint) uint32 { return (x * 0x9E3779B1) >> shift }
@@ -257,33 +228,27 @@ func fibHash(x uint32, shift uint) uint32 { return (x * 0x9E3779B1) >> shift }
 // (1 to 32), as the index hashes trigrams into its tables and signatures.
 func TrigramHash(t uint32, bits uint) uint32 { return fibHash(t, 32-bits) }
 
-// has reports whether the file may hold the trigram tri (24 bits, folded).
-func (s *deltaSig) has(tri uint32) bool {
-	h := s.bit(tri)
-	return s.w[h>>6]&(1<<(h&63)) != 0
-}
-
 // setDelta records tris as id's delta set, with its signature. Caller
 // holds mu (or owns ix).
 func (ix *Index) setDelta(id uint32, tris []uint32) {
 	ix.dropDelta(id)
-	sig := newDeltaSig(tris)
-	ix.delta[id], ix.dsig[id] = tris, sig
-	ix.deltaBytes += deltaSize(tris, sig)
+	ix.delta[id] = tris
+	ix.dsl.add(id, tris)
+	ix.deltaBytes += deltaSize(tris)
 }
 
 // dropDelta removes id's delta set and signature, if it has them. Caller
 // holds mu.
 func (ix *Index) dropDelta(id uint32) {
 	if tris, ok := ix.delta[id]; ok {
-		ix.deltaBytes -= deltaSize(tris, ix.dsig[id])
+		ix.deltaBytes -= deltaSize(tris)
+		ix.dsl.remove(id, tris)
+		delete(ix.delta, id)
 	}
-	delete(ix.delta, id)
-	delete(ix.dsig, id)
 }
 
 // deltaSize is what a delta set and its signature hold, in bytes: the
 // heap a changed file costs until a compaction folds it into the base.
-func deltaSize(tris []uint32, sig *deltaSig) int64 {
-	return 4*int64(cap(tris)) + 8*int64(len(sig.w))
+func deltaSize(tris []uint32) int64 {
+	return 4*int64(cap(tris)) + sliceBytes
 }

@@ -671,7 +671,7 @@ func (ix *Index) NeedsCompact() bool {
 
 // deltaMaxBytes bounds the delta's sets and signatures: the heap a burst
 // of changes holds until a compaction, and what every query reads of the
-// delta (its signatures). An eighth of the files alone let a million-file
+// delta (its slices' rows, a bit per file, and the sets they admit). An eighth of the files alone let a million-file
 // root hold 125,000 changed files' sets, ~5.2 KB each (deltaSize) on a
 // bench/gentree tree (30,000 of them took the daemon's RssAnon from 51 to
 // 261 MiB at 200,000 files); 64 MiB is ~12,800 such files. A variable
@@ -720,19 +720,20 @@ func (ix *Index) Compact() error {
 		}
 		return fmt.Errorf("index: compact: the index was closed or saved elsewhere meanwhile")
 	}
-	ndelta, ndsig, nstale := make(map[uint32][]uint32), make(map[uint32]*deltaSig), make(map[uint32]bool)
+	ndelta, ndsl, nstale := make(map[uint32][]uint32), newDeltaSlices(), make(map[uint32]bool)
 	var nbytes int64
 	for id := range ix.compactTouched {
 		nstale[id] = true
 		if t, ok := ix.delta[id]; ok {
-			ndelta[id], ndsig[id] = t, ix.dsig[id]
-			nbytes += deltaSize(t, ix.dsig[id])
+			ndelta[id] = t
+			ndsl.add(id, t)
+			nbytes += deltaSize(t)
 		}
 	}
 	ix.compactTouched = nil
 	ix.mu.Lock()
 	old := ix.base
-	ix.base, ix.gen, ix.delta, ix.dsig, ix.stale, ix.deltaBytes = np.p, np.gen, ndelta, ndsig, nstale, nbytes
+	ix.base, ix.gen, ix.delta, ix.dsl, ix.stale, ix.deltaBytes = np.p, np.gen, ndelta, ndsl, nstale, nbytes
 	ix.mu.Unlock()
 	// No reader holds the old base now: they hold mu while they use it.
 	if err := old.close(); err != nil {
