@@ -158,22 +158,22 @@ type Index struct {
 	hookCompactBuilt func()
 	hookCommitChunk  func()
 
-	mu      sync.RWMutex         // guards the fields below against readers; writers also hold wmu
-	files   []File               // by id; a removed file has Path == ""
-	free    []uint32             // ids of removed files, for reuse
-	byPath  map[string]uint32    // live files
-	order   []uint32             // live ids sorted by path
-	hidden  []uint32             // live ids whose own name is hidden (File.HiddenName), sorted by path
-	base    postings             // immutable between compactions
-	gen     uint64               // the base file's generation (0: in memory)
-	stale   map[uint32]bool      // ids whose base postings are out of date
-	delta   map[uint32][]uint32  // id -> sorted packed postings (trigram.go), files read since base
-	dsl     *deltaSlices         // the delta's signatures, bit-sliced (setDelta, dropDelta)
-	unknown map[uint32]bool      // live ids flagged Unknown
-	ignored []Skipped            // entries pruned by ignore rules and hidden directories, sorted by path
-	db      *bolt.DB             // nil until Save or Open
-	path    string               // the DB's path, once db is set
-	runs    int                  // runs the build spilled (0: built in memory)
+	mu      sync.RWMutex        // guards the fields below against readers; writers also hold wmu
+	files   []File              // by id; a removed file has Path == ""
+	free    []uint32            // ids of removed files, for reuse
+	byPath  map[string]uint32   // live files
+	order   []uint32            // live ids sorted by path
+	hidden  []uint32            // live ids whose own name is hidden (File.HiddenName), sorted by path
+	base    postings            // immutable between compactions
+	gen     uint64              // the base file's generation (0: in memory)
+	stale   map[uint32]bool     // ids whose base postings are out of date
+	delta   map[uint32][]uint32 // id -> sorted packed postings (trigram.go), files read since base
+	dsl     *deltaSlices        // the delta's signatures, bit-sliced (setDelta, dropDelta)
+	unknown map[uint32]bool     // live ids flagged Unknown
+	ignored []Skipped           // entries pruned by ignore rules and hidden directories, sorted by path
+	db      *bolt.DB            // nil until Save or Open
+	path    string              // the DB's path, once db is set
+	runs    int                 // runs the build spilled (0: built in memory)
 	// built is the base a spilled build wrote as the next base file of
 	// the DB at builtFor, which Save names instead of copying it ("":
 	// none).
