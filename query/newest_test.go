@@ -19,7 +19,7 @@ import (
 // fall on ties; most files hold the pattern, some twice; some were
 // changed since the build (the index's delta), to the newest mtime or
 // one older than every other; limits fall on either side of what each
-// prefix holds. The test fails if no Grep was
+// prefix holds; context lines, multiline and inverted patterns too. The test fails if no Grep was
 // answered from a prefix (it would prove nothing).
 func TestNewestFirstSameAnswers(t *testing.T) {
 	files := map[string]string{}
@@ -65,11 +65,12 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 	saved := newestFirstFiles
 	defer func() { newestFirstFiles = saved }()
 	fromPrefix := 0
-	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `\w+`, `^a needle$`} {
+	for i, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `\w+`, `^a needle$`, `needle\nanother`, `line`} {
+		extra := []string{"", "", "", `"context":1,`, "", `"multiline":true,`, `"invert_match":true,`}[i]
 		for _, dir := range []string{".", "d1"} {
 			for _, mode := range []string{"content", "files_with_matches", "count"} {
 				for _, limit := range []int{1, 3, 10, 17, 50, 200, 1000} {
-					args := fmt.Sprintf(`{"pattern":%q,"path":%q,"output_mode":%q,"limit":%d,"timeout_ms":60000}`, pat, dir, mode, limit)
+					args := fmt.Sprintf(`{%s"pattern":%q,"path":%q,"output_mode":%q,"limit":%d,"timeout_ms":60000}`, extra, pat, dir, mode, limit)
 					newestFirstFiles = saved
 					all := candidates(args)
 					newestFirstFiles = 0
