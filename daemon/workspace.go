@@ -403,11 +403,10 @@ func (w *workspace) status() RootStatus {
 		Queries:   w.queries.Load(),
 		LastError: w.lastErr,
 	}
+	var ix *index.Index
 	switch w.state {
 	case StateReady:
-		ixs := w.ix.Stats()
-		st.Files = ixs.Files
-		st.BaseBytes, st.HeapBytes, st.DeltaFiles, st.DeltaBytes, st.Merging = ixs.BaseBytes, ixs.HeapBytes, ixs.DeltaFiles, ixs.DeltaBytes, ixs.Compacting
+		ix = w.ix
 		st.ReadyMS = w.readyIn.Milliseconds()
 	case StateBuilding:
 		p := w.progress
@@ -415,6 +414,14 @@ func (w *workspace) status() RootStatus {
 		st.Progress = &BuildProgress{Files: p.Files, TotalFiles: p.TotalFiles, Bytes: p.Bytes, TotalBytes: p.TotalBytes, ETAMS: p.ETA.Milliseconds(), ElapsedMS: time.Since(w.started).Milliseconds()}
 	}
 	w.mu.Unlock()
+	// The index's figures are read without mu: a query takes mu (trusted),
+	// and must not wait behind the index's lock, which a writer may be
+	// waiting for.
+	if ix != nil {
+		ixs := ix.Stats()
+		st.Files = ixs.Files
+		st.BaseBytes, st.HeapBytes, st.DeltaFiles, st.DeltaBytes, st.Merging = ixs.BaseBytes, ixs.HeapBytes, ixs.DeltaFiles, ixs.DeltaBytes, ixs.Compacting
+	}
 	if fi, err := os.Stat(w.db); err == nil {
 		st.IndexBytes = fi.Size()
 	}

@@ -160,6 +160,7 @@ type Index struct {
 
 	mu      sync.RWMutex        // guards the fields below against readers; writers also hold wmu
 	files   []File              // by id; a removed file has Path == ""
+	paths   int64               // the files' path bytes, summed (Stats)
 	free    []uint32            // ids of removed files, for reuse
 	byPath  map[string]uint32   // live files
 	order   []uint32            // live ids sorted by path
@@ -225,6 +226,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 		}
 		ix.byPath[e.Rel] = uint32(len(ix.files))
 		ix.files = append(ix.files, fileFromEntry(e))
+		ix.paths += int64(len(e.Rel))
 		if e.Type.IsRegular() {
 			total += e.Size
 		}

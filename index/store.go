@@ -927,6 +927,7 @@ func (ix *Index) loadFile(bound uint32, batch *[]uint32, batches chan<- []uint32
 			return fmt.Errorf("%w: id %d used twice", ErrCorrupt, id)
 		}
 		ix.files[id] = f
+		ix.paths += int64(len(f.Path))
 		ix.order = append(ix.order, id)
 		if f.HiddenName() {
 			ix.hidden = append(ix.hidden, id) // in path order too
@@ -1028,8 +1029,10 @@ func (ix *Index) checkLocked(full bool) error {
 	}
 	bound := uint32(len(ix.files))
 	free := 0
+	var paths int64
 	for id := range ix.files {
 		f := &ix.files[id]
+		paths += int64(len(f.Path))
 		if f.Path == "" {
 			free++
 			if ix.unknown[uint32(id)] {
@@ -1057,6 +1060,9 @@ func (ix *Index) checkLocked(full bool) error {
 	}
 	if len(ix.free) != free {
 		return fmt.Errorf("%w: %d free slots, %d listed free", ErrCorrupt, free, len(ix.free))
+	}
+	if paths != ix.paths {
+		return fmt.Errorf("%w: the paths hold %d bytes, counted %d", ErrCorrupt, paths, ix.paths)
 	}
 	for id := range ix.unknown {
 		if id >= bound {

@@ -557,6 +557,7 @@ func (ix *Index) putLocked(c change) (id uint32, added bool) {
 		ix.byPath[c.path] = id
 	}
 	was := ok && ix.files[id].HiddenName()
+	ix.paths += int64(len(c.f.Path) - len(ix.files[id].Path))
 	ix.files[id] = c.f
 	if now := c.f.HiddenName(); now != was {
 		i, found := slices.BinarySearchFunc(ix.hidden, c.path, ix.pathSearch)
@@ -646,6 +647,7 @@ func (ix *Index) removeLocked(p string, removed func(*File)) []string {
 		paths[i] = ix.files[id].Path
 		hidden = hidden || ix.files[id].HiddenName()
 		delete(ix.byPath, paths[i])
+		ix.paths -= int64(len(paths[i]))
 		ix.files[id] = File{}
 		ix.dropDelta(id)
 		delete(ix.unknown, id)
