@@ -684,7 +684,7 @@ type queryStream struct {
 	conns    []*rpc.Client
 	mu       sync.Mutex
 	samples  []rpcSample
-	merging  []span          // when status showed an active merge
+	merging  []span          // from the first to the last of consecutive polls showing a merge
 	fields   map[string]bool // merge-related status fields seen, "key=value"
 	fallback string          // a fallback reason an answer gave
 	errs     []error
@@ -728,6 +728,7 @@ func (r *scaleRun) startStream(ctx context.Context, args map[string]any) (*query
 	st.wg.Go(func() {
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
+		open := false // the last poll showed a merge: the next extends its span
 		for {
 			at := st.since()
 			if _, obj, err := r.status(ctx, st.conns[1]); err == nil {
@@ -736,9 +737,13 @@ func (r *scaleRun) startStream(ctx context.Context, args map[string]any) (*query
 				for _, f := range kv {
 					st.fields[f] = true
 				}
-				if active {
+				switch {
+				case active && open:
+					st.merging[len(st.merging)-1].end = st.since()
+				case active:
 					st.merging = append(st.merging, span{at, st.since()})
 				}
+				open = active
 				st.mu.Unlock()
 			}
 			select {
