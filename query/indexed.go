@@ -221,11 +221,13 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		// one: its files' hits are reused, not read again.
 		sq := *q
 		need, _ := scanNeeds(p)
+		last := int64(math.MinInt64)
 		for k, all := s.newestFirst(tq, q.Dir); k > 0 && k <= all/newestFirstMost; {
 			since := s.Index.NewestSince(walkStart(q.Dir), k)
-			if since == math.MinInt64 {
-				break
+			if since == math.MinInt64 || since == last {
+				break // all files, or the same prefix again (mtimes tied)
 			}
+			last = since
 			candidates(since)
 			var done scanned
 			run, done = scanFiles(ctx, &sq, files)
