@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,4 +87,58 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 		t.Fatal("no Grep was answered from the newest files")
 	}
 	t.Logf("%d Greps answered from the newest files", fromPrefix)
+}
+
+// Greps answered from the newest files while the index takes updates
+// (files rewritten with new mtimes between and during the prefixes):
+// every answer is an answer, each line it shows holds the pattern, and
+// the race detector sees the prefixes' reused hits and the updates.
+func TestNewestFirstDuringUpdates(t *testing.T) {
+	files := map[string]string{}
+	for i := range 640 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%4, i)] = fmt.Sprintf("line %d\none needle\n", i)
+	}
+	root := testtree.Write(t, files)
+	_, idx := buildTools(t, root)
+	ix := idx.Searcher.(Indexed).Index
+	saved := newestFirstFiles
+	newestFirstFiles = 0
+	defer func() { newestFirstFiles = saved }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			rel := fmt.Sprintf("d%d/f%03d.txt", i%4, (i*37)%640)
+			body := fmt.Sprintf("line %d rewritten\nneedle twice needle\n", i)
+			if i%3 == 0 {
+				body = "no longer\n"
+			}
+			if err := os.WriteFile(filepath.Join(root, rel), []byte(body), 0o644); err != nil {
+				done <- err
+				return
+			}
+			if err := ix.Apply(ctx, []string{rel}); err != nil && ctx.Err() == nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := range 200 {
+		args := fmt.Sprintf(`{"pattern":"needle","limit":%d,"timeout_ms":60000}`, []int{1, 5, 40, 300}[i%4])
+		e := idx.Run(context.Background(), ToolGrep, ".", json.RawMessage(args))
+		if e.Status == envelope.StatusError {
+			t.Fatalf("%s: %s", args, e.Text)
+		}
+		for _, m := range e.Data.(*envelope.GrepData).Matches {
+			if !strings.Contains(m.Text, "needle") {
+				t.Fatalf("%s: %s:%d shows %q", args, m.File, m.Line, m.Text)
+			}
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
