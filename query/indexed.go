@@ -133,12 +133,24 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	// The table is in path order: with sort "path" the first limit+1 hits
 	// settle the answer (unless walked subtrees add theirs).
 	enough := func() bool { return p.Sort == SortPath && len(live) == 0 && len(hits) > p.Limit }
+	// With sort "recent", files older than the window come after the
+	// newer ones, by path: the table's order, so once limit+1 of them are
+	// hits (older counts them) only newer files can still change the
+	// answer, and the older ones are passed over before any matching
+	// (orderGlob's window ends later, so a file older here is older there
+	// too).
+	cutoff := time.Now().Add(-RecentWindow).UnixNano()
+	older := 0
 	visited := 0
 	s.Index.Files(q.Dir, g.LiteralPrefix(), func(f *index.File) bool {
 		visited++
 		if visited%1024 == 0 && ctx.Err() != nil {
 			res.Run.Data.AbortedReason = envelope.AbortTimeLimit
 			return false
+		}
+		old := p.Sort == SortRecent && len(live) == 0 && f.ModTime < cutoff
+		if old && older > p.Limit {
+			return true
 		}
 		rel := relTo(q.Dir, f.Path)
 		if !visible(f.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !q.match(rel) || underAny(f.Path, live) {
@@ -147,6 +159,9 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		// A link is listed when it points to a file inside the root now.
 		if f.Mode&fs.ModeSymlink == 0 || tree.LinkToFileInside(q.WS.Root, q.WS.Abs(f.Path)) {
 			hits = append(hits, globHit{f.Path, f.ModTime})
+			if old {
+				older++
+			}
 		}
 		return !enough()
 	})

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/testtree"
 )
@@ -140,5 +142,46 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Glob with sort "recent" passes over the files older than the window
+// once limit+1 of them are hits (Indexed.Glob): its answers equal the
+// walk's, with old links that do not count (pointing outside the root)
+// among the first old hits, and limits on either side of the old files.
+func TestGlobRecentSameAnswers(t *testing.T) {
+	outside := testtree.Write(t, map[string]string{"secret.go": "x\n"})
+	files := map[string]string{}
+	for i := range 60 {
+		files[fmt.Sprintf("d%d/f%02d.go", i%3, i)] = "x\n"
+	}
+	root := testtree.Write(t, files)
+	old, recent := time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour)
+	for i := range 60 {
+		mt := old.Add(time.Duration(i) * time.Second)
+		if i%7 == 3 {
+			mt = recent.Add(time.Duration(i) * time.Second)
+		}
+		setMtime(t, root, fmt.Sprintf("d%d/f%02d.go", i%3, i), mt)
+	}
+	for i, target := range []string{filepath.Join(outside, "secret.go"), filepath.Join(outside, "secret.go"), filepath.Join(root, "d0/f00.go")} {
+		link := filepath.Join(root, fmt.Sprintf("d0/a%d.go", i))
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		ts := []unix.Timespec{unix.NsecToTimespec(old.UnixNano()), unix.NsecToTimespec(old.UnixNano())}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, link, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk, idx := buildTools(t, root)
+	for _, limit := range []int{1, 2, 3, 5, 9, 10, 11, 50, 200} {
+		for _, extra := range []string{`"pattern":"**/*.go"`, `"pattern":"**/*.go","path":"d0"`, `"pattern":"d1/*.go"`, `"pattern":"**/f[1-3]*.go"`, `"pattern":"**/f0[0-2].go"`} {
+			args := fmt.Sprintf(`{%s,"sort":"recent","limit":%d}`, extra, limit)
+			if e := idx.Run(context.Background(), ToolGlob, ".", json.RawMessage(args)); e.Status == envelope.StatusError {
+				t.Fatalf("%s: %s", args, e.Text)
+			}
+			diffEngines(t, walk, idx, ToolGlob, args)
+		}
 	}
 }
