@@ -42,6 +42,7 @@ import (
 	"errors"
 	"io/fs"
 	"math"
+	"math/bits"
 	"path"
 	"runtime"
 	"runtime/debug"
@@ -161,6 +162,7 @@ type Index struct {
 	mu      sync.RWMutex        // guards the fields below against readers; writers also hold wmu
 	files   []File              // by id; a removed file has Path == ""
 	paths   int64               // the files' path bytes, summed (Stats)
+	mtimes  []int64             // by id, each file's ModTime (0 when free), packed for a since filter
 	free    []uint32            // ids of removed files, for reuse
 	byPath  map[string]uint32   // live files
 	order   []uint32            // live ids sorted by path
@@ -226,6 +228,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 		}
 		ix.byPath[e.Rel] = uint32(len(ix.files))
 		ix.files = append(ix.files, fileFromEntry(e))
+		ix.mtimes = append(ix.mtimes, ix.files[len(ix.files)-1].ModTime)
 		ix.paths += int64(len(e.Rel))
 		if e.Type.IsRegular() {
 			total += e.Size
@@ -570,13 +573,22 @@ func (ix *Index) EachPhraseCandidateSince(q *csindex.Query, ph *Phrases, dir str
 	}
 	q = normalizeQuery(q)
 	ids, all := ix.evalBaseSafe(q, ph, since)
-	if all {
+	switch {
+	case all && since != math.MinInt64: // the newer files only, not a pass over the table
+		for i, w := range ix.newerMask(since) {
+			for ; w != 0; w &= w - 1 {
+				if id := uint32(64*i + bits.TrailingZeros64(w)); ix.delta[id] == nil && !ix.unknown[id] {
+					add(id)
+				}
+			}
+		}
+	case all:
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
 				add(id)
 			}
 		}
-	} else {
+	default:
 		for _, id := range ids {
 			if !ix.stale[id] && !ix.unknown[id] {
 				add(id)
@@ -596,6 +608,19 @@ func (ix *Index) EachPhraseCandidateSince(q *csindex.Query, ph *Phrases, dir str
 	for id := range ix.unknown { // trigrams unknown: always a candidate
 		add(id)
 	}
+}
+
+// newerMask returns the bitmap of the ids whose file has ModTime since or
+// later: a pass over the packed mtimes (8 MB at a million files). Caller
+// holds mu.
+func (ix *Index) newerMask(since int64) []uint64 {
+	w := make([]uint64, (len(ix.mtimes)+63)/64)
+	for id, t := range ix.mtimes {
+		if t >= since {
+			w[id/64] |= 1 << (id % 64)
+		}
+	}
+	return w
 }
 
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
@@ -718,12 +743,17 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, since int64) (ids []uin
 	if all || s == nil {
 		return nil, all
 	}
+	if since != math.MinInt64 {
+		// The newer files lead: the query's lists are sought at their ids
+		// only (a dense list is not walked id by id to be told by mtime).
+		s = newAnd([]idStream{s, newMaskStream(ix.newerMask(since))})
+	}
 	var f *phraseFilter
 	if ph != nil {
 		f = ix.phraseFilter(ph, shared)
 	}
 	for t, ok := s.at(); ok; t, ok = s.at() {
-		if (since == math.MinInt64 || int(t) < len(ix.files) && ix.files[t].ModTime >= since) && (f == nil || f.keep(t)) {
+		if f == nil || f.keep(t) {
 			ids = append(ids, t)
 		}
 		s.next()

@@ -202,6 +202,58 @@ func (b *bitmapAnd) seek(t uint32) {
 	}
 }
 
+// maskStream streams the ids set in a bitmap of its own (newerMask): ANDed
+// with a query's stream, it leads it through the ids it allows.
+type maskStream struct {
+	words []uint64
+	i     int    // the current word
+	x     uint64 // the ids of word i from the current one on
+	cur   uint32
+	done  bool
+	n     int
+}
+
+func newMaskStream(words []uint64) *maskStream {
+	m := &maskStream{words: words}
+	for _, w := range words {
+		m.n += bits.OnesCount64(w)
+	}
+	m.from(0)
+	return m
+}
+
+func (m *maskStream) from(t uint64) {
+	m.i = int(t >> 6)
+	if m.i >= len(m.words) {
+		m.done = true
+		return
+	}
+	m.x = m.words[m.i] >> (t & 63) << (t & 63)
+	for m.x == 0 {
+		if m.i++; m.i >= len(m.words) {
+			m.done = true
+			return
+		}
+		m.x = m.words[m.i]
+	}
+	m.cur = uint32(m.i<<6 | bits.TrailingZeros64(m.x))
+}
+
+func (m *maskStream) at() (uint32, bool) { return m.cur, !m.done }
+func (m *maskStream) size() int          { return m.n }
+
+func (m *maskStream) next() {
+	if !m.done {
+		m.from(uint64(m.cur) + 1)
+	}
+}
+
+func (m *maskStream) seek(t uint32) {
+	if !m.done && m.cur < t {
+		m.from(uint64(t))
+	}
+}
+
 // orStream streams the ids on any of its children (at least two).
 type orStream struct {
 	kids []idStream

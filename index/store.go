@@ -844,6 +844,7 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 		return fmt.Errorf("%w: %d slots", ErrCorrupt, bound)
 	}
 	ix.files = make([]File, bound)
+	ix.mtimes = make([]int64, bound)
 	ix.byPath = make(map[string]uint32, bound) // sized once, not grown by doubling
 	ix.order = make([]uint32, 0, bound)
 	const batchLen = 1024
@@ -927,6 +928,7 @@ func (ix *Index) loadFile(bound uint32, batch *[]uint32, batches chan<- []uint32
 			return fmt.Errorf("%w: id %d used twice", ErrCorrupt, id)
 		}
 		ix.files[id] = f
+		ix.mtimes[id] = f.ModTime
 		ix.paths += int64(len(f.Path))
 		ix.order = append(ix.order, id)
 		if f.HiddenName() {
@@ -1033,6 +1035,9 @@ func (ix *Index) checkLocked(full bool) error {
 	for id := range ix.files {
 		f := &ix.files[id]
 		paths += int64(len(f.Path))
+		if id >= len(ix.mtimes) || ix.mtimes[id] != f.ModTime {
+			return fmt.Errorf("%w: id %d's packed mtime disagrees with its record", ErrCorrupt, id)
+		}
 		if f.Path == "" {
 			free++
 			if ix.unknown[uint32(id)] {
@@ -1060,6 +1065,9 @@ func (ix *Index) checkLocked(full bool) error {
 	}
 	if len(ix.free) != free {
 		return fmt.Errorf("%w: %d free slots, %d listed free", ErrCorrupt, free, len(ix.free))
+	}
+	if len(ix.mtimes) != len(ix.files) {
+		return fmt.Errorf("%w: %d packed mtimes for %d ids", ErrCorrupt, len(ix.mtimes), len(ix.files))
 	}
 	if paths != ix.paths {
 		return fmt.Errorf("%w: the paths hold %d bytes, counted %d", ErrCorrupt, paths, ix.paths)

@@ -553,12 +553,14 @@ func (ix *Index) putLocked(c change) (id uint32, added bool) {
 		} else {
 			id = uint32(len(ix.files))
 			ix.files = append(ix.files, File{})
+			ix.mtimes = append(ix.mtimes, 0)
 		}
 		ix.byPath[c.path] = id
 	}
 	was := ok && ix.files[id].HiddenName()
 	ix.paths += int64(len(c.f.Path) - len(ix.files[id].Path))
 	ix.files[id] = c.f
+	ix.mtimes[id] = c.f.ModTime
 	if now := c.f.HiddenName(); now != was {
 		i, found := slices.BinarySearchFunc(ix.hidden, c.path, ix.pathSearch)
 		switch {
@@ -649,6 +651,7 @@ func (ix *Index) removeLocked(p string, removed func(*File)) []string {
 		delete(ix.byPath, paths[i])
 		ix.paths -= int64(len(paths[i]))
 		ix.files[id] = File{}
+		ix.mtimes[id] = 0
 		ix.dropDelta(id)
 		delete(ix.unknown, id)
 		ix.stale[id] = true

@@ -44,15 +44,20 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 		setMtime(t, root, fmt.Sprintf("d%d/f%03d.txt", i%4, i), base.Add(time.Duration((i*37)%40)*time.Second))
 	}
 	walk, idx := buildTools(t, root)
-	// Files read since the build are in the index's delta, the newest
-	// and some of the oldest among them.
+	// Files read since the build are in the index's delta: some tied
+	// with the newest files of the base, among them by path, the others
+	// older than every file.
 	var changed []string
 	for i := 0; i < 640; i += 7 {
 		rel := fmt.Sprintf("d%d/f%03d.txt", i%4, i)
 		if err := os.WriteFile(filepath.Join(root, rel), []byte("a needle, rewritten\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		setMtime(t, root, rel, base.Add(time.Duration(i%2*100-1)*time.Second))
+		mt := base.Add(-time.Second) // older than every other
+		if i%4 == 3 {
+			mt = base.Add(39 * time.Second) // tied with the newest, in the same directory
+		}
+		setMtime(t, root, rel, mt)
 		changed = append(changed, rel)
 	}
 	if err := idx.Searcher.(Indexed).Index.Apply(context.Background(), changed); err != nil {
