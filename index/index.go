@@ -8,12 +8,19 @@
 // trigrams, each with a list of file ids, block-coded or (when dense) a
 // bitmap, read in place from its mmap'd file (postings.go); a query drives
 // each AND from its rarest list and seeks through the others by their
-// skip entries or their bitmaps' words, so its cost follows the answer
-// rather than the lists' lengths. Files read since the
-// base was built (changed or new) are in the delta, each with its own
-// sorted trigram set, and their base entries are stale and skipped. A query
-// is answered from both; Compact folds the delta into a new base. So an
-// update costs in proportion to the file changed, not to the index.
+// skip entries or their bitmaps' words (bitmaps ANDed with one another a
+// word at a time), so its cost follows the answer rather than the lists'
+// lengths. Files read since the base was built (changed or new) are in
+// the delta, each with its own sorted trigram set, found through
+// bit-sliced signatures (deltaslices.go), and their base entries are
+// stale and skipped. A query is answered from both; Compact folds the
+// delta into a new base. So an update costs in proportion to the file
+// changed, not to the index.
+//
+// A query may ask for the candidates among the newest files only
+// (EachPhraseCandidateSince, NewestSince): a bitmap of the files at or
+// after an mtime, from the table's packed mtimes, leads the AND, so a
+// Grep that settles among the newest files costs what they cost.
 //
 // Every posting, in the base and the delta, carries a next mask: the bytes
 // (hashed to four bits) that follow the trigram in the file. A query
