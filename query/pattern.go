@@ -44,7 +44,7 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 	if fold {
 		g.pat = strings.ToLower(key)
 	}
-	if !braceHoldsSlash(g.pat) {
+	if !groupHoldsSlash(g.pat) {
 		g.segs = strings.Split(g.pat, "/")
 		g.lead = len(g.segs)
 		for i, s := range g.segs {
@@ -64,20 +64,28 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 	return g, nil
 }
 
-func braceHoldsSlash(p string) bool {
-	depth := 0
+// groupHoldsSlash reports whether a brace or a class of p holds a "/"
+// (as "[x/]/y" does): then p cannot be split at its slashes into
+// segments, and doublestar matches whole paths.
+func groupHoldsSlash(p string) bool {
+	depth, class := 0, false
 	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '\\':
+		switch c := p[i]; {
+		case c == '\\':
 			i++
-		case '{':
-			depth++
-		case '}':
-			depth--
-		case '/':
-			if depth > 0 {
+		case class:
+			class = c != ']'
+			if c == '/' {
 				return true
 			}
+		case c == '[':
+			class = true
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case c == '/' && depth > 0:
+			return true
 		}
 	}
 	return false
@@ -114,10 +122,7 @@ const (
 
 // matchKey returns s in the matchKey form.
 func matchKey(s string) string {
-	i := 0
-	for i < len(s) && s[i] < utf8.RuneSelf {
-		i++
-	}
+	i := asciiPrefix(s)
 	if i == len(s) {
 		return s // ASCII: the common case
 	}
@@ -147,6 +152,24 @@ func matchKey(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// asciiPrefix returns the length of s's leading run of ASCII bytes,
+// reading eight at a time (Glob reads every path of the table).
+func asciiPrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		t := s[i : i+8]
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
 }
 
 // Match reports whether rel (relative to the pattern's directory) matches.
