@@ -98,6 +98,68 @@ func (s *andStream) seek(t uint32) {
 	}
 }
 
+// wordStream streams the ids set in a bitmap it computes a word of 64 ids
+// at a time (word(i), i < w): the AND of bitmap-form lists (bitmapAnd) and
+// the bitmap of the newer files (newerMask).
+type wordStream struct {
+	word func(i int) uint64
+	w    int
+	i    int    // the current word
+	x    uint64 // the ids of word i from the current one on
+	cur  uint32
+	done bool
+	n    int // an upper bound of the ids
+}
+
+// from moves to the first id ≥ t.
+func (s *wordStream) from(t uint64) {
+	s.i = int(t >> 6)
+	if s.i >= s.w {
+		s.done = true
+		return
+	}
+	s.x = s.word(s.i) >> (t & 63) << (t & 63)
+	s.settle()
+}
+
+// settle moves to the lowest id of x, or of the words after it.
+func (s *wordStream) settle() {
+	for s.x == 0 {
+		if s.i++; s.i >= s.w {
+			s.done = true
+			return
+		}
+		s.x = s.word(s.i)
+	}
+	s.cur = uint32(s.i<<6 | bits.TrailingZeros64(s.x))
+}
+
+func (s *wordStream) at() (uint32, bool) { return s.cur, !s.done }
+func (s *wordStream) size() int          { return s.n }
+
+func (s *wordStream) next() {
+	if !s.done {
+		s.x &= s.x - 1
+		s.settle()
+	}
+}
+
+func (s *wordStream) seek(t uint32) {
+	if !s.done && s.cur < t {
+		s.from(uint64(t))
+	}
+}
+
+// newMaskStream streams the ids set in words.
+func newMaskStream(words []uint64) *wordStream {
+	s := &wordStream{word: func(i int) uint64 { return words[i] }, w: len(words)}
+	for _, x := range words {
+		s.n += bits.OnesCount64(x)
+	}
+	s.from(0)
+	return s
+}
+
 // bitmapAnd streams the ids set in every one of its bitmap-form lists (at
 // least two), ANDing them a word of 64 ids at a time: an AND of dense
 // lists (the common trigrams of a phrase such as "func main") costs a
@@ -106,13 +168,8 @@ func (s *andStream) seek(t uint32) {
 // phrase filter sharing them reads a mask or two per id, not a rank per
 // list.
 type bitmapAnd struct {
-	cs   []*cursor
-	w    int    // words every list has
-	i    int    // the current word
-	x    uint64 // the ids of word i from the current one on
-	cur  uint32
-	done bool
-	n    int
+	wordStream
+	cs []*cursor
 }
 
 // groupBitmaps replaces the bitmap-form lists among kids, when there are
@@ -130,7 +187,8 @@ func groupBitmaps(kids []idStream) []idStream {
 	if len(cs) < 2 {
 		return kids
 	}
-	b := &bitmapAnd{cs: cs, w: cs[0].bm.w, n: cs[0].n}
+	b := &bitmapAnd{cs: cs}
+	b.word, b.w, b.n = b.and, cs[0].bm.w, cs[0].n
 	for _, c := range cs {
 		b.w, b.n = min(b.w, c.bm.w), min(b.n, c.n)
 		c.and = b
@@ -139,36 +197,13 @@ func groupBitmaps(kids []idStream) []idStream {
 	return append(rest, b)
 }
 
-// from moves to the first id ≥ t that every list holds.
-func (b *bitmapAnd) from(t uint64) {
-	b.i = int(t >> 6)
-	if b.i >= b.w {
-		b.done = true
-		return
-	}
-	b.x = b.word(b.i) >> (t & 63) << (t & 63)
-	b.settle()
-}
-
-// word returns the AND of the lists' word i.
-func (b *bitmapAnd) word(i int) uint64 {
+// and returns the AND of the lists' word i.
+func (b *bitmapAnd) and(i int) uint64 {
 	x := b.cs[0].bm.word(i)
 	for _, c := range b.cs[1:] {
 		x &= c.bm.word(i)
 	}
 	return x
-}
-
-// settle moves to the lowest id of x, or of the words after it.
-func (b *bitmapAnd) settle() {
-	for b.x == 0 {
-		if b.i++; b.i >= b.w {
-			b.done = true
-			return
-		}
-		b.x = b.word(b.i)
-	}
-	b.cur = uint32(b.i<<6 | bits.TrailingZeros64(b.x))
 }
 
 // place moves c, one of the AND's lists, to the id the AND stands on
@@ -184,74 +219,6 @@ func (b *bitmapAnd) place(c *cursor) {
 		c.r = c.bm.rank(b.i, int(j))
 	}
 	c.cur, c.mask = b.cur, nibble(c.bm.masks, c.r)
-}
-
-func (b *bitmapAnd) at() (uint32, bool) { return b.cur, !b.done }
-func (b *bitmapAnd) size() int          { return b.n }
-
-func (b *bitmapAnd) next() {
-	if !b.done {
-		b.x &= b.x - 1
-		b.settle()
-	}
-}
-
-func (b *bitmapAnd) seek(t uint32) {
-	if !b.done && b.cur < t {
-		b.from(uint64(t))
-	}
-}
-
-// maskStream streams the ids set in a bitmap of its own (newerMask): ANDed
-// with a query's stream, it leads it through the ids it allows.
-type maskStream struct {
-	words []uint64
-	i     int    // the current word
-	x     uint64 // the ids of word i from the current one on
-	cur   uint32
-	done  bool
-	n     int
-}
-
-func newMaskStream(words []uint64) *maskStream {
-	m := &maskStream{words: words}
-	for _, w := range words {
-		m.n += bits.OnesCount64(w)
-	}
-	m.from(0)
-	return m
-}
-
-func (m *maskStream) from(t uint64) {
-	m.i = int(t >> 6)
-	if m.i >= len(m.words) {
-		m.done = true
-		return
-	}
-	m.x = m.words[m.i] >> (t & 63) << (t & 63)
-	for m.x == 0 {
-		if m.i++; m.i >= len(m.words) {
-			m.done = true
-			return
-		}
-		m.x = m.words[m.i]
-	}
-	m.cur = uint32(m.i<<6 | bits.TrailingZeros64(m.x))
-}
-
-func (m *maskStream) at() (uint32, bool) { return m.cur, !m.done }
-func (m *maskStream) size() int          { return m.n }
-
-func (m *maskStream) next() {
-	if !m.done {
-		m.from(uint64(m.cur) + 1)
-	}
-}
-
-func (m *maskStream) seek(t uint32) {
-	if !m.done && m.cur < t {
-		m.from(uint64(t))
-	}
 }
 
 // orStream streams the ids on any of its children (at least two).
