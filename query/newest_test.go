@@ -22,7 +22,8 @@ import (
 // fall on ties; most files hold the pattern, some twice; some were
 // changed since the build (the index's delta), to the newest mtime or
 // one older than every other; limits fall on either side of what each
-// prefix holds; context lines, multiline and inverted patterns too. The test fails if no Grep was
+// prefix holds; include and glob filters, context lines, multiline and
+// inverted patterns too. The test fails if no Grep was
 // answered from a prefix (it would prove nothing).
 func TestNewestFirstSameAnswers(t *testing.T) {
 	files := map[string]string{}
@@ -74,7 +75,7 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 	defer func() { newestFirstFiles = saved }()
 	fromPrefix := 0
 	for i, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `\w+`, `^a needle$`, `needle\nanother`, `line`} {
-		extra := []string{"", "", "", `"context":1,`, "", `"multiline":true,`, `"invert_match":true,`}[i]
+		extra := []string{"", `"include":"*[13579].txt",`, "", `"context":1,`, `"glob":["!**/f1*"],`, `"multiline":true,`, `"invert_match":true,`}[i]
 		for _, dir := range []string{".", "d1"} {
 			for _, mode := range []string{"content", "files_with_matches", "count"} {
 				for _, limit := range []int{1, 3, 10, 17, 50, 200, 1000} {
