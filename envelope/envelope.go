@@ -190,8 +190,13 @@ func (e *Envelope) MarshalJSON() ([]byte, error) {
 }
 
 // appendJSON appends v as JSON: its own MarshalJSON's output if it has
-// one (this package's, compact by construction), else jsonenc's.
+// one (this package's, compact by construction), a string by
+// jsonenc.AppendString (the text of 1,000 matches, 80 KB: no encoder and
+// no copy), else jsonenc's Marshal.
 func appendJSON(b []byte, v any) ([]byte, error) {
+	if s, ok := v.(string); ok {
+		return jsonenc.AppendString(b, s), nil
+	}
 	var js []byte
 	var err error
 	if m, ok := v.(json.Marshaler); ok {

@@ -1,6 +1,9 @@
 package jsonenc
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Marshal writes "<", ">" and "&" as they are, and no trailing newline
 // (the Encoder's); otherwise as json.Marshal.
@@ -51,4 +54,18 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkAppendString)
+}
+
+// AppendString passes eight plain bytes at a time: each byte that needs
+// escaping or is not ASCII, at every offset of strings up to 40 bytes
+// long, is written as Marshal writes it.
+func TestAppendStringAtEveryOffset(t *testing.T) {
+	for n := range 41 {
+		for p := range n {
+			for _, c := range []string{"\"", "\\", "\x01", "\x1f", "\x7f", "\x80", "\x9f", "\xff", "é", "\u2028", "<"} {
+				s := strings.Repeat("a", p) + c + strings.Repeat("a", n-p)
+				checkAppendString(t, s)
+			}
+		}
+	}
 }

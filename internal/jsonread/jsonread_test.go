@@ -218,3 +218,22 @@ func TestObjectAndArray(t *testing.T) {
 		}
 	}
 }
+
+// A string is read eight bytes at a time where none is a quote, a
+// backslash or a control character: each of those, and a non-ASCII byte,
+// at every offset of strings up to 40 bytes long reads as encoding/json
+// says.
+func TestStringAtEveryOffset(t *testing.T) {
+	for n := range 41 {
+		for p := range n {
+			for _, c := range []byte{'"', '\\', 0x01, 0x1f, 0x7f, 0x80, 0xff, ' '} {
+				s := []byte(strings.Repeat("a", n))
+				s[p] = c
+				b := append(append([]byte{'"'}, s...), '"')
+				if got, want := valid(b), json.Valid(b); got != want {
+					t.Fatalf("valid(%q) = %v, json.Valid %v", b, got, want)
+				}
+			}
+		}
+	}
+}
