@@ -634,13 +634,23 @@ func (ix *Index) newerMask(since int64) []uint64 {
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
 func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, since int64) (ids []uint32, all bool) {
+	if !readBase(func() { ids, all = ix.evalBase(q, ph, since) }) {
+		return nil, true
+	}
+	return ids, all
+}
+
+// readBase runs fn, which reads the mapped base, and reports false when a
+// fault reading it (its file truncated under it) cut fn short.
+func readBase(fn func()) (ok bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if recover() != nil {
-			ids, all = nil, true
+			ok = false
 		}
 	}()
-	return ix.evalBase(q, ph, since)
+	fn()
+	return true
 }
 
 // CandidateBound returns at most how many base files the trigram query q
@@ -652,23 +662,19 @@ func (ix *Index) CandidateBound(q *csindex.Query, dir string) (bound, files int,
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	lo, hi := ix.orderRange(dir)
-	func() {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if recover() != nil {
-				bound, all = 0, true
-			}
-		}()
+	if !readBase(func() {
 		s, sall := ix.stream(normalizeQuery(q))
 		if all = sall; s != nil {
 			bound = s.size()
 		}
-	}()
+	}) {
+		bound, all = 0, true
+	}
 	return bound, hi - lo, all
 }
 
 // orderRange returns the range of ix.order holding the files under dir
-// (a prefix of the sorted paths). Caller holds mu.
+// ("" or "." for all): one run of the sorted paths. Caller holds mu.
 func (ix *Index) orderRange(dir string) (lo, hi int) {
 	pre := dirPrefix(dir)
 	if pre == "" {
@@ -698,7 +704,7 @@ func (ix *Index) NewestSince(dir string, k int) (since int64) {
 	m := min(n, newestSample)
 	ts := make([]int64, m)
 	for i := range ts {
-		ts[i] = ix.files[ix.order[lo+int(int64(i)*int64(n)/int64(m))]].ModTime
+		ts[i] = ix.mtimes[ix.order[lo+int(int64(i)*int64(n)/int64(m))]]
 	}
 	slices.Sort(ts)
 	return ts[m-1-int(int64(k)*int64(m)/int64(n))]

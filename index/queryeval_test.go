@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp/syntax"
 	"slices"
 	"testing"
 
@@ -177,5 +179,46 @@ func TestBitmapAndPlacesCursors(t *testing.T) {
 		if j < len(want) {
 			t.Fatalf("round %d: ended before %d", round, want[j])
 		}
+	}
+}
+
+// A base file cut short under an open index (a full disk, another
+// process) faults when its pages are read: a query then takes every
+// regular file as a candidate (candidates are read live, so slow but
+// never wrong) instead of crashing, with or without a newest-files
+// filter, and the bound a Grep plans with says the query constrains
+// nothing.
+func TestBaseTruncatedUnderQueries(t *testing.T) {
+	root, db := savedFixture(t)
+	ix, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	re, err := syntax.Parse("needle", syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := csindex.RegexpQuery(re)
+	candidates := func(since int64) []string {
+		var got []string
+		ix.EachPhraseCandidateSince(q, NewPhrases([][]byte{[]byte("needle")}), "", since, func(f *File) { got = append(got, f.Path) })
+		slices.Sort(got)
+		return got
+	}
+	if got, want := candidates(math.MinInt64), []string{"a.txt", "b/c.txt", "b/d.go", "e/f/g/h.txt", "new.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("candidates before: %q, want %q", got, want)
+	}
+	withBase(t, db, func(b string) error { return os.Truncate(b, 0) })
+	all := []string{".ignore", "a.txt", "b/c.txt", "b/d.go", "e/f/g/h.txt", "new.txt", "tiny.txt"}
+	if got := candidates(math.MinInt64); !slices.Equal(got, all) {
+		t.Errorf("candidates after the base was cut: %q, want every regular file %q", got, all)
+	}
+	// The two files changed since the save (in the delta) are the newest.
+	if got, want := candidates(ix.NewestSince("", 1)), []string{"a.txt", "new.txt"}; !slices.Equal(got, want) {
+		t.Errorf("newest candidates after the base was cut: %q, want %q", got, want)
+	}
+	if _, files, unconstrained := ix.CandidateBound(q, ""); !unconstrained || files != 8 {
+		t.Errorf("bound after the base was cut: %d files, unconstrained %v; want 8, true", files, unconstrained)
 	}
 }

@@ -626,12 +626,7 @@ func (ix *Index) touch(id uint32) {
 // The files under a directory are one run of the order, cut out at once.
 // Caller holds mu.
 func (ix *Index) removeLocked(p string, removed func(*File)) []string {
-	pre := dirPrefix(p)
-	lo, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
-	hi := lo
-	for hi < len(ix.order) && strings.HasPrefix(ix.files[ix.order[hi]].Path, pre) {
-		hi++
-	}
+	lo, hi := ix.orderRange(p)
 	ids := slices.Clone(ix.order[lo:hi])
 	ix.order = slices.Delete(ix.order, lo, hi)
 	if id, ok := ix.byPath[p]; ok {
