@@ -65,14 +65,17 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 }
 
 // groupHoldsSlash reports whether a brace or a class of p holds a "/"
-// (as "[x/]/y" does): then p cannot be split at its slashes into
-// segments, and doublestar matches whole paths.
+// (as "[x/]/y" does), or p escapes one (as "[0\\/]" does): then p
+// cannot be split at its slashes into segments, and doublestar matches
+// whole paths.
 func groupHoldsSlash(p string) bool {
 	depth, class := 0, false
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
 		case c == '\\':
-			i++
+			if i++; i < len(p) && p[i] == '/' {
+				return true // an escaped "/", in a group or not, is doublestar's to read
+			}
 		case class:
 			class = c != ']'
 			if c == '/' {
