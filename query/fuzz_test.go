@@ -137,6 +137,7 @@ func FuzzGlobMatch(f *testing.F) {
 		{"a/**/b/**/c", "a/b/c", false}, {"*/**", "x/y", false}, {"{a,b}/**/c", "b/c", false},
 		{"[!.]*/*", "x/y", false}, {"a**/b", "ab/b", false}, {"**/", "a/", false},
 		{"\\*/x", "*/x", false}, {"{a,{b,c/d}}/e", "c/d/e", false}, {"[/]x", "/x", false},
+		{"a***/b", "a/b", false}, {"a***/**", "a/b.go", false}, {"[0\\/]", "0", false},
 	} {
 		f.Add(s.pat, s.path, s.fold)
 	}

@@ -44,16 +44,19 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 	if fold {
 		g.pat = strings.ToLower(key)
 	}
-	if !groupHoldsSlash(g.pat) {
-		g.segs = strings.Split(g.pat, "/")
+	segs := strings.Split(g.pat, "/")
+	for _, s := range segs {
+		if strings.HasPrefix(s, ".") || strings.Contains(s, "{.") || strings.Contains(s, ",.") {
+			g.hidden = append(g.hidden, s)
+		}
+	}
+	if !wholePath(g.pat) {
+		g.segs = segs
 		g.lead = len(g.segs)
 		for i, s := range g.segs {
 			if s == "**" {
 				g.globstar = true
 				g.lead = min(g.lead, i)
-			}
-			if strings.HasPrefix(s, ".") || strings.Contains(s, "{.") || strings.Contains(s, ",.") {
-				g.hidden = append(g.hidden, s)
 			}
 		}
 		g.fast = compileSegments(g.segs)
@@ -64,31 +67,82 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 	return g, nil
 }
 
-// groupHoldsSlash reports whether a brace or a class of p holds a "/"
-// (as "[x/]/y" does), or p escapes one (as "[0\\/]" does): then p
-// cannot be split at its slashes into segments, and doublestar matches
-// whole paths.
-func groupHoldsSlash(p string) bool {
-	depth, class := 0, false
+// wholePath reports whether p must be matched whole, by doublestar,
+// rather than split at its slashes into segments each matched against one
+// path component: when a piece of p can match a "/" or spans one, the two
+// readings differ (doublestar's is the answer). That is so when
+//
+//   - a class or a brace holds a "/" ("[x/]/y"), or p escapes one
+//     ("[0\\/]");
+//   - a class is negated ("0[!0]*" matches "0/0") or holds a range
+//     spanning "/" ("[.-0]");
+//   - a segment other than "**" holds two stars in a row once its braces
+//     are expanded: doublestar expands braces first, so "{**}" and
+//     "{}**" are globstars, and "a***/b" matches "a/b" though "a***"
+//     does not match "a";
+//   - a brace has an empty alternative ("{}", "{a,}"), a star, or a star
+//     next to it ("?*{a,*}" expands to "?**").
+//
+// A pattern matched whole is a walk's to enter every directory for
+// (Descend).
+func wholePath(p string) bool {
+	depth, class := 0, -1 // class: where the open class's contents start
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
 		case c == '\\':
 			if i++; i < len(p) && p[i] == '/' {
-				return true // an escaped "/", in a group or not, is doublestar's to read
+				return true
 			}
-		case class:
-			class = c != ']'
-			if c == '/' {
+		case class >= 0:
+			switch {
+			case c == ']' && i > class:
+				class = -1
+			case c == '/',
+				(c == '!' || c == '^') && i == class,
+				c == '-' && i > class && i+1 < len(p) && p[i+1] != ']' && p[i-1] <= '/' && '/' <= p[i+1]:
 				return true
 			}
 		case c == '[':
-			class = true
+			class = i + 1
 		case c == '{':
 			depth++
 		case c == '}':
 			depth--
 		case c == '/' && depth > 0:
 			return true
+		}
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg != "**" && (strings.Contains(strings.NewReplacer("{", "", "}", "", ",", "").Replace(seg), "**") ||
+			strings.Contains(seg, "*{") || strings.Contains(seg, "}*") || starInBrace(seg)) {
+			return true
+		}
+	}
+	// A brace with an empty alternative: doublestar reads "a*{}" as
+	// matching no name, yet "a*{}/**" as matching "a/b".
+	for _, e := range []string{"{}", "{,", ",}", ",,"} {
+		if strings.Contains(p, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// starInBrace reports whether a "*" of seg lies within a brace.
+func starInBrace(seg string) bool {
+	depth := 0
+	for i := 0; i < len(seg); i++ {
+		switch seg[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case '*':
+			if depth > 0 {
+				return true
+			}
 		}
 	}
 	return false
