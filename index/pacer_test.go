@@ -33,3 +33,19 @@ func TestHeapPacer(t *testing.T) {
 		t.Fatalf("%d MiB of garbage were not collected", 2*buildHeadroom>>20)
 	}
 }
+
+// Pauses nest: the collector runs again, at the GOGC it had, only when
+// every load has resumed it.
+func TestPauseCollectorNests(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(70))
+	r1 := pauseCollector()
+	r2 := pauseCollector()
+	r1()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Fatalf("GOGC %d while a load still runs, want -1 (off)", got)
+	}
+	r2()
+	if got := debug.SetGCPercent(70); got != 70 {
+		t.Fatalf("GOGC %d once every load resumed, want 70", got)
+	}
+}

@@ -767,7 +767,10 @@ func Open(path, root string) (ix *Index, err error) {
 	}
 	db.AllocSize = 1 << 20
 	ix = newIndex(root)
-	if err := db.View(func(tx *bolt.Tx) error { return ix.load(tx, path) }); err != nil {
+	resume := pauseCollector() // see pauseCollector: the table is all live
+	err = db.View(func(tx *bolt.Tx) error { return ix.load(tx, path) })
+	resume()
+	if err != nil {
 		ix.base.close()
 		db.Close()
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
