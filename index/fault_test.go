@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"testing"
 	"time"
@@ -80,6 +81,8 @@ func TestDamagedDBPageByPage(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ix.db")
 	rebuilt := map[bool]int{}
+	gogc := debug.SetGCPercent(100)
+	debug.SetGCPercent(gogc)
 	trial := func(name string, data []byte) {
 		for _, n := range testtree.Names(t, dir) {
 			os.Remove(filepath.Join(dir, n))
@@ -90,6 +93,9 @@ func TestDamagedDBPageByPage(t *testing.T) {
 		ix, rb, err := index.OpenOrBuild(ctx, db, root, nil)
 		if err != nil {
 			t.Fatalf("%s: OpenOrBuild: %v", name, err)
+		}
+		if got := debug.SetGCPercent(gogc); got != gogc {
+			t.Fatalf("%s: GOGC %d after the open, want %d (a reopen left the collector paused)", name, got, gogc)
 		}
 		rebuilt[rb]++
 		if err := ix.Check(); err != nil {

@@ -767,9 +767,10 @@ func Open(path, root string) (ix *Index, err error) {
 	}
 	db.AllocSize = 1 << 20
 	ix = newIndex(root)
-	resume := pauseCollector() // see pauseCollector: the table is all live
-	err = db.View(func(tx *bolt.Tx) error { return ix.load(tx, path) })
-	resume()
+	err = func() error {
+		defer pauseCollector()() // the table is all live; resumed if bbolt panics too
+		return db.View(func(tx *bolt.Tx) error { return ix.load(tx, path) })
+	}()
 	if err != nil {
 		ix.base.close()
 		db.Close()
