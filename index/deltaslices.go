@@ -91,11 +91,6 @@ func (d *deltaSlices) remove(id uint32, tris []uint32) {
 	delete(d.slot, id)
 }
 
-// has reports whether the column of slot s admits the trigram tri.
-func (d *deltaSlices) has(s, tri uint32) bool {
-	return d.rows[sliceRow(tri)][s/64]&(1<<(s%64)) != 0
-}
-
 // each calls fn with the id of each file whose column admits q
 // (normalized), in slot order.
 func (d *deltaSlices) each(q *csindex.Query, fn func(id uint32)) {

@@ -671,11 +671,11 @@ func (ix *Index) NeedsCompact() bool {
 
 // deltaMaxBytes bounds the delta's sets and signatures: the heap a burst
 // of changes holds until a compaction, and what every query reads of the
-// delta (its slices' rows, a bit per file, and the sets they admit). An eighth of the files alone let a million-file
-// root hold 125,000 changed files' sets, ~5.2 KB each (deltaSize) on a
-// bench/gentree tree (30,000 of them took the daemon's RssAnon from 51 to
-// 261 MiB at 200,000 files); 64 MiB is ~12,800 such files. A variable
-// for tests.
+// delta (its slices' rows, a bit per file, and the sets they admit). An
+// eighth of the files alone let a million-file root hold 125,000 changed
+// files' sets, ~5.2 KB each (deltaSize) on a bench/gentree tree (30,000
+// of them took the daemon's RssAnon from 51 to 261 MiB at 200,000
+// files); 64 MiB is ~12,800 such files. A variable for tests.
 var deltaMaxBytes int64 = 64 << 20
 
 // Compact folds the delta into a new base (dropping stale postings) and

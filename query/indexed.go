@@ -220,7 +220,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		q = &bq
 	}
 	var files []FileRef
-	candidates := func(since int64) {
+	candidates := func(since int64) []FileRef {
 		files = files[:0]
 		s.Index.EachPhraseCandidateSince(tq, ph, walkStart(q.Dir), since, func(f *index.File) {
 			rel := relTo(q.Dir, f.Path)
@@ -228,44 +228,18 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 				files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size})
 			}
 		})
+		return files
 	}
 	var run envelope.GrepRun
 	settled := false
 	if len(live) == 0 && q.Sink == nil && p.Limit != Unlimited {
-		// A prefix read whole without settling is the start of the next
-		// one: its files' hits are reused, not read again.
-		sq := *q
-		need, _ := scanNeeds(p)
-		last := int64(math.MinInt64)
-		for k, all := s.newestFirst(tq, q.Dir); k > 0 && k <= all/newestFirstMost; {
-			since := s.Index.NewestSince(walkStart(q.Dir), k)
-			if since == math.MinInt64 || since == last {
-				break // all files, or the same prefix again (mtimes tied)
-			}
-			last = since
-			candidates(since)
-			var done scanned
-			run, done = scanFiles(ctx, &sq, files)
-			if settled = run.Data.Truncated || !done.complete; settled {
-				break
-			}
-			pre := make(map[string]*fileHit, len(done.files))
-			for i := range done.files {
-				pre[done.files[i].Rel] = &done.hits[i]
-			}
-			sq.pre = pre
-			// The next prefix holds twice the files that would give the
-			// results still missing at the rate this one gave them.
-			have := len(run.Data.Matches) + len(run.Data.Files) + len(run.Data.Counts)
-			k = int(min(int64(k)*2*int64(need)/int64(max(have, 1)), int64(all)))
-		}
-		q = &sq
+		run, q, settled = s.grepNewest(ctx, q, tq, candidates)
 	}
 	var fb envelope.Fallback
 	walkedIgnored := 0
 	reached := newReach(q.Dir, q.Include.Descend, q.Include.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
 	if !settled {
-		candidates(math.MinInt64)
+		files = candidates(math.MinInt64)
 		for _, sub := range live {
 			if !reached.entered(sub) {
 				continue
@@ -292,6 +266,41 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, !found, live)
 	res.Run.Stats.Ignored += walkedIgnored
 	return res, nil
+}
+
+// grepNewest looks for q's answer among its newest candidates first
+// (newestFirst; candidates(since) lists those with an mtime at or after
+// since). settled says it found it there, or ran out of time: run is then
+// the answer. Otherwise it returns the query to scan all the candidates
+// with, which holds the hits of the files already read (GrepQuery.pre):
+// a prefix read whole without settling is the start of the next one, and
+// no file is read twice.
+func (s Indexed) grepNewest(ctx context.Context, q *GrepQuery, tq *csindex.Query, candidates func(since int64) []FileRef) (run envelope.GrepRun, rest *GrepQuery, settled bool) {
+	sq := *q
+	need, _ := scanNeeds(q.Params)
+	last := int64(math.MinInt64)
+	for k, all := s.newestFirst(tq, q.Dir); k > 0 && k <= all/newestFirstMost; {
+		since := s.Index.NewestSince(walkStart(q.Dir), k)
+		if since == math.MinInt64 || since == last {
+			break // all files, or the same prefix again (mtimes tied)
+		}
+		last = since
+		var done scanned
+		run, done = scanFiles(ctx, &sq, candidates(since))
+		if run.Data.Truncated || !done.complete {
+			return run, &sq, true
+		}
+		pre := make(map[string]*fileHit, len(done.files))
+		for i := range done.files {
+			pre[done.files[i].Rel] = &done.hits[i]
+		}
+		sq.pre = pre
+		// The next prefix holds twice the files that would give the
+		// results still missing at the rate this one gave them.
+		have := len(run.Data.Matches) + len(run.Data.Files) + len(run.Data.Counts)
+		k = int(min(int64(k)*2*int64(need)/int64(max(have, 1)), int64(all)))
+	}
+	return run, &sq, false
 }
 
 // newestFirstFiles is how many files the index must hold under a Grep's

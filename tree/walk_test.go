@@ -213,7 +213,8 @@ func testWalkEagerSameAnswers(t *testing.T) {
 // A directory swapped for a symlink to a directory outside the root, over
 // and over while walks run, is never entered: no walk reports a name from
 // outside, and none fails (a directory replaced mid-walk is counted in
-// Stats.Errors, not an error).
+// Stats.Errors, not an error). Lazy and eager walks alike; an eager one
+// ends with nothing counted as listed ahead, whatever its readers met.
 func TestWalkDirectorySwappedForLink(t *testing.T) {
 	outside := testtree.Write(t, map[string]string{"secret.txt": "outside\n", "sub/deeper.txt": "outside\n"})
 	root := testtree.Write(t, map[string]string{"d/inside.txt": "in\n", "d/sub/deep.txt": "in\n", "top.txt": "top\n"})
@@ -231,10 +232,16 @@ func TestWalkDirectorySwappedForLink(t *testing.T) {
 	// either name, is reported and never entered.
 	allowed := map[string]bool{"d/inside.txt": true, "d/sub/deep.txt": true, "l/inside.txt": true, "l/sub/deep.txt": true,
 		"top.txt": true, "l": true, "d": true}
+	var ahead []int64 // what each walk left counted as listed ahead
+	testHookWalked = func(n int64) { ahead = append(ahead, n) }
+	defer func() { testHookWalked = nil }()
 	for i := range 300 {
-		files, _, _, err := walkAll(t, root, Options{Workers: 1 + i%4})
+		files, _, _, err := walkAll(t, root, Options{Workers: 1 + i%4, Eager: i%2 == 1})
 		if err != nil {
 			t.Fatalf("walk %d: %v", i, err)
+		}
+		if n := ahead[len(ahead)-1]; n != 0 {
+			t.Fatalf("walk %d (eager %v) ended with %d entries counted as listed ahead, want 0: every listing it read was consumed", i, i%2 == 1, n)
 		}
 		for _, f := range files {
 			if !allowed[f] {
