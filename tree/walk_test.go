@@ -256,8 +256,8 @@ func TestWalkDirectorySwappedForLink(t *testing.T) {
 }
 
 // Out of file descriptors (EMFILE, in a child with RLIMIT_NOFILE
-// lowered), a walk ends with ErrUnreadable; it never answers short as if
-// the tree held less.
+// lowered), a walk, lazy or eager, ends with ErrUnreadable; it never
+// answers short as if the tree held less.
 func TestWalkOutOfDescriptors(t *testing.T) {
 	if dir := os.Getenv("TREE_EMFILE_CHILD"); dir != "" {
 		emfileChild(dir)
@@ -274,14 +274,20 @@ func TestWalkOutOfDescriptors(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "unreadable") {
-		t.Fatalf("child walk with descriptors exhausted: %q, want an ErrUnreadable failure", got)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("child: %q, want a line for the lazy walk and one for the eager", out)
+	}
+	for i, got := range lines {
+		if !strings.HasPrefix(got, "unreadable") {
+			t.Errorf("child walk (eager %v) with descriptors exhausted: %q, want an ErrUnreadable failure", i == 1, got)
+		}
 	}
 }
 
 // emfileChild leaves one descriptor free (RLIMIT_NOFILE lowered, every
-// other free number taken), walks dir and prints "unreadable", "other
-// error", "short N" or "complete". The root takes the free descriptor, so
+// other free number taken), walks dir lazily then eagerly and prints for
+// each "unreadable", "other error", "short N" or "complete". The root takes the free descriptor, so
 // listing the first directory runs out.
 func emfileChild(dir string) {
 	rules := ignore.Open(dir)
@@ -314,17 +320,19 @@ func emfileChild(dir string) {
 		os.Exit(0)
 	}
 	unix.Close(held[len(held)-1])
-	n := 0
-	_, err = Walk(context.Background(), dir, "", rules, Options{Workers: 8}, func(Entry) error { n++; return nil })
-	switch {
-	case errors.Is(err, ErrUnreadable):
-		os.Stdout.WriteString("unreadable: " + err.Error() + "\n")
-	case err != nil:
-		os.Stdout.WriteString("other error: " + err.Error() + "\n")
-	case n < 40:
-		os.Stdout.WriteString("short " + strconv.Itoa(n) + "\n")
-	default:
-		os.Stdout.WriteString("complete\n")
+	for _, eager := range []bool{false, true} { // each walk frees what it took
+		n := 0
+		_, err = Walk(context.Background(), dir, "", rules, Options{Workers: 8, Eager: eager}, func(Entry) error { n++; return nil })
+		switch {
+		case errors.Is(err, ErrUnreadable):
+			os.Stdout.WriteString("unreadable: " + err.Error() + "\n")
+		case err != nil:
+			os.Stdout.WriteString("other error: " + err.Error() + "\n")
+		case n < 40:
+			os.Stdout.WriteString("short " + strconv.Itoa(n) + "\n")
+		default:
+			os.Stdout.WriteString("complete\n")
+		}
 	}
 	os.Exit(0)
 }
