@@ -354,7 +354,7 @@ func lastLines(old, add []string, n int) []string {
 // longLine reports whether one line longer than a window, held in memory,
 // matches; ok is false if the context ended first.
 func (st *fileState) longLine(line []byte) (matched, ok bool) {
-	if !st.fs.hasLiteral(st.m, line) {
+	if !st.m.mayMatch(line) {
 		return false, true
 	}
 	if st.m.litOnly {
@@ -368,12 +368,6 @@ func (st *fileState) longLine(line []byte) (matched, ok bool) {
 		return false, false
 	}
 	return matched, true
-}
-
-// hasLiteral reports whether b holds one of the matcher's prefilter
-// literals (true when it has none).
-func (fs *fileScanner) hasLiteral(m *Matcher, b []byte) bool {
-	return m.lits == nil || m.lits.contains(b)
 }
 
 // multiline scans buf, a whole file (or its first multilineMax bytes),
@@ -458,7 +452,7 @@ func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
 func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, off int64) ([]byte, int64, bool) {
 	start := off - int64(len(buf))
 	fs.head = append(fs.head[:0], buf[:min(len(buf), MaxLineBytes+1)]...)
-	lit := st.m.lits == nil || st.full
+	lit := st.m.lits == nil || st.full // (a class run is not looked for here)
 	longest := 0
 	if st.m.lits != nil {
 		longest = st.m.lits.longest
@@ -471,7 +465,7 @@ func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, of
 			return
 		}
 		seam := append(fs.tail, b[:min(len(b), longest-1)]...)
-		lit = fs.hasLiteral(st.m, seam) || fs.hasLiteral(st.m, b)
+		lit = st.m.lits.contains(seam) || st.m.lits.contains(b)
 		// The new tail: the last longest-1 bytes seen.
 		if len(b) >= longest-1 {
 			fs.tail = append(fs.tail[:0], b[len(b)-(longest-1):]...)

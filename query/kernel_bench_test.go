@@ -66,11 +66,19 @@ func kernelCorpus(b *testing.B) []byte {
 }
 
 func benchKernel(b *testing.B, pattern string, o MatchOptions) {
-	buf := kernelCorpus(b)
+	benchScan(b, compileBench(b, pattern, o))
+}
+
+func compileBench(b *testing.B, pattern string, o MatchOptions) *Matcher {
 	m, err := CompileMatcher(pattern, o)
 	if err != nil {
 		b.Fatal(err.Message)
 	}
+	return m
+}
+
+func benchScan(b *testing.B, m *Matcher) {
+	buf := kernelCorpus(b)
 	var sc Scanner
 	lines := 0
 	b.SetBytes(int64(len(buf)))
@@ -114,4 +122,19 @@ func BenchmarkKernelDenseLiteral(b *testing.B) {
 
 func BenchmarkKernelDenseLiteralFold(b *testing.B) {
 	benchKernel(b, "func main", MatchOptions{})
+}
+
+// A pattern with no literal but a run of four digits (classrun.go).
+func BenchmarkKernelClassRun(b *testing.B) {
+	benchKernel(b, `\w+\d{4}\w*`, MatchOptions{CaseSensitive: true})
+}
+
+// The same without its class run: the regexp over every line.
+func BenchmarkKernelClassRunOff(b *testing.B) {
+	m := compileBench(b, `\w+\d{4}\w*`, MatchOptions{CaseSensitive: true})
+	if m.run == nil {
+		b.Fatal("no class run")
+	}
+	m.run = nil
+	benchScan(b, m)
 }

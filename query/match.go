@@ -41,7 +41,10 @@ type Matcher struct {
 	lits   *litSet // every match contains one of these; nil: no prefilter
 	// litOnly: the pattern is the literal set exactly (one literal, its
 	// variants spelled out), so an occurrence is a match.
-	litOnly   bool
+	litOnly bool
+	// run: with no literals, a run of one class of bytes every match
+	// holds (classrun.go); nil: none worth looking for.
+	run       *classRun
 	multiline bool
 }
 
@@ -111,6 +114,8 @@ func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) 
 			}
 			m.lits = newLitSet(lits, info.fold)
 			m.litOnly = tree.Op == syntax.OpLiteral && info.exact != nil
+		} else {
+			m.run = requiredRun(tree)
 		}
 	}
 	return m, nil
@@ -474,6 +479,8 @@ func (m *Matcher) Scan(sc *Scanner, buf []byte, fn func(start, end int) bool) {
 		m.scanMultiline(buf, fn)
 	case m.lits != nil:
 		m.scanLiterals(sc, buf, fn)
+	case m.run != nil:
+		m.scanRun(buf, fn)
 	default:
 		m.scanRegexp(buf, fn)
 	}
@@ -522,6 +529,34 @@ func (m *Matcher) scanLiterals(sc *Scanner, buf []byte, fn func(int, int) bool) 
 		}
 		pos = end + 1
 	}
+}
+
+// scanRun finds the class runs and verifies their lines with the regexp.
+func (m *Matcher) scanRun(buf []byte, fn func(int, int) bool) {
+	for pos := 0; pos < len(buf); {
+		at := m.run.find(buf, pos)
+		if at < 0 {
+			return
+		}
+		start, end := lineStart(buf, at), lineEnd(buf, at)
+		if m.re.Match(buf[start:end]) && !fn(start, end) {
+			return
+		}
+		pos = end + 1
+	}
+}
+
+// mayMatch reports whether b, a line or several, holds what the
+// prefilter looks for: one of the literals, or the class run (true when
+// the pattern has neither).
+func (m *Matcher) mayMatch(b []byte) bool {
+	switch {
+	case m.lits != nil:
+		return m.lits.contains(b)
+	case m.run != nil:
+		return m.run.contains(b)
+	}
+	return true
 }
 
 func (m *Matcher) scanMultiline(buf []byte, fn func(int, int) bool) {
