@@ -48,8 +48,11 @@ var (
 	// scanWindow bounds the bytes of whole lines one regexp call searches.
 	scanWindow = 64 << 10
 	// chunkSize is the largest file read in one go, and the size of each
-	// read of a larger one.
-	chunkSize = 1 << 20
+	// read of a larger one. Each scanner's buffers grow to a few times
+	// this and are written by read(2) while fresh, one page fault a page:
+	// at 1 MiB a walk's Grep of GOROOT/src took 1,300 more faults (of
+	// 5,400) and 5% more time than at 256 KiB.
+	chunkSize = 256 << 10
 	// multilineMax is how much of a file multiline mode reads.
 	multilineMax = envelope.GrepMultilineMaxBytes
 	// checkEvery is how many runes a lineReader hands out between two
