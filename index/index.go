@@ -506,6 +506,72 @@ func (ix *Index) Files(dir, prefix string, fn func(*File) bool) {
 	}
 }
 
+// FilesEntering is Files entering only the directories enter lets in:
+// enter is called with each directory's path relative to dir (without a
+// trailing slash), parents before children, at most once each, and a
+// directory it refuses is passed over whole, by a binary search past its
+// paths; a nil enter lets every directory in (Files). enter must not
+// call ix.
+func (ix *Index) FilesEntering(dir, prefix string, enter func(sub string) bool, fn func(*File) bool) {
+	if enter == nil {
+		ix.Files(dir, prefix, fn)
+		return
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	base := dirPrefix(dir)
+	lo := base + prefix
+	i, _ := slices.BinarySearchFunc(ix.order, lo, ix.pathSearch)
+	// entered holds the directories entered that hold the current path,
+	// outermost first, each with its trailing slash: in path order a
+	// directory's files are contiguous, so it is a stack.
+	var entered []string
+	for i < len(ix.order) {
+		f := &ix.files[ix.order[i]]
+		if !strings.HasPrefix(f.Path, lo) {
+			return
+		}
+		rel := f.Path[len(base):]
+		for len(entered) > 0 && !strings.HasPrefix(rel, entered[len(entered)-1]) {
+			entered = entered[:len(entered)-1]
+		}
+		refused := ""
+		for start := len(last(entered)); ; {
+			j := strings.IndexByte(rel[start:], '/')
+			if j < 0 {
+				break
+			}
+			d := rel[:start+j+1]
+			if !enter(d[:len(d)-1]) {
+				refused = d
+				break
+			}
+			entered = append(entered, d)
+			start += j + 1
+		}
+		if refused != "" {
+			// The first path past the directory's: its name followed by
+			// the byte after '/'.
+			past := base + refused[:len(refused)-1] + "0"
+			k, _ := slices.BinarySearchFunc(ix.order[i:], past, ix.pathSearch)
+			i += k
+			continue
+		}
+		if !fn(f) {
+			return
+		}
+		i++
+	}
+}
+
+// last returns the last of ss, "" if there is none.
+func last(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[len(ss)-1]
+}
+
 // HiddenFiles calls fn, in path order, for each file under dir
 // (root-relative; "" or "." for all) whose own name is hidden
 // (File.HiddenName: what a walk without include_hidden skips by name),

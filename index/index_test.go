@@ -489,3 +489,66 @@ func TestDeltaSlices(t *testing.T) {
 		t.Errorf("a file of 300 trigrams admits %d of 10000 trigrams it lacks", admitted)
 	}
 }
+
+// FilesEntering visits exactly the files Files does whose directories
+// (below dir) enter all lets in, in path order, asking about each
+// directory once; names that sort around "/" ("a.b", "a0", "a-") sit
+// next to the directories passed over.
+func TestFilesEntering(t *testing.T) {
+	files := map[string]string{}
+	for _, p := range []string{
+		"a.go", "a-x/f", "a/b/c/d.go", "a/b/c.go", "a/b0", "a/b.x/f", "a/b/z/y.go", "a0/f", "a.b/f",
+		"b/a/f", "b/b/f", "b/f", "ba/f", "c/d/e/f/g.go", "c/d/e/h.go", "c/d0/f", "z",
+	} {
+		files[p] = p + "\n"
+	}
+	ix := mustBuild(t, writeTree(t, files))
+	dirsOf := func(rel string) (ds []string) {
+		for i, c := range rel {
+			if c == '/' {
+				ds = append(ds, rel[:i])
+			}
+		}
+		return ds
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := range 2000 {
+		dir := []string{"", ".", "a", "a/b", "b", "c/d"}[r.IntN(6)]
+		prefix := []string{"", "b/", "d/", "a", "e/"}[r.IntN(5)]
+		refuse := map[string]bool{}
+		for _, d := range []string{"a", "a/b", "a/b/c", "a/b/z", "b", "b/a", "c", "c/d", "c/d/e", "e", "e/f", "b/c", "z"} {
+			refuse[d] = r.IntN(3) == 0
+		}
+		base := dirPrefix(dir)
+		var want []string
+		ix.Files(dir, prefix, func(f *File) bool {
+			for _, d := range dirsOf(f.Path[len(base):]) {
+				if refuse[d] {
+					return true
+				}
+			}
+			want = append(want, f.Path)
+			return true
+		})
+		var got []string
+		asked := map[string]int{}
+		ix.FilesEntering(dir, prefix, func(sub string) bool { asked[sub]++; return !refuse[sub] }, func(f *File) bool {
+			got = append(got, f.Path)
+			return true
+		})
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: dir %q prefix %q refusing %v: got %q, want %q", trial, dir, prefix, refuse, got, want)
+		}
+		for d, n := range asked {
+			if n != 1 {
+				t.Fatalf("trial %d: asked about %q %d times", trial, d, n)
+			}
+		}
+		// Stopping early stops.
+		n := 0
+		ix.FilesEntering(dir, prefix, func(sub string) bool { return !refuse[sub] }, func(*File) bool { n++; return n < 2 })
+		if n > 2 || len(want) >= 2 && n != 2 {
+			t.Fatalf("trial %d: fn called %d times after returning false", trial, n)
+		}
+	}
+}

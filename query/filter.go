@@ -165,6 +165,9 @@ func (fg filterGlob) matches(rel, base string) bool {
 	return fg.g.Match(rel)
 }
 
+// descendsAll reports whether Descend is true of every directory.
+func (f *FileFilter) descendsAll() bool { return f == nil || len(f.globs) == 0 }
+
 // Descend reports whether the directory rel (relative to the search
 // directory) is searched: not when the last glob matching it excludes it.
 func (f *FileFilter) Descend(rel string) bool {

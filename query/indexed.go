@@ -142,7 +142,9 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	cutoff := time.Now().Add(-RecentWindow).UnixNano()
 	older := 0
 	visited := 0
-	s.Index.Files(q.Dir, g.LiteralPrefix(), func(f *index.File) bool {
+	// Directories no match can lie in are passed over, as the walk
+	// passes them over.
+	s.Index.FilesEntering(q.Dir, g.LiteralPrefix(), q.enter(), func(f *index.File) bool {
 		visited++
 		if visited%1024 == 0 && ctx.Err() != nil {
 			res.Run.Data.AbortedReason = envelope.AbortTimeLimit

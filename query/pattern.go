@@ -272,6 +272,9 @@ func (g *GlobPattern) Descend(rel string) bool {
 	return true
 }
 
+// DescendsAll reports whether Descend is true of every directory.
+func (g *GlobPattern) DescendsAll() bool { return g.segs == nil || g.globstar && g.lead == 0 }
+
 // LiteralPrefix returns the leading directories of the pattern that hold
 // no wildcard ("src/" for "src/**/*.go"), which every match starts with;
 // "" when there are none, the pattern is case-insensitive or it is not

@@ -53,6 +53,15 @@ func (q *GlobQuery) match(rel string) bool { return q.Glob.Match(rel) && q.Filte
 // result.
 func (q *GlobQuery) descend(rel string) bool { return q.Glob.Descend(rel) && q.Filter.Descend(rel) }
 
+// enter is descend, or nil when descend is true of every directory (for
+// index.FilesEntering).
+func (q *GlobQuery) enter() func(rel string) bool {
+	if q.Glob.DescendsAll() && q.Filter.descendsAll() {
+		return nil
+	}
+	return q.descend
+}
+
 // GrepQuery is a checked Grep request.
 type GrepQuery struct {
 	WS      *Workspace
