@@ -73,12 +73,25 @@ func (s *segment) match(name string) bool {
 }
 
 // literalNeeds returns strings every path matching segs contains: the
-// literal segments and the literal suffix of the last one. Checking them
-// first rejects most of a path table without the segment matcher.
+// literal segments, the literal part of "lit*", the runs of two or more
+// literal bytes between the "*" and "?" of other segments ("zzz" and
+// ".go" of "zzz*.go"; not in a segment holding a class, a brace or an
+// escape), and the literal suffix of the last segment. Checking them first
+// rejects most of a path table without the segment matcher.
 func literalNeeds(segs []segment) (contains []string, suffix string) {
 	for _, s := range segs {
-		if s.kind == segLiteral {
+		switch s.kind {
+		case segLiteral, segPrefix:
 			contains = append(contains, s.lit)
+		case segGlob:
+			if strings.ContainsAny(s.pat, `[{\`) {
+				break
+			}
+			for _, run := range strings.FieldsFunc(s.pat, func(r rune) bool { return r == '*' || r == '?' }) {
+				if len(run) >= 2 {
+					contains = append(contains, run)
+				}
+			}
 		}
 	}
 	if last := segs[len(segs)-1]; last.kind == segSuffix || last.kind == segLiteral {

@@ -13,8 +13,9 @@ import (
 // matches are frequent.
 func TestFastGlobAgreesWithDoublestar(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	segPats := []string{"**", "*", "a", "b", "*.go", "a*", "*a", "[ab]", "?", "{a,b}", "a.go", ".x", "*_test.go", "**"}
-	names := []string{"a", "b", "a.go", "ab", "ba", "x_test.go", ".x", "c", "aa.go", "b.go"}
+	segPats := []string{"**", "*", "a", "b", "*.go", "a*", "*a", "[ab]", "?", "{a,b}", "a.go", ".x", "*_test.go", "**",
+		"a*.go", "?a*", "*ab*", "x*_test.go", "ab?.go", "a*b?", "[ab]b*.go"}
+	names := []string{"a", "b", "a.go", "ab", "ba", "x_test.go", ".x", "c", "aa.go", "b.go", "ab.go", "xab", "abc.go", "bab.go"}
 	checked := 0
 	for range 200000 {
 		n := 1 + r.IntN(4)
