@@ -113,18 +113,7 @@ func TestClassRunFind(t *testing.T) {
 // m's regexp matches, each on its own.
 func checkScanLines(t *testing.T, m *Matcher, hay []byte) {
 	t.Helper()
-	var want [][2]int
-	for s := 0; s < len(hay); {
-		e := lineEnd(hay, s)
-		if m.re.Match(hay[s:e]) {
-			want = append(want, [2]int{s, e})
-		}
-		s = e + 1
-	}
-	var got [][2]int
-	var sc Scanner
-	m.Scan(&sc, hay, func(s, e int) bool { got = append(got, [2]int{s, e}); return true })
-	if !slices.Equal(got, want) {
+	if got, want := scanLines(m, hay), regexpLines(m.re, hay); !slices.Equal(got, want) {
 		t.Fatalf("pattern %q hay %q: Scan %v, lines %v", m.re, hay, got, want)
 	}
 }

@@ -41,6 +41,26 @@ type kernelStats struct {
 	cases, litOnly, matches, lines int
 }
 
+// regexpLines returns the [start, end) of each line of hay (without its
+// newline) re matches on its own: what Matcher.Scan must report.
+func regexpLines(re *regexp.Regexp, hay []byte) (lines [][2]int) {
+	for s := 0; s < len(hay); {
+		e := lineEnd(hay, s)
+		if re.Match(hay[s:e]) {
+			lines = append(lines, [2]int{s, e})
+		}
+		s = e + 1
+	}
+	return lines
+}
+
+// scanLines returns the lines m.Scan reports in hay.
+func scanLines(m *Matcher, hay []byte) (lines [][2]int) {
+	var sc Scanner
+	m.Scan(&sc, hay, func(s, e int) bool { lines = append(lines, [2]int{s, e}); return true })
+	return lines
+}
+
 func checkKernel(t *testing.T, needle string, hay []byte, fold bool, st *kernelStats) {
 	t.Helper()
 	prefix := ""
@@ -62,17 +82,7 @@ func checkKernel(t *testing.T, needle string, hay []byte, fold bool, st *kernelS
 	what := fmt.Sprintf("needle %q fold=%v hay %q", needle, fold, hay)
 
 	// Lines.
-	var want [][2]int
-	for s := 0; s < len(hay); {
-		e := lineEnd(hay, s)
-		if re.Match(hay[s:e]) {
-			want = append(want, [2]int{s, e})
-		}
-		s = e + 1
-	}
-	var got [][2]int
-	var sc Scanner
-	m.Scan(&sc, hay, func(s, e int) bool { got = append(got, [2]int{s, e}); return true })
+	want, got := regexpLines(re, hay), scanLines(m, hay)
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s: lines %v, regexp %v", what, got, want)
 	}
