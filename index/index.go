@@ -491,19 +491,7 @@ func (ix *Index) Len() int {
 // (root-relative; "" or "." for all) and starts with prefix (relative to
 // dir; "" for any), until fn returns false. fn must not call ix.
 func (ix *Index) Files(dir, prefix string, fn func(*File) bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	lo := dirPrefix(dir) + prefix
-	i, _ := slices.BinarySearchFunc(ix.order, lo, ix.pathSearch)
-	for ; i < len(ix.order); i++ {
-		f := &ix.files[ix.order[i]]
-		if !strings.HasPrefix(f.Path, lo) {
-			return
-		}
-		if !fn(f) {
-			return
-		}
-	}
+	ix.FilesEntering(dir, prefix, nil, fn)
 }
 
 // FilesEntering is Files entering only the directories enter lets in:
@@ -513,12 +501,35 @@ func (ix *Index) Files(dir, prefix string, fn func(*File) bool) {
 // paths; a nil enter lets every directory in (Files). enter must not
 // call ix.
 func (ix *Index) FilesEntering(dir, prefix string, enter func(sub string) bool, fn func(*File) bool) {
-	if enter == nil {
-		ix.Files(dir, prefix, fn)
-		return
-	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	ix.eachEntering(dir, prefix, enter, fn)
+}
+
+// FilesNewerFirst calls fn for the files FilesEntering visits, in two
+// passes over one state of the table: first those whose ModTime is since
+// or later (newer true; in id order, every directory entered: a pass over
+// the packed mtimes), then the others in path order (newer false), until
+// fn returns false. So a caller that takes the newer files whatever their
+// path and the others by path can stop as soon as it has enough of the
+// others: Glob's sort "recent". fn and enter must not call ix.
+func (ix *Index) FilesNewerFirst(dir, prefix string, since int64, enter func(sub string) bool, fn func(f *File, newer bool) bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	lo := dirPrefix(dir) + prefix
+	for id, t := range ix.mtimes {
+		if t < since {
+			continue
+		}
+		if f := &ix.files[id]; f.Path != "" && f.ModTime >= since && strings.HasPrefix(f.Path, lo) && !fn(f, true) {
+			return
+		}
+	}
+	ix.eachEntering(dir, prefix, enter, func(f *File) bool { return f.ModTime >= since || fn(f, false) })
+}
+
+// eachEntering is FilesEntering; the caller holds mu.
+func (ix *Index) eachEntering(dir, prefix string, enter func(sub string) bool, fn func(*File) bool) {
 	base := dirPrefix(dir)
 	lo := base + prefix
 	i, _ := slices.BinarySearchFunc(ix.order, lo, ix.pathSearch)
@@ -531,31 +542,33 @@ func (ix *Index) FilesEntering(dir, prefix string, enter func(sub string) bool, 
 		if !strings.HasPrefix(f.Path, lo) {
 			return
 		}
-		rel := f.Path[len(base):]
-		for len(entered) > 0 && !strings.HasPrefix(rel, entered[len(entered)-1]) {
-			entered = entered[:len(entered)-1]
-		}
-		refused := ""
-		for start := len(last(entered)); ; {
-			j := strings.IndexByte(rel[start:], '/')
-			if j < 0 {
-				break
+		if enter != nil {
+			rel := f.Path[len(base):]
+			for len(entered) > 0 && !strings.HasPrefix(rel, entered[len(entered)-1]) {
+				entered = entered[:len(entered)-1]
 			}
-			d := rel[:start+j+1]
-			if !enter(d[:len(d)-1]) {
-				refused = d
-				break
+			refused := ""
+			for start := len(last(entered)); ; {
+				j := strings.IndexByte(rel[start:], '/')
+				if j < 0 {
+					break
+				}
+				d := rel[:start+j+1]
+				if !enter(d[:len(d)-1]) {
+					refused = d
+					break
+				}
+				entered = append(entered, d)
+				start += j + 1
 			}
-			entered = append(entered, d)
-			start += j + 1
-		}
-		if refused != "" {
-			// The first path past the directory's: its name followed by
-			// the byte after '/'.
-			past := base + refused[:len(refused)-1] + "0"
-			k, _ := slices.BinarySearchFunc(ix.order[i:], past, ix.pathSearch)
-			i += k
-			continue
+			if refused != "" {
+				// The first path past the directory's: its name followed
+				// by the byte after '/'.
+				past := base + refused[:len(refused)-1] + "0"
+				k, _ := slices.BinarySearchFunc(ix.order[i:], past, ix.pathSearch)
+				i += k
+				continue
+			}
 		}
 		if !fn(f) {
 			return

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	csindex "github.com/google/codesearch/index"
 
@@ -549,6 +550,60 @@ func TestFilesEntering(t *testing.T) {
 		ix.FilesEntering(dir, prefix, func(sub string) bool { return !refuse[sub] }, func(*File) bool { n++; return n < 2 })
 		if n > 2 || len(want) >= 2 && n != 2 {
 			t.Fatalf("trial %d: fn called %d times after returning false", trial, n)
+		}
+	}
+}
+
+// FilesNewerFirst visits the files FilesEntering does, the ones at since
+// or later first, then the others in path order, and stops when told.
+func TestFilesNewerFirst(t *testing.T) {
+	files := map[string]string{}
+	names := []string{"a.go", "a/b/c.go", "a/b/d.go", "a/x.go", "b/y.go", "b/z/w.go", "c.go", "d/e.go"}
+	for _, p := range names {
+		files[p] = p + "\n"
+	}
+	root := writeTree(t, files)
+	since := time.Now().Add(-time.Hour)
+	newer := map[string]bool{"a/b/d.go": true, "b/z/w.go": true, "d/e.go": true}
+	for _, p := range names {
+		mt := since.Add(-24 * time.Hour)
+		if newer[p] {
+			mt = since.Add(time.Minute)
+		}
+		if err := os.Chtimes(filepath.Join(root, p), mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := mustBuild(t, root)
+	for _, c := range []struct {
+		dir, prefix string
+		refuse      string
+		stopAfter   int
+		want        []string
+	}{
+		{"", "", "", -1, []string{"a/b/d.go", "b/z/w.go", "d/e.go", "a.go", "a/b/c.go", "a/x.go", "b/y.go", "c.go"}},
+		{"", "", "a/b", -1, []string{"a/b/d.go", "b/z/w.go", "d/e.go", "a.go", "a/x.go", "b/y.go", "c.go"}},
+		{"a", "", "", -1, []string{"a/b/d.go", "a/b/c.go", "a/x.go"}},
+		{"", "b/", "", -1, []string{"b/z/w.go", "b/y.go"}},
+		{"", "", "", 4, []string{"a/b/d.go", "b/z/w.go", "d/e.go", "a.go"}},
+		{"", "", "", 2, []string{"a/b/d.go", "b/z/w.go"}},
+	} {
+		var got []string
+		ix.FilesNewerFirst(c.dir, c.prefix, since.UnixNano(), func(sub string) bool { return sub != c.refuse }, func(f *File, isNewer bool) bool {
+			if isNewer != newer[f.Path] {
+				t.Errorf("%+v: %s newer=%v", c, f.Path, isNewer)
+			}
+			got = append(got, f.Path)
+			return len(got) != c.stopAfter
+		})
+		// The newer files come in id order: compare them as a set.
+		n := 0
+		for n < len(got) && newer[got[n]] {
+			n++
+		}
+		slices.Sort(got[:n])
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%+v: got %q, want %q", c, got, c.want)
 		}
 	}
 }

@@ -150,6 +150,13 @@ func FuzzGlobMatch(f *testing.F) {
 			return
 		}
 		m := g.Match(p)
+		if g.rawNeeds { // the needs looked for in the raw path: as in its matchKey form
+			slow := *g
+			slow.rawNeeds = false
+			if slow.Match(p) != m {
+				t.Fatalf("CompileGlob(%q).Match(%q) = %v with the needs looked for in the raw path, %v in its matchKey form", pat, p, m, !m)
+			}
+		}
 		g.Descend(p)
 		g.AllowHidden(p)
 		in, ierr := CompileInclude(pat)

@@ -51,3 +51,24 @@ func TestFastGlobAgreesWithDoublestar(t *testing.T) {
 		t.Fatalf("only %d cases checked", checked)
 	}
 }
+
+// matchKey changes only non-ASCII bytes, into non-ASCII runes, so an
+// ASCII string is a substring or suffix of a path exactly when it is one
+// of the path's matchKey form (GlobPattern.rawNeeds relies on it).
+func TestMatchKeyKeepsASCII(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"a", ".go", "/", "\xff", "\xc3", "é", "\U0010FF7F", "\U0010FFFF", "\U0010FF80", "go", "\x80"}
+	for range 50000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		raw := b.String()
+		key := matchKey(raw)
+		for _, n := range []string{".go", "a.go", "go", "a/", "/a", "aa", "o/"} {
+			if strings.Contains(raw, n) != strings.Contains(key, n) || strings.HasSuffix(raw, n) != strings.HasSuffix(key, n) {
+				t.Fatalf("%q (key %q) and %q disagree", raw, key, n)
+			}
+		}
+	}
+}

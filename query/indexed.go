@@ -62,8 +62,8 @@ func underAny(p string, dirs []string) bool {
 }
 
 // reach answers whether a walk of dir would enter a subtree below it:
-// every directory on the way, the subtree included, must pass descend and
-// not be hidden (the classifier's verdict, as the index recorded it:
+// every directory on the way, the subtree included, must pass descend (a
+// nil descend passes every directory) and not be hidden (the classifier's verdict, as the index recorded it:
 // hiddenDir) unless the query lets its name through (allow). Each directory's answer is
 // remembered, so asking for many paths costs one step per distinct
 // directory, not one per component of each path.
@@ -86,11 +86,14 @@ func (r *reach) entered(sub string) bool {
 	if len(sub) <= len(r.start) {
 		return sub == r.start
 	}
+	if r.descend == nil && !strings.HasPrefix(sub, ".") && !strings.Contains(sub, "/.") {
+		return true // no directory refused, none hidden on the way
+	}
 	v, ok := r.seen[sub] // nil until a first answer: most queries ask none
 	if !ok {
 		name := path.Base(sub)
 		hidden := !r.includeHidden && strings.HasPrefix(name, ".") && r.hiddenDir(sub)
-		v = r.entered(parentOf(sub)) && r.descend(relTo(r.dir, sub)) && (!hidden || r.allow(name))
+		v = r.entered(parentOf(sub)) && (r.descend == nil || r.descend(relTo(r.dir, sub))) && (!hidden || r.allow(name))
 		if r.seen == nil {
 			r.seen = make(map[string]bool)
 		}
@@ -134,25 +137,20 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	// settle the answer (unless walked subtrees add theirs).
 	enough := func() bool { return p.Sort == SortPath && len(live) == 0 && len(hits) > p.Limit }
 	// With sort "recent", files older than the window come after the
-	// newer ones, by path: the table's order, so once limit+1 of them are
-	// hits (older counts them) only newer files can still change the
-	// answer, and the older ones are passed over before any matching
-	// (orderGlob's window ends later, so a file older here is older there
-	// too).
+	// newer ones, by path: the table's order. The index hands over the
+	// newer files first, then the older ones by path, so once limit+1 of
+	// those are hits the rest cannot change the answer (orderGlob's
+	// window ends later, so a file older here is older there too). With
+	// subtrees to walk, every file is visited.
 	cutoff := time.Now().Add(-RecentWindow).UnixNano()
+	recent := p.Sort == SortRecent && len(live) == 0
 	older := 0
 	visited := 0
-	// Directories no match can lie in are passed over, as the walk
-	// passes them over.
-	s.Index.FilesEntering(q.Dir, g.LiteralPrefix(), q.enter(), func(f *index.File) bool {
+	visit := func(f *index.File, old bool) bool {
 		visited++
 		if visited%1024 == 0 && ctx.Err() != nil {
 			res.Run.Data.AbortedReason = envelope.AbortTimeLimit
 			return false
-		}
-		old := p.Sort == SortRecent && len(live) == 0 && f.ModTime < cutoff
-		if old && older > p.Limit {
-			return true
 		}
 		rel := relTo(q.Dir, f.Path)
 		if !visible(f.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !q.match(rel) || underAny(f.Path, live) {
@@ -165,10 +163,17 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 				older++
 			}
 		}
-		return !enough()
-	})
+		return !enough() && !(old && older > p.Limit)
+	}
+	// Directories no match can lie in are passed over, as the walk
+	// passes them over.
+	if recent {
+		s.Index.FilesNewerFirst(q.Dir, g.LiteralPrefix(), cutoff, q.enter(), func(f *index.File, newer bool) bool { return visit(f, !newer) })
+	} else {
+		s.Index.FilesEntering(q.Dir, g.LiteralPrefix(), q.enter(), func(f *index.File) bool { return visit(f, false) })
+	}
 	walkedIgnored := 0
-	reached := newReach(q.Dir, q.descend, g.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
+	reached := newReach(q.Dir, q.enter(), g.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
 	for _, sub := range live {
 		if res.Run.Data.AbortedReason != "" || !reached.entered(sub) {
 			continue
@@ -362,12 +367,13 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 }
 
 // skips answers what a walk of dir would report as skipped, from the
-// index's records: the ignored entries and, when wantHidden (the hints
-// need them only for an empty result), the hidden ones — the recorded
-// hidden directories and the files with a hidden name — whose parent the
-// walk would enter and whose name the query does not let through, in
-// walk order.
-func (s Indexed) skips(r *reach, wantHidden bool, live []string) (int, []tree.Skip) {
+// index's records: how many ignored entries the walk would meet (those
+// whose parent it would enter) and, when wantList (the hints need it only
+// for an empty result), the list of them and of the hidden ones — the
+// recorded hidden directories and the files with a hidden name — whose
+// parent the walk would enter and whose name the query does not let
+// through, in walk order.
+func (s Indexed) skips(r *reach, wantList bool, live []string) (int, []tree.Skip) {
 	hiddenSkip := func(p string) bool {
 		return !underAny(p, live) && !r.allow(path.Base(p)) && r.entered(parentOf(p))
 	}
@@ -378,13 +384,18 @@ func (s Indexed) skips(r *reach, wantHidden bool, live []string) (int, []tree.Sk
 		case !sk.Hidden:
 			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
 				ignored++
-				out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
+				if wantList {
+					out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
+				}
 			}
-		case wantHidden && !r.includeHidden && hiddenSkip(sk.Path):
+		case wantList && !r.includeHidden && hiddenSkip(sk.Path):
 			out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Hidden: true})
 		}
 	})
-	if wantHidden && !r.includeHidden {
+	if !wantList {
+		return ignored, nil
+	}
+	if !r.includeHidden {
 		s.Index.HiddenFiles(r.start, func(f *index.File) bool {
 			if hiddenSkip(f.Path) {
 				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})

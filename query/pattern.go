@@ -2,6 +2,7 @@ package query
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -32,6 +33,11 @@ type GlobPattern struct {
 	fast     []segment // compiled segments; nil: doublestar matches
 	needs    []string  // with fast: substrings every match contains
 	suffix   string    // with fast: the suffix every match has
+	// rawNeeds: needs and suffix are ASCII and the pattern is
+	// case-sensitive, so a path's raw bytes hold them exactly when its
+	// matchKey form does (the form changes only non-ASCII bytes, into
+	// non-ASCII runes), and they are checked before the form is made.
+	rawNeeds bool
 }
 
 // CompileGlob checks and compiles pattern. fold makes it case-insensitive.
@@ -62,6 +68,7 @@ func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
 		g.fast = compileSegments(g.segs)
 		if g.fast != nil {
 			g.needs, g.suffix = literalNeeds(g.fast)
+			g.rawNeeds = !fold && isASCII(g.suffix) && !slices.ContainsFunc(g.needs, func(n string) bool { return !isASCII(n) })
 		}
 	}
 	return g, nil
@@ -232,14 +239,12 @@ func asciiPrefix(s string) int {
 // Match reports whether rel (relative to the pattern's directory) matches.
 func (g *GlobPattern) Match(rel string) bool {
 	if g.fast != nil {
-		rel = g.norm(rel)
-		if !strings.HasSuffix(rel, g.suffix) {
+		if g.rawNeeds && !g.holdsNeeds(rel) {
 			return false
 		}
-		for _, n := range g.needs {
-			if !strings.Contains(rel, n) {
-				return false
-			}
+		rel = g.norm(rel)
+		if !g.rawNeeds && !g.holdsNeeds(rel) {
+			return false
 		}
 		// The last segment (never "**") takes the last component: one
 		// test of the name rejects most paths before "**" tries every
@@ -251,6 +256,22 @@ func (g *GlobPattern) Match(rel string) bool {
 	}
 	return doublestar.MatchUnvalidated(g.pat, g.norm(rel))
 }
+
+// holdsNeeds reports whether rel has the suffix and holds the needs.
+func (g *GlobPattern) holdsNeeds(rel string) bool {
+	if !strings.HasSuffix(rel, g.suffix) {
+		return false
+	}
+	for _, n := range g.needs {
+		if !strings.Contains(rel, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool { return asciiPrefix(s) == len(s) }
 
 // Descend reports whether the directory rel (relative to the pattern's
 // directory) can hold a match: its leading segments must match the
