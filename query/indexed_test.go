@@ -298,7 +298,8 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 	for _, g := range []string{`needle`, `(?i)NEEDLE`, `^needle`, `needle\b`, `func \w+\(`, `zzz`, `n.e.d.e`, `needle (real|kept|out)`} {
 		for _, extra := range []string{``, `,"case_sensitive":true`, `,"include":"*.go"`, `,"include":"**/.github/**"`,
 			`,"include_hidden":true`, `,"path":"src"`, `,"path":"src/.hidden"`, `,"path":".github"`, `,"limit":2`,
-			`,"output_mode":"count"`, `,"output_mode":"files_with_matches","limit":1`, `,"context":1`, `,"include":".env"`} {
+			`,"output_mode":"count"`, `,"output_mode":"files_with_matches","limit":1`, `,"context":1`, `,"include":".env"`,
+			`,"include":"src/**"`} {
 			cases = append(cases, [2]string{ToolGrep, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}

@@ -420,6 +420,15 @@ func (in *Include) Descend(rel string) bool {
 	return in.filter.Descend(rel) && (in.g == nil || in.base || in.g.Descend(rel))
 }
 
+// enter is Descend, or nil when Descend is true of every directory (for
+// reach, and index.FilesEntering).
+func (in *Include) enter() func(rel string) bool {
+	if in == nil || in.filter.descendsAll() && (in.g == nil || in.base || in.g.DescendsAll()) {
+		return nil
+	}
+	return in.Descend
+}
+
 // AllowHidden reports whether the include names a hidden entry.
 func (in *Include) AllowHidden(name string) bool {
 	return in != nil && in.g != nil && in.g.AllowHidden(name)
