@@ -547,28 +547,24 @@ func join(dir, name string) string {
 
 // Order compares root-relative paths in the order Walk hands them out:
 // depth first, each directory's entries by name (so "a/b" comes before
-// "a.txt"), a directory before what it holds.
+// "a.txt"), a directory before what it holds. That is the order of the
+// paths' bytes with "/" taken as smaller than every other byte (names
+// hold no NUL): at the first byte where two paths differ, a "/" ends a
+// name that the other path's name continues, and a path that runs out
+// first is the other's ancestor or its name is a prefix of the other's.
 func Order(a, b string) int {
-	for {
-		ai, bi := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
-		ac, bc := a, b
-		if ai >= 0 {
-			ac = a[:ai]
-		}
-		if bi >= 0 {
-			bc = b[:bi]
-		}
-		if c := strings.Compare(ac, bc); c != 0 {
-			return c
-		}
-		switch {
-		case ai < 0 && bi < 0:
-			return 0
-		case ai < 0:
-			return -1 // a is b's ancestor
-		case bi < 0:
-			return 1
-		}
-		a, b = a[ai+1:], b[bi+1:]
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
 	}
+	switch {
+	case i == n:
+		return cmp.Compare(len(a), len(b))
+	case a[i] == '/':
+		return -1
+	case b[i] == '/':
+		return 1
+	}
+	return cmp.Compare(a[i], b[i])
 }

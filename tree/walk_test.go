@@ -1,9 +1,11 @@
 package tree
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path"
@@ -335,4 +337,37 @@ func emfileChild(dir string) {
 		}
 	}
 	os.Exit(0)
+}
+
+// orderByNames is Order read off its definition: name by name, an
+// ancestor first.
+func orderByNames(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := range min(len(as), len(bs)) {
+		if c := strings.Compare(as[i], bs[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(as), len(bs))
+}
+
+func TestOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	pieces := []string{"a", "b", "/", "-", ".", "a.b", "0", " ", "\xff", "é", "~", "!"}
+	gen := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(6) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return strings.Trim(strings.ReplaceAll(b.String(), "//", "/"), "/")
+	}
+	for range 100000 {
+		a, b := gen(), gen()
+		if a == "" || b == "" {
+			continue
+		}
+		if got, want := Order(a, b), orderByNames(a, b); got != want {
+			t.Fatalf("Order(%q, %q) = %d, by names %d", a, b, got, want)
+		}
+	}
 }
