@@ -517,7 +517,7 @@ func (ix *Index) FilesNewerFirst(dir, prefix string, since int64, enter func(sub
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	lo := dirPrefix(dir) + prefix
-	for id, t := range ix.mtimes {
+	for id, t := range ix.mtimes[:min(len(ix.mtimes), len(ix.files))] {
 		if t < since {
 			continue
 		}

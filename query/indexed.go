@@ -63,10 +63,12 @@ func underAny(p string, dirs []string) bool {
 
 // reach answers whether a walk of dir would enter a subtree below it:
 // every directory on the way, the subtree included, must pass descend (a
-// nil descend passes every directory) and not be hidden (the classifier's verdict, as the index recorded it:
-// hiddenDir) unless the query lets its name through (allow). Each directory's answer is
+// nil descend passes every directory) and not be hidden (the
+// classifier's verdict, as the index recorded it: hiddenDir) unless the
+// query lets its name through (allow). Each directory's answer is
 // remembered, so asking for many paths costs one step per distinct
-// directory, not one per component of each path.
+// directory, not one per component of each path; with a nil descend, a
+// path with no hidden name on the way costs none.
 type reach struct {
 	dir, start    string
 	descend       func(string) bool

@@ -421,7 +421,7 @@ func (in *Include) Descend(rel string) bool {
 }
 
 // enter is Descend, or nil when Descend is true of every directory (for
-// reach, and index.FilesEntering).
+// reach).
 func (in *Include) enter() func(rel string) bool {
 	if in == nil || in.filter.descendsAll() && (in.g == nil || in.base || in.g.DescendsAll()) {
 		return nil
