@@ -13,7 +13,9 @@
 //
 // Run it from the module root: without -indexctl it builds ./cmd/indexctl
 // and its engine ./cmd/indexd into a temporary directory (falling back to
-// indexctl on $PATH).
+// indexctl on $PATH), and runs them with a daemon of their own there,
+// which indexes the tree before the first query and is stopped at the
+// end; a user's daemon is neither reached nor replaced.
 //
 // With -scale it runs the scale run instead (scale.go): a private daemon
 // of its own on the tree, and one table of the index's figures at size —
@@ -113,6 +115,28 @@ func main() {
 	// Tools.
 	if want[toolIndexctl] {
 		s.indexctl, r.indexctlFrom = findIndexctl(*indexctl, tmp)
+		if s.indexctl == filepath.Join(tmp, "indexctl") {
+			// Built here: it gets a daemon of its own (state and socket in
+			// tmp), indexed before the first query and stopped at the
+			// end, so that no user's daemon is replaced and none outlives
+			// its deleted binary. An indexctl named by -indexctl, or found
+			// on $PATH, talks to the user's daemon.
+			s.indexctlEnv = privateEnv(tmp, privateSocket(tmp))
+			r.indexctlFrom += "; a daemon of its own, indexed before the first query"
+			defer stopPrivate(s)
+		}
+	}
+	// Interrupted, the run ends the command under way, starts no other,
+	// stops its daemon and removes tmp.
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	interrupted := func() {
+		progress("interrupted")
+		if s.indexctlEnv != nil {
+			stopPrivate(s)
+		}
+		os.RemoveAll(tmp)
+		os.Exit(130)
 	}
 	if want[toolRg] || want[toolRgFiles] {
 		s.rg = lookTool(*rgFlag, "rg")
@@ -142,12 +166,42 @@ func main() {
 		}
 	}
 
+	if s.indexctlEnv != nil {
+		progress("indexing %s", tree)
+		if out, err := runCmd(ctx, s, *cmdTimeout, "index", "--wait", tree); ctx.Err() != nil {
+			interrupted()
+		} else if err != nil {
+			stopPrivate(s)
+			os.RemoveAll(tmp)
+			fatal(fmt.Errorf("indexctl index --wait: %v: %s", err, out))
+		}
+	}
 	r.queries = queries(r.man, *rare)
 	for _, q := range r.queries {
-		r.results = append(r.results, measure(s, q, *runs, *warmup, *cmdTimeout))
+		r.results = append(r.results, measure(ctx, s, q, *runs, *warmup, *cmdTimeout))
+		if ctx.Err() != nil {
+			interrupted()
+		}
 	}
 	r.setup = s
 	r.write(os.Stdout)
+}
+
+// runCmd runs s's indexctl with args in its environment and returns its
+// combined output.
+func runCmd(ctx context.Context, s *setup, timeout time.Duration, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.indexctl, args...)
+	cmd.Env = s.indexctlEnv
+	return cmd.CombinedOutput()
+}
+
+// stopPrivate stops the daemon of s's private environment.
+func stopPrivate(s *setup) {
+	if out, err := runCmd(context.Background(), s, 40*time.Second, "stop"); err != nil {
+		progress("indexctl stop: %v: %s", err, out)
+	}
 }
 
 // realDir returns dir made absolute with symbolic links resolved, and
@@ -245,8 +299,8 @@ type result struct {
 }
 
 // measure runs q with every tool: warm-up runs, then the timed runs
-// interleaved tool by tool.
-func measure(s *setup, q query, runs, warmup int, timeout time.Duration) result {
+// interleaved tool by tool, until ctx ends.
+func measure(ctx context.Context, s *setup, q query, runs, warmup int, timeout time.Duration) result {
 	res := result{q: q, argv: map[string][]string{}, stats: map[string]stats{}}
 	var tools []string
 	for _, t := range allTools {
@@ -257,7 +311,7 @@ func measure(s *setup, q query, runs, warmup int, timeout time.Duration) result 
 	}
 	progress("%s: %s", q.name, strings.Join(tools, ", "))
 	run := func(t string) (sample, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return runOnce(ctx, s.tree, s.env(t), res.argv[t], t == toolIndexctl)
 	}

@@ -84,19 +84,11 @@ func runScale(ctx context.Context, cfg scaleConfig) (rep *scaleReport, err error
 			return nil, err
 		}
 	}
-	r := &scaleRun{cfg: cfg, tmp: tmp, socket: filepath.Join(tmp, "run", "indexd.sock"), daemons: map[int]bool{}}
+	r := &scaleRun{cfg: cfg, tmp: tmp, socket: privateSocket(tmp), daemons: map[int]bool{}}
 	r.token = randomHex(6)
 	// The daemon's state and socket live in tmp: no user's daemon is
-	// reached, started or stopped. INDEXCTL_DIRECT would bypass the daemon.
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "INDEXD_SOCKET", "INDEXCTL_DIRECT":
-			continue
-		}
-		r.env = append(r.env, kv)
-	}
-	r.env = append(r.env, "XDG_STATE_HOME="+filepath.Join(tmp, "state"), "XDG_RUNTIME_DIR="+filepath.Join(tmp, "run"), "INDEXD_SOCKET="+r.socket)
+	// reached, started or stopped.
+	r.env = privateEnv(tmp, r.socket)
 
 	rep = &scaleReport{cfg: cfg, started: time.Now(), loadStart: loadavg(), nproc: nproc()}
 	r.rep = rep
@@ -177,7 +169,7 @@ func (r *scaleRun) run(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rep.results = append(rep.results, measure(r.s, q, cfg.runs, cfg.warmup, cfg.cmdTimeout))
+		rep.results = append(rep.results, measure(ctx, r.s, q, cfg.runs, cfg.warmup, cfg.cmdTimeout))
 	}
 	r.rare = qs[0].pattern
 

@@ -168,6 +168,27 @@ func (s *setup) argv(tool string, q query) []string {
 	return nil
 }
 
+// privateSocket is the socket of a daemon private to a run whose
+// temporary directory is tmp (privateEnv).
+func privateSocket(tmp string) string { return filepath.Join(tmp, "run", "indexd.sock") }
+
+// privateEnv is the harness's environment with the daemon's state and
+// socket in tmp, so that indexctl run in it reaches, starts and stops no
+// user's daemon (INDEXCTL_DIRECT, which would bypass the daemon, is
+// dropped).
+func privateEnv(tmp, socket string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "INDEXD_SOCKET", "INDEXCTL_DIRECT":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "XDG_STATE_HOME="+filepath.Join(tmp, "state"), "XDG_RUNTIME_DIR="+filepath.Join(tmp, "run"), "INDEXD_SOCKET="+socket)
+}
+
 // env returns the environment of tool's commands.
 func (s *setup) env(tool string) []string {
 	switch tool {
