@@ -131,9 +131,11 @@ func (d *daemon) knownRoot(root, cwd, from string) (string, string) {
 	if err != nil {
 		return root, cwd
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return root, cwd
+	realRoot := realAbs
+	if abs != root {
+		if realRoot, err = filepath.EvalSymlinks(root); err != nil {
+			return root, cwd
+		}
 	}
 	best := ""
 	d.mu.Lock()

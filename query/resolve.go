@@ -70,6 +70,12 @@ func (w *Workspace) Resolve(cwd, p string) (rel string, exists bool, err *envelo
 	} else {
 		abs = filepath.Join(w.Root, filepath.FromSlash(cwd), filepath.FromSlash(p))
 	}
+	if abs == w.Root {
+		// The root itself (no path given, the common case): NewWorkspace
+		// resolved it for this workspace, and resolving it again would
+		// look at each of its components once more.
+		return ".", true, nil
+	}
 	real, exists := evalExisting(abs)
 	if !tree.Within(w.Root, real) {
 		return "", false, envelope.Errorf(envelope.CodeAccessDenied, msgAccessDenied)
@@ -130,6 +136,9 @@ func (w *Workspace) resolveDir(cwd, p, what string) (string, *envelope.Error) {
 	}
 	if !exists {
 		return "", envelope.Errorf(envelope.CodeNotFound, "%s '%s' does not exist.", what, p)
+	}
+	if rel == "." {
+		return rel, nil // NewWorkspace found the root a directory
 	}
 	fi, statErr := os.Stat(w.Abs(rel))
 	switch {
