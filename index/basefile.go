@@ -131,7 +131,7 @@ func (p postings) checkCRC(crc uint32) (err error) {
 			err = fmt.Errorf("%w: base file: fault reading it: %v", ErrCorrupt, r)
 		}
 	}()
-	if crc32.Checksum(p.data, crcTable) != crc {
+	if crc32.Checksum(p.data, castagnoli()) != crc {
 		return fmt.Errorf("%w: base checksum", ErrCorrupt)
 	}
 	return nil

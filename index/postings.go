@@ -528,7 +528,7 @@ func (pw *postingWriter) write(b []byte) {
 	if pw.err != nil {
 		return
 	}
-	pw.crc = crc32.Update(pw.crc, crcTable, b)
+	pw.crc = crc32.Update(pw.crc, castagnoli(), b)
 	pw.off += uint64(len(b))
 	if pw.w == nil {
 		pw.buf = append(pw.buf, b...)

@@ -216,6 +216,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -252,9 +253,13 @@ var (
 	kBase    = []byte("base")
 	kSums    = []byte("sums")
 	kMetaSum = []byte("metasum")
-
-	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
+
+// castagnoli returns the CRC-32C table of the DB's and the base file's
+// sums, made on first use: making it (8 KiB of tables for the hardware
+// path) took 0.17 ms of every engine start, a query answered with
+// --direct included, which never reads a DB.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // The buckets with record sums, in the order of meta "sums".
 const (
@@ -271,8 +276,8 @@ var summed = [nSums][]byte{bFiles, bDelta, bStale, bIgnored}
 // comment).
 func recordHash(k, v []byte) uint64 {
 	var lb [binary.MaxVarintLen64]byte
-	c := crc32.Checksum(lb[:binary.PutUvarint(lb[:], uint64(len(k)))], crcTable)
-	c = crc32.Update(crc32.Update(c, crcTable, k), crcTable, v)
+	c := crc32.Checksum(lb[:binary.PutUvarint(lb[:], uint64(len(k)))], castagnoli())
+	c = crc32.Update(crc32.Update(c, castagnoli(), k), castagnoli(), v)
 	x := uint64(c)<<32 | uint64(uint32(len(v)))
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
@@ -288,10 +293,10 @@ func metaSum(meta *bolt.Bucket) uint32 {
 	var lb [binary.MaxVarintLen64]byte
 	meta.ForEach(func(k, v []byte) error {
 		if !bytes.Equal(k, kMetaSum) {
-			c = crc32.Update(c, crcTable, lb[:binary.PutUvarint(lb[:], uint64(len(k)))])
-			c = crc32.Update(c, crcTable, k)
-			c = crc32.Update(c, crcTable, lb[:binary.PutUvarint(lb[:], uint64(len(v)))])
-			c = crc32.Update(c, crcTable, v)
+			c = crc32.Update(c, castagnoli(), lb[:binary.PutUvarint(lb[:], uint64(len(k)))])
+			c = crc32.Update(c, castagnoli(), k)
+			c = crc32.Update(c, castagnoli(), lb[:binary.PutUvarint(lb[:], uint64(len(v)))])
+			c = crc32.Update(c, castagnoli(), v)
 		}
 		return nil
 	})
@@ -474,7 +479,7 @@ func (ix *Index) Save(path string) error {
 		var err error
 		nb, err = writeBaseFile(path, func(w io.Writer) (int64, uint32, error) {
 			_, err := w.Write(ix.base.data)
-			return int64(len(ix.base.data)), crc32.Checksum(ix.base.data, crcTable), err
+			return int64(len(ix.base.data)), crc32.Checksum(ix.base.data, castagnoli()), err
 		})
 		if err != nil {
 			return fmt.Errorf("index: save %s: %w", path, err)
