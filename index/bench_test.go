@@ -7,12 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp/syntax"
 	"strings"
 	"testing"
 	"time"
-
-	csindex "github.com/google/codesearch/index"
 )
 
 // Benchmarks on $(go env GOROOT)/src, or on INDEXD_BENCH_TREE when set
@@ -158,11 +155,7 @@ func BenchmarkRareLiteral(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ix.Close()
-	re, err := syntax.Parse("QuokkaNeedleZeta", syntax.Perl)
-	if err != nil {
-		b.Fatal(err)
-	}
-	q := csindex.RegexpQuery(re)
+	q := trigramQuery(b, "QuokkaNeedleZeta")
 	if got := len(ix.Candidates(q, "", nil)); got != 3 {
 		b.Fatalf("%d candidates, want 3", got)
 	}

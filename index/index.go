@@ -49,7 +49,6 @@ import (
 	"errors"
 	"io/fs"
 	"math"
-	"math/bits"
 	"path"
 	"runtime"
 	"runtime/debug"
@@ -517,15 +516,27 @@ func (ix *Index) FilesNewerFirst(dir, prefix string, since int64, enter func(sub
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	lo := dirPrefix(dir) + prefix
+	stopped := false
+	ix.eachNewer(since, func(id uint32) bool {
+		f := &ix.files[id]
+		stopped = f.Path != "" && strings.HasPrefix(f.Path, lo) && !fn(f, true)
+		return !stopped
+	})
+	if !stopped {
+		ix.eachEntering(dir, prefix, enter, func(f *File) bool { return f.ModTime >= since || fn(f, false) })
+	}
+}
+
+// eachNewer calls fn, in id order, with each id whose file has ModTime
+// since or later (its packed mtime; a free id's is 0), until fn returns
+// false. Caller holds mu. (The mtimes are as many as the ids: Check;
+// the bound only keeps a broken invariant from reading past the table.)
+func (ix *Index) eachNewer(since int64, fn func(id uint32) bool) {
 	for id, t := range ix.mtimes[:min(len(ix.mtimes), len(ix.files))] {
-		if t < since {
-			continue
-		}
-		if f := &ix.files[id]; f.Path != "" && f.ModTime >= since && strings.HasPrefix(f.Path, lo) && !fn(f, true) {
+		if t >= since && !fn(uint32(id)) {
 			return
 		}
 	}
-	ix.eachEntering(dir, prefix, enter, func(f *File) bool { return f.ModTime >= since || fn(f, false) })
 }
 
 // eachEntering is FilesEntering; the caller holds mu.
@@ -661,13 +672,12 @@ func (ix *Index) EachPhraseCandidateSince(q *csindex.Query, ph *Phrases, dir str
 	ids, all := ix.evalBaseSafe(q, ph, since)
 	switch {
 	case all && since != math.MinInt64: // the newer files only, not a pass over the table
-		for i, w := range ix.newerMask(since) {
-			for ; w != 0; w &= w - 1 {
-				if id := uint32(64*i + bits.TrailingZeros64(w)); ix.delta[id] == nil && !ix.unknown[id] {
-					add(id)
-				}
+		ix.eachNewer(since, func(id uint32) bool {
+			if ix.delta[id] == nil && !ix.unknown[id] {
+				add(id)
 			}
-		}
+			return true
+		})
 	case all:
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
@@ -701,11 +711,10 @@ func (ix *Index) EachPhraseCandidateSince(q *csindex.Query, ph *Phrases, dir str
 // holds mu.
 func (ix *Index) newerMask(since int64) []uint64 {
 	w := make([]uint64, (len(ix.mtimes)+63)/64)
-	for id, t := range ix.mtimes {
-		if t >= since {
-			w[id/64] |= 1 << (id % 64)
-		}
-	}
+	ix.eachNewer(since, func(id uint32) bool {
+		w[id/64] |= 1 << (id % 64)
+		return true
+	})
 	return w
 }
 

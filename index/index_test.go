@@ -43,15 +43,21 @@ func checkIndex(t testing.TB, ix *Index) {
 	}
 }
 
-// candidates returns the sorted paths the index proposes for a regexp.
-func candidates(t testing.TB, ix *Index, pattern string) []string {
+// trigramQuery returns the trigram query of a Perl-syntax regexp.
+func trigramQuery(t testing.TB, pattern string) *csindex.Query {
 	t.Helper()
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return csindex.RegexpQuery(re)
+}
+
+// candidates returns the sorted paths the index proposes for a regexp.
+func candidates(t testing.TB, ix *Index, pattern string) []string {
+	t.Helper()
 	var out []string
-	for _, f := range ix.Candidates(csindex.RegexpQuery(re), "", nil) {
+	for _, f := range ix.Candidates(trigramQuery(t, pattern), "", nil) {
 		out = append(out, f.Path)
 	}
 	slices.Sort(out)
@@ -605,5 +611,16 @@ func TestFilesNewerFirst(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%+v: got %q, want %q", c, got, c.want)
 		}
+	}
+	// A file whose mtime is since itself is a newer one.
+	var tied []string
+	ix.FilesNewerFirst("", "", since.Add(time.Minute).UnixNano(), nil, func(f *File, isNewer bool) bool {
+		if isNewer {
+			tied = append(tied, f.Path)
+		}
+		return true
+	})
+	if slices.Sort(tied); !slices.Equal(tied, []string{"a/b/d.go", "b/z/w.go", "d/e.go"}) {
+		t.Errorf("newer at their own mtime: %q", tied)
 	}
 }

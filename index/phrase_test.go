@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
@@ -16,16 +15,12 @@ import (
 // regexp whose every match holds one of lits.
 func phraseCandidates(t testing.TB, ix *Index, pattern string, lits ...string) []string {
 	t.Helper()
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var bl [][]byte
 	for _, l := range lits {
 		bl = append(bl, []byte(l))
 	}
 	var out []string
-	ix.EachPhraseCandidate(csindex.RegexpQuery(re), NewPhrases(bl), "", func(f *File) { out = append(out, f.Path) })
+	ix.EachPhraseCandidate(trigramQuery(t, pattern), NewPhrases(bl), "", func(f *File) { out = append(out, f.Path) })
 	slices.Sort(out)
 	return out
 }

@@ -276,8 +276,9 @@ var summed = [nSums][]byte{bFiles, bDelta, bStale, bIgnored}
 // comment).
 func recordHash(k, v []byte) uint64 {
 	var lb [binary.MaxVarintLen64]byte
-	c := crc32.Checksum(lb[:binary.PutUvarint(lb[:], uint64(len(k)))], castagnoli())
-	c = crc32.Update(crc32.Update(c, castagnoli(), k), castagnoli(), v)
+	tab := castagnoli()
+	c := crc32.Checksum(lb[:binary.PutUvarint(lb[:], uint64(len(k)))], tab)
+	c = crc32.Update(crc32.Update(c, tab, k), tab, v)
 	x := uint64(c)<<32 | uint64(uint32(len(v)))
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
@@ -291,12 +292,13 @@ func recordHash(k, v []byte) uint64 {
 func metaSum(meta *bolt.Bucket) uint32 {
 	var c uint32
 	var lb [binary.MaxVarintLen64]byte
+	tab := castagnoli()
 	meta.ForEach(func(k, v []byte) error {
 		if !bytes.Equal(k, kMetaSum) {
-			c = crc32.Update(c, castagnoli(), lb[:binary.PutUvarint(lb[:], uint64(len(k)))])
-			c = crc32.Update(c, castagnoli(), k)
-			c = crc32.Update(c, castagnoli(), lb[:binary.PutUvarint(lb[:], uint64(len(v)))])
-			c = crc32.Update(c, castagnoli(), v)
+			c = crc32.Update(c, tab, lb[:binary.PutUvarint(lb[:], uint64(len(k)))])
+			c = crc32.Update(c, tab, k)
+			c = crc32.Update(c, tab, lb[:binary.PutUvarint(lb[:], uint64(len(v)))])
+			c = crc32.Update(c, tab, v)
 		}
 		return nil
 	})

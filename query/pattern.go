@@ -120,7 +120,7 @@ func wholePath(p string) bool {
 		}
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg != "**" && (strings.Contains(strings.NewReplacer("{", "", "}", "", ",", "").Replace(seg), "**") ||
+		if seg != "**" && (strings.Contains(unbrace.Replace(seg), "**") ||
 			strings.Contains(seg, "*{") || strings.Contains(seg, "}*") || starInBrace(seg)) {
 			return true
 		}
@@ -134,6 +134,10 @@ func wholePath(p string) bool {
 	}
 	return false
 }
+
+// unbrace removes a pattern's brace characters, as brace expansion
+// would leave two stars that were apart next to one another.
+var unbrace = strings.NewReplacer("{", "", "}", "", ",", "")
 
 // starInBrace reports whether a "*" of seg lies within a brace.
 func starInBrace(seg string) bool {
