@@ -40,6 +40,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/tree"
 )
 
 // Scanning sizes. They are variables so that tests can shrink them to
@@ -103,8 +104,19 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		return fileHit{fault: !rooted.Gone(err)}
 	}
 	defer file.Close()
-	p := &q.Params
 	h := fileHit{}
+	if f.NoInfo {
+		st, err := file.Stat()
+		switch {
+		case err != nil:
+			return fileHit{fault: !rooted.Gone(err)}
+		case tree.StatType(st.Mode) != 0:
+			return fileHit{} // no longer a regular file: never listed now
+		}
+		f.ModTime, f.Size = tree.Nanos(st.Mtim.Unix()), st.Size
+		h.info, h.mod, h.size = true, f.ModTime, f.Size
+	}
+	p := &q.Params
 	st := &fileState{
 		fs:      fs,
 		done:    ctx.Done(),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -93,22 +94,32 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 
 // Grep walks q.Dir for the files the query admits, orders them newest
 // first and scans them.
+//
+// The walk does not stat the files the prescan reads: the prescan takes
+// a file's mtime and size from the file it opened (one fstat, no path
+// lookup), and the walk waits for the prescan's queue rather than list
+// past it. Once the prescan stops reading (it holds the results that
+// settle the answer), the walk stats what it lists from then on, and
+// the files listed before that and never read are stat'd after the walk
+// (see stateFiles). Either way Scan orders files by the mtime they had
+// when first looked at, as before.
 func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(q.Params.TimeoutMS)*time.Millisecond))
 	defer cancel()
 	var files []FileRef
 	pre := startPrescan(ctx, q)
-	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), grepWalkOptions(q), func(e tree.Entry) error {
+	opts := grepWalkOptions(q)
+	opts.InfoWhen = pre.stopped
+	st, err := tree.Walk(ctx, q.WS.Root, walkStart(q.Dir), dirRules(q.WS, q.Dir), opts, func(e tree.Entry) error {
 		if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
-			files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
-			pre.offer(files[len(files)-1])
+			files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size, NoInfo: !e.Info})
+			pre.offer(files[len(files)-1], !e.Info)
 		}
 		return nil
 	})
-	if hits := pre.finish(); len(hits) > 0 {
-		pq := *q
-		pq.pre = hits
-		q = &pq
+	hits := pre.finish(err == nil)
+	if err == nil {
+		files, err = stateFiles(ctx, q.WS.Root, files, hits)
 	}
 	timedOut := false
 	switch {
@@ -128,6 +139,55 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	return res, nil
 }
 
+// stateFiles gives each file the walk listed its prescanned hit (hits[i]
+// is files[i]'s, nil if it was not read) and fills in the mtime and size
+// of the files listed without them: from the hit when the prescan read
+// the file, else by an lstat beneath the root. A file that is gone or no
+// longer a regular file is dropped, as a walk listing it now would leave
+// it out.
+func stateFiles(ctx context.Context, root string, files []FileRef, hits []*fileHit) ([]FileRef, error) {
+	var r *rooted.Root
+	out := files[:0]
+	for i, f := range files {
+		if i < len(hits) {
+			f.pre = hits[i]
+		}
+		switch {
+		case !f.NoInfo:
+		case f.pre != nil && f.pre.info:
+			f.ModTime, f.Size, f.NoInfo = f.pre.mod, f.pre.size, false
+		default:
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if r == nil {
+				var err error
+				if r, err = rooted.Open(root); err != nil {
+					return nil, fmt.Errorf("%w: %w", tree.ErrUnreadable, err)
+				}
+				defer r.Close()
+			}
+			st, err := r.Lstat(f.Rel)
+			switch {
+			case err != nil && rooted.Gone(err):
+				continue
+			case err != nil:
+				// Unreadable for now: Scan reports it as it reports a
+				// file it cannot read.
+				f.pre, f.NoInfo = &fileHit{fault: true}, false
+				out = append(out, f)
+				continue
+			case tree.StatType(st.Mode) != 0:
+				continue
+			}
+			f.ModTime, f.Size, f.NoInfo = tree.Nanos(st.Mtim.Unix()), st.Size, false
+			f.pre = nil // read before it was stat'd: Scan reads it again
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // grepWalkOptions are the walk's options for a Grep query.
 func grepWalkOptions(q *GrepQuery) tree.Options {
 	return tree.Options{
@@ -145,6 +205,14 @@ type FileRef struct {
 	Rel     string
 	ModTime int64
 	Size    int64
+	// NoInfo: ModTime and Size are not known yet (a walk listed the file
+	// without its status): whoever reads it takes them from the open
+	// file (fileHit.info).
+	NoInfo bool
+	// pre, if set, is what the file holds, already read (by a prescan, or
+	// in an earlier prefix of the same query): Scan takes it instead of
+	// reading the file again.
+	pre *fileHit
 }
 
 // fileHit is what scanning one file found.
@@ -158,6 +226,10 @@ type fileHit struct {
 	// interrupted: the context ended before the file was done; the hit
 	// is incomplete and never part of an answer.
 	interrupted bool
+	// info: mod and size are the open file's (read for a FileRef with
+	// NoInfo, which it was found to be a regular file).
+	info      bool
+	mod, size int64
 }
 
 // scanners bounds the files being scanned at once by every Grep in the
@@ -209,7 +281,71 @@ func scanNeeds(p GrepParams) (need, perFile int) {
 // (a scanWindow of lines, checkEvery runes of a long line, one read),
 // however large the file being scanned.
 func Scan(ctx context.Context, q *GrepQuery, files []FileRef) envelope.GrepRun {
+	if q.Sink == nil && ctx.Err() == nil && allRead(files) {
+		return assembleRead(q, files)
+	}
 	run, _ := scanFiles(ctx, q, files)
+	return run
+}
+
+// allRead reports whether every file carries its hit (FileRef.pre), as
+// after a walk whose prescan read them all.
+func allRead(files []FileRef) bool {
+	for i := range files {
+		if files[i].pre == nil {
+			return false
+		}
+	}
+	return len(files) > 0
+}
+
+// assembleRead is Scan's answer for files that all carry their hits: the
+// completed prefix Scan would reach, taking the files in Grep's order
+// until it holds the results that settle the answer, found by putting in
+// order only the files with something to report (results, or a fault or
+// cut that sets the answer's aborted_reason).
+func assembleRead(q *GrepQuery, files []FileRef) envelope.GrepRun {
+	mode := q.Params.OutputMode
+	need, _ := scanNeeds(q.Params)
+	var notable []*FileRef
+	for i := range files {
+		if h := files[i].pre; h.count > 0 || h.fault || h.cut {
+			notable = append(notable, &files[i])
+		}
+	}
+	slices.SortFunc(notable, func(a, b *FileRef) int {
+		if newer(a, b) {
+			return -1
+		}
+		return 1 // paths differ: never equal
+	})
+	have, end := 0, len(notable)
+	for k, f := range notable {
+		if have += f.pre.results(mode); have >= need {
+			end = k + 1
+			break
+		}
+	}
+	refs := make([]FileRef, end)
+	hits := make([]fileHit, end)
+	for k, f := range notable[:end] {
+		refs[k], hits[k] = *f, *f.pre
+	}
+	run := assemble(q, refs, hits, false)
+	// The prefix holds every file up to its last notable one (all, when
+	// the results never settle it); count what it read.
+	run.Stats.FilesScanned, run.Stats.BinarySkipped = 0, 0
+	for i := range files {
+		if end < len(notable) && newer(notable[end-1], &files[i]) {
+			continue // past the prefix
+		}
+		if files[i].pre.read {
+			run.Stats.FilesScanned++
+		}
+		if files[i].pre.binary {
+			run.Stats.BinarySkipped++
+		}
+	}
 	return run
 }
 
@@ -317,7 +453,7 @@ func scanFiles(ctx context.Context, q *GrepQuery, files []FileRef) (envelope.Gre
 				return "", false
 			}
 			order.upTo(i + 1)
-			return files[i].Rel, true
+			return files[i].Rel, files[i].pre == nil // a file already read is not read again
 		})
 	}
 	var next atomic.Int64
@@ -351,7 +487,7 @@ func scanFiles(ctx context.Context, q *GrepQuery, files []FileRef) (envelope.Gre
 				return
 			}
 			var h fileHit
-			if pre, ok := q.pre[files[i].Rel]; ok {
+			if pre := files[i].pre; pre != nil {
 				scanners.put(fs)
 				h = *pre
 			} else {

@@ -229,12 +229,13 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		q = &bq
 	}
 	var files []FileRef
+	var read map[string]*fileHit // the files grepNewest read, by path
 	candidates := func(since int64) []FileRef {
 		files = files[:0]
 		s.Index.EachPhraseCandidateSince(tq, ph, walkStart(q.Dir), since, func(f *index.File) {
 			rel := relTo(q.Dir, f.Path)
 			if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
-				files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size})
+				files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size, pre: read[f.Path]})
 			}
 		})
 		return files
@@ -242,7 +243,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var run envelope.GrepRun
 	settled := false
 	if len(live) == 0 && q.Sink == nil && p.Limit != Unlimited {
-		run, q, settled = s.grepNewest(ctx, q, tq, candidates)
+		run, settled = s.grepNewest(ctx, q, tq, candidates, &read)
 	}
 	var fb envelope.Fallback
 	walkedIgnored := 0
@@ -281,11 +282,11 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 // (newestFirst; candidates(since) lists those with an mtime at or after
 // since). settled says it found it there, or ran out of time: run is then
 // the answer. Otherwise it returns the query to scan all the candidates
-// with, which holds the hits of the files already read (GrepQuery.pre):
-// a prefix read whole without settling is the start of the next one, and
-// no file is read twice.
-func (s Indexed) grepNewest(ctx context.Context, q *GrepQuery, tq *csindex.Query, candidates func(since int64) []FileRef) (run envelope.GrepRun, rest *GrepQuery, settled bool) {
-	sq := *q
+// with: it sets *read to the hits of the files already read, by path,
+// and candidates gives them to the scan (FileRef.pre), so a prefix read
+// whole without settling is the start of the next one, and no file is
+// read twice.
+func (s Indexed) grepNewest(ctx context.Context, q *GrepQuery, tq *csindex.Query, candidates func(since int64) []FileRef, read *map[string]*fileHit) (run envelope.GrepRun, settled bool) {
 	need, _ := scanNeeds(q.Params)
 	last := int64(math.MinInt64)
 	for k, all := s.newestFirst(tq, q.Dir); k > 0 && k <= all/newestFirstMost; {
@@ -295,21 +296,21 @@ func (s Indexed) grepNewest(ctx context.Context, q *GrepQuery, tq *csindex.Query
 		}
 		last = since
 		var done scanned
-		run, done = scanFiles(ctx, &sq, candidates(since))
+		run, done = scanFiles(ctx, q, candidates(since))
 		if run.Data.Truncated || !done.complete {
-			return run, &sq, true
+			return run, true
 		}
 		pre := make(map[string]*fileHit, len(done.files))
 		for i := range done.files {
 			pre[done.files[i].Rel] = &done.hits[i]
 		}
-		sq.pre = pre
+		*read = pre
 		// The next prefix holds twice the files that would give the
 		// results still missing at the rate this one gave them.
 		have := len(run.Data.Matches) + len(run.Data.Files) + len(run.Data.Counts)
 		k = int(min(int64(k)*2*int64(need)/int64(max(have, 1)), int64(all)))
 	}
-	return run, &sq, false
+	return run, false
 }
 
 // newestFirstFiles is how many files the index must hold under a Grep's

@@ -8,17 +8,20 @@ package query
 // literal's 118 ms of CPU, and no file was read until it ended). A
 // prescan reads the files the walk hands over, in walk order, while the
 // walk goes on; Scan then takes the hit of each prescanned file
-// (GrepQuery.pre) instead of reading it again. A file's
+// instead of reading it again. A file's
 // hit depends only on its bytes, so the answer is the one Scan alone
 // gives (a file changed meanwhile may give either version, as it may to
 // Scan).
 //
-// The prescan never slows the walk: a file offered while its workers are
-// busy and its queue full is left to Scan. It stops reading once the
-// files it read hold need results (the lines, or files, that settle the
-// answer's truncation): a query with that many matches is settled by its
-// newest files, which Scan reads, and more prescanned results would be
-// reads and memory spent on files the answer may never reach.
+// A file the walk listed with its status is offered: left to Scan when
+// the prescan's workers are busy and its queue full, so the walk is not
+// slowed. A file listed without it (see Walker.Grep) is handed over,
+// waiting for room in the queue: the prescan learns its mtime as it
+// reads it. The prescan stops reading once the files it read hold need
+// results (the lines, or files, that settle the answer's truncation): a
+// query with that many matches is settled by its newest files, which
+// Scan reads, and more prescanned results would be reads and memory
+// spent on files the answer may never reach.
 //
 // Goroutines: startPrescan starts the workers; finish stops them and
 // waits for them (the walk's caller calls it once the walk is done,
@@ -41,14 +44,20 @@ type prescan struct {
 	q             *GrepQuery
 	root          *rooted.Root
 	need, perFile int
-	work          chan FileRef
+	work          chan offered
 	stop          atomic.Bool // finish was called, or enough results are held
 	taken         atomic.Int64
 	wg            sync.WaitGroup
 
 	mu    sync.Mutex
-	hits  map[string]*fileHit // what the workers found, by path
-	found int                 // results held (lines, or files)
+	hits  []*fileHit // what the workers found, by the file's place (nil: not read)
+	found int        // results held (lines, or files)
+}
+
+// offered is a file handed to the workers, and its place.
+type offered struct {
+	i   int
+	ref FileRef
 }
 
 // startPrescan starts a prescan for q's walk; nil (whose offer and finish
@@ -58,7 +67,7 @@ func startPrescan(ctx context.Context, q *GrepQuery) *prescan {
 	if err != nil {
 		return nil
 	}
-	ps := &prescan{ctx: ctx, q: q, root: root, work: make(chan FileRef, prescanQueue), hits: make(map[string]*fileHit)}
+	ps := &prescan{ctx: ctx, q: q, root: root, work: make(chan offered, prescanQueue)}
 	ps.need, ps.perFile = scanNeeds(q.Params)
 	for range runtime.GOMAXPROCS(0) {
 		ps.wg.Go(ps.run)
@@ -66,27 +75,51 @@ func startPrescan(ctx context.Context, q *GrepQuery) *prescan {
 	return ps
 }
 
-// offer hands a file the walk listed to the workers, unless they are
-// behind or done, and reports whether they took it.
-func (ps *prescan) offer(ref FileRef) bool {
-	if ps == nil || ps.stop.Load() {
-		return false
+// offer is given each file the walk lists, in order, and hands it to the
+// workers unless they are done, or behind and wait is false. A file
+// handed over may still go unread (the prescan stops, or ctx ends, before
+// a worker takes it): its hit is then nil.
+func (ps *prescan) offer(ref FileRef, wait bool) {
+	if ps == nil {
+		return
+	}
+	ps.mu.Lock()
+	i := len(ps.hits)
+	ps.hits = append(ps.hits, nil)
+	ps.mu.Unlock()
+	if ps.stop.Load() {
+		return
+	}
+	if wait {
+		// The workers drain the queue even once stopped, so this
+		// never waits for longer than a file's read.
+		ps.work <- offered{i, ref}
+		return
 	}
 	select {
-	case ps.work <- ref:
-		return true
+	case ps.work <- offered{i, ref}:
 	default:
-		return false
 	}
 }
 
+// stopped reports whether the prescan reads no more files (a nil one
+// never read any): a walk lists files with their status from then on.
+func (ps *prescan) stopped() bool {
+	return ps == nil || ps.stop.Load()
+}
+
 // finish stops the workers, waits for them and returns the hits of the
-// files they read, by path.
-func (ps *prescan) finish() map[string]*fileHit {
+// files offered, in the order offered (nil: not read). With drain (the walk listed every file), the
+// files still queued are read first, unless the prescan has stopped:
+// Scan would read them anyway, and without their status from the open
+// file it would have to stat them first.
+func (ps *prescan) finish(drain bool) []*fileHit {
 	if ps == nil {
 		return nil
 	}
-	ps.stop.Store(true)
+	if !drain {
+		ps.stop.Store(true)
+	}
 	close(ps.work)
 	ps.wg.Wait()
 	ps.root.Close()
@@ -94,7 +127,7 @@ func (ps *prescan) finish() map[string]*fileHit {
 }
 
 func (ps *prescan) run() {
-	for ref := range ps.work {
+	for o := range ps.work {
 		if ps.stop.Load() {
 			continue // drain: finish closes the queue
 		}
@@ -103,13 +136,13 @@ func (ps *prescan) run() {
 			continue // ctx ended: Scan finds it ended too
 		}
 		fs.root = ps.root
-		h := fs.scan(ps.ctx, ps.q, ref, ps.perFile)
+		h := fs.scan(ps.ctx, ps.q, o.ref, ps.perFile)
 		scanners.put(fs)
 		if h.interrupted {
 			continue
 		}
 		ps.mu.Lock()
-		ps.hits[ref.Rel] = &h
+		ps.hits[o.i] = &h
 		ps.found += h.results(ps.q.Params.OutputMode)
 		if ps.perFile >= 0 && ps.found >= ps.need {
 			ps.stop.Store(true)

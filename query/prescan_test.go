@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,30 +70,55 @@ func TestPrescanSameAnswers(t *testing.T) {
 				q := &GrepQuery{WS: ws, Dir: ".", Matcher: m, Start: time.Now(),
 					Params: GrepParams{Pattern: pattern, Limit: limit, OutputMode: mode, CaseSensitive: true, TimeoutMS: 60000}}
 				plain := walkRefs(q)
+				listed := slices.Clone(plain) // Scan reorders its slice
 				want := Scan(context.Background(), q, plain)
 
-				refs := walkRefs(q)
-				ps := startPrescan(context.Background(), q)
-				for _, r := range refs { // every file offered until taken, or the prescan has enough
-					for !ps.offer(r) && !ps.stop.Load() {
-						runtime.Gosched()
+				for _, noInfo := range []bool{false, true} {
+					// Listed with their status, files are offered and
+					// may be left to Scan; listed without, they are
+					// handed over and their status comes from the
+					// prescan's read or from stateFiles.
+					refs := walkRefs(q)
+					if noInfo {
+						for i := range refs {
+							refs[i] = FileRef{Rel: refs[i].Rel, NoInfo: true}
+						}
 					}
-				}
-				pq := *q
-				pq.pre = ps.finish()
-				read := len(pq.pre)
-				if read == 0 {
-					t.Fatalf("%q %s limit %d: the prescan read no file", pattern, mode, limit)
-				}
-				// Every file holds "line": once two are read (limit 1's
-				// need), only the files already being read are added.
-				if pattern == "line" && mode != envelope.ModeCount && limit == 1 && read > 2+runtime.GOMAXPROCS(0) {
-					t.Errorf("%q %s limit 1: the prescan read %d files, past the answer's need", pattern, mode, read)
-				}
-				got := Scan(context.Background(), &pq, refs)
-				want.Stats.TimeMS, got.Stats.TimeMS = 0, 0
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("%q %s limit %d (%d files prescanned):\n got %+v\nwant %+v", pattern, mode, limit, read, got, want)
+					ps := startPrescan(context.Background(), q)
+					for _, r := range refs { // every file offered until taken, or the prescan has enough
+						ps.offer(r, true)
+					}
+					hits := ps.finish(noInfo)
+					read := 0
+					for _, h := range hits {
+						if h != nil {
+							read++
+						}
+					}
+					if read == 0 {
+						t.Fatalf("%q %s limit %d: the prescan read no file", pattern, mode, limit)
+					}
+					// Every file holds "line": once two are read (limit 1's
+					// need), only the files already being read are added.
+					if pattern == "line" && mode != envelope.ModeCount && limit == 1 && read > 2+runtime.GOMAXPROCS(0) {
+						t.Errorf("%q %s limit 1: the prescan read %d files, past the answer's need", pattern, mode, read)
+					}
+					refs, err := stateFiles(context.Background(), ws.Root, refs, hits)
+					if err != nil {
+						t.Fatal(err)
+					}
+					bare := slices.Clone(refs)
+					for i := range bare {
+						bare[i].pre = nil
+					}
+					if !reflect.DeepEqual(bare, listed) {
+						t.Fatalf("%q %s limit %d noInfo %v: the files' status after the prescan differs from the walk's", pattern, mode, limit, noInfo)
+					}
+					got := Scan(context.Background(), q, refs)
+					want.Stats.TimeMS, got.Stats.TimeMS = 0, 0
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%q %s limit %d noInfo %v (%d files prescanned):\n got %+v\nwant %+v", pattern, mode, limit, noInfo, read, got, want)
+					}
 				}
 			}
 		}

@@ -79,9 +79,6 @@ type GrepQuery struct {
 	// through their block filters.
 	blocks *BlockCache
 	blockQ *csindex.Query
-	// pre holds what a prescan found in the files it read, by path
-	// (Walker.Grep: prescan.go).
-	pre map[string]*fileHit
 }
 
 // Tools answers tool calls for one workspace.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestWalkInfoFields(t *testing.T) {
 		if err := unix.Lstat(filepath.Join(root, n), &st); err != nil {
 			t.Fatal(err)
 		}
-		want := Entry{Rel: n, Size: int64(len(n)), ModTime: Nanos(st.Mtim.Unix()), Ctime: Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: st.Dev}
+		want := Entry{Rel: n, Size: int64(len(n)), ModTime: Nanos(st.Mtim.Unix()), Ctime: Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: st.Dev, Info: true}
 		if e != want {
 			t.Errorf("%s: entry %+v, want %+v", n, e, want)
 		}
@@ -89,5 +90,53 @@ func TestWalkInfoFields(t *testing.T) {
 	}
 	if !(got["past.txt"].ModTime < got["now.txt"].ModTime && got["now.txt"].ModTime < got["future.txt"].ModTime) {
 		t.Errorf("mtimes out of order: 1900 %d, now %d, 2300 %d", got["past.txt"].ModTime, got["now.txt"].ModTime, got["future.txt"].ModTime)
+	}
+}
+
+// Options.InfoWhen narrows Info to the directories listed while it says
+// so: asked once per directory, it gates every file listed there, and
+// Entry.Info says which entries carry the lstat's fields.
+func TestWalkInfoWhen(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"a/1.txt", "a/2.txt", "b/1.txt", "b/2.txt", "top.txt"} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(rel), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls atomic.Int32
+	for _, tc := range []struct {
+		name string
+		when func() bool
+		info map[string]bool // by entry
+	}{
+		{"never", func() bool { calls.Add(1); return false }, map[string]bool{}},
+		{"always", func() bool { calls.Add(1); return true }, map[string]bool{"a/1.txt": true, "a/2.txt": true, "b/1.txt": true, "b/2.txt": true, "top.txt": true}},
+	} {
+		calls.Store(0)
+		_, err := Walk(context.Background(), root, "", ignore.Open(root), Options{Info: true, InfoWhen: tc.when, Workers: 1}, func(e Entry) error {
+			if e.Info != tc.info[e.Rel] {
+				t.Errorf("%s: %s Info %v, want %v", tc.name, e.Rel, e.Info, tc.info[e.Rel])
+			}
+			if !e.Info && (e.Size != 0 || e.ModTime != 0 || e.Ino != 0) {
+				t.Errorf("%s: %s carries lstat fields without Info: %+v", tc.name, e.Rel, e)
+			}
+			if e.Info && e.Size != int64(len(e.Rel)) {
+				t.Errorf("%s: %s size %d, want %d", tc.name, e.Rel, e.Size, len(e.Rel))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := calls.Load(); n != 3 {
+			t.Errorf("%s: InfoWhen asked %d times, want once per directory (3)", tc.name, n)
+		}
 	}
 }

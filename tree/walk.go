@@ -77,6 +77,12 @@ type Options struct {
 	// Info asks for size, mtime, ctime, inode and device of files (one
 	// lstat each).
 	Info bool
+	// InfoWhen, if set, narrows Info to the directories listed while it
+	// returns true (asked once per directory, by the reader listing it):
+	// a caller that reads most files anyway can take their status from
+	// the open file, and ask the walk for it only once it stops reading.
+	// Entry.Info says which entries have it.
+	InfoWhen func() bool
 	// ResolveLinks asks, for each symlink, whether it points to a regular
 	// file inside the root (Entry.LinkToFile).
 	ResolveLinks bool
@@ -126,8 +132,8 @@ type Entry struct {
 	// Type is the entry's type bits: 0 for a regular file, fs.ModeSymlink
 	// for a link.
 	Type fs.FileMode
-	// Size and ModTime (Unix nanoseconds) are set when Options.Info is,
-	// with Ctime (Unix nanoseconds), Ino and Dev from the same lstat. Times
+	// Size and ModTime (Unix nanoseconds) are set when Info is, with
+	// Ctime (Unix nanoseconds), Ino and Dev from the same lstat. Times
 	// past the int64 nanosecond range (years before 1678 or after 2262)
 	// are clamped to it (see Nanos).
 	Size    int64
@@ -135,6 +141,9 @@ type Entry struct {
 	Ctime   int64
 	Ino     uint64
 	Dev     uint64
+	// Info: the entry was lstat'd (Options.Info, and InfoWhen let it),
+	// and the lstat succeeded; Type is then the lstat's.
+	Info bool
 	// LinkToFile is set, with Options.ResolveLinks, for a symlink whose
 	// target is a regular file inside the root.
 	LinkToFile bool
@@ -181,6 +190,7 @@ type dirent struct {
 	ctim int64
 	ino  uint64
 	dev  uint64
+	info bool // the lstat fields are set
 	link bool
 }
 
@@ -380,7 +390,7 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 				return err
 			}
 		case e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0:
-			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, Ctime: e.ctim, Ino: e.ino, Dev: e.dev, LinkToFile: e.link, Hidden: nd.hidden | hiddenBit(e.hid, nd.depth)}); err != nil {
+			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, Ctime: e.ctim, Ino: e.ino, Dev: e.dev, Info: e.info, LinkToFile: e.link, Hidden: nd.hidden | hiddenBit(e.hid, nd.depth)}); err != nil {
 				return err
 			}
 		}
@@ -424,7 +434,7 @@ func (w *walker) read(nd *node) {
 		return
 	}
 	dirfd := -1
-	if w.opts.Info {
+	if w.opts.Info && (w.opts.InfoWhen == nil || w.opts.InfoWhen()) {
 		dirfd = int(f.Fd())
 	}
 	ents := make([]dirent, len(des))
@@ -470,7 +480,7 @@ func (w *walker) read(nd *node) {
 			if err := unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 				e.typ = StatType(uint32(st.Mode))
 				e.size, e.mod, e.ctim = st.Size, Nanos(st.Mtim.Unix()), Nanos(st.Ctim.Unix())
-				e.ino, e.dev = st.Ino, st.Dev
+				e.ino, e.dev, e.info = st.Ino, st.Dev, true
 			}
 		}
 		if o.ResolveLinks && e.typ&fs.ModeSymlink != 0 {
