@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/rawfile"
@@ -142,13 +145,13 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 // stateFiles gives each file the walk listed its prescanned hit (hits[i]
 // is files[i]'s, nil if it was not read) and fills in the mtime and size
 // of the files listed without them: from the hit when the prescan read
-// the file, else by an lstat beneath the root. A file that is gone or no
-// longer a regular file is dropped, as a walk listing it now would leave
-// it out.
+// the file, else as the walk would have (statListed). A file that is
+// gone or no longer a regular file is dropped, as a walk listing it now
+// would leave it out.
 func stateFiles(ctx context.Context, root string, files []FileRef, hits []*fileHit) ([]FileRef, error) {
-	var r *rooted.Root
-	out := files[:0]
-	for i, f := range files {
+	var todo []int // listed without status and not read
+	for i := range files {
+		f := &files[i]
 		if i < len(hits) {
 			f.pre = hits[i]
 		}
@@ -157,35 +160,107 @@ func stateFiles(ctx context.Context, root string, files []FileRef, hits []*fileH
 		case f.pre != nil && f.pre.info:
 			f.ModTime, f.Size, f.NoInfo = f.pre.mod, f.pre.size, false
 		default:
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if r == nil {
-				var err error
-				if r, err = rooted.Open(root); err != nil {
-					return nil, fmt.Errorf("%w: %w", tree.ErrUnreadable, err)
-				}
-				defer r.Close()
-			}
-			st, err := r.Lstat(f.Rel)
-			switch {
-			case err != nil && rooted.Gone(err):
-				continue
-			case err != nil:
-				// Unreadable for now: Scan reports it as it reports a
-				// file it cannot read.
-				f.pre, f.NoInfo = &fileHit{fault: true}, false
-				out = append(out, f)
-				continue
-			case tree.StatType(st.Mode) != 0:
-				continue
-			}
-			f.ModTime, f.Size, f.NoInfo = tree.Nanos(st.Mtim.Unix()), st.Size, false
-			f.pre = nil // read before it was stat'd: Scan reads it again
+			f.pre = nil // not read, or not as a regular file: Scan reads it
+			todo = append(todo, i)
 		}
-		out = append(out, f)
+	}
+	if len(todo) > 0 {
+		if err := statListed(ctx, root, files, todo); err != nil {
+			return nil, err
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if !f.NoInfo {
+			out = append(out, f)
+		}
 	}
 	return out, nil
+}
+
+// statListed stats the files at todo (indexes into files, in walk order)
+// as the walk does: each directory opened once beneath the root, each
+// file lstat'd by its name in it, directories spread over a few
+// goroutines (a prescan that stops early leaves the files of every
+// directory its walk had listed ahead: 2,177 of GOROOT/src's for
+// "func main" limit 100, 7 ms one by one through the root). A file
+// found gone or not regular keeps NoInfo (stateFiles drops it); one
+// that cannot be stat'd for another reason is kept as a file that could
+// not be read, which Scan reports as it reports any.
+//
+// Goroutines: statListed starts its workers and waits for them.
+func statListed(ctx context.Context, root string, files []FileRef, todo []int) error {
+	r, err := rooted.Open(root)
+	if err != nil {
+		return fmt.Errorf("%w: %w", tree.ErrUnreadable, err)
+	}
+	defer r.Close()
+	// Runs of todo in one directory (files of a directory are listed
+	// together).
+	var runs [][]int
+	for k := 0; k < len(todo); {
+		dir, _ := splitRel(files[todo[k]].Rel)
+		e := k + 1
+		for e < len(todo) {
+			if d, _ := splitRel(files[todo[e]].Rel); d != dir {
+				break
+			}
+			e++
+		}
+		runs = append(runs, todo[k:e])
+		k = e
+	}
+	unreadable := func(f *FileRef) { f.pre, f.NoInfo = &fileHit{fault: true}, false }
+	statRun := func(run []int) {
+		dir, _ := splitRel(files[run[0]].Rel)
+		d, err := r.OpenDir(dir)
+		if err != nil {
+			if !rooted.Gone(err) {
+				for _, i := range run {
+					unreadable(&files[i])
+				}
+			}
+			return
+		}
+		defer d.Close()
+		fd := int(d.Fd())
+		for _, i := range run {
+			f := &files[i]
+			_, name := splitRel(f.Rel)
+			var st unix.Stat_t
+			switch err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+			case err != nil && rooted.Gone(err):
+			case err != nil:
+				unreadable(f)
+			case tree.StatType(st.Mode) == 0:
+				f.ModTime, f.Size, f.NoInfo = tree.Nanos(st.Mtim.Unix()), st.Size, false
+			}
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(runs), 4) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				k := int(next.Add(1) - 1)
+				if k >= len(runs) {
+					return
+				}
+				statRun(runs[k])
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// splitRel splits a root-relative path into its directory ("" for the
+// root) and name.
+func splitRel(rel string) (dir, name string) {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i], rel[i+1:]
+	}
+	return "", rel
 }
 
 // grepWalkOptions are the walk's options for a Grep query.

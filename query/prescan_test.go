@@ -124,3 +124,53 @@ func TestPrescanSameAnswers(t *testing.T) {
 		}
 	}
 }
+
+// Files a walk listed without their status and nobody read are stat'd
+// as the walk would stat them, and what is no longer a regular file
+// beneath the root by then is dropped: a file removed, one replaced by a
+// directory, one by a symlink to a file outside the root, and a file
+// whose directory was swapped for a symlink to a directory outside.
+func TestStateFilesAfterChanges(t *testing.T) {
+	outside := testtree.Write(t, map[string]string{"secret.txt": "secret", "d/x.txt": "outside x"})
+	root := testtree.Write(t, map[string]string{
+		"keep.txt":  "kept",
+		"gone.txt":  "gone",
+		"dir.txt":   "becomes a dir",
+		"link.txt":  "becomes a link",
+		"d/x.txt":   "inside x",
+		"e/kept.go": "package e",
+	})
+	var refs []FileRef
+	for _, rel := range []string{"d/x.txt", "dir.txt", "e/kept.go", "gone.txt", "keep.txt", "link.txt"} {
+		refs = append(refs, FileRef{Rel: rel, NoInfo: true})
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Remove(filepath.Join(root, "gone.txt")))
+	must(os.Remove(filepath.Join(root, "dir.txt")))
+	must(os.Mkdir(filepath.Join(root, "dir.txt"), 0o755))
+	must(os.Remove(filepath.Join(root, "link.txt")))
+	must(os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "link.txt")))
+	must(os.RemoveAll(filepath.Join(root, "d")))
+	must(os.Symlink(filepath.Join(outside, "d"), filepath.Join(root, "d")))
+
+	got, err := stateFiles(context.Background(), root, refs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rels []string
+	for _, f := range got {
+		rels = append(rels, f.Rel)
+		want := map[string]int64{"keep.txt": 4, "e/kept.go": 9}[f.Rel]
+		if f.NoInfo || f.Size != want || f.ModTime == 0 || f.pre != nil {
+			t.Errorf("%s: %+v, want size %d, an mtime and no hit", f.Rel, f, want)
+		}
+	}
+	if want := []string{"e/kept.go", "keep.txt"}; !slices.Equal(rels, want) {
+		t.Errorf("files kept %q, want %q", rels, want)
+	}
+}
