@@ -483,19 +483,20 @@ func encodeRequest(id []byte, method string, params any) ([]byte, error) {
 		buf.Write(id)
 		buf.WriteByte(',')
 	}
-	m, err := jsonenc.Marshal(method)
-	if err != nil {
-		return nil, err
-	}
 	buf.WriteString(`"method":`)
-	buf.Write(m)
+	buf.Write(jsonenc.AppendString(nil, method))
 	if params != nil {
 		var p []byte
+		var err error
 		switch v := params.(type) {
 		case json.RawMessage:
 			p = v
 		case []byte:
 			p = v
+		case json.Marshaler: // the protocol's params: no reflection
+			if p, err = v.MarshalJSON(); err != nil {
+				return nil, fmt.Errorf("rpc: params: %w", err)
+			}
 		default:
 			if p, err = jsonenc.Marshal(params); err != nil {
 				return nil, fmt.Errorf("rpc: params: %w", err)

@@ -272,10 +272,12 @@ func (o *output) render(name, text string, d *answerData) string {
 // renderData writes the results of d as lines.
 func (o *output) renderData(b *strings.Builder, d *answerData) {
 	for _, p := range d.Paths {
-		b.WriteString(o.path(p) + "\n")
+		b.WriteString(o.path(p))
+		b.WriteByte('\n')
 	}
 	for _, p := range d.Files {
-		b.WriteString(o.path(p) + "\n")
+		b.WriteString(o.path(p))
+		b.WriteByte('\n')
 	}
 	for _, c := range d.Counts {
 		b.WriteString(o.path(c.File) + o.paint(":", "") + strconv.Itoa(c.Count) + "\n")
