@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/internal/jsonread"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tool"
 )
@@ -143,13 +145,21 @@ const requestMargin = 30 * time.Second
 func RequestTimeout(req Request) time.Duration {
 	ms := int64(max(tool.GrepDefaultTimeoutMS, envelope.GlobMaxDurationMS))
 	if req.Tool == tool.Grep {
-		var a struct {
-			TimeoutMS json.RawMessage `json:"timeout_ms"`
-		}
-		if json.Unmarshal(req.Args, &a) == nil && a.TimeoutMS != nil {
+		// Read as the tool reads its arguments (the last of a key given
+		// twice; null is absent), without encoding/json's reflection on
+		// every call.
+		var raw []byte
+		r := jsonread.NewReader(req.Args)
+		r.Object(func(key []byte) {
+			if string(key) == "timeout_ms" {
+				raw = r.Raw()
+			} else {
+				r.Skip()
+			}
+		})
+		if r.Err() == nil && raw != nil && string(raw) != "null" {
 			ms = tool.GrepMaxTimeoutMS
-			var n float64
-			if json.Unmarshal(a.TimeoutMS, &n) == nil && n >= 1 && n < tool.GrepMaxTimeoutMS {
+			if n, err := strconv.ParseFloat(string(raw), 64); err == nil && n >= 1 && n < tool.GrepMaxTimeoutMS {
 				ms = int64(n)
 			}
 		}
