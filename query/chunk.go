@@ -104,8 +104,11 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		return fileHit{fault: !rooted.Gone(err)}
 	}
 	defer file.Close()
-	h := fileHit{}
-	if f.NoInfo {
+	h := fs.scanOpen(ctx, q, f, file, maxHits)
+	if f.NoInfo && !h.interrupted && h.reports() {
+		// The answer's order needs this file's mtime (see stateFiles):
+		// it is the open file's. A file with nothing to report goes
+		// without: a read is all a full scan needs of it.
 		st, err := file.Stat()
 		switch {
 		case err != nil:
@@ -113,9 +116,14 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		case tree.StatType(st.Mode) != 0:
 			return fileHit{} // no longer a regular file: never listed now
 		}
-		f.ModTime, f.Size = tree.Nanos(st.Mtim.Unix()), st.Size
-		h.info, h.mod, h.size = true, f.ModTime, f.Size
+		h.info, h.mod, h.size = true, tree.Nanos(st.Mtim.Unix()), st.Size
 	}
+	return h
+}
+
+// scanOpen is scan of the open file.
+func (fs *fileScanner) scanOpen(ctx context.Context, q *GrepQuery, f FileRef, file *rawfile.File, maxHits int) fileHit {
+	h := fileHit{}
 	p := &q.Params
 	st := &fileState{
 		fs:      fs,

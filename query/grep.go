@@ -122,7 +122,7 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	})
 	hits := pre.finish(err == nil)
 	if err == nil {
-		files, err = stateFiles(ctx, q.WS.Root, files, hits)
+		files, err = stateFiles(ctx, q.WS.Root, q.Params, files, hits)
 	}
 	timedOut := false
 	switch {
@@ -144,25 +144,46 @@ func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 
 // stateFiles gives each file the walk listed its prescanned hit (hits[i]
 // is files[i]'s, nil if it was not read) and fills in the mtime and size
-// of the files listed without them: from the hit when the prescan read
-// the file, else as the walk would have (statListed). A file that is
-// gone or no longer a regular file is dropped, as a walk listing it now
-// would leave it out.
-func stateFiles(ctx context.Context, root string, files []FileRef, hits []*fileHit) ([]FileRef, error) {
-	var todo []int // listed without status and not read
+// of the files listed without them: from the hit when the prescan took
+// them from the open file, else as the walk would have (statListed). A
+// file that is gone or no longer a regular file is dropped, as a walk
+// listing it now would leave it out.
+//
+// The prescan takes the status only of files with something to report
+// (fileHit.reports): when it read every file and they hold fewer
+// results than settle the answer (p's limit, scanNeeds), Scan takes
+// every file and orders only those (assembleRead), so the others are
+// left without an mtime (0), and the walk without one stat per file.
+// Otherwise they are stat'd like the files never read.
+func stateFiles(ctx context.Context, root string, p GrepParams, files []FileRef, hits []*fileHit) ([]FileRef, error) {
+	var todo, quiet []int // listed without status: not read; read, with nothing to report
+	results := 0
 	for i := range files {
 		f := &files[i]
 		if i < len(hits) {
 			f.pre = hits[i]
 		}
+		if f.pre != nil {
+			results += f.pre.results(p.OutputMode)
+		}
 		switch {
 		case !f.NoInfo:
 		case f.pre != nil && f.pre.info:
 			f.ModTime, f.Size, f.NoInfo = f.pre.mod, f.pre.size, false
+		case f.pre != nil && f.pre.quiet():
+			quiet = append(quiet, i)
 		default:
 			f.pre = nil // not read, or not as a regular file: Scan reads it
 			todo = append(todo, i)
 		}
+	}
+	if need, _ := scanNeeds(p); len(todo) == 0 && results < need {
+		for _, i := range quiet {
+			files[i].NoInfo = false // its mtime cannot change the answer
+		}
+	} else {
+		todo = append(todo, quiet...)
+		slices.Sort(todo) // statListed takes them in walk order
 	}
 	if len(todo) > 0 {
 		if err := statListed(ctx, root, files, todo); err != nil {
@@ -302,10 +323,18 @@ type fileHit struct {
 	// is incomplete and never part of an answer.
 	interrupted bool
 	// info: mod and size are the open file's (read for a FileRef with
-	// NoInfo, which it was found to be a regular file).
+	// NoInfo when the hit reports something, and the file was found to
+	// be a regular file).
 	info      bool
 	mod, size int64
 }
+
+// reports says whether h puts something in an answer, or sets its
+// aborted_reason: what only a file in its place in Grep's order may do.
+func (h *fileHit) reports() bool { return h.count > 0 || h.fault || h.cut }
+
+// quiet says whether h is a whole read of a file with nothing to report.
+func (h *fileHit) quiet() bool { return h.read && !h.reports() && !h.interrupted }
 
 // scanners bounds the files being scanned at once by every Grep in the
 // process together, and holds their buffers (see fileScanner) for reuse,
