@@ -98,14 +98,15 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 // Grep walks q.Dir for the files the query admits, orders them newest
 // first and scans them.
 //
-// The walk does not stat the files the prescan reads: the prescan takes
-// a file's mtime and size from the file it opened (one fstat, no path
-// lookup), and the walk waits for the prescan's queue rather than list
-// past it. Once the prescan stops reading (it holds the results that
-// settle the answer), the walk stats what it lists from then on, and
-// the files listed before that and never read are stat'd after the walk
-// (see stateFiles). Either way Scan orders files by the mtime they had
-// when first looked at, as before.
+// The walk does not stat the files the prescan reads, and waits for the
+// prescan's queue rather than list past it: the prescan takes the mtime
+// and size of a file with something to report from the file it opened
+// (one fstat, no path lookup), and a file with nothing needs none when
+// the answer is not truncated. Once the prescan stops reading (it holds
+// the results that settle the answer), the walk stats what it lists
+// from then on, and the files listed before that are stat'd after the
+// walk (see stateFiles). Either way Scan orders files by the mtime they
+// had when first looked at, as before.
 func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(q.Params.TimeoutMS)*time.Millisecond))
 	defer cancel()
@@ -413,7 +414,7 @@ func assembleRead(q *GrepQuery, files []FileRef) envelope.GrepRun {
 	need, _ := scanNeeds(q.Params)
 	var notable []*FileRef
 	for i := range files {
-		if h := files[i].pre; h.count > 0 || h.fault || h.cut {
+		if files[i].pre.reports() {
 			notable = append(notable, &files[i])
 		}
 	}

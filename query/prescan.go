@@ -109,10 +109,10 @@ func (ps *prescan) stopped() bool {
 }
 
 // finish stops the workers, waits for them and returns the hits of the
-// files offered, in the order offered (nil: not read). With drain (the walk listed every file), the
-// files still queued are read first, unless the prescan has stopped:
-// Scan would read them anyway, and without their status from the open
-// file it would have to stat them first.
+// files offered, in the order offered (nil: not read). With drain (the
+// walk listed every file), the files still queued are read first, unless
+// the prescan has stopped: Scan would read them anyway, and they would
+// have to be stat'd first.
 func (ps *prescan) finish(drain bool) []*fileHit {
 	if ps == nil {
 		return nil
