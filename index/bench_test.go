@@ -100,7 +100,7 @@ func BenchmarkUpdateOneFile(b *testing.B) {
 	for b.Loop() {
 		// Pretend the file changed: Update re-reads and rewrites it.
 		ix.mu.Lock()
-		ix.files[ix.byPath[some]].ModTime = time.Now().UnixNano()
+		ix.files[ix.idOf(some)].ModTime = time.Now().UnixNano()
 		ix.mu.Unlock()
 		if err := ix.Update(some); err != nil {
 			b.Fatal(err)

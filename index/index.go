@@ -170,8 +170,8 @@ type Index struct {
 	paths   int64               // the files' path bytes, summed (Stats)
 	mtimes  []int64             // by id, each file's ModTime (0 when free), packed for a since filter
 	free    []uint32            // ids of removed files, for reuse
-	byPath  map[string]uint32   // live files
-	order   []uint32            // live ids sorted by path
+	order   []uint32            // live ids sorted by path: the path → id lookup (lookup)
+	adding  map[string]uint32   // ids a change put and has not yet placed in order (insertOrdered)
 	hidden  []uint32            // live ids whose own name is hidden (File.HiddenName), sorted by path
 	base    postings            // immutable between compactions
 	gen     uint64              // the base file's generation (0: in memory)
@@ -232,7 +232,6 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 		if len(ix.files)%4096 == 0 {
 			pacer.check() // the walk's listings are garbage once consumed
 		}
-		ix.byPath[e.Rel] = uint32(len(ix.files))
 		ix.files = append(ix.files, fileFromEntry(e))
 		ix.mtimes = append(ix.mtimes, ix.files[len(ix.files)-1].ModTime)
 		ix.paths += int64(len(e.Rel))
@@ -294,7 +293,7 @@ func newIndex(root string) *Index {
 	return &Index{
 		root:    root,
 		base:    emptyPostings(),
-		byPath:  make(map[string]uint32),
+		adding:  make(map[string]uint32),
 		stale:   make(map[uint32]bool),
 		delta:   make(map[uint32][]uint32),
 		dsl:     newDeltaSlices(),
@@ -328,6 +327,18 @@ const maxKeptBuffer = 1 << 20
 
 // pathCmp orders two ids of the table by path.
 func (ix *Index) pathCmp(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) }
+
+// lookup returns the id of the live file at path p: a binary search of
+// the order (at a million files, a map from path to id held 57 MB of the
+// 200 MB table, and every collection marked it), or an id the change
+// being applied has put and not yet placed (adding). Caller holds mu.
+func (ix *Index) lookup(p string) (uint32, bool) {
+	if i, ok := slices.BinarySearchFunc(ix.order, p, ix.pathSearch); ok {
+		return ix.order[i], true
+	}
+	id, ok := ix.adding[p]
+	return id, ok
+}
 
 // pathSearch compares an id's path to p, for binary searches by path.
 func (ix *Index) pathSearch(id uint32, p string) int { return strings.Compare(ix.files[id].Path, p) }

@@ -81,7 +81,7 @@ func (p *pendingWrites) restore(taken pendingWrites) {
 func (ix *Index) takePending() (recs []record, taken pendingWrites) {
 	taken, ix.pending = ix.pending, pendingWrites{}
 	for _, p := range slices.Sorted(maps.Keys(taken.files)) {
-		if id, ok := ix.byPath[p]; ok {
+		if id, ok := ix.lookup(p); ok {
 			recs = append(recs, record{b: sumFiles, key: []byte(p), val: encodeFile(id, &ix.files[id])})
 		} else {
 			recs = append(recs, record{b: sumFiles, key: []byte(p), del: true})

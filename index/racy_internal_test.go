@@ -32,7 +32,7 @@ func forgeStat(t testing.TB, ix *Index, rel string) {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	f := &ix.files[ix.byPath[rel]]
+	f := &ix.files[ix.idOf(rel)]
 	g := fileFromStat(rel, &st)
 	f.Size, f.ModTime, f.Ctime, f.Ino, f.Dev = g.Size, g.ModTime, g.Ctime, g.Ino, g.Dev
 }
@@ -40,7 +40,7 @@ func forgeStat(t testing.TB, ix *Index, rel string) {
 func flagsOf(ix *Index, rel string) Flags {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.files[ix.byPath[rel]].Flags
+	return ix.files[ix.idOf(rel)].Flags
 }
 
 // racyFixture saves an index of a tree whose f.txt ("content ONE") has
@@ -145,4 +145,10 @@ func TestRacyFlagPersists(t *testing.T) {
 		t.Fatalf("second Reconcile: %d files, %v", n, err)
 	}
 	checkIndex(t, ix)
+}
+
+// idOf returns the id of the live file at p (0 if none).
+func (ix *Index) idOf(p string) uint32 {
+	id, _ := ix.lookup(p)
+	return id
 }

@@ -80,7 +80,7 @@ func TestReconcileUnchangedWritesNothing(t *testing.T) {
 	if got := ix.ignored; len(got) != 3 || got[2].Path != "old.log" || got[1].Path != "new.log" {
 		t.Errorf("reopened: ignored %v, want .h, new.log, old.log", got)
 	}
-	id, ok := ix.byPath["a/b/y.txt"]
+	id, ok := ix.lookup("a/b/y.txt")
 	if !ok || ix.files[id].Size != int64(len("why not\n")) {
 		t.Errorf("reopened: a/b/y.txt is %+v, want its new size", ix.files[id])
 	}

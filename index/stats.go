@@ -37,9 +37,9 @@ func (ix *Index) Stats() Stats {
 		Compacting: ix.compacting.Load(),
 	}
 	h := int64(cap(ix.files))*int64(unsafe.Sizeof(File{})) + int64(cap(ix.order)+cap(ix.free))*4 + int64(cap(ix.mtimes))*8
-	h += ix.paths       // shared with the byPath keys
+	h += ix.paths
 	const mapEntry = 48 // a map entry with its share of buckets, roughly
-	h += int64(len(ix.byPath))*(mapEntry+16) + int64(len(ix.stale)+len(ix.unknown))*mapEntry
+	h += int64(len(ix.stale)+len(ix.unknown)) * mapEntry
 	// The delta: per file a set and a slot (their map entries, the set's
 	// header, and what they hold: deltaBytes).
 	h += int64(len(ix.delta))*(2*mapEntry+24) + ix.deltaBytes

@@ -847,9 +847,7 @@ func (ix *Index) load(tx *bolt.Tx, path string) error {
 // damage: the table is sized by "slots", which "metasum" covers, and
 // every id is checked against it. The "files" keys come in byte order,
 // which is ix.order's, so the order is built as they come rather than
-// sorted afterwards; the path map is filled on another goroutine while
-// the records are decoded (its insertions, a cache miss or more each,
-// were the largest part of the load).
+// sorted afterwards.
 func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 	bound := binary.BigEndian.Uint32(slots)
 	if bound > 1<<31 {
@@ -857,31 +855,8 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 	}
 	ix.files = make([]File, bound)
 	ix.mtimes = make([]int64, bound)
-	ix.byPath = make(map[string]uint32, bound) // sized once, not grown by doubling
 	ix.order = make([]uint32, 0, bound)
-	const batchLen = 1024
-	batches := make(chan []uint32, 8)
-	mapped := make(chan struct{})
-	go func() {
-		defer close(mapped)
-		for b := range batches {
-			for _, id := range b {
-				ix.byPath[ix.files[id].Path] = id
-			}
-		}
-	}()
-	batch := make([]uint32, 0, batchLen)
-	err := func() error {
-		defer func() { // also when bbolt panics on a damaged page: the goroutine ends
-			if len(batch) > 0 {
-				batches <- batch
-			}
-			close(batches)
-			<-mapped
-		}()
-		return sumEach(tx, sumFiles, sums, ix.loadFile(bound, &batch, batches))
-	}()
-	if err != nil {
+	if err := sumEach(tx, sumFiles, sums, ix.loadFile(bound)); err != nil {
 		return err
 	}
 	for id := range ix.files {
@@ -889,7 +864,7 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 			ix.free = append(ix.free, uint32(id))
 		}
 	}
-	err = sumEach(tx, sumDelta, sums, func(k, v []byte) error {
+	err := sumEach(tx, sumDelta, sums, func(k, v []byte) error {
 		if len(k) != 4 || len(v)%4 != 0 {
 			return fmt.Errorf("%w: delta record", ErrCorrupt)
 		}
@@ -928,9 +903,8 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 
 // loadFile returns the function that loads one "files" record: into
 // ix.files, ix.order and (a hidden name) ix.hidden, as reorder would
-// make them, its id queued in *batch, sent on batches when
-// full, for the path map's goroutine.
-func (ix *Index) loadFile(bound uint32, batch *[]uint32, batches chan<- []uint32) func(k, v []byte) error {
+// make them.
+func (ix *Index) loadFile(bound uint32) func(k, v []byte) error {
 	var paths pathArena
 	return func(k, v []byte) error {
 		id, f, ok := decodeFile(paths.string(k), v)
@@ -949,10 +923,6 @@ func (ix *Index) loadFile(bound uint32, batch *[]uint32, batches chan<- []uint32
 		}
 		if f.Flags&Unknown != 0 {
 			ix.unknown[id] = true
-		}
-		if *batch = append(*batch, id); len(*batch) == cap(*batch) {
-			batches <- *batch
-			*batch = make([]uint32, 0, cap(*batch))
 		}
 		return nil
 	}
@@ -1058,12 +1028,10 @@ func (ix *Index) Check() error {
 }
 
 // checkLocked verifies every invariant (Check) with full; without (on
-// open), not the lists (see check) nor the path map file by file: load
-// built the map from the "files" records themselves, one entry per key
-// (bbolt keys are distinct) naming the id the record holds, ids checked
-// distinct, so that the map is the table's inverse by construction (the
-// counts are still compared); a lookup per file was a tenth of a
-// restart's load.
+// open), not the lists (see check) nor the lookup of each file by its
+// path: the order is checked strictly increasing, of live ids only, as
+// long as the live table, so it finds each live id by its path (full
+// looks each up all the same).
 func (ix *Index) checkLocked(full bool) error {
 	if err := ix.check(full); err != nil {
 		return err
@@ -1084,8 +1052,8 @@ func (ix *Index) checkLocked(full bool) error {
 			}
 			continue
 		}
-		if full && ix.byPath[f.Path] != uint32(id) {
-			return fmt.Errorf("%w: path map disagrees for id %d", ErrCorrupt, id)
+		if got, ok := ix.lookup(f.Path); full && (!ok || got != uint32(id)) {
+			return fmt.Errorf("%w: the path order does not find id %d by its path", ErrCorrupt, id)
 		}
 		switch {
 		case f.Flags&^knownFlags != 0 || f.Flags&Binary != 0 && f.Flags&Unknown != 0:
@@ -1144,8 +1112,8 @@ func (ix *Index) checkLocked(full bool) error {
 			return fmt.Errorf("%w: path order broken at id %d", ErrCorrupt, id)
 		}
 	}
-	if len(ix.order) != len(ix.byPath) || len(ix.order) != len(ix.files)-free {
-		return fmt.Errorf("%w: %d ordered, %d mapped, %d live", ErrCorrupt, len(ix.order), len(ix.byPath), len(ix.files)-free)
+	if len(ix.order) != len(ix.files)-free || len(ix.adding) != 0 {
+		return fmt.Errorf("%w: %d ordered, %d live, %d put and not ordered", ErrCorrupt, len(ix.order), len(ix.files)-free, len(ix.adding))
 	}
 	for i := range ix.ignored {
 		if ix.ignored[i].Path == "" || i > 0 && ix.ignored[i-1].Path >= ix.ignored[i].Path {

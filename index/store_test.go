@@ -357,7 +357,7 @@ func TestCheckStaleInvariants(t *testing.T) {
 	root := writeTree(t, map[string]string{"a.txt": "alpha needle\n", "b.txt": "beta needle\n", "c.dat": "x\x00"})
 	// What such a state answers: a.txt lost.
 	ix := mustBuild(t, root)
-	ix.stale[ix.byPath["a.txt"]] = true
+	ix.stale[ix.idOf("a.txt")] = true
 	if got := candidates(t, ix, "needle"); !slices.Equal(got, []string{"b.txt"}) {
 		t.Fatalf("candidates with a.txt stale and not in the delta: %q", got)
 	}
@@ -367,23 +367,24 @@ func TestCheckStaleInvariants(t *testing.T) {
 		want   string
 	}{
 		{"stale id beyond the bound", func(ix *Index) { ix.stale[99] = true }, "stale id 99 beyond 3"},
-		{"readable file stale without a delta set", func(ix *Index) { ix.stale[ix.byPath["a.txt"]] = true }, "a.txt is stale and not in the delta"},
-		{"delta id not stale", func(ix *Index) { ix.delta[ix.byPath["b.txt"]] = []uint32{0x616263} }, "b.txt in the delta"},
+		{"readable file stale without a delta set", func(ix *Index) { ix.stale[ix.idOf("a.txt")] = true }, "a.txt is stale and not in the delta"},
+		{"delta id not stale", func(ix *Index) { ix.delta[ix.idOf("b.txt")] = []uint32{0x616263} }, "b.txt in the delta"},
 		{"delta set out of order", func(ix *Index) {
-			id := ix.byPath["a.txt"]
+			id := ix.idOf("a.txt")
 			ix.stale[id], ix.delta[id] = true, []uint32{0x61626320, 0x61626301}
 		}, "delta set of a.txt out of order"},
 		{"binary file in the delta", func(ix *Index) {
-			id := ix.byPath["c.dat"]
+			id := ix.idOf("c.dat")
 			ix.stale[id], ix.delta[id] = true, []uint32{1}
 		}, "c.dat in the delta"},
 		{"free slot in the postings, not stale", func(ix *Index) {
-			id := ix.byPath["a.txt"]
-			delete(ix.byPath, "a.txt")
+			id := ix.idOf("a.txt")
 			ix.files[id] = File{}
 			ix.free = append(ix.free, id)
 			ix.reorder()
 		}, "names a free slot and is not stale"},
+		{"a live file left out of the order", func(ix *Index) { ix.order = ix.order[1:] }, "the path order does not find id"},
+		{"a put never placed in the order", func(ix *Index) { ix.adding["d.txt"] = 3 }, "1 put and not ordered"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ix := mustBuild(t, root)

@@ -180,7 +180,7 @@ func brokenAncestor(root *rooted.Root, rel string) string {
 func (ix *Index) holds(rel string) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	_, ok := ix.byPath[rel]
+	_, ok := ix.lookup(rel)
 	return ok
 }
 
@@ -269,9 +269,9 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 	// A whole-tree walk finds the table's files mostly in the table's
 	// own order (the walk's order differs from the paths' only where a
 	// name continues with a byte below '/', as "a.go" beside "a/"): a
-	// cursor in ix.order, checked before the path map, finds most of
-	// them without a map lookup (a cache miss or more each; a serial
-	// cost on the walk's consumer, a tenth of a restart's at 200k files).
+	// cursor in ix.order, checked before a lookup, finds most of them
+	// without a search (a cache miss or more each; a serial cost on the
+	// walk's consumer, a tenth of a restart's at 200k files).
 	// After a miss the cursor moves to the file found, by pos, each id's
 	// place in ix.order as the walk began (ix.order is changed only by a
 	// writer: a stale cursor or pos only makes more misses, since a hit
@@ -314,7 +314,7 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 		if cur >= 0 && cur < len(ix.order) && ix.files[ix.order[cur]].Path == f.Path {
 			id, ok = ix.order[cur], true
 			cur++
-		} else if id, ok = ix.byPath[f.Path]; ok && cur >= 0 && int(id) < len(pos) {
+		} else if id, ok = ix.lookup(f.Path); ok && cur >= 0 && int(id) < len(pos) {
 			cur = int(pos[id]) + 1
 		}
 		same := ok && !ix.changed(id, &f)
@@ -546,7 +546,7 @@ func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []
 // caller adds the id to the order (insertOrdered), once for all the new
 // paths of a change. Caller holds mu.
 func (ix *Index) putLocked(c change) (id uint32, added bool) {
-	id, ok := ix.byPath[c.path]
+	id, ok := ix.lookup(c.path)
 	if !ok {
 		if n := len(ix.free); n > 0 {
 			id, ix.free = ix.free[n-1], ix.free[:n-1]
@@ -555,7 +555,7 @@ func (ix *Index) putLocked(c change) (id uint32, added bool) {
 			ix.files = append(ix.files, File{})
 			ix.mtimes = append(ix.mtimes, 0)
 		}
-		ix.byPath[c.path] = id
+		ix.adding[c.path] = id
 	}
 	was := ok && ix.files[id].HiddenName()
 	ix.paths += int64(len(c.f.Path) - len(ix.files[id].Path))
@@ -588,9 +588,13 @@ func (ix *Index) putLocked(c change) (id uint32, added bool) {
 // insertOrdered adds ids, new to the table (their paths set, none in the
 // order), to the path order: one at a time when they are few, else
 // sorted and merged in one pass from the back, so that a change adding k
-// paths to a table of n costs O(n + k log k), not O(n·k). Caller holds
-// mu.
+// paths to a table of n costs O(n + k log k), not O(n·k). They are then
+// found by their paths in the order, no longer in ix.adding. Caller
+// holds mu.
 func (ix *Index) insertOrdered(ids []uint32) {
+	for _, id := range ids {
+		delete(ix.adding, ix.files[id].Path)
+	}
 	if len(ids) < 8 {
 		for _, id := range ids {
 			i, _ := slices.BinarySearchFunc(ix.order, ix.files[id].Path, ix.pathSearch)
@@ -629,11 +633,9 @@ func (ix *Index) removeLocked(p string, removed func(*File)) []string {
 	lo, hi := ix.orderRange(p)
 	ids := slices.Clone(ix.order[lo:hi])
 	ix.order = slices.Delete(ix.order, lo, hi)
-	if id, ok := ix.byPath[p]; ok {
-		if i, found := slices.BinarySearchFunc(ix.order, p, ix.pathSearch); found {
-			ix.order = slices.Delete(ix.order, i, i+1)
-		}
-		ids = append(ids, id)
+	if i, found := slices.BinarySearchFunc(ix.order, p, ix.pathSearch); found {
+		ids = append(ids, ix.order[i])
+		ix.order = slices.Delete(ix.order, i, i+1)
 	}
 	paths := make([]string, len(ids))
 	hidden := false
@@ -643,7 +645,6 @@ func (ix *Index) removeLocked(p string, removed func(*File)) []string {
 		}
 		paths[i] = ix.files[id].Path
 		hidden = hidden || ix.files[id].HiddenName()
-		delete(ix.byPath, paths[i])
 		ix.paths -= int64(len(paths[i]))
 		ix.files[id] = File{}
 		ix.mtimes[id] = 0

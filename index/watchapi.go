@@ -42,7 +42,7 @@ func (ix *Index) prunedAlready(s Skipped) bool {
 	if !ok || ix.ignored[i].IsDir != s.IsDir {
 		return false
 	}
-	if _, ok := ix.byPath[s.Path]; ok {
+	if _, ok := ix.lookup(s.Path); ok {
 		return false
 	}
 	pre := s.Path + "/"
