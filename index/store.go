@@ -1052,8 +1052,10 @@ func (ix *Index) checkLocked(full bool) error {
 			}
 			continue
 		}
-		if got, ok := ix.lookup(f.Path); full && (!ok || got != uint32(id)) {
-			return fmt.Errorf("%w: the path order does not find id %d by its path", ErrCorrupt, id)
+		if full {
+			if got, ok := ix.lookup(f.Path); !ok || got != uint32(id) {
+				return fmt.Errorf("%w: the path order does not find id %d by its path", ErrCorrupt, id)
+			}
 		}
 		switch {
 		case f.Flags&^knownFlags != 0 || f.Flags&Binary != 0 && f.Flags&Unknown != 0:
