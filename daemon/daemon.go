@@ -94,6 +94,11 @@ type Config struct {
 	Build string
 	// NewFreshener keeps each ready index current. Default WatchFreshener.
 	NewFreshener FreshenerFunc
+	// TuneCollector lets the daemon set the process's GOGC from its live
+	// heap as each root becomes ready (collectorPercent), unless GOGC is
+	// in the environment. Foreground sets it: the setting is the whole
+	// process's.
+	TuneCollector bool
 
 	hooks *testHooks // set by this package's tests only
 	// catchUpByFreshener: the Freshener's initial reconcile (the default
@@ -145,6 +150,7 @@ func Foreground(cfg Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	debug.SetMemoryLimit(cfg.withDefaults().MaxMemory) // the whole process is the daemon
+	cfg.TuneCollector = true
 	return Run(ctx, cfg)
 }
 

@@ -152,6 +152,9 @@ func (w *workspace) serve() (again bool) {
 	// the daemon's resident size once ready is what it keeps (a client
 	// that waited for ready and then looks must not see the scratch).
 	debug.FreeOSMemory()
+	if w.d.cfg.TuneCollector {
+		tuneCollector() // the collection just run measured what is live
+	}
 	w.mu.Lock()
 	w.state, w.phase = StateReady, ""
 	w.ix, w.fresh = ix, fresh

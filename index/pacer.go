@@ -72,9 +72,9 @@ func (p *heapPacer) checkAbove(div uint64, collect func()) {
 	}
 }
 
-// Opening an index loads its path table (at a million files some 220 MB,
-// all of it live once loaded) into slices and a map allocated at their
-// full size up front, so their pages are fresh. Should the collector run
+// Opening an index loads its path table (at a million files some 140 MB,
+// all of it live once loaded) into slices allocated at their full size
+// up front, so their pages are fresh. Should the collector run
 // meanwhile, it reads those pages before the load writes them: the
 // kernel maps each read page to its shared zero page, and the load's
 // first write to it then copies the page and flushes the other CPUs'
@@ -90,6 +90,19 @@ var collectorPause struct {
 	sync.Mutex
 	n     int // loads running
 	saved int // GOGC before the first of them
+}
+
+// SetCollectorPercent sets GOGC (debug.SetGCPercent) as the process's
+// standing choice: while loads have the collector paused, it is what the
+// last of them restores, so it never resumes a paused collector.
+func SetCollectorPercent(p int) {
+	collectorPause.Lock()
+	defer collectorPause.Unlock()
+	if collectorPause.n > 0 {
+		collectorPause.saved = p
+		return
+	}
+	debug.SetGCPercent(p)
 }
 
 // pauseCollector pauses the collector until the returned function is

@@ -49,3 +49,24 @@ func TestPauseCollectorNests(t *testing.T) {
 		t.Fatalf("GOGC %d once every load resumed, want 70", got)
 	}
 }
+
+// SetCollectorPercent never resumes a paused collector: set during a
+// load, it is what the load's resume restores; set outside one, it is
+// applied at once.
+func TestSetCollectorPercentWhilePaused(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(orig)
+	resume := pauseCollector()
+	SetCollectorPercent(77)
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Errorf("GOGC %d while a load has the collector paused, want -1", p)
+	}
+	resume()
+	if p := debug.SetGCPercent(100); p != 77 {
+		t.Errorf("GOGC %d after the load, want 77", p)
+	}
+	SetCollectorPercent(66)
+	if p := debug.SetGCPercent(100); p != 66 {
+		t.Errorf("GOGC %d outside a load, want 66", p)
+	}
+}
