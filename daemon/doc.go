@@ -71,10 +71,17 @@
 // index and watcher; removed from RootsName; its DB deleted, since a
 // directory made again at that path is indexed afresh) as soon as the
 // daemon notices: on status, when a query names a root that does not
-// exist, and before a new root is refused for the limit. No root is added either while the heap is over
-// Config.MaxMemory (an EXECUTION_ERROR envelope, or CodeMemoryLimit). A bad root is a NOT_FOUND, INVALID_PARAM or
-// PERMISSION_DENIED envelope for glob, grep and ls, and an invalid-params
-// error for index and status.
+// exist, and before a new root is refused for the limit. No root is
+// added either while the heap is over Config.MaxMemory (an
+// EXECUTION_ERROR envelope, or CodeMemoryLimit). A bad root is a
+// NOT_FOUND, INVALID_PARAM or PERMISSION_DENIED envelope for glob, grep
+// and ls, and an invalid-params error for index and status.
+//
+// Memory. Foreground makes Config.MaxMemory the collector's soft limit
+// and, as each root becomes ready, sets GOGC to leave about 64 MB above
+// the live heap, between 50 and 100 (collectorPercent; GOGC in the
+// environment wins): with the default the resident set settles at twice
+// what is live after a while of queries.
 //
 // # The state directory
 //
