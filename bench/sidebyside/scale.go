@@ -187,6 +187,7 @@ func (r *scaleRun) run(ctx context.Context) error {
 		return fmt.Errorf("churn: %w", err)
 	}
 	cl.Close()
+	rep.rssAnonQueried = procMem(pid)["RssAnon"]
 
 	// Restarts: stop, then the command a user runs next starts a daemon
 	// that reopens the saved index.

@@ -94,7 +94,7 @@ func TestScaleRun(t *testing.T) {
 	want := []string{rowBuild, rowBuildCPU, rowPeakRSS, rowAnonBuilt, rowDB, rowAnonReopen, rowRestart,
 		"Grep `QuokkaNeedleZeta`", "Grep -i `quokkaneedlezeta`", "Grep `func main` limit 100", "Grep `func \\w+Handler\\(`",
 		"Glob `**/*.go`", "Glob `**/testdata/**/*.json`", "Glob `**/internal/**/*.go`",
-		rowVisible, rowStreamQuiet, rowStreamBurst, rowStreamMerge, rowTwoRoots}
+		rowVisible, rowStreamQuiet, rowStreamBurst, rowStreamMerge, rowAnonQueried, rowTwoRoots}
 	rows := rep.rows()
 	var got []string
 	for _, r := range rows {

@@ -34,6 +34,7 @@ type scaleReport struct {
 	buildHWM        int64         // KiB, the daemon's VmHWM once the build is done
 	rssAnonBuilt    int64         // KiB, right after the build
 	rssAnonReopened int64         // KiB, after the last restart
+	rssAnonQueried  int64         // KiB, after the queries, writes and burst (before the restarts)
 	rssAnonTwo      int64         // KiB, both trees open after a restart
 	statusBuilt     string        // the root's status object after the build, JSON
 	statusReopened  string        // and after the last restart
@@ -67,6 +68,7 @@ const (
 	rowStreamQuiet = "query stream, quiet: p99 / max"
 	rowStreamBurst = "query stream during the churn burst: p99 / max"
 	rowStreamMerge = "query stream while status shows a merge: p99 / max"
+	rowAnonQueried = "daemon RssAnon after the queries and the burst"
 	rowTwoRoots    = "daemon RssAnon, two roots open"
 )
 
@@ -216,6 +218,11 @@ func (r *scaleReport) rows() []scaleRow {
 		add(rowStreamMerge, "not exposed", "—", "status shows no merge or compaction state; the burst row is the stream during the churn, merge or not")
 	default:
 		add(rowStreamMerge, na, "—", "")
+	}
+	if r.rssAnonQueried > 0 {
+		add(rowAnonQueried, kib(r.rssAnonQueried), "—", "the daemon that built the index, after the timed queries, the writes, the burst and its query streams: what it keeps once its collector has run at its pace")
+	} else {
+		add(rowAnonQueried, na, "—", "")
 	}
 	if r.cfg.tree2 != "" {
 		if r.rssAnonTwo > 0 {
