@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,12 +220,9 @@ func statListed(ctx context.Context, root string, files []FileRef, todo []int) e
 	// together).
 	var runs [][]int
 	for k := 0; k < len(todo); {
-		dir, _ := splitRel(files[todo[k]].Rel)
+		dir := parentOf(files[todo[k]].Rel)
 		e := k + 1
-		for e < len(todo) {
-			if d, _ := splitRel(files[todo[e]].Rel); d != dir {
-				break
-			}
+		for e < len(todo) && parentOf(files[todo[e]].Rel) == dir {
 			e++
 		}
 		runs = append(runs, todo[k:e])
@@ -234,8 +230,7 @@ func statListed(ctx context.Context, root string, files []FileRef, todo []int) e
 	}
 	unreadable := func(f *FileRef) { f.pre, f.NoInfo = &fileHit{fault: true}, false }
 	statRun := func(run []int) {
-		dir, _ := splitRel(files[run[0]].Rel)
-		d, err := r.OpenDir(dir)
+		d, err := r.OpenDir(parentOf(files[run[0]].Rel))
 		if err != nil {
 			if !rooted.Gone(err) {
 				for _, i := range run {
@@ -248,9 +243,8 @@ func statListed(ctx context.Context, root string, files []FileRef, todo []int) e
 		fd := int(d.Fd())
 		for _, i := range run {
 			f := &files[i]
-			_, name := splitRel(f.Rel)
 			var st unix.Stat_t
-			switch err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+			switch err := unix.Fstatat(fd, baseName(f.Rel), &st, unix.AT_SYMLINK_NOFOLLOW); {
 			case err != nil && rooted.Gone(err):
 			case err != nil:
 				unreadable(f)
@@ -274,15 +268,6 @@ func statListed(ctx context.Context, root string, files []FileRef, todo []int) e
 	}
 	wg.Wait()
 	return ctx.Err()
-}
-
-// splitRel splits a root-relative path into its directory ("" for the
-// root) and name.
-func splitRel(rel string) (dir, name string) {
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		return rel[:i], rel[i+1:]
-	}
-	return "", rel
 }
 
 // grepWalkOptions are the walk's options for a Grep query.

@@ -281,11 +281,10 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 // grepNewest looks for q's answer among its newest candidates first
 // (newestFirst; candidates(since) lists those with an mtime at or after
 // since). settled says it found it there, or ran out of time: run is then
-// the answer. Otherwise it returns the query to scan all the candidates
-// with: it sets *read to the hits of the files already read, by path,
-// and candidates gives them to the scan (FileRef.pre), so a prefix read
-// whole without settling is the start of the next one, and no file is
-// read twice.
+// the answer. Otherwise it sets *read to the hits of the files already
+// read, by path, and candidates gives them to the scan of all the
+// candidates (FileRef.pre), so a prefix read whole without settling is
+// the start of the next one, and no file is read twice.
 func (s Indexed) grepNewest(ctx context.Context, q *GrepQuery, tq *csindex.Query, candidates func(since int64) []FileRef, read *map[string]*fileHit) (run envelope.GrepRun, settled bool) {
 	need, _ := scanNeeds(q.Params)
 	last := int64(math.MinInt64)
