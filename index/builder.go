@@ -29,11 +29,13 @@ import (
 // it as it is; the merge reads the masks beside the ids (appendRunIDs)
 // and writes them with them, packed, into the base (appendList).
 //
-// When the arena, heads, table and trigrams would exceed limit bytes,
-// add stops and the caller spills the lists (writeRun) and resets the
-// builder, which then holds nothing; a file's trigrams may so be split
-// between two runs, which the merge does not mind (a trigram's list in
-// a run still holds only ids below those of the worker's next run).
+// Postings come in batches sorted by trigram (addBatch). When the
+// arena, heads, table and trigrams would exceed limit bytes, addSorted
+// stops and the lists are spilled (writeRun) and the builder reset,
+// which then holds nothing; a batch, and a file's trigrams, may so be
+// split between two runs, which the merge does not mind (a trigram's
+// list in a run still holds only ids below those of the worker's next
+// run for it).
 type postingBuilder struct {
 	limit int
 	arena []byte
@@ -157,20 +159,106 @@ func (b *postingBuilder) grow() {
 	}
 }
 
-// add adds id (above every id added since the last reset) to the lists
-// of tris (packed postings: trigram ‖ next mask, trigram.go), and returns how many of tris it added: fewer than len(tris)
-// when b is full, to be spilled and reset before the rest are added.
-func (b *postingBuilder) add(id uint32, tris []uint32) int {
-	for i, v := range tris {
-		h := b.head(packedTri(v))
+// A batch holds the postings of a run of files, each a uint64:
+// trigram<<40 | id<<8 | next mask. Sorted by trigram (batchSort), the
+// postings of one trigram lie together, in id order, and addSorted looks
+// its list up once and appends to it while its head and last block are
+// in the cache: added file by file, each posting went to a list of its
+// own, a few cache misses each (at a million files, a quarter of the
+// build's CPU).
+type batch struct {
+	items, spare []uint64
+}
+
+// batchItems is how many postings a batch collects before it is sorted
+// and added (a little more when one file has more): 64 Ki postings, the
+// trigrams of about 70 source files, 1 MiB with the spare half.
+const batchItems = 1 << 16
+
+// put adds the packed postings tris (trigram.go) of file id.
+func (bt *batch) put(id uint32, tris []uint32) {
+	for _, v := range tris {
+		bt.items = append(bt.items, uint64(packedTri(v))<<40|uint64(id)<<8|uint64(byte(v)))
+	}
+}
+
+// full reports whether the batch is due to be added.
+func (bt *batch) full() bool { return len(bt.items) >= batchItems }
+
+// sorted sorts the batch by trigram, keeping the order of each trigram's
+// postings (ascending ids, as put added them), and returns it: two
+// stable counting passes on 12 bits each of the 24-bit trigram.
+func (bt *batch) sorted() []uint64 {
+	if cap(bt.spare) < len(bt.items) {
+		bt.spare = make([]uint64, len(bt.items), cap(bt.items))
+	}
+	src, dst := bt.items, bt.spare[:len(bt.items)]
+	var count [1 << 12]int
+	for _, shift := range [...]uint{40, 52} {
+		clear(count[:])
+		for _, x := range src {
+			count[x>>shift&(1<<12-1)]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, x := range src {
+			k := x >> shift & (1<<12 - 1)
+			dst[count[k]] = x
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	return src // two passes: back in items
+}
+
+// reset empties the batch, giving back what one large file made it grow
+// to beyond twice batchItems.
+func (bt *batch) reset() {
+	if cap(bt.items) > 2*batchItems {
+		bt.items, bt.spare = nil, nil
+		return
+	}
+	bt.items = bt.items[:0]
+}
+
+// addBatch adds bt's postings, calling spill (which writes b's lists out
+// and resets b) whenever b is full, and empties bt.
+func (b *postingBuilder) addBatch(bt *batch, spill func() error) error {
+	defer bt.reset()
+	items := bt.sorted()
+	for len(items) > 0 {
+		n := b.addSorted(items)
+		if items = items[n:]; len(items) > 0 {
+			if err := spill(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addSorted adds postings sorted by trigram (batch.sorted) and returns
+// how many it added: all of them, or fewer when b has no room for the
+// next (the caller spills b and adds the rest). Each trigram's ids must
+// exceed those b already holds for it.
+func (b *postingBuilder) addSorted(items []uint64) int {
+	for i := 0; i < len(items); {
+		t := uint32(items[i] >> 40)
+		h := b.head(t)
 		if h < 0 {
 			return i
 		}
-		if !b.appendPosting(&b.heads[h], id, byte(v)) {
-			return i
+		hd := &b.heads[h]
+		for ; i < len(items) && uint32(items[i]>>40) == t; i++ {
+			if !b.appendPosting(hd, uint32(items[i]>>8), byte(items[i])) {
+				return i
+			}
 		}
 	}
-	return len(tris)
+	return len(items)
 }
 
 // appendPosting appends id's posting (gap, next mask) to the list of hd, chaining a new

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -42,19 +43,26 @@ func TestBuilderRunsMerge(t *testing.T) {
 		for w := range bs {
 			bs[w] = newBuilder(limit)
 		}
+		// Each worker's batch is added after a random number of
+		// files (1–20: within a chunk and across chunks) and at the end.
+		bts := make([]batch, workers)
+		flush := func(w int) {
+			if err := bs[w].addBatch(&bts[w], func() error { return sp.spill(w, bs[w]) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fr := rand.New(rand.NewPCG(5, 6))
 		for lo := 0; lo < files; lo += chunk {
 			w := (lo / chunk) % workers
 			for id := lo; id < min(lo+chunk, files); id++ {
-				ts := tris[id]
-				for len(ts) > 0 {
-					n := bs[w].add(uint32(id), ts)
-					if ts = ts[n:]; len(ts) > 0 {
-						if err := sp.spill(w, bs[w]); err != nil {
-							t.Fatal(err)
-						}
-					}
+				bts[w].put(uint32(id), tris[id])
+				if fr.IntN(10) == 0 {
+					flush(w)
 				}
 			}
+		}
+		for w := range bs {
+			flush(w)
 		}
 		nb, runs, err := sp.merge(bs)
 		if err != nil {
@@ -100,7 +108,9 @@ func TestBuilderLimit(t *testing.T) {
 	b := newBuilder(4 << 10)
 	id, full := uint32(0), false
 	for ; !full && id < 1<<20; id += 300 { // three-byte gaps
-		n := b.add(id, []uint32{1 << 8, 2 << 8, (id % 97) << 8, (5000 + id%13) << 8})
+		var bt batch
+		bt.put(id, []uint32{1 << 8, 2 << 8, (id % 97) << 8, (5000 + id%13) << 8})
+		n := b.addSorted(bt.sorted())
 		full = n < 4
 		if b.size() > b.limit {
 			t.Fatalf("after id %d the builder holds %d bytes, over its limit %d", id, b.size(), b.limit)
@@ -108,6 +118,34 @@ func TestBuilderLimit(t *testing.T) {
 	}
 	if !full {
 		t.Fatal("the builder never filled")
+	}
+}
+
+// A batch sorts its postings by trigram and keeps each trigram's in the
+// order they were put: the trigrams' high and low twelve bits both
+// decide, and ids put out of order stay so.
+func TestBatchSorted(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var bt batch
+	var want []uint64
+	for id := range uint32(500) {
+		var tris []uint32
+		for range r.IntN(30) {
+			tr := r.Uint32N(1 << 24)
+			if r.IntN(2) == 0 {
+				tr = tr&0xFFF000 | 0x123 // the same low bits, high bits apart
+			}
+			tris = append(tris, tr<<8|r.Uint32N(256))
+		}
+		id := id * 7919 % 500 // not ascending: the order put must survive
+		bt.put(id, tris)
+		for _, v := range tris {
+			want = append(want, uint64(v>>8)<<40|uint64(id)<<8|uint64(byte(v)))
+		}
+	}
+	slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>40, b>>40) })
+	if got := bt.sorted(); !slices.Equal(got, want) {
+		t.Fatal("batch.sorted differs from a stable sort by trigram")
 	}
 }
 

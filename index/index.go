@@ -399,6 +399,13 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 		builders[w] = b
 		wg.Go(func() {
 			var rd reader
+			var bt batch
+			flush := func() { errs[w] = b.addBatch(&bt, func() error { return sp.spill(w, b) }) }
+			defer func() {
+				if errs[w] == nil && len(bt.items) > 0 {
+					flush()
+				}
+			}()
 			for errs[w] == nil {
 				lo := int(next.Add(buildChunk)) - buildChunk
 				if lo >= len(ix.files) {
@@ -425,11 +432,9 @@ func (ix *Index) buildPostings(ctx context.Context, totalBytes int64, progress f
 					if flags&Unknown != 0 {
 						unknown[w] = append(unknown[w], uint32(id))
 					}
-					for len(tris) > 0 && errs[w] == nil {
-						n := b.add(uint32(id), tris)
-						if tris = tris[n:]; len(tris) > 0 {
-							errs[w] = sp.spill(w, b)
-						}
+					bt.put(uint32(id), tris)
+					if bt.full() {
+						flush()
 					}
 				}
 				report(hi-lo, bytes)
