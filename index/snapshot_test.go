@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -837,4 +838,41 @@ func isSubset(sub, set []string) bool {
 		}
 	}
 	return true
+}
+
+// A build whose workers fail while the walk goes on (a run cannot be
+// spilled) stops and says why; one cancelled once its workers report
+// progress returns the cancellation. Neither leaves a base behind.
+func TestBuildFails(t *testing.T) {
+	files := map[string]string{}
+	for i := range 3000 { // a dozen chunks: the walk still lists as the first are read
+		files[fmt.Sprintf("d%02d/f%04d.txt", i%40, i)] = fmt.Sprintf("file %d alpha beta %d\n", i, i*i)
+	}
+	root := writeTree(t, files)
+	old := buildBudget
+	buildBudget = 2 << 10
+	t.Cleanup(func() { buildBudget = old })
+
+	gone := filepath.Join(t.TempDir(), "gone", "ix.db") // its directory does not exist
+	if ix, err := build(context.Background(), root, nil, gone); !errors.Is(err, fs.ErrNotExist) {
+		if ix != nil {
+			ix.Close()
+		}
+		t.Fatalf("build spilling into a missing directory: %v, want a spill error", err)
+	}
+
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reported := 0
+	ix, err := build(ctx, root, func(Progress) { reported++; cancel() }, filepath.Join(dir, "ix.db"))
+	if !errors.Is(err, context.Canceled) || ix != nil {
+		t.Fatalf("build cancelled from its progress: %v, %v", ix, err)
+	}
+	if reported == 0 {
+		t.Fatal("the build never reported progress")
+	}
+	if names := testtree.Names(t, dir); len(names) != 0 {
+		t.Fatalf("a cancelled build left %q", names)
+	}
 }
