@@ -15,7 +15,7 @@ import (
 
 // Bounded-memory build (after codesearch's index/write.go). Each build
 // worker reads its own files (chunks of ascending ids handed out in
-// turn) and collects their lists in a builder of its own (builder.go),
+// turn, as the walk lists them) and collects their lists in a builder of its own (builder.go),
 // with its share of the budget; once the builder is full it is written
 // out as a run, a base file of its own (ids absolute) whose lists carry
 // no skip entries, and starts again empty. A worker's runs hold
@@ -32,8 +32,9 @@ import (
 // the heap. Runs are unlinked as soon as they are created and read with
 // pread through small buffers (never mapped), so they do not count in
 // the process's resident size either. So a build's memory is the path
-// table and one budget of lists (arenas without pointers, which the
-// collector does not scan), whatever the size of the tree. A build that
+// table, one budget of lists (arenas without pointers, which the
+// collector does not scan) and each worker's batch of postings (1 MiB,
+// builder.go), whatever the size of the tree. A build that
 // spilled nothing merges its builders' lists in memory.
 
 // DefaultBuildBudget is how many bytes of posting lists a build holds in
