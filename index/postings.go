@@ -506,6 +506,7 @@ func appendBlocks(dst []byte, ids []uint32, masks []byte) []byte {
 // per trigram) and one list's encoding.
 type postingWriter struct {
 	w     *bufio.Writer // nil: buf collects the base in memory
+	file  *os.File      // what w writes to, when it is a file
 	buf   []byte
 	off   uint64
 	table []byte
@@ -520,6 +521,7 @@ func newPostingWriter(w io.Writer) *postingWriter {
 	pw := &postingWriter{}
 	if w != nil {
 		pw.w = bufio.NewWriterSize(w, 1<<20)
+		pw.file, _ = w.(*os.File)
 	}
 	return pw
 }
@@ -586,15 +588,31 @@ func (pw *postingWriter) flush() error {
 }
 
 // appendPart appends the lists part wrote to f (flushed, trigrams above
-// every one added to pw before) to pw, reading them back, and their
-// table entries, shifted to where they land.
+// every one added to pw before) to pw, and their table entries, shifted
+// to where they land. Into a file, the kernel copies them (os.File's
+// ReadFrom: copy_file_range), and pw's CRC-32C is combined with the one
+// part computed as it wrote them: the copy is the merge's one step on a
+// single core, and through this process it read and wrote every byte
+// again (1.4 s of a 1M-file build's 7.4 s merge).
 func (pw *postingWriter) appendPart(f *os.File, part *postingWriter) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	shift := pw.off
+	if pw.file != nil {
+		if pw.flush() != nil {
+			return pw.err
+		}
+		n, err := io.CopyN(pw.file, f, int64(part.off))
+		pw.off += uint64(n)
+		pw.crc = crc32Combine(crc32.Castagnoli, pw.crc, part.crc, n)
+		if err != nil {
+			pw.err = err
+			return err
+		}
+	}
 	buf := make([]byte, 1<<20)
-	for left := int64(part.off); left > 0 && pw.err == nil; {
+	for left := int64(part.off) - int64(pw.off-shift); left > 0 && pw.err == nil; {
 		n, err := io.ReadFull(f, buf[:min(int64(len(buf)), left)])
 		if err != nil {
 			return err
@@ -739,4 +757,54 @@ func checkBitmap(b []byte, k, bound uint64, ok func(id uint32) error) error {
 		return fmt.Errorf("bitmap holds %d ids, not %d", n, k)
 	}
 	return nil
+}
+
+// crc32Combine returns the CRC-32 (of the reversed polynomial poly, as
+// hash/crc32 computes it) of a‖b from crcA, crcB and the length of b:
+// crcA advanced over lenB zero bytes by powers of the GF(2) operator for
+// one zero bit, then xored with crcB (zlib's crc32_combine).
+func crc32Combine(poly, crcA, crcB uint32, lenB int64) uint32 {
+	if lenB <= 0 {
+		return crcA
+	}
+	var even, odd [32]uint32 // operators for 2^k zero bits
+	odd[0] = poly
+	for n, row := 1, uint32(1); n < 32; n, row = n+1, row<<1 {
+		odd[n] = row
+	}
+	gf2Square(&even, &odd) // two zero bits
+	gf2Square(&odd, &even) // four
+	for lenB > 0 {
+		gf2Square(&even, &odd) // one zero byte, then 4, 16, …
+		if lenB&1 != 0 {
+			crcA = gf2Times(&even, crcA)
+		}
+		if lenB >>= 1; lenB == 0 {
+			break
+		}
+		gf2Square(&odd, &even) // two zero bytes, then 8, 32, …
+		if lenB&1 != 0 {
+			crcA = gf2Times(&odd, crcA)
+		}
+		lenB >>= 1
+	}
+	return crcA ^ crcB
+}
+
+// gf2Times returns the 32×32 GF(2) matrix mat times vec.
+func gf2Times(mat *[32]uint32, vec uint32) uint32 {
+	var sum uint32
+	for i := 0; vec != 0; i, vec = i+1, vec>>1 {
+		if vec&1 != 0 {
+			sum ^= mat[i]
+		}
+	}
+	return sum
+}
+
+// gf2Square sets square to mat².
+func gf2Square(square, mat *[32]uint32) {
+	for n := range 32 {
+		square[n] = gf2Times(mat, mat[n])
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -874,5 +875,30 @@ func TestBuildFails(t *testing.T) {
 	}
 	if names := testtree.Names(t, dir); len(names) != 0 {
 		t.Fatalf("a cancelled build left %q", names)
+	}
+}
+
+// crc32Combine gives the CRC of a concatenation from its halves' CRCs,
+// for both polynomials and any split, empty halves included.
+func TestCRC32Combine(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	data := make([]byte, 5000)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	for _, poly := range []uint32{crc32.IEEE, crc32.Castagnoli} {
+		tab := crc32.MakeTable(poly)
+		for _, cut := range []int{0, 1, 7, 8, 9, 255, 256, 1000, 4999, 5000} {
+			for _, end := range []int{cut, cut + 1, 5000} {
+				if end > len(data) {
+					continue
+				}
+				a, b := data[:cut], data[cut:end]
+				want := crc32.Checksum(data[:end], tab)
+				if got := crc32Combine(poly, crc32.Checksum(a, tab), crc32.Checksum(b, tab), int64(len(b))); got != want {
+					t.Errorf("poly %#x, %d+%d bytes: %#x, want %#x", poly, len(a), len(b), got, want)
+				}
+			}
+		}
 	}
 }
