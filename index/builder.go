@@ -160,7 +160,7 @@ func (b *postingBuilder) grow() {
 }
 
 // A batch holds the postings of a run of files, each a uint64:
-// trigram<<40 | id<<8 | next mask. Sorted by trigram (batchSort), the
+// trigram<<40 | id<<8 | next mask. Sorted by trigram (sorted), the
 // postings of one trigram lie together, in id order, and addSorted looks
 // its list up once and appends to it while its head and last block are
 // in the cache: added file by file, each posting went to a list of its

@@ -372,19 +372,22 @@ type walkedChunk struct {
 }
 
 // buildPostings reads every regular file and builds the base postings,
-// while walk lists the files into the table: walk (stopped through its
-// ctx when a worker fails) calls send with the
+// while walk lists the files into the table: walk calls send with the
 // next files in id order, buildChunk at a time, and returns the bytes of
-// the regular files once it has listed them all. Each worker (one per
-// core) takes chunks in turn, reads and extracts their files and adds
-// their trigrams to a builder of its own (so no goroutine adds every
-// file's trigrams and no batch waits for its slowest file), spilling it
-// as a run when it holds its share of the budget; the runs and what the
-// builders still hold are then merged (spill.go). The workers never
-// touch the table, which the walk grows: the flags they find are set
-// once both are done. Progress is reported once the walk is over (until
-// then the totals are unknown). The pacer keeps the garbage in check
-// (pacer.go).
+// the regular files once it has listed them all (its ctx is cancelled
+// when a worker fails). Each worker (one per core) takes chunks in turn,
+// reads and extracts their files and adds their trigrams to a builder of
+// its own (so no goroutine adds every file's trigrams and no batch waits
+// for its slowest file), spilling it as a run when it holds its share of
+// the budget; the runs and what the builders still hold are then merged
+// (spill.go). The workers never touch the table, which the walk grows:
+// the flags they find are set once both are done. Progress is reported
+// once the walk is over (until then the totals are unknown). The pacer
+// keeps the garbage in check (pacer.go).
+//
+// Goroutines: buildPostings owns the workers; they end when the walk is
+// over and they have taken every chunk it sent, and buildPostings waits
+// for them before it merges.
 func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Context, send func([]walkedFile)) (int64, error), progress func(Progress), spillAt string) error {
 	root, err := rooted.Open(ix.root)
 	if err != nil {
