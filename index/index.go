@@ -45,6 +45,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -559,7 +560,7 @@ func (r *reader) index(root *rooted.Root, rel string, size int64) (tris []uint32
 	if err != nil {
 		return nil, Unknown, rooted.Gone(err)
 	}
-	if slices.Contains(data[:min(len(data), BinarySniff)], 0) {
+	if bytes.IndexByte(data[:min(len(data), BinarySniff)], 0) >= 0 { // vectorised, as slices.Contains is not
 		return nil, Binary, false
 	}
 	tris, ok := r.set.extract(data)

@@ -70,6 +70,21 @@ func paths(ix *Index) []string {
 	return out
 }
 
+// A NUL byte within the first BinarySniff bytes makes a file binary
+// (never a candidate), one just past them does not, as Grep decides.
+func TestBuildBinarySniff(t *testing.T) {
+	pad := strings.Repeat("a", BinarySniff-1)
+	root := writeTree(t, map[string]string{
+		"edge.dat": pad + "\x00 alpha\n",  // NUL at BinarySniff−1
+		"past.dat": pad + "a\x00 alpha\n", // NUL at BinarySniff
+		"text.txt": "alpha\n",
+	})
+	ix := mustBuild(t, root)
+	if got, want := candidates(t, ix, `alpha`), []string{"past.dat", "text.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("alpha candidates: %q, want %q", got, want)
+	}
+}
+
 func TestBuildTableAndCandidates(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"a.go":                "package a\nfunc Alpha() {}\n",
