@@ -244,18 +244,40 @@ func (b *postingBuilder) addBatch(bt *batch, spill func() error) error {
 // how many it added: all of them, or fewer when b has no room for the
 // next (the caller spills b and adds the rest). Each trigram's ids must
 // exceed those b already holds for it.
+//
+// It works on up to lookAhead trigrams at a time: first it finds (or
+// adds) their lists, then it appends to them. The lookups, a cache miss
+// or two each for a trigram the batch holds once, do not depend on one
+// another nor on the appends, so the processor overlaps them; one after
+// the other with the appends, it waited for each.
 func (b *postingBuilder) addSorted(items []uint64) int {
+	const lookAhead = 64
+	var heads, ends [lookAhead]int32
 	for i := 0; i < len(items); {
-		t := uint32(items[i] >> 40)
-		h := b.head(t)
-		if h < 0 {
-			return i
-		}
-		hd := &b.heads[h]
-		for ; i < len(items) && uint32(items[i]>>40) == t; i++ {
-			if !b.appendPosting(hd, uint32(items[i]>>8), byte(items[i])) {
-				return i
+		k, j := 0, i
+		for ; k < lookAhead && j < len(items); k++ {
+			t := uint32(items[j] >> 40)
+			h := b.head(t)
+			if h < 0 {
+				break
 			}
+			e := j + 1
+			for e < len(items) && uint32(items[e]>>40) == t {
+				e++
+			}
+			heads[k], ends[k] = int32(h), int32(e)
+			j = e
+		}
+		for g := range k {
+			hd := &b.heads[heads[g]]
+			for ; i < int(ends[g]); i++ {
+				if !b.appendPosting(hd, uint32(items[i]>>8), byte(items[i])) {
+					return i // lists found ahead may stay empty (writeRun skips them)
+				}
+			}
+		}
+		if i < j || k < lookAhead && j < len(items) {
+			return i // no room for the next list
 		}
 	}
 	return len(items)
@@ -324,6 +346,9 @@ func (b *postingBuilder) writeRun(pw *postingWriter) {
 	slices.SortFunc(order, func(x, y uint32) int { return int(b.tris[x]) - int(b.tris[y]) })
 	for _, h := range order {
 		hd := &b.heads[h]
+		if hd.n == 0 {
+			continue // found ahead of a full arena (addSorted)
+		}
 		pw.enc = binary.AppendUvarint(pw.enc[:0], uint64(hd.n))
 		pw.enc = b.appendData(pw.enc, hd)
 		pw.addEncoded(b.tris[h], pw.enc)
