@@ -439,23 +439,24 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 		wg.Go(func() {
 			var rd reader
 			var bt batch
-			flush := func() { errs[w] = b.addBatch(&bt, func() error { return sp.spill(w, b) }) }
+			// A failure ends the build: the walk stops (its ctx), and
+			// the chunks it has sent are drained, so that it never
+			// waits for a worker.
+			flush := func() {
+				if errs[w] = b.addBatch(&bt, func() error { return sp.spill(w, b) }); errs[w] != nil {
+					cancel()
+				}
+			}
 			defer func() {
-				if errs[w] == nil && wctx.Err() == nil && len(bt.items) > 0 {
+				if wctx.Err() == nil && len(bt.items) > 0 {
 					flush()
 				}
 			}()
 			for c := range chunks {
-				if errs[w] != nil {
-					// The walk need not go on; the chunks it has sent
-					// are drained, so that it never waits for this worker.
-					cancel()
-					continue
-				}
 				taken.Add(int64(len(c.files)))
 				pf.Load().Reached(c.lo)
 				if wctx.Err() != nil {
-					continue // the build is over: cancelled, or failed elsewhere
+					continue // the build is over: cancelled, or failed
 				}
 				var bytes int64
 				for i, f := range c.files {
