@@ -3,14 +3,15 @@ package index
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
 
-// Workers' builders with a budget small enough to chain blocks, split
-// files between runs and spill many runs, merged, hold exactly the lists
+// Workers' builders with a budget small enough to split files between
+// runs and spill many runs, merged, hold exactly the lists
 // added (ids with gaps of one byte and of several, three workers taking
 // chunks in turn); merged in memory without spilling they make the same
 // base, byte for byte.
@@ -43,26 +44,13 @@ func TestBuilderRunsMerge(t *testing.T) {
 		for w := range bs {
 			bs[w] = newBuilder(limit)
 		}
-		// Each worker's batch is added after a random number of
-		// files (1–20: within a chunk and across chunks) and at the end.
-		bts := make([]batch, workers)
-		flush := func(w int) {
-			if err := bs[w].addBatch(&bts[w], func() error { return sp.spill(w, bs[w]) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		fr := rand.New(rand.NewPCG(5, 6))
 		for lo := 0; lo < files; lo += chunk {
 			w := (lo / chunk) % workers
 			for id := lo; id < min(lo+chunk, files); id++ {
-				bts[w].put(uint32(id), tris[id])
-				if fr.IntN(10) == 0 {
-					flush(w)
+				if err := bs[w].add(uint32(id), tris[id], func() error { return sp.spill(w, bs[w]) }); err != nil {
+					t.Fatal(err)
 				}
 			}
-		}
-		for w := range bs {
-			flush(w)
 		}
 		nb, runs, err := sp.merge(bs)
 		if err != nil {
@@ -70,7 +58,7 @@ func TestBuilderRunsMerge(t *testing.T) {
 		}
 		return nb, runs
 	}
-	spilled, runs := build(minBuilderLimit, t.TempDir()+"/ix.db")
+	spilled, runs := build(16*minBuilderPostings, t.TempDir()+"/ix.db")
 	defer spilled.p.close()
 	if runs < 10 || spilled.p.unmap == nil {
 		t.Fatalf("%d runs, mapped %v: the budget did not force runs", runs, spilled.p.unmap != nil)
@@ -103,49 +91,59 @@ func TestBuilderRunsMerge(t *testing.T) {
 	}
 }
 
-// A builder keeps to its limit, however its lists grow.
+// A builder keeps to its limit: it grows up to it, then spills, even
+// in the middle of a file's postings, and holds them all in the end.
 func TestBuilderLimit(t *testing.T) {
-	b := newBuilder(4 << 10)
-	id, full := uint32(0), false
-	for ; !full && id < 1<<20; id += 300 { // three-byte gaps
-		var bt batch
-		bt.put(id, []uint32{1 << 8, 2 << 8, (id % 97) << 8, (5000 + id%13) << 8})
-		n := b.addSorted(bt.sorted())
-		full = n < 4
-		if b.size() > b.limit {
-			t.Fatalf("after id %d the builder holds %d bytes, over its limit %d", id, b.size(), b.limit)
+	b := newBuilder(100 * 16)
+	var spilled []int
+	spill := func() error {
+		spilled = append(spilled, len(b.items))
+		b.reset()
+		return nil
+	}
+	tris := make([]uint32, 30)
+	for id := range uint32(20) { // 600 postings
+		for i := range tris {
+			tris[i] = uint32(i) << 8
+		}
+		if err := b.add(id, tris, spill); err != nil {
+			t.Fatal(err)
+		}
+		if cap(b.items) > 100 {
+			t.Fatalf("after id %d the builder has room for %d postings, over its limit of 100", id, cap(b.items))
 		}
 	}
-	if !full {
-		t.Fatal("the builder never filled")
+	if want := []int{100, 100, 100, 100, 100}; !slices.Equal(spilled, want) || len(b.items) != 100 {
+		t.Fatalf("spilled %v and kept %d postings, want %v and 100", spilled, len(b.items), want)
+	}
+	if err := b.add(20, tris, func() error { return errors.New("disk full") }); err == nil || err.Error() != "disk full" {
+		t.Fatalf("a full builder whose spill fails: %v, want the spill's error", err)
 	}
 }
 
-// A batch sorts its postings by trigram and keeps each trigram's in the
-// order they were put: the trigrams' high and low twelve bits both
-// decide, and ids put out of order stay so.
-func TestBatchSorted(t *testing.T) {
+// sortLow sorts a bucket by the trigram's low 12 bits and keeps each
+// trigram's postings in the order they came (the ids of a run's list
+// ascending), whether it sorts by insertion (up to 64 postings) or by
+// counting.
+func TestSortLow(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	var bt batch
-	var want []uint64
-	for id := range uint32(500) {
-		var tris []uint32
-		for range r.IntN(30) {
-			tr := r.Uint32N(1 << 24)
+	for _, n := range []int{0, 1, 2, 63, 64, 65, 500, 5000} {
+		src := make([]uint64, n)
+		for i := range src {
+			low := r.Uint64N(1 << 12)
 			if r.IntN(2) == 0 {
-				tr = tr&0xFFF000 | 0x123 // the same low bits, high bits apart
+				low = r.Uint64N(4) // many postings of a few trigrams
 			}
-			tris = append(tris, tr<<8|r.Uint32N(256))
+			// the same high bits; id and mask at random, not ascending
+			src[i] = 0xABC<<52 | low<<40 | r.Uint64N(1<<32)<<8 | r.Uint64N(256)
 		}
-		id := id * 7919 % 500 // not ascending: the order put must survive
-		bt.put(id, tris)
-		for _, v := range tris {
-			want = append(want, uint64(v>>8)<<40|uint64(id)<<8|uint64(byte(v)))
+		want := slices.Clone(src)
+		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>40, b>>40) })
+		got := make([]uint64, n)
+		sortLow(got, src)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d postings: sortLow differs from a stable sort by trigram", n)
 		}
-	}
-	slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>40, b>>40) })
-	if got := bt.sorted(); !slices.Equal(got, want) {
-		t.Fatal("batch.sorted differs from a stable sort by trigram")
 	}
 }
 

@@ -438,20 +438,7 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 		builders[w] = b
 		wg.Go(func() {
 			var rd reader
-			var bt batch
-			// A failure ends the build: the walk stops (its ctx), and
-			// the chunks it has sent are drained, so that it never
-			// waits for a worker.
-			flush := func() {
-				if errs[w] = b.addBatch(&bt, func() error { return sp.spill(w, b) }); errs[w] != nil {
-					cancel()
-				}
-			}
-			defer func() {
-				if wctx.Err() == nil && len(bt.items) > 0 {
-					flush()
-				}
-			}()
+			spill := func() error { return sp.spill(w, b) }
 			for c := range chunks {
 				taken.Add(int64(len(c.files)))
 				pf.Load().Reached(c.lo)
@@ -477,9 +464,11 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 					if flags&Unknown != 0 {
 						unknown[w] = append(unknown[w], id)
 					}
-					bt.put(id, tris)
-					if bt.full() {
-						flush()
+					// A failure ends the build: the walk stops (its ctx),
+					// and the chunks it has sent are drained, so that it
+					// never waits for a worker.
+					if errs[w] = b.add(id, tris, spill); errs[w] != nil {
+						cancel()
 					}
 				}
 				c.files = nil // the paths are the table's; the chunk's copy can go

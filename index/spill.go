@@ -15,10 +15,11 @@ import (
 
 // Bounded-memory build (after codesearch's index/write.go). Each build
 // worker reads its own files (chunks of ascending ids handed out in
-// turn, as the walk lists them) and collects their lists in a builder of its own (builder.go),
-// with its share of the budget; once the builder is full it is written
-// out as a run, a base file of its own (ids absolute) whose lists carry
-// no skip entries, and starts again empty. A worker's runs hold
+// turn, as the walk lists them) and collects their postings in a builder
+// of its own (builder.go), with its share of the budget; once the
+// builder is full, its postings are sorted by trigram and written out as
+// a run, a base file of its own (ids absolute) whose lists carry no skip
+// entries, and it starts again empty. A worker's runs hold
 // ascending ids: its run r holds only ids below those of its run r+1, so
 // a trigram's list in one worker's runs is their lists end to end, and
 // the workers' ids are disjoint. At the end the runs are merged trigram
@@ -32,13 +33,13 @@ import (
 // the heap. Runs are unlinked as soon as they are created and read with
 // pread through small buffers (never mapped), so they do not count in
 // the process's resident size either. So a build's memory is the path
-// table, one budget of lists (arenas without pointers, which the
-// collector does not scan) and each worker's batch of postings (1 MiB,
-// builder.go), whatever the size of the tree. A build that
+// table and one budget of postings (arrays without pointers, which the
+// collector does not scan), whatever the size of the tree. A build that
 // spilled nothing merges its builders' lists in memory.
 
-// DefaultBuildBudget is how many bytes of posting lists a build holds in
-// memory (all its workers together) before spilling them to runs.
+// DefaultBuildBudget is how many bytes of postings a build holds in
+// memory (all its workers together, 16 bytes a posting with the space to
+// sort them) before spilling them to runs.
 const DefaultBuildBudget = 64 << 20
 
 // buildBudget is the budget in force; tests lower it to force runs.
