@@ -578,9 +578,9 @@ func merge2(dst, a, b *postingList) {
 }
 
 // appendRunIDs appends the ids of b, a list of a run this build wrote
-// (uvarint k, then the data, each id's gap followed by its next mask: no
-// skip entries), to dst and their next masks to masks: every id in one
-// pass over the data.
+// (uvarint k, then each id's gap<<4 | next mask, a uvarint: builder.go),
+// to dst and their next masks to masks: every id in one pass over the
+// data.
 func appendRunIDs(dst []uint32, masks []byte, b []byte) ([]uint32, []byte) {
 	_, m := binary.Uvarint(b)
 	if m <= 0 {
@@ -588,19 +588,17 @@ func appendRunIDs(dst []uint32, masks []byte, b []byte) ([]uint32, []byte) {
 	}
 	b = b[m:]
 	acc := uint32(0)
-	for i := 0; i+1 < len(b); i++ {
-		x := uint32(b[i])
-		if x < 0x80 {
-			i++
-		} else {
-			v, n := binary.Uvarint(b[i:])
-			if n <= 0 || i+n >= len(b) {
+	for i := 0; i < len(b); i++ {
+		v := uint64(b[i])
+		if v >= 0x80 {
+			var n int
+			if v, n = binary.Uvarint(b[i:]); n <= 0 {
 				return dst, masks
 			}
-			x, i = uint32(v), i+n
+			i += n - 1
 		}
-		acc += x
-		dst, masks = append(dst, acc-1), append(masks, b[i])
+		acc += uint32(v >> 4)
+		dst, masks = append(dst, acc-1), append(masks, byte(v&0xF))
 	}
 	return dst, masks
 }
