@@ -18,7 +18,8 @@ import (
 // order added (its ids ascending): a first counting pass on the
 // trigram's high 12 bits from items into spare, then each of those
 // buckets (a few thousand postings of text, in the cache) by the low
-// 12 bits, and writes each trigram's list as it comes. Sorting a whole
+// 12 bits back into its place in items, and writes each trigram's list
+// as it comes. Sorting a whole
 // run at once replaced lists grown posting by posting in chained blocks
 // (a hash table lookup and a cache miss or two per trigram per file):
 // a posting now costs 8 bytes in memory (16 with the sort's) instead of
@@ -39,7 +40,6 @@ import (
 type postingBuilder struct {
 	max          int // the most postings items holds
 	items, spare []uint64
-	sorted       []uint64 // one bucket, sorted (writeRun)
 }
 
 // minBuilderPostings is the least a builder holds, so that a budget
@@ -106,24 +106,18 @@ func (b *postingBuilder) writeRun(pw *postingWriter) {
 		spare[count[k]] = x
 		count[k]++
 	}
+	// The postings are all in spare now: each bucket is sorted back into
+	// its place in items.
 	for hi := range 1 << 12 {
-		if bucket := spare[starts[hi]:starts[hi+1]]; len(bucket) > 0 {
-			b.writeBucket(pw, bucket)
+		if lo, end := starts[hi], starts[hi+1]; lo < end {
+			sortLow(b.items[lo:end], spare[lo:end])
+			writeLists(pw, b.items[lo:end])
 		}
 	}
 }
 
-// writeBucket writes the lists of bucket, postings in the order added
-// whose trigrams share their high 12 bits, sorting them by the low 12.
-func (b *postingBuilder) writeBucket(pw *postingWriter, bucket []uint64) {
-	sorted := bucket
-	if len(bucket) > 1 {
-		if cap(b.sorted) < len(bucket) {
-			b.sorted = make([]uint64, len(bucket), len(bucket)+len(bucket)/4)
-		}
-		sorted = b.sorted[:len(bucket)]
-		sortLow(sorted, bucket)
-	}
+// writeLists writes the lists of sorted, postings sorted by trigram.
+func writeLists(pw *postingWriter, sorted []uint64) {
 	for i := 0; i < len(sorted); {
 		t := sorted[i] >> 40
 		e := i + 1
