@@ -221,9 +221,9 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	// workers a chunk at a time, so that reading starts with the first
 	// chunk rather than once the whole tree is listed (at a million
 	// files the listing took 3 s of a 33 s build).
-	walk := func(ctx context.Context, send func([]walkedFile)) (int64, error) {
+	walk := func(ctx context.Context, send func([]walkedFile), listed func(total int64)) error {
 		var total int64
-		var chunk []walkedFile
+		ch := chunker{send: send}
 		_, err := tree.Walk(ctx, root, "", ignore.Open(root), tree.Options{
 			IncludeHidden: true,
 			Info:          true,
@@ -245,17 +245,14 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			if e.Type.IsRegular() {
 				total += e.Size
 			}
-			chunk = append(chunk, walkedFile{path: e.Rel, size: e.Size, regular: e.Type.IsRegular()})
-			if len(chunk) == buildChunk {
-				send(chunk)
-				chunk = nil
-			}
+			ch.add(walkedFile{path: e.Rel, size: e.Size, regular: e.Type.IsRegular()})
 			return nil
 		})
-		if err == nil && len(chunk) > 0 {
-			send(chunk)
+		if err != nil {
+			return err
 		}
-		return total, err
+		ch.end(func() { listed(total) })
+		return nil
 	}
 	if err := ix.buildPostings(ctx, walk, progress, spillAt); err != nil {
 		return nil, err
@@ -364,6 +361,37 @@ type walkedFile struct {
 	regular bool
 }
 
+// chunker cuts the walk's files into chunks of buildChunk for send, and
+// holds the last full chunk back until the next file or the end: at the
+// end, listed runs before the last files are sent, so that the totals
+// go out while they are still to be read, however fast the workers were
+// (and progress is reported before the build is over).
+type chunker struct {
+	send        func([]walkedFile)
+	held, chunk []walkedFile // held: the last full chunk, not yet sent
+}
+
+// add adds the next file.
+func (c *chunker) add(f walkedFile) {
+	c.chunk = append(c.chunk, f)
+	if len(c.chunk) == buildChunk {
+		if c.held != nil {
+			c.send(c.held)
+		}
+		c.held, c.chunk = c.chunk, nil
+	}
+}
+
+// end runs listed, then sends what is left.
+func (c *chunker) end(listed func()) {
+	listed()
+	for _, files := range [][]walkedFile{c.held, c.chunk} {
+		if len(files) > 0 {
+			c.send(files)
+		}
+	}
+}
+
 // walkedChunk is buildChunk files of the walk (fewer in the last) from
 // id lo on, and the flags the worker that reads them finds.
 type walkedChunk struct {
@@ -374,22 +402,23 @@ type walkedChunk struct {
 
 // buildPostings reads every regular file and builds the base postings,
 // while walk lists the files into the table: walk calls send with the
-// next files in id order, buildChunk at a time, and returns the bytes of
-// the regular files once it has listed them all (its ctx is cancelled
-// when a worker fails). Each worker (one per core) takes chunks in turn,
+// next files in id order, buildChunk at a time, and listed with the
+// bytes of the regular files once it has listed them all, before it
+// sends the last chunk (its ctx is cancelled when a worker fails). Each worker (one per core) takes chunks in turn,
 // reads and extracts their files and adds their trigrams to a builder of
 // its own (so no goroutine adds every file's trigrams and no batch waits
 // for its slowest file), spilling it as a run when it holds its share of
 // the budget; the runs and what the builders still hold are then merged
 // (spill.go). The workers never touch the table, which the walk grows:
 // the flags they find are set once both are done. Progress is reported
-// once the walk is over (until then the totals are unknown). The pacer
+// once the walk has listed every file (until then the totals are
+// unknown), at once and then as chunks end. The pacer
 // keeps the garbage in check (pacer.go).
 //
 // Goroutines: buildPostings owns the workers; they end when the walk is
 // over and they have taken every chunk it sent, and buildPostings waits
 // for them before it merges.
-func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Context, send func([]walkedFile)) (int64, error), progress func(Progress), spillAt string) error {
+func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Context, send func([]walkedFile), listed func(total int64)) error, progress func(Progress), spillAt string) error {
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return err
@@ -478,16 +507,16 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 		})
 	}
 	var done []*walkedChunk
-	total, werr := walk(wctx, func(files []walkedFile) {
+	werr := walk(wctx, func(files []walkedFile) {
 		c := &walkedChunk{lo: len(done) * buildChunk, files: files, flags: make([]Flags, len(files))}
 		done = append(done, c)
 		chunks <- c
-	})
-	if werr == nil {
+	}, func(total int64) {
 		// The table is complete: the files not yet taken are read
 		// ahead of the workers (a cold page cache would otherwise have
 		// the disk serve two reads at a time); what the prefetcher reads
-		// of the table, the walk no longer writes.
+		// of the table, the walk no longer writes. The totals are
+		// reported at once: a chunk at least is still to be read.
 		pmu.Lock()
 		totalFiles, totalBytes = len(ix.files), total
 		pmu.Unlock()
@@ -495,7 +524,9 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 			f := &ix.files[i]
 			return f.Path, f.Mode.IsRegular()
 		}))
-	} else {
+		report(0, 0)
+	})
+	if werr != nil {
 		cancel()
 	}
 	close(chunks)

@@ -878,6 +878,68 @@ func TestBuildFails(t *testing.T) {
 	}
 }
 
+// A build reports its totals once the walk has listed every file, while
+// files are still to be read, however fast its workers read them: a
+// tree of one partial chunk, of a few, and of full chunks only. Its
+// last report has every file read.
+func TestBuildProgressBeforeTheEnd(t *testing.T) {
+	for _, n := range []int{1, 600, 3 * buildChunk} {
+		files := map[string]string{}
+		for i := range n {
+			files[fmt.Sprintf("d%02d/f%04d.txt", i%7, i)] = fmt.Sprintf("file %d\n", i)
+		}
+		root := writeTree(t, files)
+		var reports []Progress
+		ix, err := build(context.Background(), root, func(p Progress) { reports = append(reports, p) }, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
+		if len(reports) < 2 {
+			t.Fatalf("%d files: %d reports (%+v), want one when listed and one at the end", n, len(reports), reports)
+		}
+		first, last := reports[0], reports[len(reports)-1]
+		if first.TotalFiles != n || first.Files >= n || first.TotalBytes != last.Bytes {
+			t.Fatalf("%d files: first report %+v, want the totals with files still to read", n, first)
+		}
+		if last.Files != n || last.TotalFiles != n || last.Bytes != last.TotalBytes {
+			t.Fatalf("%d files: last report %+v, want all %d files read", n, last, n)
+		}
+	}
+}
+
+// The chunker sends the walk's files in chunks of buildChunk, in order,
+// and holds files back until the end, where they go after listed: at
+// least one file whenever there is any.
+func TestChunker(t *testing.T) {
+	for _, n := range []int{0, 1, buildChunk - 1, buildChunk, buildChunk + 1, 3 * buildChunk, 3*buildChunk + 5} {
+		var sent []walkedFile
+		sizes := []int{}
+		listedAt := -1
+		c := chunker{send: func(fs []walkedFile) { sent = append(sent, fs...); sizes = append(sizes, len(fs)) }}
+		for i := range n {
+			c.add(walkedFile{path: fmt.Sprint(i)})
+		}
+		c.end(func() { listedAt = len(sent) })
+		if len(sent) != n {
+			t.Fatalf("%d files: sent %d", n, len(sent))
+		}
+		for i, f := range sent {
+			if f.path != fmt.Sprint(i) {
+				t.Fatalf("%d files: file %d sent as %q", n, i, f.path)
+			}
+		}
+		for i, k := range sizes {
+			if k != buildChunk && i != len(sizes)-1 {
+				t.Fatalf("%d files: chunks of %v, want %d each but the last", n, sizes, buildChunk)
+			}
+		}
+		if n > 0 && listedAt >= n || n == 0 && listedAt != 0 {
+			t.Fatalf("%d files: listed ran with %d sent, want files still to send", n, listedAt)
+		}
+	}
+}
+
 // crc32Combine gives the CRC of a concatenation from its halves' CRCs,
 // for both polynomials and any split, empty halves included.
 func TestCRC32Combine(t *testing.T) {
