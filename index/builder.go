@@ -128,17 +128,34 @@ func writeLists(pw *postingWriter, sorted []uint64) {
 		last := uint32(0) // last id + 1
 		for _, x := range sorted[i:e] {
 			id := uint32(x >> 8)
-			if v := uint64(id+1-last)<<4 | x&0xF; v < 0x80 {
-				enc = append(enc, byte(v))
-			} else {
-				enc = binary.AppendUvarint(enc, v)
-			}
+			enc = appendRunPosting(enc, id+1-last, byte(x))
 			last = id + 1
 		}
 		pw.enc = enc
 		pw.addEncoded(uint32(t), enc)
 		i = e
 	}
+}
+
+// appendRunPosting appends a run's posting: uvarint(gap<<4 | next mask).
+func appendRunPosting(dst []byte, gap uint32, mask byte) []byte {
+	v := uint64(gap)<<4 | uint64(mask&0xF)
+	if v < 0x80 {
+		return append(dst, byte(v))
+	}
+	return binary.AppendUvarint(dst, v)
+}
+
+// appendRunList appends the run list of ids, ascending, and their next
+// masks: uvarint k and the postings.
+func appendRunList(dst []byte, ids []uint32, masks []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ids)))
+	last := uint32(0) // last id + 1
+	for i, id := range ids {
+		dst = appendRunPosting(dst, id+1-last, masks[i])
+		last = id + 1
+	}
+	return dst
 }
 
 // sortLow sets dst to the postings of src (a bucket: their trigrams

@@ -11,7 +11,7 @@ import (
 )
 
 // Workers' builders with a budget small enough to split files between
-// runs and spill many runs, merged, hold exactly the lists
+// runs and spill many runs (folded or not), merged, hold exactly the lists
 // added (ids with gaps of one byte and of several, three workers taking
 // chunks in turn); merged in memory without spilling they make the same
 // base, byte for byte.
@@ -39,7 +39,7 @@ func TestBuilderRunsMerge(t *testing.T) {
 	}
 	build := func(limit int, dir string) (newBase, int) {
 		t.Helper()
-		sp := &spiller{at: dir}
+		sp := &spiller{at: dir, workers: workers}
 		bs := make([]*postingBuilder, workers)
 		for w := range bs {
 			bs[w] = newBuilder(limit)
@@ -67,7 +67,17 @@ func TestBuilderRunsMerge(t *testing.T) {
 	if runs != workers || mem.p.unmap != nil {
 		t.Fatalf("in memory: %d runs merged, mapped %v", runs, mem.p.unmap != nil)
 	}
-	for name, nb := range map[string]newBase{"spilled": spilled, "in memory": mem} {
+	// With room for 3 runs a worker, each folds its runs into one when
+	// it spills a fourth, again and again (a run folded before is folded
+	// with the next ones): the merge sees at most 3 a worker.
+	defer func(f func() int) { maxOpenRuns = f }(maxOpenRuns)
+	maxOpenRuns = func() int { return 3 * workers }
+	folded, runs := build(16*minBuilderPostings, t.TempDir()+"/ix.db")
+	defer folded.p.close()
+	if runs > 3*workers {
+		t.Fatalf("folded: %d runs merged, want at most %d", runs, 3*workers)
+	}
+	for name, nb := range map[string]newBase{"spilled": spilled, "in memory": mem, "folded": folded} {
 		if err := nb.p.check(files, func(uint32) error { return nil }); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -86,8 +96,8 @@ func TestBuilderRunsMerge(t *testing.T) {
 			t.Fatalf("%s: %d lists, want %d", name, len(got), len(want))
 		}
 	}
-	if !slices.Equal(spilled.p.data, mem.p.data) {
-		t.Fatal("the spilled base differs from the one merged in memory")
+	if !slices.Equal(spilled.p.data, mem.p.data) || !slices.Equal(folded.p.data, mem.p.data) {
+		t.Fatal("the spilled or folded base differs from the one merged in memory")
 	}
 }
 

@@ -426,9 +426,9 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 	defer root.Close()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sp := &spiller{at: spillAt}
-	defer sp.close()
 	workers := max(1, runtime.GOMAXPROCS(0))
+	sp := &spiller{at: spillAt, workers: workers}
+	defer sp.close()
 	builders := make([]*postingBuilder, workers)
 	unknown := make([][]uint32, workers)
 	errs := make([]error, workers)

@@ -315,6 +315,10 @@ func TestMain(m *testing.M) {
 		fsizeChild()
 		return
 	}
+	if os.Getenv("INDEX_NOFILE_CHILD") != "" {
+		nofileChild()
+		return
+	}
 	os.Exit(m.Run())
 }
 

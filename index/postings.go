@@ -514,6 +514,7 @@ type postingWriter struct {
 	enc   []byte
 	crc   uint32
 	err   error
+	runs  bool // add encodes its lists as a run's (builder.go), not a base's
 }
 
 // newPostingWriter writes a base to w (nil: to memory, see finishBytes).
@@ -545,7 +546,11 @@ func (pw *postingWriter) add(t uint32, ids []uint32, masks []byte) {
 	if len(ids) == 0 {
 		return
 	}
-	pw.enc = appendList(pw.enc[:0], ids, masks)
+	if pw.runs {
+		pw.enc = appendRunList(pw.enc[:0], ids, masks)
+	} else {
+		pw.enc = appendList(pw.enc[:0], ids, masks)
+	}
 	pw.addEncoded(t, pw.enc)
 }
 

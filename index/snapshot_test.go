@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/internal/testtree"
+	"golang.org/x/sys/unix"
 )
 
 // waitFor waits for ch with a deadline (a hang is a failure, not a sleep).
@@ -876,6 +878,67 @@ func TestBuildFails(t *testing.T) {
 	if names := testtree.Names(t, dir); len(names) != 0 {
 		t.Fatalf("a cancelled build left %q", names)
 	}
+}
+
+// A build that spills far more runs than it may hold descriptors for
+// (a child whose RLIMIT_NOFILE is 64 above what it has open) folds them
+// and builds the same base as one that may hold them all.
+func TestBuildFoldsRunsUnderDescriptorLimit(t *testing.T) {
+	files := map[string]string{}
+	for i := range 1500 {
+		files[fmt.Sprintf("d%02d/f%04d.txt", i%30, i)] = fmt.Sprintf("file %d alpha beta %d gamma\n", i, i*i)
+	}
+	root := writeTree(t, files)
+	old := buildBudget
+	buildBudget = 2 << 10 // runs of 64 postings: some 700 of them
+	t.Cleanup(func() { buildBudget = old })
+	ix, err := build(context.Background(), root, nil, filepath.Join(t.TempDir(), "ix.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, runs := crc32.Checksum(ix.base.data, crc32.IEEETable), ix.runs
+	ix.Close()
+	if runs < 200 {
+		t.Fatalf("%d runs: the budget did not force enough of them", runs)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "INDEX_NOFILE_CHILD="+root, "INDEX_NOFILE_DB="+filepath.Join(t.TempDir(), "ix.db"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var got uint32
+	var childRuns int
+	most := max(16, 2*runtime.GOMAXPROCS(0)) // a quarter of the ~70 descriptors, at least two a worker
+	if _, err := fmt.Sscanf(string(out), "base %x runs %d", &got, &childRuns); err != nil || got != want || childRuns > most {
+		t.Fatalf("child said %q, want base %08x and at most %d runs merged (%d without the limit)", out, want, most, runs)
+	}
+}
+
+// nofileChild is TestBuildFoldsRunsUnderDescriptorLimit's child: it
+// lowers RLIMIT_NOFILE to 64 above the descriptors it has open, builds
+// INDEX_NOFILE_CHILD with a 2 KiB budget, spilling beside
+// INDEX_NOFILE_DB, and prints the base's CRC-32 and how many runs the
+// merge took, or the build's error.
+func nofileChild() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(2)
+	}
+	lim := uint64(len(ents) + 64)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: lim, Max: lim}); err != nil {
+		fmt.Println(err)
+		os.Exit(2)
+	}
+	buildBudget = 2 << 10
+	ix, err := build(context.Background(), os.Getenv("INDEX_NOFILE_CHILD"), nil, os.Getenv("INDEX_NOFILE_DB"))
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(2)
+	}
+	fmt.Printf("base %08x runs %d\n", crc32.Checksum(ix.base.data, crc32.IEEETable), ix.runs)
+	os.Exit(0)
 }
 
 // A build reports its totals once the walk has listed every file, while

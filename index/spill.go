@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Bounded-memory build (after codesearch's index/write.go). Each build
@@ -51,9 +53,24 @@ var buildBudget = DefaultBuildBudget
 // process killed in between is removed with the DB's other temporary
 // files (removeTemps). Its spill is safe for concurrent use.
 type spiller struct {
-	at   string
-	mu   sync.Mutex
-	runs []run
+	at      string
+	workers int // how many builders spill (0: one)
+	mu      sync.Mutex
+	runs    []run
+}
+
+// maxOpenRuns is how many runs a build keeps open at most (each holds a
+// descriptor until the merge): a quarter of the descriptors the process
+// may open. A worker past its share folds its runs into one (fold). At
+// a million files on two cores a build spills some 500 runs; eight
+// cores would spill four times as many, in smaller runs. A variable so
+// that tests can lower it.
+var maxOpenRuns = func() int {
+	var l unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err != nil {
+		return 256
+	}
+	return int(max(16, min(l.Cur/4, 1<<16)))
 }
 
 // run is one spilled run, in the base format but for its lists' skip
@@ -252,8 +269,55 @@ func (s *spiller) spill(worker int, b *postingBuilder) error {
 	r.worker = worker
 	s.mu.Lock()
 	s.runs = append(s.runs, r)
+	mine := 0
+	for i := range s.runs {
+		if s.runs[i].worker == worker {
+			mine++
+		}
+	}
 	s.mu.Unlock()
 	b.reset()
+	if mine > max(2, maxOpenRuns()/max(1, s.workers)) {
+		if err := s.fold(worker); err != nil {
+			return fmt.Errorf("index: folding runs: %w", err)
+		}
+	}
+	return nil
+}
+
+// fold merges worker's runs into one run, which takes their place: the
+// worker's lists end to end, trigram by trigram, as the final merge
+// would read them. Only the worker itself adds runs of its own, so none
+// is added meanwhile.
+func (s *spiller) fold(worker int) error {
+	s.mu.Lock()
+	var mine []run
+	kept := s.runs[:0:0]
+	for _, r := range s.runs {
+		if r.worker == worker {
+			mine = append(mine, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	s.runs = kept
+	s.mu.Unlock()
+	defer func() {
+		for i := range mine {
+			mine[i].close()
+		}
+	}()
+	r, err := s.tempRun(func(pw *postingWriter) {
+		pw.runs = true
+		mergeRange(mine, pw, 0, 1<<24)
+	})
+	if err != nil {
+		return err
+	}
+	r.worker = worker
+	s.mu.Lock()
+	s.runs = append(s.runs, r)
+	s.mu.Unlock()
 	return nil
 }
 
