@@ -404,16 +404,17 @@ type walkedChunk struct {
 // while walk lists the files into the table: walk calls send with the
 // next files in id order, buildChunk at a time, and listed with the
 // bytes of the regular files once it has listed them all, before it
-// sends the last chunk (its ctx is cancelled when a worker fails). Each worker (one per core) takes chunks in turn,
-// reads and extracts their files and adds their trigrams to a builder of
-// its own (so no goroutine adds every file's trigrams and no batch waits
-// for its slowest file), spilling it as a run when it holds its share of
-// the budget; the runs and what the builders still hold are then merged
-// (spill.go). The workers never touch the table, which the walk grows:
-// the flags they find are set once both are done. Progress is reported
-// once the walk has listed every file (until then the totals are
-// unknown), at once and then as chunks end. The pacer
-// keeps the garbage in check (pacer.go).
+// sends the last chunk (its ctx is cancelled when a worker fails). Each
+// worker (one per core) takes chunks in turn, reads and extracts their
+// files and adds their trigrams to a builder of its own (so no goroutine
+// adds every file's trigrams and no batch waits for its slowest file),
+// spilling it as a run when it holds its share of the budget; the runs
+// and what the builders still hold are then merged (spill.go). The
+// workers never touch the table, which the walk grows: the flags they
+// find are set once both are done. Progress is reported once the walk
+// has listed every file (until then the totals are unknown), at once
+// and then as chunks end. The pacer keeps the garbage in check
+// (pacer.go).
 //
 // Goroutines: buildPostings owns the workers; they end when the walk is
 // over and they have taken every chunk it sent, and buildPostings waits

@@ -813,3 +813,13 @@ func gf2Square(square, mat *[32]uint32) {
 		square[n] = gf2Times(mat, mat[n])
 	}
 }
+
+// uvarintLen is the length of x's uvarint.
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}

@@ -24,7 +24,9 @@ import (
 // entries, and it starts again empty. A worker's runs hold
 // ascending ids: its run r holds only ids below those of its run r+1, so
 // a trigram's list in one worker's runs is their lists end to end, and
-// the workers' ids are disjoint. At the end the runs are merged trigram
+// the workers' ids are disjoint. A worker whose runs pass its share of
+// the descriptors a build may hold (maxOpenRuns) folds them into one
+// run. At the end the runs are merged trigram
 // by trigram into the final base: per worker, the lists end to end, then
 // the workers' lists merged by id. The merge runs on every core, each on
 // its own range of trigrams (mergeRuns). The final base of a build that
