@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/tree"
+	"golang.org/x/sys/unix"
 )
 
 // A scan given a prescan's hits answers exactly as one that reads every
@@ -187,4 +190,70 @@ func TestStateFilesAfterChanges(t *testing.T) {
 	if want := []string{"e/kept.go", "keep.txt"}; !slices.Equal(rels, want) {
 		t.Errorf("files kept %q, want %q", rels, want)
 	}
+}
+
+// Out of descriptors, a file the walk listed and nobody read is kept as
+// one that could not be read (Scan reports it, the answer is not
+// complete), never dropped as if it were gone: a child whose every free
+// descriptor but one is taken stats three listed files, the root takes
+// that one, and their directories cannot be opened.
+func TestStateFilesOutOfDescriptors(t *testing.T) {
+	if root := os.Getenv("INDEXD_STATE_EMFILE_ROOT"); root != "" {
+		stateFilesEMFILEChild(root)
+		return
+	}
+	root := testtree.Write(t, map[string]string{"a/x.txt": "x", "a/y.txt": "y", "b/z.txt": "z"})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStateFilesOutOfDescriptors$")
+	cmd.Env = append(os.Environ(), "INDEXD_STATE_EMFILE_ROOT="+root)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "a/x.txt fault\na/y.txt fault\nb/z.txt fault" {
+		t.Fatalf("child's files:\n%s\nwant all three kept, each a fault", out)
+	}
+}
+
+// stateFilesEMFILEChild leaves one descriptor free and prints, for each
+// file stateFiles keeps, its path and "fault" or "stat'd".
+func stateFilesEMFILEChild(root string) {
+	var refs []FileRef
+	for _, rel := range []string{"a/x.txt", "a/y.txt", "b/z.txt"} {
+		refs = append(refs, FileRef{Rel: rel, NoInfo: true})
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Println("setup:", err)
+		os.Exit(0)
+	}
+	lim.Cur = 256
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Println("setup:", err)
+		os.Exit(0)
+	}
+	var held []int
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break // EMFILE: every number below the limit is taken
+		}
+		held = append(held, fd)
+	}
+	unix.Close(held[len(held)-1])
+	got, err := stateFiles(context.Background(), root, GrepParams{Limit: 10, OutputMode: envelope.ModeContent}, refs, nil)
+	for _, fd := range held[:len(held)-1] {
+		unix.Close(fd)
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(0)
+	}
+	for _, f := range got {
+		what := "stat'd"
+		if f.pre != nil && f.pre.fault {
+			what = "fault"
+		}
+		fmt.Println(f.Rel, what)
+	}
+	os.Exit(0)
 }
