@@ -39,6 +39,10 @@ type Matcher struct {
 	re     *regexp.Regexp
 	syntax *syntax.Regexp
 	lits   *litSet // every match contains one of these; nil: no prefilter
+	// also: further sets each match holds one of, checked on a line that
+	// holds one of lits before the regexp runs on it (a regexp under case
+	// folding costs many times the kernel's look).
+	also []*litSet
 	// litOnly: the pattern is the literal set exactly (one literal, its
 	// variants spelled out), so an occurrence is a match.
 	litOnly bool
@@ -114,6 +118,9 @@ func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) 
 			}
 			m.lits = newLitSet(lits, info.fold)
 			m.litOnly = tree.Op == syntax.OpLiteral && info.exact != nil
+			if info.exact == nil {
+				m.also = alsoSets(set, info.also, info.fold)
+			}
 		} else {
 			m.run = requiredRun(tree)
 		}
@@ -180,12 +187,15 @@ const maxSet = 16
 
 // litInfo is what the analysis knows of the strings a subexpression
 // matches: exact (every match is one of these; nil if unknown) and req
-// (every match contains one of these; nil if nothing is known). fold says a
-// case-folded literal went in, so the strings are meant case-insensitively
-// and are compared after ASCII lowercasing.
+// (every match contains one of these; nil if nothing is known), and
+// beside req, also: further sets every match contains one of each of
+// (the other pieces of a concatenation). fold says a case-folded literal
+// went in, so the strings are meant case-insensitively and are compared
+// after ASCII lowercasing.
 type litInfo struct {
 	exact []string
 	req   []string
+	also  [][]string
 	fold  bool
 }
 
@@ -290,16 +300,23 @@ func analyze(re *syntax.Regexp) litInfo {
 // ASCII case folding, if the literal is folded).
 func piecesInfo(re *syntax.Regexp) litInfo {
 	fold := re.Flags&syntax.FoldCase != 0
-	best := ""
-	for _, p := range foldSafePieces(re.Rune, fold) {
-		if len(p) > len(best) {
-			best = p
-		}
-	}
-	if best == "" {
+	pieces := foldSafePieces(re.Rune, fold)
+	if len(pieces) == 0 {
 		return litInfo{}
 	}
-	return litInfo{req: []string{best}, fold: fold}
+	best := 0
+	for i, p := range pieces {
+		if len(p) > len(pieces[best]) {
+			best = i
+		}
+	}
+	in := litInfo{req: []string{pieces[best]}, fold: fold}
+	for i, p := range pieces {
+		if i != best {
+			in.also = append(in.also, []string{p})
+		}
+	}
+	return in
 }
 
 // classHas reports whether the class ranges rs hold r.
@@ -313,7 +330,7 @@ func classHas(rs []rune, r rune) bool {
 }
 
 func analyzeConcat(subs []*syntax.Regexp) litInfo {
-	var cands [][]string
+	var cands, also [][]string
 	var fold bool
 	cur := []string{""}
 	curFold := false
@@ -348,21 +365,33 @@ func analyzeConcat(subs []*syntax.Regexp) litInfo {
 			cands = append(cands, in.req)
 			fold = fold || in.fold
 		}
+		if in.also != nil {
+			also = append(also, in.also...)
+			fold = fold || in.fold
+		}
 	}
 	if exactAll {
 		return litInfo{exact: cur, fold: curFold}
 	}
 	flush()
-	var best []string
-	for _, c := range cands {
-		if score(c) > score(best) {
-			best = c
+	best := -1
+	for i, c := range cands {
+		if best < 0 || score(c) > score(cands[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return litInfo{also: also, fold: fold}
+	}
+	for i, c := range cands {
+		if i != best {
+			also = append(also, c)
 		}
 	}
 	// fold is conservative: if any chosen literal was folded, all are
 	// compared under ASCII case folding, which loses nothing for the
 	// exact ones.
-	return litInfo{req: best, fold: fold}
+	return litInfo{req: cands[best], also: also, fold: fold}
 }
 
 func (in litInfo) best() []string {
@@ -372,7 +401,32 @@ func (in litInfo) best() []string {
 	return in.req
 }
 
-func (in litInfo) asReq() litInfo { return litInfo{req: in.best(), fold: in.fold} }
+func (in litInfo) asReq() litInfo { return litInfo{req: in.best(), also: in.also, fold: in.fold} }
+
+// maxAlso bounds the further sets a line is checked for.
+const maxAlso = 4
+
+// alsoSets returns the sets of also worth a look (each literal two bytes
+// or more; not req, not one already kept), the longest first, as litSets
+// compared under ASCII case folding if fold.
+func alsoSets(req []string, also [][]string, fold bool) []*litSet {
+	var use [][]string
+	for _, set := range also {
+		if usable(set) && score(set) > 100 && !slices.Equal(set, req) && !slices.ContainsFunc(use, func(u []string) bool { return slices.Equal(u, set) }) {
+			use = append(use, set)
+		}
+	}
+	slices.SortStableFunc(use, func(a, b []string) int { return score(b) - score(a) })
+	var out []*litSet
+	for _, set := range use[:min(len(use), maxAlso)] {
+		lits := make([][]byte, len(set))
+		for i, l := range set {
+			lits[i] = []byte(l)
+		}
+		out = append(out, newLitSet(lits, fold))
+	}
+	return out
+}
 
 // score ranks a literal set as a prefilter: longer shortest member first.
 func score(set []string) int {
@@ -524,7 +578,7 @@ func (m *Matcher) scanLiterals(sc *Scanner, buf []byte, fn func(int, int) bool) 
 			return
 		}
 		start, end := lineStart(buf, at), lineEnd(buf, at)
-		if (m.litOnly || m.re.Match(buf[start:end])) && !fn(start, end) {
+		if (m.litOnly || m.holdsAlso(buf[start:end]) && m.re.Match(buf[start:end])) && !fn(start, end) {
 			return
 		}
 		pos = end + 1
@@ -552,9 +606,20 @@ func (m *Matcher) scanRun(buf []byte, fn func(int, int) bool) {
 func (m *Matcher) mayMatch(b []byte) bool {
 	switch {
 	case m.lits != nil:
-		return m.lits.contains(b)
+		return m.lits.contains(b) && m.holdsAlso(b)
 	case m.run != nil:
 		return m.run.contains(b)
+	}
+	return true
+}
+
+// holdsAlso reports whether b holds one literal of each of the further
+// sets every match holds.
+func (m *Matcher) holdsAlso(b []byte) bool {
+	for _, s := range m.also {
+		if !s.contains(b) {
+			return false
+		}
 	}
 	return true
 }

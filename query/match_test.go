@@ -1,0 +1,141 @@
+package query
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// litStrings returns a litSet's literals.
+func litStrings(s *litSet) []string {
+	var out []string
+	for _, f := range s.finders {
+		out = append(out, string(f.lit))
+	}
+	return out
+}
+
+// TestRequiredLiterals: the literals the prefilter looks for, and the
+// further sets a line must hold before the regexp runs on it.
+func TestRequiredLiterals(t *testing.T) {
+	cases := []struct {
+		pattern string
+		fold    bool
+		lits    []string
+		also    [][]string
+	}{
+		{`func \w+Handler\(`, true, []string{"handler("}, [][]string{{"func "}}},
+		{`func \w+Handler\(`, false, []string{"Handler("}, [][]string{{"func "}}},
+		// The longest set first; the empty piece before \w+ is no set.
+		{`\w+ab.*abcd.+abc`, false, []string{"abcd"}, [][]string{{"abc"}, {"ab"}}},
+		// A repetition of at least one keeps what its body requires
+		// (x{2,} is xx+: each set once).
+		// (A single byte is not worth a look.)
+		{`(xyz.*uvwxy)+q`, false, []string{"uvwxy"}, [][]string{{"xyz"}}},
+		{`x(abc.*def){2,}y`, false, []string{"abc"}, [][]string{{"def"}}},
+		// Beside an alternation, each branch's sets are not required.
+		{`(aaaa.*bbb|cccc.*ddd)\d+eeeee`, false, []string{"eeeee"}, [][]string{{"aaaa", "cccc"}}},
+		// Optional parts require nothing.
+		{`(abcdef.*ghi)?jk`, false, []string{"jk"}, nil},
+		{`(abcdef.*ghi)*jk`, false, []string{"jk"}, nil},
+		// Exact answers need no check beside the literals.
+		{`foo(bar|baz)`, false, []string{"foobar", "foobaz"}, nil},
+		// A folded literal with too many letters folding outside ASCII:
+		// its longest safe piece, then the others.
+		{`kkkkkabcdkkxyzkk.*tt`, true, []string{"abcd"}, [][]string{{"xyz"}, {"tt"}}},
+		// A set from a folded piece inside a case-sensitive pattern is
+		// compared under folding too.
+		{`Abc\d+(?i:xyz\s+defg)+`, false, []string{"defg"}, [][]string{{"xyz"}, {"abc"}}},
+		// At most maxAlso further sets.
+		{`a1.b2.c3.d4.e5.f6.ggggg`, false, []string{"ggggg"}, [][]string{{"a1"}, {"b2"}, {"c3"}, {"d4"}}},
+	}
+	for _, c := range cases {
+		m, err := CompileMatcher(c.pattern, MatchOptions{CaseSensitive: !c.fold})
+		if err != nil {
+			t.Fatalf("%q: %v", c.pattern, err)
+		}
+		if m.lits == nil {
+			t.Errorf("%q fold=%v: no literals", c.pattern, c.fold)
+			continue
+		}
+		var also [][]string
+		for _, s := range m.also {
+			also = append(also, litStrings(s))
+		}
+		if got := litStrings(m.lits); !slices.Equal(got, c.lits) || !slices.EqualFunc(also, c.also, slices.Equal) {
+			t.Errorf("%q fold=%v: literals %q also %q, want %q also %q", c.pattern, c.fold, got, also, c.lits, c.also)
+		}
+	}
+	// The folded set from a case-sensitive pattern's folded part matches
+	// under folding.
+	m, _ := CompileMatcher(`Abc\d+(?i:xyz\s+defg)+`, MatchOptions{CaseSensitive: true})
+	if !m.holdsAlso([]byte("abc XYZ")) {
+		t.Errorf("the further sets are not compared under folding")
+	}
+}
+
+// TestScanFurtherSetsAgainstRegexp: patterns of several required pieces
+// report exactly the lines the regexp matches, on text whose lines hold
+// the pieces together, apart, and in other cases; and the further sets
+// turn lines away before the regexp.
+func TestScanFurtherSetsAgainstRegexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"func ", "Handler(", "kS", "\u212a", "ab", "x_y", "é", "\uFFFD"}
+	joins := []string{`\w+`, `.*`, `\s*`, `[a-z]?`, `.+`, `\W`}
+	filler := []string{"a", "Z", " ", "_", "(", "k", "\u017f", "\xff", "\n", "\n", "zz"}
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	turnedAway, matched := 0, 0
+	for range n {
+		var pat strings.Builder
+		var used []string
+		for i := range 2 + r.IntN(2) {
+			if i > 0 {
+				pat.WriteString(joins[r.IntN(len(joins))])
+			}
+			p := pieces[r.IntN(len(pieces))]
+			used = append(used, p)
+			pat.WriteString(regexp.QuoteMeta(p))
+		}
+		var hay strings.Builder
+		for range 1 + r.IntN(12) {
+			hay.WriteString(randomText(r, filler, r.IntN(4)))
+			p := used[r.IntN(len(used))]
+			if r.IntN(2) == 0 {
+				p = recase(r, p)
+			}
+			hay.WriteString(p)
+		}
+		for _, fold := range []bool{false, true} {
+			prefix := ""
+			if fold {
+				prefix = "(?i)"
+			}
+			re := regexp.MustCompile(prefix + pat.String())
+			m, err := CompileMatcher(pat.String(), MatchOptions{CaseSensitive: !fold})
+			if err != nil {
+				t.Fatalf("%q: %v", pat.String(), err)
+			}
+			b := []byte(hay.String())
+			want, got := regexpLines(re, b), scanLines(m, b)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q fold=%v hay %q: lines %v, regexp %v", pat.String(), fold, b, got, want)
+			}
+			matched += len(want)
+			for s := 0; s < len(b); {
+				e := lineEnd(b, s)
+				if m.lits != nil && m.lits.contains(b[s:e]) && !m.holdsAlso(b[s:e]) {
+					turnedAway++
+				}
+				s = e + 1
+			}
+		}
+	}
+	if turnedAway < n/2 || matched < n/4 {
+		t.Fatalf("checked too little: %d lines turned away, %d matched", turnedAway, matched)
+	}
+}
