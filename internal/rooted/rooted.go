@@ -265,19 +265,36 @@ func openRetry(dirfd int, name string, flags int) (int, error) {
 }
 
 // clean checks a root-relative, slash-separated name and returns it in
-// the form the kernel is given: "." for the root.
+// the form the kernel is given: "." for the root. Leading and trailing
+// slashes are dropped; a NUL byte, an empty component (two slashes) or a
+// "." or ".." component is refused. It runs on every open, so it looks at
+// each byte once and allocates nothing unless it refuses.
 func clean(rel string) (string, error) {
-	rel = strings.Trim(rel, "/")
+	for len(rel) > 0 && rel[0] == '/' {
+		rel = rel[1:]
+	}
+	for len(rel) > 0 && rel[len(rel)-1] == '/' {
+		rel = rel[:len(rel)-1]
+	}
 	if rel == "" || rel == "." {
 		return ".", nil
 	}
-	if strings.IndexByte(rel, 0) >= 0 {
-		return rel, ErrInvalidName
-	}
-	for c := range strings.SplitSeq(rel, "/") {
-		if c == ".." || c == "." || c == "" {
-			return rel, fmt.Errorf("%w: %q", ErrInvalidName, rel)
+	bad := false
+	start := 0
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) && rel[i] != '/' {
+			if rel[i] == 0 {
+				return rel, ErrInvalidName
+			}
+			continue
 		}
+		if c := rel[start:i]; c == "" || c == "." || c == ".." {
+			bad = true // a NUL further on still says only ErrInvalidName
+		}
+		start = i + 1
+	}
+	if bad {
+		return rel, fmt.Errorf("%w: %q", ErrInvalidName, rel)
 	}
 	return rel, nil
 }
