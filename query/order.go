@@ -37,23 +37,27 @@ func newOrdering(files []FileRef) *ordering {
 // at returns the file at heap index h.
 func (o *ordering) at(h int) *FileRef { return &o.files[len(o.files)-1-h] }
 
-// down sifts heap index h down to its place.
+// down sifts heap index h down to its place: the file there is held
+// aside while the newer children move up into the hole, and written
+// once where it belongs.
 func (o *ordering) down(h int) {
 	n := len(o.files) - o.placed
+	x := *o.at(h)
 	for {
 		c := 2*h + 1
 		if c >= n {
-			return
+			break
 		}
 		if c+1 < n && newer(o.at(c+1), o.at(c)) {
 			c++
 		}
-		if !newer(o.at(c), o.at(h)) {
-			return
+		if !newer(o.at(c), &x) {
+			break
 		}
-		*o.at(c), *o.at(h) = *o.at(h), *o.at(c)
+		*o.at(h) = *o.at(c)
 		h = c
 	}
+	*o.at(h) = x
 }
 
 // next places the next file (at files[placed-1]); false when all are.
