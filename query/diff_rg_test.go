@@ -100,7 +100,7 @@ func diffFixtureFiles() map[string]string {
 		"venv/lib/site.py":          needle("venv no dot"),
 		"crlf.txt":                  "needle one\r\nline two\r\nNEEDLE end\r\nend\r\n",
 		"unicode.txt": "straße needle\nΚαλημέρα NEEDLE\n\u212Aelvin\nKELVIN\nſecret\néword\n日本語 needle word\n" +
-			"tab\there\n123 456 7890\nÉCOLE école\nnbsp\u00a0here\n",
+			"tab\there\n123 456 7890\nÉCOLE école\nnbsp\u00a0here\nNEEDLE by \u212AELVIN\nNEEDLE, no k\n",
 		"latin1.txt":                  "caf\xe9 needle\nplain needle\n",
 		"bom.txt":                     "\xEF\xBB\xBFpackage bom\nneedle\n",
 		"bom16.txt":                   "\xFF\xFEn\x00e\x00e\x00d\x00l\x00e\x00\n\x00",
@@ -213,6 +213,8 @@ var diffFixtureGreps = []diffGrep{
 	{Pattern: `x.txt`, Fixed: true},
 	{Pattern: `(`, Fixed: true},
 	{Pattern: `func \w+Handler\(`, CaseSensitive: true},
+	{Pattern: `FUNC \w+handler\(`}, // the regexp runs on lines holding both literals
+	{Pattern: `needle.*kelvin`},      // a further set with a letter folding outside ASCII
 	{Pattern: `y{1000}`},
 	{Pattern: "needle", Include: "*.go"},
 	{Pattern: "needle", Include: "*.{ts,tsx}"},
@@ -573,6 +575,7 @@ var diffGorootGreps = []diffGrep{
 	// Regexps.
 	{Pattern: `func main\(`, Include: "*.go", Path: "cmd/go"},
 	{Pattern: `func \w+Handler\(`, CaseSensitive: true},
+	{Pattern: `func \w+handler\(`, Path: "net/http"},
 	{Pattern: `(?i)deadbeef`, CaseSensitive: true, Path: "runtime"},
 	{Pattern: `^package main$`, CaseSensitive: true, Path: "cmd/go"},
 	{Pattern: `TODO|FIXME`, Path: "net/http"},
