@@ -214,7 +214,7 @@ var diffFixtureGreps = []diffGrep{
 	{Pattern: `(`, Fixed: true},
 	{Pattern: `func \w+Handler\(`, CaseSensitive: true},
 	{Pattern: `FUNC \w+handler\(`}, // the regexp runs on lines holding both literals
-	{Pattern: `needle.*kelvin`},      // a further set with a letter folding outside ASCII
+	{Pattern: `needle.*kelvin`},    // a further set with a letter folding outside ASCII
 	{Pattern: `y{1000}`},
 	{Pattern: "needle", Include: "*.go"},
 	{Pattern: "needle", Include: "*.{ts,tsx}"},
