@@ -26,15 +26,18 @@ import (
 // Before running the regexp, Matcher looks for literals every match must
 // contain (one of a small set, found by walking the parsed pattern) with
 // the scan kernel (kernel.go), which is many times faster than the regexp
-// engine, and runs the regexp only on the lines holding one; when the
-// pattern is nothing but a literal, its occurrences are the matches and
-// the regexp does not run at all. Case-insensitive literals are matched
-// under ASCII case folding, in place; a letter whose case folding leaves
-// ASCII (k and s fold with the Kelvin sign and the long s) or a non-ASCII
-// letter with case is expanded into its variants when they are few, and
-// otherwise splits the literal rather than being trusted, so the
-// prefilter never drops a line the regexp would match. So does U+FFFD,
-// which the regexp also matches on each byte of invalid UTF-8.
+// engine, and runs the regexp only on the lines holding one, and one of
+// each further set the pattern requires (up to maxAlso: the other pieces
+// of a concatenation, "func " beside "handler(" in func \w+Handler\(,
+// looked for on the line by the kernel too); when the pattern is nothing
+// but a literal, its occurrences are the matches and the regexp does not
+// run at all. Case-insensitive literals are matched under ASCII case
+// folding, in place; a letter whose case folding leaves ASCII (k and s
+// fold with the Kelvin sign and the long s) or a non-ASCII letter with
+// case is expanded into its variants when they are few, and otherwise
+// splits the literal rather than being trusted, so the prefilter never
+// drops a line the regexp would match. So does U+FFFD, which the regexp
+// also matches on each byte of invalid UTF-8.
 type Matcher struct {
 	re     *regexp.Regexp
 	syntax *syntax.Regexp
