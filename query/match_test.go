@@ -139,3 +139,35 @@ func TestScanFurtherSetsAgainstRegexp(t *testing.T) {
 		t.Fatalf("checked too little: %d lines turned away, %d matched", turnedAway, matched)
 	}
 }
+
+// FuzzScanPrefilter: for any pattern, the lines Matcher.Scan reports are
+// exactly those on which its own regexp, run on every line, matches: the
+// prefilter (the literal, the further sets, the class run) drops no line
+// and adds none.
+//
+//	go test -run XXX -fuzz FuzzScanPrefilter -fuzztime 60s ./query
+func FuzzScanPrefilter(f *testing.F) {
+	for _, c := range []struct{ pat, hay string }{
+		{`func \w+Handler\(`, "func xHandler(\nfunc Handler(\nx.Handler(\n FUNC aHANDLER( "},
+		{`needle.*kelvin`, "needle \u212aELVIN\nkelvin needle\n"},
+		{`kkkkkabcdkkxyzkk.*tt`, "KKKKKABCDKKXYZKKtt\n\u212akkkkabcdkkxyzkk tt"},
+		{`(ab.*cd)+ef`, "abcdef\nabxcdyabcdef\nef cd ab"},
+		{`\w+\d{4}\w*`, "abc1234\n12 34\n"},
+		{`a\x{FFFD}b.*cd`, "a\xffb cd\na\ufffdbcd"},
+	} {
+		f.Add(c.pat, []byte(c.hay), false)
+		f.Add(c.pat, []byte(c.hay), true)
+	}
+	f.Fuzz(func(t *testing.T, pat string, hay []byte, fold bool) {
+		if len(pat) > 100 || len(hay) > 4<<10 {
+			return
+		}
+		m, err := CompileMatcher(pat, MatchOptions{CaseSensitive: !fold})
+		if err != nil {
+			return
+		}
+		if want, got := regexpLines(m.re, hay), scanLines(m, hay); !slices.Equal(got, want) {
+			t.Fatalf("%q fold=%v hay %q: lines %v, regexp %v", pat, fold, hay, got, want)
+		}
+	})
+}
