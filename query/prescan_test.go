@@ -16,7 +16,6 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/tree"
-	"golang.org/x/sys/unix"
 )
 
 // A scan given a prescan's hits answers exactly as one that reads every
@@ -221,29 +220,13 @@ func stateFilesEMFILEChild(root string) {
 	for _, rel := range []string{"a/x.txt", "a/y.txt", "b/z.txt"} {
 		refs = append(refs, FileRef{Rel: rel, NoInfo: true})
 	}
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+	release, err := testtree.LeaveOneDescriptor(256)
+	if err != nil {
 		fmt.Println("setup:", err)
 		os.Exit(0)
 	}
-	lim.Cur = 256
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		fmt.Println("setup:", err)
-		os.Exit(0)
-	}
-	var held []int
-	for {
-		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			break // EMFILE: every number below the limit is taken
-		}
-		held = append(held, fd)
-	}
-	unix.Close(held[len(held)-1])
 	got, err := stateFiles(context.Background(), root, GrepParams{Limit: 10, OutputMode: envelope.ModeContent}, refs, nil)
-	for _, fd := range held[:len(held)-1] {
-		unix.Close(fd)
-	}
+	release()
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(0)

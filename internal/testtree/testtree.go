@@ -1,9 +1,11 @@
 // Package testtree writes fixture trees for tests: files given as
 // slash-separated paths and contents, under a temporary root; opens them
-// as rooted roots; and changes them under a running test (ExchangeLoop).
+// as rooted roots; changes them under a running test (ExchangeLoop); and
+// takes a child process's free descriptors (LeaveOneDescriptor).
 package testtree
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -99,4 +101,36 @@ func ExchangeLoop(t testing.TB, a, b string) (stop func() int64) {
 		wg.Wait()
 		return n.Load()
 	}
+}
+
+// LeaveOneDescriptor, for a child process that tests running out of file
+// descriptors, lowers its RLIMIT_NOFILE to limit and takes every free
+// descriptor below it but one (opening /dev/null until EMFILE). release
+// closes what it took.
+func LeaveOneDescriptor(limit uint64) (release func(), err error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return nil, err
+	}
+	lim.Cur = limit
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return nil, err
+	}
+	var held []int
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break // EMFILE: every number below the limit is taken
+		}
+		held = append(held, fd)
+	}
+	if len(held) == 0 {
+		return nil, errors.New("testtree: no descriptor to free")
+	}
+	unix.Close(held[len(held)-1])
+	return func() {
+		for _, fd := range held[:len(held)-1] {
+			unix.Close(fd)
+		}
+	}, nil
 }
