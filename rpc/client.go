@@ -134,6 +134,11 @@ type Client struct {
 	done   chan struct{} // closed when the reader goroutine has exited
 
 	lastRead atomic.Int64 // when bytes last came from the server (UnixNano)
+	// inPartial is set while the reader goroutine is in a CallStream's
+	// onPartial: the caller is busy with what came (writing it to a
+	// slow or paused reader of its own), so the server's silence is
+	// not counted meanwhile.
+	inPartial atomic.Bool
 
 	wmu sync.Mutex // serialises request writes
 
@@ -287,6 +292,14 @@ func (c *Client) call(ctx context.Context, method string, params any, result *js
 		// and the last bytes received. Halfway through, a ping; at the
 		// end, failure.
 		check := func() error {
+			if c.inPartial.Load() {
+				// The silence is ours: tell the server we are alive
+				// (a notification, never answered), so that its writer,
+				// blocked on us, keeps the connection.
+				c.keepAlive(ctx)
+				t.Reset(c.answer / 2)
+				return nil
+			}
 			last := time.Unix(0, c.lastRead.Load())
 			if last.Before(sent) {
 				last = sent
@@ -386,6 +399,15 @@ func (c *Client) probe(ctx context.Context) (uint64, bool) {
 		return 0, false
 	}
 	return id, true
+}
+
+// keepAlive sends a ping as a notification: the server does not answer
+// it, but its bytes show the server that this client is alive while it
+// reads nothing (it is busy with what came). A failure is left to the
+// call: the connection is then lost.
+func (c *Client) keepAlive(ctx context.Context) {
+	line, _ := encodeRequest(nil, MethodPing, nil)
+	_ = c.write(ctx, line, MethodPing)
 }
 
 // Notify sends a notification: a request without an id, which the server
@@ -591,7 +613,10 @@ func (c *Client) readLoop() {
 				fn := c.partial[p.ID]
 				c.mu.Unlock()
 				if fn != nil {
+					c.inPartial.Store(true)
 					fn(p.Data)
+					c.lastRead.Store(time.Now().UnixNano()) // the silence counts from now
+					c.inPartial.Store(false)
 				}
 			}
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/indexd/indexd/rpc"
 )
@@ -59,5 +60,48 @@ func TestPartial(t *testing.T) {
 	}
 	if err := Notify(context.Background(), 1); !errors.Is(err, ErrNoRequest) {
 		t.Errorf("Notify outside a request: %v", err)
+	}
+}
+
+// TestPausedStreamReader: a CallStream whose caller is busy with a part
+// (writing it to a pager left on one page) for longer than both the
+// client's answer timeout and the server's write timeout loses nothing:
+// the client does not count its own pause as the server's silence, and
+// its keep-alive shows the server, blocked writing to it, that it is
+// alive.
+func TestPausedStreamReader(t *testing.T) {
+	const parts = 64
+	h := rpc.Methods{"count": func(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+		for i := range parts {
+			// 64 KiB each, 4 MiB in all: far more than the socket holds,
+			// so the server's writer blocks while the client pauses.
+			if err := Notify(ctx, map[string]any{"i": i, "pad": fmt.Sprintf("%65536d", i)}); err != nil {
+				return nil, rpc.Errorf(rpc.CodeInternalError, "notify: %v", err)
+			}
+		}
+		return json.RawMessage(`"done"`), nil
+	}}
+	const writeTimeout = 150 * time.Millisecond
+	ts := startServer(t, h, func(s *Server) { s.WriteTimeout = writeTimeout })
+	c, err := rpc.Dialer{AnswerTimeout: 100 * time.Millisecond}.Dial(context.Background(), ts.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	got := 0
+	var res json.RawMessage
+	err = c.CallStream(context.Background(), "count", nil, &res, func(data json.RawMessage) {
+		if got == 0 {
+			// The pause under test: several of each timeout.
+			time.Sleep(6 * writeTimeout)
+		}
+		got++
+	})
+	if err != nil || string(res) != `"done"` {
+		t.Fatalf("CallStream after a pause: %s, %v (%d parts)", res, err, got)
+	}
+	if got != parts {
+		t.Fatalf("%d parts, want %d", got, parts)
 	}
 }

@@ -41,7 +41,9 @@ type Server struct {
 	// dropped. Default 5 min.
 	IdleTimeout time.Duration
 	// WriteTimeout bounds the writing of one response; a client that
-	// stops reading its answers is dropped after it. Default 1 min.
+	// stops reading its answers, and sends nothing meanwhile, is dropped
+	// after it (one that reads nothing but sends, as rpc.Client's
+	// keep-alive does, is waited for). Default 1 min.
 	WriteTimeout time.Duration
 	// DrainTimeout is how long Serve, once its context is cancelled, lets
 	// in-flight requests finish before it cancels their contexts. Negative:
@@ -342,6 +344,7 @@ type conn struct {
 	sem        chan struct{}  // one token per request in flight
 	inflight   atomic.Int32   // requests whose response has not been written yet
 	lastActive atomic.Int64   // when bytes were last read or a response written (UnixNano)
+	lastHeard  atomic.Int64   // when bytes were last read (UnixNano)
 }
 
 // outgoing is a response waiting to be written.
@@ -364,7 +367,9 @@ type activityReader struct{ c *conn }
 func (r activityReader) Read(p []byte) (int, error) {
 	n, err := r.c.nc.Read(p)
 	if n > 0 {
-		r.c.touch()
+		now := time.Now().UnixNano()
+		r.c.lastActive.Store(now)
+		r.c.lastHeard.Store(now)
 	}
 	return n, err
 }
@@ -857,11 +862,7 @@ func (c *conn) writeLoop() {
 		c.writing = time.Now()
 		c.qmu.Unlock()
 
-		c.setWriteDeadline()
-		_, err := c.nc.Write(o.line)
-		if err == nil {
-			c.touch()
-		}
+		err := c.writeOut(o.line)
 
 		c.qmu.Lock()
 		c.writing = time.Time{}
@@ -884,6 +885,27 @@ func (c *conn) writeLoop() {
 			c.stop()
 			return
 		}
+	}
+}
+
+// writeOut writes one response line, each attempt within the write
+// deadline. An attempt that times out while the client keeps sending
+// (rpc.Client's keep-alive while its caller is busy with what came: a
+// pager left on one page) goes on with the rest: only a client silent
+// through a whole attempt is dropped.
+func (c *conn) writeOut(line []byte) error {
+	for {
+		start := time.Now().UnixNano()
+		c.setWriteDeadline()
+		n, err := c.nc.Write(line)
+		if err == nil {
+			c.touch()
+			return nil
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) || c.ctx.Err() != nil || c.lastHeard.Load() < start {
+			return err
+		}
+		line = line[n:]
 	}
 }
 
