@@ -20,10 +20,10 @@ import (
 // journalState returns the root's journal, Freshener and index once
 // ready, or nils.
 func (s *searcher) journalState() (*journal.Journal, Freshener, *index.Index) {
-	if s.w == nil {
+	w, _ := s.ws()
+	if w == nil {
 		return nil, nil, nil
 	}
-	w := s.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.state != StateReady || w.journal == nil {

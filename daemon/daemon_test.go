@@ -16,6 +16,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/rpc/server"
 )
 
@@ -208,6 +209,40 @@ func TestBadRoots(t *testing.T) {
 	}
 	if st := td.status(""); len(st.Roots) != 0 {
 		t.Errorf("bad roots were added: %+v", st.Roots)
+	}
+}
+
+// A call refused for its arguments or its path (outside the root,
+// missing, not a directory; a bad pattern or parameter) serves no root:
+// nothing is added, indexed or watched. Only a call that runs does.
+func TestRefusedCallAddsNoRoot(t *testing.T) {
+	td := startDaemon(t, Config{})
+	root := writeTree(t, sample)
+	outside := t.TempDir()
+	for _, c := range []struct{ method, args string }{
+		{rpc.MethodGrep, `{"pattern":"root","path":"` + outside + `"}`},
+		{rpc.MethodGrep, `{"pattern":"root","path":"../.."}`},
+		{rpc.MethodGlob, `{"pattern":"*","path":"missing"}`},
+		{rpc.MethodGlob, `{"pattern":"*","path":"main.go"}`},
+		{rpc.MethodLS, `{"path":"` + outside + `"}`},
+		{rpc.MethodGrep, `{"pattern":"("}`},
+		{rpc.MethodGrep, `{"pattern":"x","limit":-1}`},
+		{rpc.MethodGrep, `{"pattern":"x","type":"golang"}`},
+		{rpc.MethodGlob, `{}`},
+		{tool.MethodChanges, `{"since":"not a token","path":"missing"}`},
+	} {
+		if ans := td.query(c.method, root, c.args); ans.Error == nil {
+			t.Errorf("%s %s: %s, want an error", c.method, c.args, ans.js)
+		}
+	}
+	if st := td.status(""); len(st.Roots) != 0 {
+		t.Fatalf("refused calls added roots: %+v", st.Roots)
+	}
+	if ans := td.query(rpc.MethodLS, root, `{}`); ans.Error != nil {
+		t.Fatalf("LS: %s", ans.js)
+	}
+	if st := td.status(""); len(st.Roots) != 1 {
+		t.Fatalf("a call that ran added no root: %+v", st.Roots)
 	}
 }
 

@@ -95,17 +95,22 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		}
 		return fail(rootEnvelopeError(p.Root, err))
 	}
-	s := &searcher{}
-	switch w, err := d.get(ctx, ws.Root); {
-	case errors.Is(err, errTooManyRoots):
-		return fail(envelope.Errorf(envelope.CodeInvalidParam, "Too many workspace roots (%d are indexed); forget one with 'indexctl forget ROOT'.", d.cfg.MaxRoots))
-	case errors.Is(err, errMemoryLimit):
-		return fail(envelope.Errorf(envelope.CodeExecution, "%s", d.memoryLimitMessage()))
-	case err != nil: // stopping: walk
-	default:
-		w.queries.Add(1)
-		s.w = w
-	}
+	// The root is served (added, indexed, watched) only once the call
+	// needs it, after its arguments and path were checked: a refused
+	// call adds no root and starts no build.
+	s := &searcher{attach: func() (*workspace, error) {
+		switch w, err := d.get(ctx, ws.Root); {
+		case errors.Is(err, errTooManyRoots):
+			return nil, envelope.Errorf(envelope.CodeInvalidParam, "Too many workspace roots (%d are indexed); forget one with 'indexctl forget ROOT'.", d.cfg.MaxRoots)
+		case errors.Is(err, errMemoryLimit):
+			return nil, envelope.Errorf(envelope.CodeExecution, "%s", d.memoryLimitMessage())
+		case err != nil: // stopping: walk
+			return nil, nil
+		default:
+			w.queries.Add(1)
+			return w, nil
+		}
+	}}
 	t := &query.Tools{WS: ws, Searcher: s, Changes: s, Unlimited: p.Unlimited}
 	if p.Stream && p.Unlimited {
 		// A client gone is noticed by ctx, which ends the search.

@@ -43,7 +43,13 @@ func (f FallbackWalk) Grep(ctx context.Context, q *query.GrepQuery) (*query.Grep
 // passes the read-your-writes barrier at most once: when taking the clock,
 // before the search.
 type searcher struct {
-	w *workspace // nil while the daemon stops
+	// attach serves the call's root and returns its workspace (nil
+	// while the daemon stops), or the error to answer with (an
+	// *envelope.Error); ws calls it once, when the call first needs it.
+	attach    func() (*workspace, error)
+	attached  bool
+	attachErr error
+	w         *workspace // set by ws
 	// synced: the barrier was passed for this call; failed: it was tried
 	// and did not pass.
 	synced, failed bool
@@ -51,12 +57,24 @@ type searcher struct {
 	waited bool
 }
 
+// ws serves the call's root, once, and returns its workspace: nil while
+// the daemon stops, or with the error the call is to fail with.
+func (s *searcher) ws() (*workspace, error) {
+	if !s.attached {
+		s.attached = true
+		if s.attach != nil {
+			s.w, s.attachErr = s.attach()
+		}
+	}
+	return s.w, s.attachErr
+}
+
 // pick returns the index to query for dir, or nil and the fallback
 // reason. A building root is waited for first, as first contact allows
 // (workspace.awaitBuild); waited then says so, and the search's time
 // budget starts afresh.
 func (s *searcher) pick(ctx context.Context, dir string, sync bool) (*index.Index, []string, envelope.FallbackReason) {
-	if s.w == nil {
+	if w, _ := s.ws(); w == nil {
 		return nil, nil, envelope.ReasonDaemonStopping
 	}
 	if s.w.awaitBuild(ctx) {
@@ -72,6 +90,9 @@ func (s *searcher) pick(ctx context.Context, dir string, sync bool) (*index.Inde
 }
 
 func (s *searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobResult, error) {
+	if _, err := s.ws(); err != nil {
+		return nil, err
+	}
 	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
 	if reason == envelope.ReasonIndexStale || s.waited {
 		q.Start = time.Now() // the search gets its full time budget after a failed barrier or a wait
@@ -83,6 +104,9 @@ func (s *searcher) Glob(ctx context.Context, q *query.GlobQuery) (*query.GlobRes
 }
 
 func (s *searcher) Grep(ctx context.Context, q *query.GrepQuery) (*query.GrepResult, error) {
+	if _, err := s.ws(); err != nil {
+		return nil, err
+	}
 	ix, live, reason := s.pick(ctx, q.Dir, q.Params.Sync)
 	if reason == envelope.ReasonIndexStale || s.waited {
 		q.Start = time.Now() // the search gets its full time budget after a failed barrier or a wait

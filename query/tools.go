@@ -17,6 +17,7 @@ package query
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	csindex "github.com/google/codesearch/index"
@@ -173,8 +174,13 @@ func (t *Tools) Run(ctx context.Context, tool, cwd string, raw json.RawMessage) 
 	return spec.run(t, ctx, ectx, a, start)
 }
 
-// internal turns an unexpected failure into an envelope error.
+// internal turns an unexpected failure into an envelope error; a
+// failure that is an envelope error (a Searcher refusing the call: the
+// daemon serves too many roots, say) is that error.
 func internal(err error) *envelope.Error {
+	if ee, ok := errors.AsType[*envelope.Error](err); ok {
+		return ee
+	}
 	return envelope.Errorf(envelope.CodeInternal, "%v", err)
 }
 
