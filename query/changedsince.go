@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -117,7 +116,7 @@ func (c changedOnly) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error
 // Grep's order.
 func (c changedOnly) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	p := q.Params
-	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(p.TimeoutMS)*time.Millisecond))
+	ctx, cancel := q.deadline(ctx)
 	defer cancel()
 	var files []FileRef
 	err := c.each(q.WS.Root, q.Dir, p.IncludeHidden, p.IncludeIgnored, q.Include.AllowHidden, q.Include.Match, func(path string, st *unix.Stat_t) {

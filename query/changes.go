@@ -83,7 +83,7 @@ type ChangesParams struct {
 	Sync           bool // as GlobParams.Sync
 }
 
-func decodeChanges(a args) (p ChangesParams, err *envelope.Error) {
+func decodeChanges(a args, unlimited bool) (p ChangesParams, err *envelope.Error) {
 	if p.Since, err = a.str("since", "", "since must be a string (a clock token)."); err != nil {
 		return
 	}
@@ -93,7 +93,7 @@ func decodeChanges(a args) (p ChangesParams, err *envelope.Error) {
 	if p.Pattern, err = a.str("pattern", "**", "pattern must be a string if provided."); err != nil {
 		return
 	}
-	if p.Limit, err = a.integer("limit", ChangesDefaultLimit, 1, ChangesMaxLimit, fmt.Sprintf("limit must be an integer between 1 and %d.", ChangesMaxLimit)); err != nil {
+	if p.Limit, err = a.limit(ChangesDefaultLimit, ChangesMaxLimit, unlimited); err != nil {
 		return
 	}
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
@@ -126,7 +126,7 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
 	}
-	p, err := decodeChanges(a)
+	p, err := decodeChanges(a, t.Unlimited)
 	if err != nil {
 		return fail(err)
 	}

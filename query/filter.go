@@ -5,6 +5,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/filetype"
+	"github.com/indexd/indexd/internal/suggest"
 	"github.com/indexd/indexd/internal/quote"
 )
 
@@ -84,12 +85,25 @@ func CompileFilter(p FilterParams) (*FileFilter, *envelope.Error) {
 	return f, nil
 }
 
+// didYouMean is " (did you mean 'NAME'?)" for the file type nearest to
+// the unknown name n, or "" when none is near.
+func didYouMean(n string) string {
+	var names []string
+	for _, t := range filetype.All() {
+		names = append(names, t.Name)
+	}
+	if s := suggest.Closest(n, names); s != "" {
+		return " (did you mean '" + s + "'?)"
+	}
+	return ""
+}
+
 func typeGlobs(key string, names []string) ([]*GlobPattern, *envelope.Error) {
 	var out []*GlobPattern
 	for _, n := range names {
 		t, ok := filetype.Lookup(n)
 		if !ok {
-			return nil, invalid("%s: unknown file type '%s' (the types are ripgrep's: %s).", key, n, filetype.Names())
+			return nil, invalid("%s: unknown file type '%s'%s. The types are ripgrep's names, such as go, py, js, ts, rust, java, c, cpp, md (%d in all).", key, n, didYouMean(n), len(filetype.All()))
 		}
 		for _, s := range t.Globs {
 			g, err := CompileGlob(s, false)

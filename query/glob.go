@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,12 +91,50 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 			}
 			return q.match(r)
 		})
+		if h := depthHint(ctx, searcher, q); h != "" {
+			run.Hints = append(run.Hints, h)
+		}
 	}
 	if fresh != "" {
 		run.Data.FreshInstance = true
 		run.Hints = append(run.Hints, freshHint(fresh))
 	}
 	return envelope.Glob(ectx, run)
+}
+
+// depthHintLimit bounds the files depthHint counts.
+const depthHintLimit = 10000
+
+// depthHint is the note of an empty answer to a pattern that stays in one
+// directory ('*.go': '*' and '?' never cross '/'), which a user of fd or
+// of a shell's globstar may have meant at any depth: how many files
+// '**/PATTERN' matches below, when any do ("" otherwise). The count is
+// the same search's, with the same filters and rules.
+func depthHint(ctx context.Context, s Searcher, q *GlobQuery) string {
+	if strings.Contains(q.Pattern, "/") || strings.Contains(q.Pattern, "**") {
+		return ""
+	}
+	deep := "**/" + q.Pattern
+	g, err := CompileGlob(deep, !q.Params.CaseSensitive)
+	if err != nil {
+		return ""
+	}
+	dq := *q
+	dq.Pattern, dq.Glob = deep, g
+	dq.Params.Limit, dq.Params.Sort = depthHintLimit, SortPath
+	res, rerr := s.Glob(ctx, &dq)
+	if rerr != nil || len(res.Run.Data.Paths) == 0 {
+		return ""
+	}
+	n := strconv.Itoa(len(res.Run.Data.Paths)) + " files"
+	switch {
+	case len(res.Run.Data.Paths) == 1:
+		n = "1 file"
+	case res.Run.Data.Truncated || res.Run.Data.AbortedReason != "":
+		n = "more than " + n
+	}
+	return fmt.Sprintf("[Info: No file directly in '%s' matches '%s' ('*' and '?' stay within one directory); '%s' matches %s below it.]",
+		quote.Name(q.Dir), quote.Name(q.Pattern), quote.Name(deep), n)
 }
 
 // Walker is the Searcher that walks the live tree: the reference every
@@ -144,14 +184,23 @@ func globWalkOptions(q *GlobQuery) tree.Options {
 		Descend:        func(rel string) bool { return q.descend(relTo(q.Dir, rel)) },
 		Info:           p.Sort == SortRecent,
 		ResolveLinks:   true,
-		MaxVisited:     max(GlobMaxVisited, p.Limit), // lifted with Unlimited
+		MaxVisited:     maxVisited(p),
 	}
 }
 
+// maxVisited is the walk's entry breaker (0: none): lifted under the
+// command line's rules, and never below the limit.
+func maxVisited(p GlobParams) int {
+	if p.NoBreakers {
+		return 0
+	}
+	return max(GlobMaxVisited, p.Limit)
+}
+
 // globDeadline is Glob's time breaker, lifted (to ctx's own deadline)
-// for an Unlimited query.
+// under the command line's rules.
 func globDeadline(ctx context.Context, q *GlobQuery) (context.Context, context.CancelFunc) {
-	if q.Params.Limit == Unlimited {
+	if q.Params.NoBreakers {
 		return context.WithCancel(ctx)
 	}
 	return context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))

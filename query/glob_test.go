@@ -322,3 +322,43 @@ func TestGlobAbsolutePatternUnderSymlinkedRoot(t *testing.T) {
 	wantStatus(t, r, "success")
 	equal(t, "pattern under the given name", r.paths(), []string{"src/a.go"})
 }
+
+// Under the command line's rules the walk's breakers are lifted, with a
+// limit given too: the whole answer, not a partial one.
+func TestGlobCommandLineLiftsBreakers(t *testing.T) {
+	tools := newTools(t, bigRoot(t))
+	tools.Unlimited = true
+	r := run(t, tools, ToolGlob, `{"pattern":"**/needle.txt","limit":5}`)
+	wantStatus(t, r, "success")
+	equal(t, "paths", r.paths(), []string{"needle/needle.txt"})
+	if r.Data.AbortedReason != "" || r.Stats.Visited <= GlobMaxVisited {
+		t.Errorf("aborted %q after %d entries", r.Data.AbortedReason, r.Stats.Visited)
+	}
+}
+
+// An empty answer to a pattern that stays in one directory says how many
+// files the pattern matches at any depth (fd's habit: '*.go' finds them
+// everywhere); nothing is said when none match there either, or when the
+// pattern already spans directories.
+func TestGlobDepthHint(t *testing.T) {
+	tools, _ := setup(t, fsTree{
+		"README":            "",
+		"a/x.go":            "",
+		"a/b/y.go":          "",
+		"a/b/c/z.GO":        "",
+		"node_modules/m.go": "",
+	})
+	r := run(t, tools, ToolGlob, `{"pattern":"*.go"}`)
+	wantStatus(t, r, "success")
+	wantText(t, r, "No files found matching '*.go' in '.'\n(Scanned 3 items in Nms)\n"+
+		"[Info: No file directly in '.' matches '*.go' ('*' and '?' stay within one directory); '**/*.go' matches 2 files below it.]")
+	r = run(t, tools, ToolGlob, `{"pattern":"*.GO","path":"a"}`)
+	wantText(t, r, "No files found matching '*.GO' in 'a'\n(Scanned 2 items in Nms)\n"+
+		"[Info: No file directly in 'a' matches '*.GO' ('*' and '?' stay within one directory); '**/*.GO' matches 1 file below it.]")
+	for _, args := range []string{`{"pattern":"*.rs"}`, `{"pattern":"a/*.rs"}`, `{"pattern":"**/*.rs"}`, `{"pattern":"*.go","path":"a/b/c"}`} {
+		r := run(t, tools, ToolGlob, args)
+		if strings.Contains(r.Text, "No file directly") {
+			t.Errorf("%s: %q", args, r.Text)
+		}
+	}
+}

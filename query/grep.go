@@ -107,7 +107,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 // walk (see stateFiles). Either way Scan orders files by the mtime they
 // had when first looked at, as before.
 func (Walker) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
-	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(q.Params.TimeoutMS)*time.Millisecond))
+	ctx, cancel := q.deadline(ctx)
 	defer cancel()
 	var files []FileRef
 	pre := startPrescan(ctx, q)

@@ -215,7 +215,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 		}
 		return res, err
 	}
-	ctx, cancel := context.WithDeadline(ctx, q.Start.Add(time.Duration(p.TimeoutMS)*time.Millisecond))
+	ctx, cancel := q.deadline(ctx)
 	defer cancel()
 	depth := dirDepth(q.Dir)
 	tq := csindex.RegexpQuery(q.Matcher.Syntax())

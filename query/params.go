@@ -154,21 +154,25 @@ const (
 	LineCutMark  = " [... line truncated]"
 )
 
-// Unlimited is the limit of a query that asked for every result: a limit
-// of 0 from a caller allowed to ask (Tools.Unlimited, the command line).
+// Unlimited is the limit of a query held to no limit: one from the
+// command line (Tools.Unlimited) that gave none, or gave 0.
 const Unlimited = math.MaxInt32
 
-// limit returns the optional "limit" in [1, hi]; when unlimited is
-// allowed, any limit from 1 up, and Unlimited for a limit of 0.
+// limit returns the optional "limit" in [1, hi], def when absent. Under
+// the command line's rules (unlimited) a limit is any from 1 up, and a
+// limit of 0, or none, is Unlimited: as rg and fd, the command line has
+// no default cap.
 func (a args) limit(def, hi int, unlimited bool) (int, *envelope.Error) {
-	if v, ok := a["limit"]; ok && unlimited {
+	if !unlimited {
+		return a.integer("limit", def, 1, hi, fmt.Sprintf("limit must be an integer between 1 and %d.", hi))
+	}
+	if v, ok := a["limit"]; ok {
 		var f float64
 		if json.Unmarshal(v, &f) == nil && f == 0 {
 			return Unlimited, nil
 		}
-		return a.integer("limit", def, 1, Unlimited, "limit must be a non-negative integer (0: no limit).")
 	}
-	return a.integer("limit", def, 1, hi, fmt.Sprintf("limit must be an integer between 1 and %d.", hi))
+	return a.integer("limit", Unlimited, 1, Unlimited, "limit must be a non-negative integer (0: no limit).")
 }
 
 // GlobParams are Glob's checked parameters.
@@ -180,6 +184,9 @@ type GlobParams struct {
 	IncludeIgnored bool
 	CaseSensitive  bool
 	Sort           string // "path" or "recent"
+	// NoBreakers lifts the walk's entry and time breakers (GlobMaxVisited,
+	// GlobMaxDurationMS): the command line's rules (Tools.Unlimited).
+	NoBreakers bool
 	// Sync (default true) asks an index-backed answer to wait for the
 	// read-your-writes barrier first; false trades freshness for latency.
 	Sync bool
@@ -204,6 +211,7 @@ func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
 	if p.Limit, err = a.limit(GlobDefaultLimit, GlobMaxLimit, unlimited); err != nil {
 		return
 	}
+	p.NoBreakers = unlimited
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
 		return
 	}
@@ -225,15 +233,17 @@ func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
 
 // GrepParams are Grep's checked parameters.
 type GrepParams struct {
-	Pattern        string
-	Path           string
-	Include        string
-	CaseSensitive  bool
-	FixedStrings   bool
-	Limit          int
-	OutputMode     string
-	Before, After  int
-	Multiline      bool
+	Pattern       string
+	Path          string
+	Include       string
+	CaseSensitive bool
+	FixedStrings  bool
+	Limit         int
+	OutputMode    string
+	Before, After int
+	Multiline     bool
+	// TimeoutMS is the search's time limit; 0 (the command line's
+	// default, Tools.Unlimited) is none.
 	TimeoutMS      int
 	IncludeHidden  bool
 	IncludeIgnored bool
@@ -246,7 +256,12 @@ type GrepParams struct {
 
 func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
 	if p.Pattern, err = a.pattern(); err != nil {
-		return
+		// Under the command line's rules an empty pattern is rg's: it
+		// matches every line. For agents it is a missing one.
+		if v, ok := a["pattern"]; !unlimited || !ok || json.Unmarshal(v, &p.Pattern) != nil || p.Pattern != "" {
+			return
+		}
+		err = nil
 	}
 	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
 		return
@@ -287,7 +302,11 @@ func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
 		err = invalid("invert_match cannot be combined with multiline.")
 		return
 	}
-	if p.TimeoutMS, err = a.integer("timeout_ms", GrepDefaultTimeoutMS, 1, GrepMaxTimeoutMS, fmt.Sprintf("timeout_ms must be an integer between 1 and %d.", GrepMaxTimeoutMS)); err != nil {
+	defTimeout := GrepDefaultTimeoutMS
+	if unlimited {
+		defTimeout = 0 // the command line has no default time limit
+	}
+	if p.TimeoutMS, err = a.integer("timeout_ms", defTimeout, 1, GrepMaxTimeoutMS, fmt.Sprintf("timeout_ms must be an integer between 1 and %d.", GrepMaxTimeoutMS)); err != nil {
 		return
 	}
 	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {

@@ -161,3 +161,58 @@ func TestParamsDecodeArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestParamsCommandLine: under the command line's rules (rg's and fd's)
+// there is no default limit, no default time limit and no breaker; a
+// limit or timeout given is taken as given; an empty Grep pattern
+// matches every line. Agents keep SPEC's defaults and refuse "".
+func TestParamsCommandLine(t *testing.T) {
+	args := func(raw string) args {
+		a, err := decodeArgs(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	g, err := decodeGlob(args(`{"pattern":"*"}`), true)
+	if err != nil || g.Limit != Unlimited || !g.NoBreakers {
+		t.Errorf("glob, command line: limit %d, no breakers %v, %v", g.Limit, g.NoBreakers, err)
+	}
+	if g, _ := decodeGlob(args(`{"pattern":"*","limit":7}`), true); g.Limit != 7 || !g.NoBreakers {
+		t.Errorf("glob, command line, limit 7: limit %d, no breakers %v", g.Limit, g.NoBreakers)
+	}
+	if g, _ := decodeGlob(args(`{"pattern":"*"}`), false); g.Limit != GlobDefaultLimit || g.NoBreakers {
+		t.Errorf("glob, agent: limit %d, no breakers %v", g.Limit, g.NoBreakers)
+	}
+	gr, err := decodeGrep(args(`{"pattern":"x"}`), true)
+	if err != nil || gr.Limit != Unlimited || gr.TimeoutMS != 0 {
+		t.Errorf("grep, command line: limit %d, timeout %d, %v", gr.Limit, gr.TimeoutMS, err)
+	}
+	if gr, _ := decodeGrep(args(`{"pattern":"x","timeout_ms":300}`), true); gr.TimeoutMS != 300 {
+		t.Errorf("grep, command line, timeout 300: %d", gr.TimeoutMS)
+	}
+	if gr, _ := decodeGrep(args(`{"pattern":"x"}`), false); gr.TimeoutMS != GrepDefaultTimeoutMS || gr.Limit != GrepDefaultLimit {
+		t.Errorf("grep, agent: limit %d, timeout %d", gr.Limit, gr.TimeoutMS)
+	}
+	if gr, err := decodeGrep(args(`{"pattern":""}`), true); err != nil || gr.Pattern != "" {
+		t.Errorf("grep, command line, empty pattern: %q, %v", gr.Pattern, err)
+	}
+	if _, err := decodeGrep(args(`{"pattern":""}`), false); err == nil {
+		t.Error("grep, agent: an empty pattern accepted")
+	}
+	if _, err := decodeGrep(args(`{}`), true); err == nil {
+		t.Error("grep, command line: a missing pattern accepted")
+	}
+	if l, _ := decodeLS(args(`{}`), true); l.Limit != Unlimited {
+		t.Errorf("ls, command line: limit %d", l.Limit)
+	}
+	if c, _ := decodeChanges(args(`{}`), true); c.Limit != Unlimited {
+		t.Errorf("changes, command line: limit %d", c.Limit)
+	}
+	if c, err := decodeChanges(args(`{"limit":50000}`), true); err != nil || c.Limit != 50000 {
+		t.Errorf("changes, command line, limit 50000: %d, %v", c.Limit, err)
+	}
+	if c, _ := decodeChanges(args(`{}`), false); c.Limit != ChangesDefaultLimit {
+		t.Errorf("changes, agent: limit %d", c.Limit)
+	}
+}

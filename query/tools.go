@@ -82,6 +82,15 @@ type GrepQuery struct {
 	blockQ *csindex.Query
 }
 
+// deadline bounds ctx by the query's time limit, when it has one
+// (timeout_ms; none by default on the command line).
+func (q *GrepQuery) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if q.Params.TimeoutMS <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, q.Start.Add(time.Duration(q.Params.TimeoutMS)*time.Millisecond))
+}
+
 // Tools answers tool calls for one workspace.
 type Tools struct {
 	WS       *Workspace
@@ -90,9 +99,12 @@ type Tools struct {
 	// the envelopes their context.clock and answers Changes and
 	// changed_since.
 	Changes ChangeLog
-	// Unlimited lets a limit of 0 ask for every result (Unlimited), with
-	// Glob's entry and time breakers lifted: for the command line, whose
-	// scripts want whole answers. The agent tools keep SPEC's limits.
+	// Unlimited puts a call under the command line's rules, as rg's and
+	// fd's: no default limit (a limit of 0, or none, is Unlimited; any
+	// other is taken as given), no default time limit (Grep's timeout_ms
+	// applies only when given), and Glob's entry and time breakers
+	// lifted. Scripts want whole answers, or to be told they are not;
+	// the agent tools keep SPEC's limits.
 	Unlimited bool
 	// Sink, with Unlimited, takes Glob's and Grep's results in batches,
 	// in the answer's order, instead of the envelope's data, which then
@@ -117,7 +129,7 @@ type Batch struct {
 // BatchSize is how many results a Batch holds at most.
 const BatchSize = 1024
 
-// sink returns t.Sink for an unlimited query (limit Unlimited), with the
+// sink returns t.Sink for a query held to no limit (Unlimited), with the
 // caller's cwd and the names quoted; nil otherwise.
 func (t *Tools) sink(limit int, cwd string) func(Batch) {
 	if t.Sink == nil || limit != Unlimited {

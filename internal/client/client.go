@@ -96,8 +96,12 @@ func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error
 		}
 	} else {
 		cl, err = d.connectCalling(ctx, func(cl *rpc.Client) error {
-			cctx, cancel := context.WithTimeout(ctx, RequestTimeout(req))
-			defer cancel()
+			cctx := ctx
+			if wait := RequestTimeout(req); wait > 0 {
+				var cancel context.CancelFunc
+				cctx, cancel = context.WithTimeout(ctx, wait)
+				defer cancel()
+			}
 			return cl.Call(cctx, spec.Method, params, &res)
 		})
 	}
@@ -140,10 +144,15 @@ const requestMargin = 30 * time.Second
 // the tool's own time limit (Grep's timeout_ms, default 2 s; Glob's
 // search bound; the same 2 s for LS, which reads one directory) plus
 // requestMargin. An unreadable timeout_ms counts as Grep's largest: the
-// tool reports it, the wait must not cut it short. (The client's answer
-// timeout catches a daemon that is hung long before this.)
+// tool reports it, the wait must not cut it short. A call under the
+// command line's rules (Unlimited) has no time limit but a timeout_ms
+// given to Grep, and so no bound (0). (The client's answer timeout
+// catches a daemon that is hung long before this.)
 func RequestTimeout(req Request) time.Duration {
 	ms := int64(max(tool.GrepDefaultTimeoutMS, envelope.GlobMaxDurationMS))
+	if req.Unlimited {
+		ms = 0
+	}
 	if req.Tool == tool.Grep {
 		// Read as the tool reads its arguments (the last of a key given
 		// twice; null is absent), without encoding/json's reflection on
@@ -163,6 +172,9 @@ func RequestTimeout(req Request) time.Duration {
 				ms = int64(n)
 			}
 		}
+	}
+	if ms == 0 {
+		return 0
 	}
 	return time.Duration(ms)*time.Millisecond + requestMargin
 }

@@ -10,7 +10,6 @@ package filetype
 
 import (
 	"sort"
-	"strings"
 )
 
 // Type is one named file type: the globs its files' base names match.
@@ -31,16 +30,6 @@ func Lookup(name string) (Type, bool) {
 // All returns the table, sorted by name. It is shared: callers must not
 // change it.
 func All() []Type { return table }
-
-// Names returns the types' names, sorted, joined by ", ", for error
-// messages.
-func Names() string {
-	names := make([]string, len(table))
-	for i, t := range table {
-		names[i] = t.Name
-	}
-	return strings.Join(names, ", ")
-}
 
 // table is rg --type-list (ripgrep 13.0.0), sorted by name.
 var table = []Type{
