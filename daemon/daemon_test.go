@@ -16,8 +16,8 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
-	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/rpc/server"
+	"github.com/indexd/indexd/tool"
 )
 
 // sample is a small tree with a hidden and an ignored directory.

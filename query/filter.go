@@ -5,8 +5,8 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/filetype"
-	"github.com/indexd/indexd/internal/suggest"
 	"github.com/indexd/indexd/internal/quote"
+	"github.com/indexd/indexd/internal/suggest"
 )
 
 // FilterParams are the file filters Glob and Grep share besides their own
