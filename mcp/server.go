@@ -140,6 +140,9 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		case err != nil:
 			return s.failure(ctx, name, req.Params.Arguments, err), nil
 		}
+		if e := unknownArgument(name, req.Params.Arguments); e != nil {
+			return s.refusal(name, req.Params.Arguments, e), nil
+		}
 		switch name {
 		case ToolFindFiles:
 			return s.findFiles(ctx, root, req.Params.Arguments), nil
@@ -181,6 +184,12 @@ func (s *Server) failure(ctx context.Context, tool string, args json.RawMessage,
 	if errors.Is(err, ErrRootRefused) {
 		e = envelope.Errorf(envelope.CodeAccessDenied, "%v", err)
 	}
+	return s.refusal(tool, args, e)
+}
+
+// refusal is the result of a call refused with e: an error envelope for
+// the envelope tools, the message for the compatibility tools.
+func (s *Server) refusal(tool string, args json.RawMessage, e *envelope.Error) *sdk.CallToolResult {
 	if tool == ToolFindFiles || tool == ToolSearchInFiles {
 		return errorResult(e.Message)
 	}

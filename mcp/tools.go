@@ -3,10 +3,12 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/query"
 )
 
@@ -105,6 +107,102 @@ func (d *toolDef) tool() *sdk.Tool {
 			IdempotentHint: true,
 			OpenWorldHint:  &no,
 		},
+	}
+}
+
+// unknownArgument returns the INVALID_PARAM error of a call whose
+// arguments hold a key the tool's input schema does not list (a typo an
+// agent would otherwise never learn of: the tools ignore what they do not
+// know), naming it and the tool's parameters; nil when every key is
+// known, or the arguments are not an object (the tool reports that).
+func unknownArgument(tool string, args json.RawMessage) *envelope.Error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || len(obj) == 0 {
+		return nil
+	}
+	known := toolParams(tool)
+	if known == nil || tool == ToolFindFiles || tool == ToolSearchInFiles {
+		return nil // the compatibility tools take what their clients send
+	}
+	var bad []string
+	for k := range obj {
+		if !slices.Contains(known, k) && !slices.Contains(unlisted[tool], k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	what := "Unknown parameter"
+	if len(bad) > 1 {
+		what += "s"
+	}
+	return envelope.Errorf(envelope.CodeInvalidParam, "%s %s. %s takes: %s.", what, quoteList(bad), tool, strings.Join(known, ", "))
+}
+
+// unlisted are the parameters each tool takes that its input schema does
+// not list (the command line's: indexctl's -v and -g, and the barrier's
+// sync), so that an agent sending them is not refused.
+var unlisted = map[string][]string{
+	query.ToolGlob:    {"glob", "sync"},
+	query.ToolGrep:    {"glob", "invert_match", "sync"},
+	query.ToolChanges: {"case_sensitive", "sync"},
+}
+
+// quoteList is 'a' or 'a', 'b'.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
+// toolParams returns the parameters the named tool's input schema lists,
+// in its order (nil for an unknown tool).
+func toolParams(tool string) []string {
+	for _, d := range toolDefs {
+		if d.name == tool {
+			return d.params()
+		}
+	}
+	return nil
+}
+
+// params reads the names of the input schema's properties, in order.
+func (d *toolDef) params() []string {
+	dec := json.NewDecoder(strings.NewReader(d.input))
+	var names []string
+	depth := 0
+	inProps := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return names
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				depth++
+			} else {
+				depth--
+				if depth == 1 {
+					inProps = false
+				}
+			}
+		case string:
+			if depth == 1 && t == "properties" {
+				inProps = true
+			} else if inProps && depth == 2 {
+				names = append(names, t)
+				// Skip the property's schema.
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return names
+				}
+			}
+		}
 	}
 }
 
