@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/internal/jsonenc"
@@ -166,6 +167,18 @@ func includeIgnoredParam(verb string) param {
 		usage: verb + " what ignore rules leave out too (.gitignore, .ignore, node_modules, build, ...)"}
 }
 
+// hiddenAlias is --hidden, rg's and fd's name for --include-hidden
+// (short: fd's -H, for glob).
+func hiddenAlias(short string) param {
+	return param{key: "include_hidden", name: "hidden", short: short, kind: kindBool, usage: "as --include-hidden (rg's and fd's name)"}
+}
+
+// noIgnoreAlias is --no-ignore, rg's and fd's name for --include-ignored
+// (short: fd's -I, for glob).
+func noIgnoreAlias(short string) param {
+	return param{key: "include_ignored", name: "no-ignore", short: short, kind: kindBool, usage: "as --include-ignored (rg's and fd's name)"}
+}
+
 // queryFlags are a query command's flags that are not tool parameters.
 type queryFlags struct {
 	args     string // --args
@@ -174,18 +187,31 @@ type queryFlags struct {
 	lineNum  bool   // -n: accepted; line numbers are always shown
 	typeList bool   // --type-list
 	order    flagOrder
+
+	// rg's and fd's habits.
+	patterns     []string // -e, repeatable: every positional argument is then a PATH
+	only         bool     // -o: print the matching parts of lines
+	maxCount     int      // -m: at most N matching lines a file (0: no bound)
+	null         bool     // -0: a NUL after each path instead of the separator
+	files        bool     // --files: list the files a grep would search
+	unrestricted int      // -u, -uu: fewer files skipped
+	noop         bool     // -H, --no-heading: accepted, as the output already is so
 }
 
 // toolArgs builds the JSON object of tool arguments: the --args object if
 // one was given (q.args, "-" to read it from stdin), then the positional
-// argument, then every flag given on the command line, each replacing the
-// key of the same name (of flags setting the same key, the last given
-// wins). Keys keep the order in which they first appear. -w wraps the
-// pattern in \b(?:…)\b; --all sends limit 0 (every result); the bound
-// says whose the limit is.
+// argument (or the -e patterns), then every flag given on the command
+// line, each replacing the key of the same name (of flags setting the
+// same key, the last given wins). Keys keep the order in which they first
+// appear. -w makes the pattern match whole words as rg's does; --all
+// sends limit 0 (every result); the bound says whose the limit is: none
+// by default (the command line's rules), the agents' with --args, the
+// user's with --limit.
 func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []string, stdin io.Reader) (raw json.RawMessage, b bound, err error) {
 	obj := &object{}
+	b = noBound
 	if fs.Changed("args") {
+		b = agentBound
 		argsValue := q.args
 		src := []byte(argsValue)
 		if argsValue == "-" {
@@ -198,12 +224,25 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 			return nil, agentBound, fmt.Errorf("--args: %w", err)
 		}
 	}
+	if len(q.patterns) > 0 {
+		positional = []string{joinPatterns(q.patterns, fixedGiven(fs))}
+	}
 	if len(positional) > 0 {
 		v, err := jsonenc.Marshal(sendable(cmd, cmd.positional, positional[0]))
 		if err != nil {
 			return nil, agentBound, err
 		}
 		obj.set(cmd.positional, v)
+	}
+	switch q.unrestricted {
+	case 0:
+	case 1, 2:
+		obj.set("include_ignored", json.RawMessage("true"))
+		if q.unrestricted == 2 || cmd.tool == tool.Glob { // fd's -u is both
+			obj.set("include_hidden", json.RawMessage("true"))
+		}
+	default:
+		return nil, agentBound, errors.New("-uuu (search binary files too) is not supported: binary files are always skipped")
 	}
 	for i, p := range cmd.params {
 		if !fs.Changed(p.flag()) || !lastFor(cmd.params, i, fs, &q.order) {
@@ -218,7 +257,13 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 		if err != nil {
 			return nil, agentBound, err
 		}
+		if p.fixed == smartCase {
+			v = smartCaseSensitive(obj)
+		}
 		obj.set(p.key, v)
+	}
+	if len(q.patterns) > 1 && fixedGiven(fs) {
+		obj.set("fixed_strings", json.RawMessage("false")) // joinPatterns quoted each
 	}
 	if q.word {
 		if err := wordRegexp(obj); err != nil {
@@ -244,13 +289,16 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 type bound int
 
 const (
-	// agentBound: the tool's, as for agents (its default and maximum).
+	// agentBound: the tool's, as for agents (its default and maximum,
+	// its time limit and breakers): with --args.
 	agentBound bound = iota
-	// userBound: --limit N, taken beyond the agents' maximum.
+	// userBound: --limit N, taken beyond the agents' maximum; no
+	// default time limit or breaker, as noBound.
 	userBound
-	// noBound: --all or --limit 0, every result; Glob's and Grep's are
-	// printed as they come (the answer can take long), and an interrupt
-	// ends the query and flushes what was printed.
+	// noBound: the command line's default (and --all, --limit 0): every
+	// result, with no time limit but a --timeout-ms given; Glob's and
+	// Grep's are printed as they come (the answer can take long), and an
+	// interrupt ends the query and flushes what was printed.
 	noBound
 )
 
@@ -266,8 +314,12 @@ func lastFor(params []param, i int, fs *pflag.FlagSet, order *flagOrder) bool {
 	return true
 }
 
-// wordRegexp makes the pattern match whole words only (-w): \b(?:PATTERN)\b,
-// the pattern quoted first if it was a fixed string (which it then no
+// wordRegexp makes the pattern match whole words only (-w) as rg's -w
+// does: a match must be preceded by the start of the line or a non-word
+// character, and followed by the end of the line or a non-word character
+// ((?:^|\W)(?:PATTERN)(?:$|\W); \b(?:PATTERN)\b is not the same: it
+// takes "dev->" in "dev->x", where '>' and 'x' are a boundary). The
+// pattern is quoted first if it was a fixed string (which it then no
 // longer is).
 func wordRegexp(obj *object) error {
 	var pat string
@@ -279,7 +331,7 @@ func wordRegexp(obj *object) error {
 		pat = regexp.QuoteMeta(pat)
 		obj.set("fixed_strings", json.RawMessage("false"))
 	}
-	v, err := jsonenc.Marshal(`\b(?:` + pat + `)\b`)
+	v, err := jsonenc.Marshal(wordPattern(pat))
 	if err != nil {
 		return err
 	}
@@ -287,15 +339,139 @@ func wordRegexp(obj *object) error {
 	return nil
 }
 
-// sendable returns a string argument as JSON can carry it. A file name
-// typed in a shell need not be UTF-8 ($'a\xff.txt'), which a JSON string
-// cannot hold: such a value of a parameter that names files (path,
+// filesArgs turns Grep's arguments into Glob's for --files: every file
+// the search would read, under the same path and filters (an include
+// becomes the pattern); what only concerns matching lines is dropped.
+func filesArgs(raw json.RawMessage) (json.RawMessage, error) {
+	obj, err := parseObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := &object{}
+	out.set("pattern", json.RawMessage(`"**"`))
+	for _, k := range obj.keys {
+		switch v := obj.vals[k]; k {
+		case "path", "glob", "type", "type_not", "include_hidden", "include_ignored", "changed_since", "limit", "sync":
+			out.set(k, v)
+		case "include":
+			var inc string
+			if json.Unmarshal(v, &inc) != nil {
+				return nil, errors.New("--include must be a string")
+			}
+			inc = quote.Unquote(inc) // as sent (sendable)
+			if inc != "" && !strings.Contains(inc, "/") {
+				inc = "**/" + inc
+			}
+			if inc != "" {
+				p, err := jsonenc.Marshal(sendable(globCmd, "pattern", inc))
+				if err != nil {
+					return nil, err
+				}
+				out.set("pattern", p)
+			}
+		}
+	}
+	return out.MarshalJSON()
+}
+
+// wordPattern is pat wrapped for -w (wordRegexp).
+func wordPattern(pat string) string { return wordPrefix + pat + wordSuffix }
+
+// What wordPattern puts around a pattern.
+const (
+	wordPrefix = `(?:^|\W)(?:`
+	wordSuffix = `)(?:$|\W)`
+)
+
+// joinPatterns makes one pattern of the -e patterns: any of them
+// matches, each quoted when fixed (-F).
+func joinPatterns(pats []string, fixed bool) string {
+	if len(pats) == 1 {
+		return pats[0]
+	}
+	parts := make([]string, len(pats))
+	for i, p := range pats {
+		if fixed {
+			p = regexp.QuoteMeta(p)
+		}
+		parts[i] = "(?:" + p + ")"
+	}
+	return strings.Join(parts, "|")
+}
+
+// fixedGiven reports whether -F was given and left on.
+func fixedGiven(fs *pflag.FlagSet) bool {
+	on, _ := fs.GetBool("fixed-strings")
+	return fs.Changed("fixed-strings") && on
+}
+
+// smartCase is the fixed value of -S: case_sensitive follows the pattern
+// (smartCaseSensitive).
+const smartCase = "smart"
+
+// smartCaseSensitive is case_sensitive under -S, as rg's --smart-case:
+// true when the pattern holds an upper-case letter that is a literal (not
+// in an escape such as \W or \p{Lu}, a group's name or a flag), false
+// otherwise.
+func smartCaseSensitive(obj *object) json.RawMessage {
+	var pat string
+	_ = json.Unmarshal(obj.vals["pattern"], &pat)
+	var fixed bool
+	_ = json.Unmarshal(obj.vals["fixed_strings"], &fixed)
+	if hasUpperLiteral(pat, fixed) {
+		return json.RawMessage("true")
+	}
+	return json.RawMessage("false")
+}
+
+// hasUpperLiteral reports whether the pattern (a literal string when
+// fixed) holds an upper-case letter that it matches as written.
+func hasUpperLiteral(pat string, fixed bool) bool {
+	if fixed {
+		return strings.ToLower(pat) != pat
+	}
+	for i := 0; i < len(pat); i++ {
+		switch c := pat[i]; {
+		case c == '\\' && i+1 < len(pat):
+			i++
+			if (pat[i] == 'p' || pat[i] == 'P') && i+1 < len(pat) {
+				if pat[i+1] == '{' {
+					if j := strings.IndexByte(pat[i:], '}'); j >= 0 {
+						i += j
+					}
+				} else {
+					i++ // \pL: a one-letter class name
+				}
+			}
+		case c == '(' && strings.HasPrefix(pat[i:], "(?"):
+			// Flags, or a group's name: (?P<Name> or (?<Name>.
+			end := strings.IndexAny(pat[i:], ":)>")
+			if end < 0 {
+				return false
+			}
+			i += end
+		default:
+			r, n := utf8.DecodeRuneInString(pat[i:])
+			if unicode.IsUpper(r) {
+				return true
+			}
+			i += n - 1
+		}
+	}
+	return false
+}
+
+// sendable returns a string argument as the tools take it byte for byte.
+// A file name typed in a shell need not be UTF-8 ($'a\xff.txt'), which a
+// JSON string cannot hold; and one that is itself a complete quoted
+// string ("sub", quotes included) would be unquoted by the tools into
+// another name. Such a value of a parameter that names files (path,
 // include, Glob's pattern) is sent in its quoted form (internal/quote),
-// which the tools unquote back to the same bytes. Anything else is sent as
-// it is.
+// which the tools unquote back to the same bytes. Anything else is sent
+// as it is.
 func sendable(cmd *command, key, v string) string {
 	names := key == "path" || key == "include" || (key == "pattern" && cmd.tool == tool.Glob)
-	if !names || utf8.ValidString(v) {
+	if !names || utf8.ValidString(v) && quote.Unquote(v) == v {
 		return v
 	}
 	return quote.Name(v)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/suggest"
 
 	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/tool"
@@ -84,7 +85,7 @@ func (g *globals) define(fs *pflag.FlagSet) {
 	fs.BoolVar(&g.json, "json", g.json, "print the answer as one line of JSON instead of text: for a query, the whole response envelope")
 	fs.BoolVar(&g.direct, "direct", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
 	fs.StringVar(&g.socket, "socket", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
-	fs.StringVar(&g.color, "color", g.color, "colour paths, line numbers and matches: `WHEN` is auto (on a terminal, unless NO_COLOR is set; the default), always or never")
+	fs.StringVar(&g.color, "color", g.color, "colour paths, line numbers and matches: `WHEN` is auto (on a terminal, unless NO_COLOR is set; the default), always or never (--colour too)")
 	fs.BoolVar(&g.stats, "stats", g.stats, "when standard output is not a terminal, write the summary lines (counts, timing) to standard error too")
 	fs.BoolVar(&g.version, "version", g.version, "print indexctl's version and build")
 	fs.BoolVarP(&g.help, "help", "h", g.help, "show help")
@@ -94,6 +95,12 @@ func newFlagSet(name string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported by usageError
 	fs.Usage = func() {}
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "colour" {
+			name = "color" // rg's spelling too
+		}
+		return pflag.NormalizedName(name)
+	})
 	fs.SortFlags = false
 	return fs
 }
@@ -113,7 +120,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetInterspersed(false) // global flags, up to the command's name
 	g.define(fs)
 	if err := fs.Parse(args); err != nil {
-		return c.usageError(nil, flagError(err))
+		return c.parseError(nil, fs, err)
 	}
 	if g.help {
 		fmt.Fprint(c.stdout, mainHelp())
@@ -134,8 +141,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cmd := lookup(name)
 	if cmd == nil {
-		fmt.Fprintf(c.stderr, "indexctl: unknown command %q\n\n%s", name, mainHelp())
-		return exitError
+		return c.unknownCommand(name)
 	}
 	if cmd.define != nil {
 		return c.manage(cmd, &g, rest)
@@ -154,8 +160,7 @@ func (c *cli) help(args []string) int {
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
-		fmt.Fprintf(c.stderr, "indexctl: unknown command %q\n\n%s", args[0], mainHelp())
-		return exitError
+		return c.unknownCommand(args[0])
 	}
 	fmt.Fprint(c.stdout, cmd.help())
 	return exitFound
@@ -176,13 +181,30 @@ func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *pflag.Flag
 		p.define(own, &q.order)
 	}
 	if cmd.tool == tool.Grep {
-		own.BoolVarP(&q.word, "word-regexp", "w", false, "match whole words only")
+		own.StringArrayVarP(&q.patterns, "regexp", "e", nil, "search for `PATTERN` (repeatable: lines matching any of them); every positional argument is then a PATH")
+		own.BoolVarP(&q.word, "word-regexp", "w", false, "match whole words only, as rg -w: a match has a non-word character or the line's start before it, and one or the line's end after it")
+		own.BoolVarP(&q.only, "only-matching", "o", false, "print only the matching parts of lines, one a line")
+		own.IntVarP(&q.maxCount, "max-count", "m", 0, "show at most `N` matching lines of each file")
+		own.BoolVar(&q.files, "files", false, "list the files that would be searched, without searching them (no PATTERN: every positional argument is a PATH)")
 		own.BoolVarP(&q.lineNum, "line-number", "n", false, "accepted for rg's sake: line numbers are always shown")
+		own.BoolVarP(&q.noop, "with-filename", "H", false, "accepted for rg's sake: file names are always shown")
+		own.BoolVar(&q.noop, "no-heading", false, "accepted for rg's sake: each line names its file")
+	}
+	if cmd.tool != tool.LS && cmd.tool != tool.Changes {
+		short := "u"
+		usage := "search what ignore rules leave out too (-u, as --no-ignore), and hidden names (-uu)"
+		if cmd.tool == tool.Glob {
+			usage = "match hidden names and what ignore rules leave out too (as fd -u: --hidden --no-ignore)"
+		}
+		own.CountVarP(&q.unrestricted, "unrestricted", short, usage)
+	}
+	if cmd.tool == tool.Glob || cmd.tool == tool.Grep {
+		own.BoolVarP(&q.null, "null", "0", false, "end each file name with a NUL byte instead of a newline (or ':' before a line), for xargs -0")
 	}
 	if cmd.tool != tool.LS {
 		own.BoolVar(&q.typeList, "type-list", false, "list the file types -t and -T know, with their globs, and exit")
 	}
-	own.BoolVar(&q.all, "all", false, "show every result, with no limit (as --limit 0; the agent tools' limits stay)")
+	own.BoolVar(&q.all, "all", false, "show every result (the default; with --args, lifts the agent tool's limit)")
 	own.StringVar(&q.args, "args", "", "the tool's arguments as one `JSON` object, as an agent sends them (\"-\": read it from standard input); flags given too override its keys")
 	return own, global
 }
@@ -194,7 +216,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	fs, global := cmd.flagSets(g, &q)
 	fs.AddFlagSet(global)
 	if err := fs.Parse(args); err != nil {
-		return c.usageError(cmd, flagError(err))
+		return c.parseError(cmd, fs, err)
 	}
 	if g.help {
 		fmt.Fprint(c.stdout, cmd.help())
@@ -205,6 +227,28 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	}
 	positional := fs.Args()
 	var paths []string
+	if len(q.patterns) > 0 || q.files {
+		// -e gives the patterns (--files needs none): every argument
+		// is a PATH.
+		positional, paths = nil, positional
+		if len(paths) > 0 && fs.Changed("path") {
+			return c.usageError(cmd, fmt.Errorf("the path is given both as an argument and with --path"))
+		}
+	}
+	if cmd.positional == "pattern" && len(positional) == 0 && len(q.patterns) == 0 && !q.files && !fs.Changed("args") {
+		return c.usageError(cmd, errors.New("missing PATTERN"))
+	}
+	if q.only && cmd.tool == tool.Grep {
+		if on, _ := fs.GetBool("multiline"); on {
+			return c.usageError(cmd, errors.New("-o cannot be combined with --multiline"))
+		}
+		if on, _ := fs.GetBool("invert-match"); on {
+			return c.usageError(cmd, errors.New("-o cannot be combined with -v: inverted lines have no matching part"))
+		}
+	}
+	if q.maxCount < 0 {
+		return c.usageError(cmd, fmt.Errorf("invalid value %d for --max-count: want a positive integer", q.maxCount))
+	}
 	switch {
 	case cmd.positional == "path" && len(positional) > 1:
 		return c.usageError(cmd, fmt.Errorf("unexpected argument %q (only one PATH is taken; quote it if it holds spaces)", positional[1]))
@@ -223,26 +267,41 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	if err != nil {
 		return c.usageError(cmd, err)
 	}
+	if q.files {
+		// rg --files: the files a search would read, which Glob lists.
+		if raw, err = filesArgs(raw); err != nil {
+			return c.usageError(cmd, err)
+		}
+		cmd = globCmd
+	}
 	where, err := locate(g.root)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
 		return exitError
 	}
-	ctx := context.Background()
-	if bound == noBound {
-		// Every result, printed as it comes, can take long: an interrupt
-		// ends the query and what was printed is flushed. A limited query
-		// keeps the default disposition (it dies by the signal, as rg
-		// does): catching it starts the runtime's signal-receiving thread,
-		// 0.15-0.2 ms of every call.
-		var stop func()
-		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
-		defer stop()
-	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := c.newOutput(g, where.cwd)
 	out.gone = cancel // a reader gone mid-stream ends the query
+	out.root = where.root
+	out.flagOf = cmd.flagOf
+	out.bound, out.only, out.maxCount, out.null, out.word = bound, q.only, q.maxCount, q.null, q.word
+	out.firstBatch = func() {
+		// Results printed as they come can take long: an interrupt then
+		// ends the query and what was printed is flushed. A short answer
+		// keeps the default disposition (it dies by the signal, as rg
+		// does): catching it starts the runtime's signal-receiving
+		// thread, 0.15-0.2 ms of every call.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt)
+		go func() {
+			select {
+			case <-sig:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	reqs := []json.RawMessage{raw}
 	if len(paths) > 0 {
 		reqs = reqs[:0]
@@ -256,9 +315,13 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	}
 	code := -1
 	r := c.runner(g)
-	for _, args := range reqs {
+	for i, args := range reqs {
 		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: bound != agentBound, RootFrom: where.from}
-		if bound == noBound && !g.json && cmd.tool != tool.LS {
+		out.given = ""
+		if len(paths) > 0 {
+			out.given = paths[i] // as typed, for messages
+		}
+		if bound == noBound && !g.json && (cmd.tool == tool.Glob || cmd.tool == tool.Grep) {
 			req.OnBatch = out.batch // every result, printed as it comes
 		}
 		out.begin(args)
@@ -271,7 +334,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 			fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
 			return exitError
 		}
-		code = combine(code, out.answer(cmd.tool, answer))
+		code = combine(code, out.answer(cmd.tool, args, answer))
 		if out.closed() {
 			return exitFound // the reader has gone (| head): rg ends quietly too
 		}
@@ -357,7 +420,7 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 	g.define(global)
 	fs.AddFlagSet(global)
 	if err := fs.Parse(args); err != nil {
-		return c.usageError(cmd, flagError(err))
+		return c.parseError(cmd, fs, err)
 	}
 	if g.help {
 		fmt.Fprint(c.stdout, cmd.help())
@@ -368,6 +431,47 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 		return c.usageError(cmd, err)
 	}
 	return code
+}
+
+// unknownCommand reports a command name that is none, in one line, with
+// the nearest one.
+func (c *cli) unknownCommand(name string) int {
+	names := []string{"help"}
+	for _, cmd := range commands {
+		names = append(names, cmd.name)
+	}
+	hint := "'indexctl -h' lists the commands"
+	if s := suggest.Closest(name, names); s != "" {
+		hint = "did you mean '" + s + "'? " + hint
+	}
+	fmt.Fprintf(c.stderr, "indexctl: unknown command %q (%s)\n", name, hint)
+	return exitError
+}
+
+// parseError reports a command line fs could not parse: an unknown flag
+// in one line, with the nearest flag there is; anything else as a usage
+// error.
+func (c *cli) parseError(cmd *command, fs *pflag.FlagSet, err error) int {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
+		return c.usageError(cmd, flagError(err))
+	}
+	prog, help := "indexctl", "indexctl -h"
+	if cmd != nil {
+		prog, help = "indexctl "+cmd.name, "indexctl "+cmd.name+" -h"
+	}
+	given := "-" + ne.GetSpecifiedName()
+	hint := ""
+	if ne.GetSpecifiedShortnames() == "" {
+		given = "-" + given
+		var names []string
+		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if s := suggest.Closest(ne.GetSpecifiedName(), names); s != "" {
+			hint = "did you mean --" + s + "? "
+		}
+	}
+	fmt.Fprintf(c.stderr, "%s: unknown flag %s (%s'%s' lists the flags)\n", prog, given, hint, help)
+	return exitError
 }
 
 // flagError rewords pflag's report of a flag value that does not parse
@@ -398,6 +502,17 @@ func (c *cli) usageError(cmd *command, err error) int {
 	return exitError
 }
 
+// flagOf returns the name of the flag that sets the parameter key ("" if
+// none does).
+func (cmd *command) flagOf(key string) string {
+	for _, p := range cmd.params {
+		if p.key == key && p.fixed == "" {
+			return p.flag()
+		}
+	}
+	return ""
+}
+
 func (cmd *command) usageLine() string {
 	return strings.TrimSuffix(fmt.Sprintf("indexctl %s [flags] %s", cmd.name, cmd.arg), " ")
 }
@@ -416,7 +531,8 @@ func mainHelp() string {
 	var b strings.Builder
 	b.WriteString(`indexctl answers the file-search tools of coding agents from the command
 line: Glob (find files by name), Grep (search file contents, newest files
-first) and LS (list a directory), inside one workspace root.
+first), LS (list a directory) and Changes (what changed since a clock),
+inside one workspace root.
 
 Queries go to the indexd daemon, which the first query starts (the
 engine, indexd, beside indexctl or on $PATH) and which keeps an index of
@@ -436,10 +552,15 @@ Commands:
 	writeTable(&b, flagRows(global))
 	b.WriteString(`
 Query flags are the tool's parameter names in kebab case (include_hidden is
---include-hidden); only the flags given are sent, so the tool's defaults
-apply to the rest. --args JSON passes the tool's arguments as one JSON
-object, exactly as an agent sends them; flags and the positional argument
-given too override its keys.
+--include-hidden), and rg's and fd's where they mean the same (-i, -l, -e,
+-o, -m, -S, -0, --files, --hidden, --no-ignore, -u, ...). Complete, or it
+says so: as rg and fd, the command line has no default cap and no time
+limit (--limit and --timeout-ms set them), and an answer cut short by
+anything but a --limit given (a time limit, an unreadable file) prints
+what was found, then "indexctl: incomplete: ..." on standard error, and
+exits 2. --args JSON passes the tool's arguments as one JSON object,
+exactly as an agent sends them, under the agent tools' limits; flags and
+the positional argument given too override its keys.
 
 Output: on a terminal, the answer's text as an agent reads it (a summary,
 notes, then the results), coloured (--color). When standard output is not
@@ -452,7 +573,7 @@ text, stats, context and, on error, error) as one line of JSON, its paths
 relative to the root as the agent tools give them. A reader that goes
 away (| head) ends indexctl quietly with status 0.
 
-Exit status: 0 found something, 1 found nothing, 2 error.
+Exit status: 0 found something, 1 found nothing, 2 error or incomplete.
 (For index, status, forget and stop, see their help.)
 
 Run 'indexctl help COMMAND' for a command's flags.
@@ -482,7 +603,7 @@ func (cmd *command) help() string {
 	if cmd.exit != "" {
 		b.WriteString("\n" + cmd.exit + "\n")
 	} else {
-		b.WriteString("\nExit status: 0 found something, 1 found nothing, 2 error.\n")
+		b.WriteString("\nExit status: 0 found something, 1 found nothing, 2 error or incomplete.\n")
 	}
 	if len(cmd.examples) > 0 {
 		b.WriteString("\nExamples:\n")
@@ -499,6 +620,9 @@ func flagRows(fs *pflag.FlagSet) [][2]string {
 	var rows [][2]string
 	fs.VisitAll(func(f *pflag.Flag) {
 		name, usage := pflag.UnquoteUsage(f)
+		if f.Value.Type() == "count" {
+			name = "" // repeated, as -uu, not given a value
+		}
 		left := "    --" + f.Name
 		if f.Shorthand != "" {
 			left = "-" + f.Shorthand + ", --" + f.Name

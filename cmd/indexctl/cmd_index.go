@@ -136,7 +136,9 @@ func summary(rs *daemon.RootStatus) string {
 		if rs.Reopened {
 			how = "reopened"
 		}
-		return fmt.Sprintf("%s: ready, %d files, index %s (%s in %s)", rs.Root, rs.Files, formatBytes(rs.IndexBytes), how,
+		// The index's size is the DB and the base file beside it, as
+		// status gives it.
+		return fmt.Sprintf("%s: ready, %s, index %s (%s in %s)", rs.Root, plural(rs.Files, "file"), formatBytes(rs.IndexBytes+rs.BaseBytes), how,
 			(time.Duration(rs.ReadyMS) * time.Millisecond).Round(time.Millisecond))
 	case daemon.StateError:
 		return fmt.Sprintf("%s: indexing failed: %s", rs.Root, rs.LastError)

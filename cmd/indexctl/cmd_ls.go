@@ -17,9 +17,11 @@ skipped unless asked for.`,
 	params: []param{
 		pathParam("the directory `PATH`, instead of the positional argument"),
 		{key: "offset", kind: kindInt, usage: "skip the first `N` entries (default 0)"},
-		limitParam("list at most `N` entries (default 100; agents may ask 1-200); 0: all of them, as --all"),
+		limitParam("list at most `N` entries (default: all; with --args, the agent tool's 100, at most 200)"),
 		includeHiddenParam("list"),
 		includeIgnoredParam("list"),
+		hiddenAlias(""),
+		noIgnoreAlias(""),
 		{key: "ignore", kind: kindStrings, usage: "leave out entries whose name or path matches `GLOB` (repeatable; ** works)"},
 	},
 	examples: []string{

@@ -13,7 +13,7 @@ import (
 // engine's "indexd mcp", which this process becomes).
 var mcpCmd = &command{
 	name:    "mcp",
-	summary: "serve Glob, Grep and LS to an agent: an MCP server on stdin/stdout",
+	summary: "serve Glob, Grep, LS and Changes to an agent: an MCP server on stdin/stdout",
 	about: `Serve the tools to an agent as a Model Context Protocol server on standard
 input and output (its MCP client starts this command): Glob, Grep, LS and
 Changes, with input schemas and descriptions written for a model; each call answers

@@ -135,6 +135,14 @@ func percent(p *daemon.BuildProgress) int {
 	return 0
 }
 
+// plural is "N noun", with an s unless N is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // formatBytes writes a size in B, KB, MB or GB (powers of 1024).
 func formatBytes(n int64) string {
 	const unit = 1024

@@ -1,5 +1,5 @@
-// Command indexctl answers the Glob, Grep and LS agent tools from the command
-// line (SPEC §10). Run "indexctl help" for its usage.
+// Command indexctl answers the Glob, Grep, LS and Changes agent tools from
+// the command line (SPEC §10). Run "indexctl help" for its usage.
 package main
 
 import (

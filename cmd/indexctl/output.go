@@ -49,8 +49,8 @@ type output struct {
 	tty    bool
 	color  bool
 	stats  bool
-	cwd    string         // the current directory relative to the root; "." at the root or outside it
-	hl     *regexp.Regexp // the pattern, to colour matches; nil: none
+	cwd    string   // the current directory relative to the root; "." at the root or outside it
+	hl     *matcher // the pattern, to colour matches or print them alone; nil: none
 
 	// Per answer: the results streamed ahead of it (batch), and where
 	// the matches printed so far ended, for the "--" between groups.
@@ -61,19 +61,40 @@ type output struct {
 	// gone is called once the reader of stdout has gone while results
 	// are streamed: it ends the query.
 	gone func()
+	// firstBatch, if set, is called at the first batch of results
+	// streamed ahead of an answer.
+	firstBatch func()
+
+	root     string                  // the workspace root, for messages
+	flagOf   func(key string) string // the flag that sets a parameter ("" if none)
+	given    string                  // the PATH argument the answer is for, as typed ("" for none)
+	bound    bound                   // whose limit the query is held to
+	only     bool                    // -o: the matching parts of lines
+	maxCount int                     // -m: at most this many matching lines a file (0: no bound)
+	null     bool                    // -0: a NUL after each file name
+	word     bool                    // -w: the pattern was wrapped by wordPattern
+
+	// -m's count: matching lines printed of the file printed last.
+	mFile string
+	mN    int
 }
 
 // begin prepares for the answer to a query with the tool arguments args.
 func (o *output) begin(args json.RawMessage) {
 	o.streamed, o.lastFile, o.lastLine = 0, "", 0
+	o.mFile, o.mN = "", 0
 	o.hl = nil
-	if o.color {
-		o.hl = highlighter(args)
+	if o.color || o.only {
+		o.hl = highlighter(args, o.word)
 	}
 }
 
 // batch prints results streamed ahead of the answer (a query.Batch, as JSON).
 func (o *output) batch(data json.RawMessage) {
+	if o.firstBatch != nil {
+		o.firstBatch()
+		o.firstBatch = nil
+	}
 	var d answerData
 	if err := readData(data, &d); err != nil {
 		o.note(fmt.Sprintf("malformed results: %v", err))
@@ -83,9 +104,12 @@ func (o *output) batch(data json.RawMessage) {
 		o.cwd = quote.Unquote(d.Cwd)
 	}
 	var b strings.Builder
-	o.renderData(&b, &d)
 	o.streamed += len(d.Paths) + len(d.Matches) + len(d.Files) + len(d.Counts)
+	o.renderData(&b, &d)
 	o.out.WriteString(b.String())
+	if o.tty {
+		o.out.Flush() // a person watches the results come
+	}
 	if o.closed() && o.gone != nil {
 		o.gone()
 	}
@@ -158,8 +182,10 @@ func (o *output) note(line string) {
 	fmt.Fprintf(o.stderr, "indexctl: %s\n", line)
 }
 
-// answer prints one answer of tool and returns the exit code it calls for.
-func (o *output) answer(name string, answer json.RawMessage) int {
+// answer prints one answer of tool to the call with the arguments args
+// and returns the exit code it calls for: an answer that is not whole
+// (incomplete) is printed, then said to be so, and exits 2.
+func (o *output) answer(name string, args, answer json.RawMessage) int {
 	rep, err := readReply(answer)
 	if err != nil {
 		o.note(fmt.Sprintf("malformed response: %v", err))
@@ -174,11 +200,24 @@ func (o *output) answer(name string, answer json.RawMessage) int {
 	if code == exitNothing && o.streamed > 0 {
 		code = exitFound
 	}
+	why := ""
+	if cerr == nil && derr == nil {
+		why = o.incomplete(name, args, rep, &d)
+		if name == tool.Changes && code == exitNothing && !hasKey(args, "since") && d.Clock != "" {
+			code = exitFound // the answer is the clock
+		}
+	}
 	defer func() {
 		if cerr != nil {
 			o.note(cerr.Error())
 		}
+		if why != "" {
+			o.note("incomplete: " + why)
+		}
 	}()
+	if why != "" {
+		code = exitError
+	}
 	if o.json {
 		o.out.Write(answer)
 		o.out.WriteByte('\n')
@@ -193,7 +232,7 @@ func (o *output) answer(name string, answer json.RawMessage) int {
 		if rep.hasErr {
 			msg = rep.err
 		}
-		o.note(msg)
+		o.note(o.errorMessage(rep.code, msg, args))
 		return code
 	}
 	// The answer's cwd: the daemon may have answered from a deeper root
@@ -202,32 +241,37 @@ func (o *output) answer(name string, answer json.RawMessage) int {
 		o.cwd = quote.Unquote(rep.cwd)
 	}
 	head, _, _ := strings.Cut(rep.text, "\n\n")
-	if strings.Contains(head, "Set include_") {
-		head = flagHints.Replace(head) // built on first use: 0.05 ms
-	}
 	var summary, notes []string
 	for _, l := range strings.Split(head, "\n") {
-		if strings.HasPrefix(l, "[") {
-			notes = append(notes, l)
-		} else if l != "" {
-			summary = append(summary, l)
+		switch {
+		case strings.HasPrefix(l, "[Truncated:"), strings.HasPrefix(l, "[Partial:"):
+			// Worded below for the command line (a cut that is not
+			// the user's is the incomplete line).
+		case strings.HasPrefix(l, "["), strings.HasPrefix(l, "Fresh instance: "):
+			// A fresh instance's listing is every file: that is a note
+			// the reader of the list must see.
+			notes = append(notes, cliVoice(l))
+		case l != "" && !(name == tool.Changes && strings.HasPrefix(l, "Clock: ")):
+			summary = append(summary, cliVoice(l))
 		}
+	}
+	if d.Truncated && name != tool.LS { // LS's summary says it, with --offset
+		notes = append([]string{o.truncatedNote(name, args, &d)}, notes...)
 	}
 	body := o.render(name, rep.text, &d)
 	if name == tool.Changes {
-		// Changes' text is its answer, clock line included; the clock to
-		// give back as changed_since also goes to stderr, alone.
-		o.out.WriteString(rep.text + "\n")
-		o.out.Flush()
-		printClock(o.stderr, rep.data)
-		return code
+		body = ""
+		for _, c := range d.Changes {
+			body += c.Kind + " " + o.path(c.Path) + "\n"
+		}
+		defer printClock(o.stderr, rep.data) // after the results: the clock to give back as since
 	}
 	if o.tty {
 		if o.streamed > 0 {
 			// The results are out already: the summary follows them.
 			o.out.WriteString("\n")
 		}
-		o.out.WriteString(head + "\n")
+		o.out.WriteString(strings.Join(append(summary, notes...), "\n") + "\n")
 		if body != "" {
 			o.out.WriteString("\n" + body)
 		}
@@ -246,12 +290,163 @@ func (o *output) answer(name string, answer json.RawMessage) int {
 	return code
 }
 
+// hasKey reports whether the JSON object args has the key, not null.
+func hasKey(args json.RawMessage, key string) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil {
+		return false
+	}
+	v, ok := obj[key]
+	return ok && string(v) != "null"
+}
+
+// incomplete says why an answer holds less than was asked for, "" when
+// it is whole. A limit cuts an answer short as asked (the user's --limit,
+// or the agents' with --args); a fallback walk and a fresh instance's
+// whole listing are whole answers. Anything else that makes an answer
+// partial does not: a time limit, a breaker, an unreadable file, a file
+// searched in part, changes that are not tracked.
+func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *answerData) string {
+	if name == tool.Changes && rep.status != envelope.StatusError && d.Clock == "" && !hasKey(args, "since") {
+		// The answer is the clock, and there is none.
+		return "no clock: no change journal is kept for this root (its index is still being built, and 'indexctl index --wait' waits for it; or the answer was made without the daemon)"
+	}
+	if rep.status != envelope.StatusPartial {
+		return ""
+	}
+	switch d.Aborted {
+	case envelope.AbortTimeout:
+		if ms, ok := intArg(args, "timeout_ms"); ok {
+			return fmt.Sprintf("the search stopped at its time limit (--timeout-ms %d); what it found by then is shown", ms)
+		}
+		return fmt.Sprintf("the search stopped at the agent tools' time limit (%d ms, with --args); what it found by then is shown", tool.GrepDefaultTimeoutMS)
+	case envelope.AbortTimeLimit:
+		return fmt.Sprintf("the walk stopped at the agent tools' time limit (%d ms, with --args); what it found by then is shown", envelope.GlobMaxDurationMS)
+	case envelope.AbortCountLimit:
+		return fmt.Sprintf("the walk stopped after the agent tools' %d entries (with --args); what it found by then is shown", envelope.GlobMaxVisited)
+	case envelope.AbortReadError:
+		return "some files or directories could not be read (out of file descriptors, or an I/O error): matches in them are missing"
+	case envelope.AbortSizeLimit:
+		return fmt.Sprintf("a file was too large to search whole with --multiline (limit %d MiB): only its beginning was searched", envelope.GrepMultilineMaxBytes>>20)
+	case "":
+	default:
+		return "the search stopped early (" + d.Aborted + ")"
+	}
+	if d.Truncated || d.Fallback || d.Fresh {
+		return ""
+	}
+	// Partial for a reason of its own: its note says which.
+	for _, l := range strings.Split(rep.text, "\n") {
+		if strings.HasPrefix(l, "[Info:") || strings.HasPrefix(l, "[Partial:") {
+			return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(l, "[Info: "), "[Partial: "), "]")
+		}
+	}
+	return "the daemon marked the answer partial"
+}
+
+// intArg returns the integer args[key], if present.
+func intArg(args json.RawMessage, key string) (int, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil {
+		return 0, false
+	}
+	var n int
+	if v, ok := obj[key]; !ok || json.Unmarshal(v, &n) != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// truncatedNote is the note of an answer cut at its limit.
+func (o *output) truncatedNote(name string, args json.RawMessage, d *answerData) string {
+	n := o.streamed
+	if spec, err := tool.Lookup(name); err == nil {
+		for _, k := range spec.ResultKeys {
+			n += max(d.arrays[k], 0)
+		}
+	}
+	unit := map[string]string{tool.Glob: "files", tool.Grep: "matches", tool.LS: "entries", tool.Changes: "paths"}[name]
+	if len(d.Files) > 0 || len(d.Counts) > 0 {
+		unit = "files"
+	}
+	lim, given := intArg(args, "limit")
+	switch {
+	case o.bound == agentBound && given:
+		return fmt.Sprintf("[Truncated: showing the first %d %s (limit %d); more exist.]", n, unit, lim)
+	case o.bound == agentBound:
+		return fmt.Sprintf("[Truncated: showing the first %d %s, the agent tool's default limit with --args; --limit N or --all shows more.]", n, unit)
+	}
+	return fmt.Sprintf("[Truncated: showing the first %d %s (--limit %d); more exist.]", n, unit, lim)
+}
+
+// cliVoice words a line of an answer's text, written for agents (the
+// parameter to set), for a person at a command line (the flag to give).
+func cliVoice(line string) string {
+	if !strings.Contains(line, "include_") && !strings.Contains(line, "'offset'") && !strings.Contains(line, "as since") &&
+		!strings.Contains(line, "multiline") && !strings.Contains(line, "index_building") {
+		return line
+	}
+	return flagHints.Replace(line) // built on first use: 0.05 ms
+}
+
 // flagHints turns the text's hints for agents (the parameter to set) into
 // hints for people at a command line (the flag to give).
 var flagHints = strings.NewReplacer(
 	"Set include_ignored=true to search them.", "Use --include-ignored to search them.",
 	"Set include_hidden=true to search them.", "Use --include-hidden to search them.",
+	"Use 'offset' to paginate.", "Use --offset to see the rest.",
+	"(no since given: pass it as since to list what changes after now)", "(give it with --since to list what changes after now)",
+	"set multiline=true to match across lines", "give --multiline to match across lines",
+	"cannot be combined with multiline.", "cannot be combined with --multiline.",
+	"The index could not be trusted (index_building); answered by a full walk.", "This root's index is still being built (the first query of a root starts it; 'indexctl index --wait' shows its progress): answered by walking the tree.",
 )
+
+// errorMessage words a tool's error (code, message) for the command
+// line: a parameter it names is the flag that sets it; a path outside the
+// root names the root and how to choose another.
+func (o *output) errorMessage(code, msg string, args json.RawMessage) string {
+	switch {
+	case strings.HasPrefix(msg, "Missing required parameter 'pattern'"):
+		return "missing PATTERN"
+	case code == string(envelope.CodeAccessDenied) && strings.Contains(msg, "within project root"):
+		p, _ := stringArg(args, "path")
+		p = quote.Unquote(p)
+		if o.given != "" {
+			p = o.given
+		}
+		return fmt.Sprintf("access denied: '%s' is outside the workspace root %s (--root DIR chooses another root)", quote.Name(p), quote.Name(o.root))
+	case code == string(envelope.CodeTimeout):
+		if ms, ok := intArg(args, "timeout_ms"); ok {
+			return fmt.Sprintf("the search found nothing before its time limit (--timeout-ms %d)", ms)
+		}
+	}
+	msg = cliVoice(msg)
+	if m := leadingParam.FindStringSubmatch(msg); m != nil && o.flagOf != nil {
+		if f := o.flagOf(m[1]); f != "" {
+			msg = "--" + f + msg[len(m[1]):]
+		}
+	}
+	if strings.Contains(msg, "unknown file type") {
+		msg += " ('indexctl grep --type-list' lists them.)"
+	}
+	return msg
+}
+
+// leadingParam finds a message that starts with a parameter's name.
+var leadingParam = regexp.MustCompile(`^([a-z]+(?:_[a-z]+)*)(?: must| cannot|: | is not)`)
+
+// stringArg returns the string args[key], if present.
+func stringArg(args json.RawMessage, key string) (string, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil {
+		return "", false
+	}
+	var s string
+	if v, ok := obj[key]; !ok || json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
 
 // render returns the results of an answer as lines, each ending in "\n".
 func (o *output) render(name, text string, d *answerData) string {
@@ -271,20 +466,53 @@ func (o *output) render(name, text string, d *answerData) string {
 
 // renderData writes the results of d as lines.
 func (o *output) renderData(b *strings.Builder, d *answerData) {
+	end := "\n" // after a file name alone
+	if o.null {
+		end = "\x00"
+	}
 	for _, p := range d.Paths {
-		b.WriteString(o.path(p))
-		b.WriteByte('\n')
+		b.WriteString(o.path(p) + end)
 	}
 	for _, p := range d.Files {
-		b.WriteString(o.path(p))
-		b.WriteByte('\n')
+		b.WriteString(o.path(p) + end)
 	}
 	for _, c := range d.Counts {
-		b.WriteString(o.path(c.File) + o.paint(":", "") + strconv.Itoa(c.Count) + "\n")
+		n := c.Count
+		if o.maxCount > 0 {
+			n = min(n, o.maxCount)
+		}
+		b.WriteString(o.path(c.File) + o.sep(":") + strconv.Itoa(n) + "\n")
 	}
 	if len(d.Matches) > 0 {
-		o.matches(b, d.Matches)
+		o.matches(b, o.capped(d.Matches))
 	}
+}
+
+// sep is the separator after a file name: sep, or NUL with -0.
+func (o *output) sep(sep string) string {
+	if o.null {
+		return "\x00"
+	}
+	return sep
+}
+
+// capped returns the matches -m lets through: the first maxCount of each
+// file (a file's matches come together, in line order).
+func (o *output) capped(ms []envelope.GrepMatch) []envelope.GrepMatch {
+	if o.maxCount <= 0 {
+		return ms
+	}
+	kept := ms[:0:0]
+	for _, m := range ms {
+		if m.File != o.mFile {
+			o.mFile, o.mN = m.File, 0
+		}
+		if o.mN < o.maxCount {
+			o.mN++
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // ANSI colours, as rg's defaults: paths magenta, line numbers green,
@@ -342,12 +570,25 @@ func (o *output) matches(b *strings.Builder, ms []envelope.GrepMatch) {
 	lastFile, lastLine := o.lastFile, o.lastLine
 	defer func() { o.lastFile, o.lastLine = lastFile, lastLine }()
 	line := func(file string, n int, sep, text string, match bool) {
-		b.WriteString(o.path(file) + sep + o.paint(strconv.Itoa(n), colLine) + sep + " ")
+		b.WriteString(o.path(file) + o.sep(sep) + o.paint(strconv.Itoa(n), colLine) + sep + " ")
 		q := quote.Line(text)
 		if match && o.color && hl != nil && q == text {
-			q = hl.ReplaceAllStringFunc(text, func(m string) string { return o.paint(m, colMatch) })
+			q = hl.paint(text, func(m string) string { return o.paint(m, colMatch) })
 		}
 		b.WriteString(q + "\n")
+	}
+	if o.only {
+		// -o: each matching part of each matching line, a line each.
+		for _, m := range ms {
+			if hl == nil {
+				line(m.File, m.Line, ":", m.Text, false)
+				continue
+			}
+			for _, sp := range hl.spans(m.Text) {
+				line(m.File, m.Line, ":", m.Text[sp[0]:sp[1]], true)
+			}
+		}
+		return
 	}
 	for _, m := range ms {
 		first := m.Line - len(m.Before)
@@ -375,9 +616,73 @@ func (o *output) matches(b *strings.Builder, ms []envelope.GrepMatch) {
 	}
 }
 
-// highlighter compiles the pattern of Grep's arguments args, to colour
-// the matches in its lines; nil when it cannot.
-func highlighter(args json.RawMessage) *regexp.Regexp {
+// matcher finds the matching parts of a line, to colour them or print
+// them alone (-o): the pattern's matches, or with -w rg's whole-word
+// matches (a match with no word character right before or after it).
+type matcher struct {
+	re *regexp.Regexp
+	// With -w: re is (?:^|\W)(PATTERN)(?:$|\W), mid the same with \W
+	// in front, for a search resuming after a word character.
+	word bool
+	mid  *regexp.Regexp
+}
+
+// spans returns the byte ranges of the matching parts of line.
+func (m *matcher) spans(line string) [][2]int {
+	if !m.word {
+		var out [][2]int
+		for _, loc := range m.re.FindAllStringIndex(line, -1) {
+			out = append(out, [2]int{loc[0], loc[1]})
+		}
+		return out
+	}
+	// Each search resumes where the last match (group 1) ended, so that
+	// the non-word character after it can precede the next; the line's
+	// start matches only at the start.
+	var out [][2]int
+	for pos := 0; pos <= len(line); {
+		re := m.re
+		if pos > 0 && isWordByte(line[pos-1]) {
+			re = m.mid
+		}
+		loc := re.FindStringSubmatchIndex(line[pos:])
+		if loc == nil || loc[2] < 0 {
+			break
+		}
+		start, end := pos+loc[2], pos+loc[3]
+		out = append(out, [2]int{start, end})
+		if end == start {
+			end++ // an empty match: step on
+		}
+		pos = end
+	}
+	return out
+}
+
+// paint returns line with each matching part replaced by colour(part).
+func (m *matcher) paint(line string, colour func(string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, sp := range m.spans(line) {
+		if sp[0] < last {
+			continue
+		}
+		b.WriteString(line[last:sp[0]] + colour(line[sp[0]:sp[1]]))
+		last = sp[1]
+	}
+	b.WriteString(line[last:])
+	return b.String()
+}
+
+// isWordByte reports whether c is an ASCII word character (Go's \w).
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// highlighter compiles the pattern of Grep's arguments args, to find the
+// matching parts of its lines (word: the pattern was wrapped by -w);
+// nil when it cannot.
+func highlighter(args json.RawMessage, word bool) *matcher {
 	var a struct {
 		Pattern       string `json:"pattern"`
 		CaseSensitive bool   `json:"case_sensitive"`
@@ -391,12 +696,22 @@ func highlighter(args json.RawMessage) *regexp.Regexp {
 	if a.FixedStrings {
 		p = regexp.QuoteMeta(p)
 	}
+	flags := ""
 	if !a.CaseSensitive {
-		p = "(?i)" + p
+		flags = "(?i)"
 	}
-	re, err := regexp.Compile(p)
+	inner, ok := strings.CutPrefix(p, wordPrefix)
+	if inner, ok2 := strings.CutSuffix(inner, wordSuffix); word && ok && ok2 {
+		re, err1 := regexp.Compile(flags + `(?:^|\W)(` + inner + wordSuffix)
+		mid, err2 := regexp.Compile(flags + `\W(` + inner + wordSuffix)
+		if err1 != nil || err2 != nil {
+			return nil
+		}
+		return &matcher{re: re, word: true, mid: mid}
+	}
+	re, err := regexp.Compile(flags + p)
 	if err != nil {
 		return nil
 	}
-	return re
+	return &matcher{re: re}
 }

@@ -21,8 +21,10 @@ type reply struct {
 	text   string
 	data   []byte // the data, as JSON
 	cwd    string // context.cwd ("" if absent)
-	// err is error.message, when the envelope has an error object.
+	// err and code are error.message and error.code, when the envelope
+	// has an error object.
 	err    string
+	code   string
 	hasErr bool
 }
 
@@ -45,7 +47,16 @@ func readReply(b []byte) (*reply, error) {
 			rep.cwd = stringMember(r, "cwd")
 		case "error":
 			rep.hasErr = r.Next() == '{'
-			rep.err = stringMember(r, "message")
+			r.Object(func(k []byte) {
+				switch string(k) {
+				case "message":
+					rep.err = r.String()
+				case "code":
+					rep.code = r.String()
+				default:
+					r.Skip()
+				}
+			})
 		default:
 			r.Skip()
 		}
@@ -66,9 +77,18 @@ type answerData struct {
 	Matches []envelope.GrepMatch
 	Files   []string
 	Counts  []envelope.FileCount
+	Changes []envelope.ChangeEntry
+	Clock   string
 
 	object bool // the data is an object
 	arrays map[string]int
+
+	// What says whether the answer is whole: data.aborted_reason,
+	// truncated, fallback_used and fresh_instance.
+	Aborted   string
+	Truncated bool
+	Fallback  bool
+	Fresh     bool
 }
 
 // readData reads the data of an answer, or a batch of results.
@@ -83,9 +103,19 @@ func readData(b []byte, d *answerData) error {
 	r.Object(func(key []byte) {
 		if r.Next() != '[' {
 			d.arrays[string(key)] = -1
-			if string(key) == "cwd" {
+			switch k := string(key); {
+			case k == "cwd":
 				d.Cwd = r.String()
-			} else {
+			case k == "aborted_reason":
+				d.Aborted = r.String()
+			case k == "clock":
+				d.Clock = r.String()
+			case r.Next() == 't' && (k == "truncated" || k == "fallback_used" || k == "fresh_instance"):
+				r.Skip()
+				d.Truncated = d.Truncated || k == "truncated"
+				d.Fallback = d.Fallback || k == "fallback_used"
+				d.Fresh = d.Fresh || k == "fresh_instance"
+			default:
 				r.Skip()
 			}
 			return
@@ -104,6 +134,9 @@ func readData(b []byte, d *answerData) error {
 		case "counts":
 			d.Counts = readCounts(r)
 			n = len(d.Counts)
+		case "changes":
+			d.Changes = readChanges(r)
+			n = len(d.Changes)
 		default:
 			r.Array(func() { r.Skip(); n++ })
 		}
@@ -156,6 +189,20 @@ func readMatches(r *jsonread.Reader) []envelope.GrepMatch {
 			m.Before = r.Strings()
 		case "after":
 			m.After = r.Strings()
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+func readChanges(r *jsonread.Reader) []envelope.ChangeEntry {
+	return readList(r, func(c *envelope.ChangeEntry, key string) bool {
+		switch key {
+		case "path":
+			c.Path = r.String()
+		case "kind":
+			c.Kind = r.String()
 		default:
 			return false
 		}
