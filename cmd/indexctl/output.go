@@ -203,7 +203,7 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 	why := ""
 	if cerr == nil && derr == nil {
 		why = o.incomplete(name, args, rep, &d)
-		if name == tool.Changes && code == exitNothing && !hasKey(args, "since") && d.Clock != "" {
+		if name == tool.Changes && code == exitNothing && !argument(args, "since", new(json.RawMessage)) && d.Clock != "" {
 			code = exitFound // the answer is the clock
 		}
 	}
@@ -290,16 +290,6 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 	return code
 }
 
-// hasKey reports whether the JSON object args has the key, not null.
-func hasKey(args json.RawMessage, key string) bool {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil {
-		return false
-	}
-	v, ok := obj[key]
-	return ok && string(v) != "null"
-}
-
 // incomplete says why an answer holds less than was asked for, "" when
 // it is whole. A limit cuts an answer short as asked (the user's --limit,
 // or the agents' with --args); a fallback walk and a fresh instance's
@@ -307,7 +297,7 @@ func hasKey(args json.RawMessage, key string) bool {
 // partial does not: a time limit, a breaker, an unreadable file, a file
 // searched in part, changes that are not tracked.
 func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *answerData) string {
-	if name == tool.Changes && rep.status != envelope.StatusError && d.Clock == "" && !hasKey(args, "since") {
+	if name == tool.Changes && rep.status != envelope.StatusError && d.Clock == "" && !argument(args, "since", new(json.RawMessage)) {
 		// The answer is the clock, and there is none.
 		return "no clock: no change journal is kept for this root (its index is still being built, and 'indexctl index --wait' waits for it; or the answer was made without the daemon)"
 	}
@@ -316,7 +306,7 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 	}
 	switch d.Aborted {
 	case envelope.AbortTimeout:
-		if ms, ok := intArg(args, "timeout_ms"); ok {
+		if ms := 0; argument(args, "timeout_ms", &ms) {
 			return fmt.Sprintf("the search stopped at its time limit (--timeout-ms %d); what it found by then is shown", ms)
 		}
 		return fmt.Sprintf("the search stopped at the agent tools' time limit (%d ms, with --args); what it found by then is shown", tool.GrepDefaultTimeoutMS)
@@ -344,19 +334,6 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 	return "the daemon marked the answer partial"
 }
 
-// intArg returns the integer args[key], if present.
-func intArg(args json.RawMessage, key string) (int, bool) {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil {
-		return 0, false
-	}
-	var n int
-	if v, ok := obj[key]; !ok || json.Unmarshal(v, &n) != nil {
-		return 0, false
-	}
-	return n, true
-}
-
 // truncatedNote is the note of an answer cut at its limit.
 func (o *output) truncatedNote(name string, args json.RawMessage, d *answerData) string {
 	n := o.streamed
@@ -369,7 +346,8 @@ func (o *output) truncatedNote(name string, args json.RawMessage, d *answerData)
 	if len(d.Files) > 0 || len(d.Counts) > 0 {
 		unit = "files"
 	}
-	lim, given := intArg(args, "limit")
+	lim := 0
+	given := argument(args, "limit", &lim)
 	switch {
 	case o.bound == agentBound && given:
 		return fmt.Sprintf("[Truncated: showing the first %d %s (limit %d); more exist.]", n, unit, lim)
@@ -409,14 +387,15 @@ func (o *output) errorMessage(code, msg string, args json.RawMessage) string {
 	case strings.HasPrefix(msg, "Missing required parameter 'pattern'"):
 		return "missing PATTERN"
 	case code == string(envelope.CodeAccessDenied) && strings.Contains(msg, "within project root"):
-		p, _ := stringArg(args, "path")
+		var p string
+		argument(args, "path", &p)
 		p = quote.Unquote(p)
 		if o.given != "" {
 			p = o.given
 		}
 		return fmt.Sprintf("access denied: '%s' is outside the workspace root %s (--root DIR chooses another root)", quote.Name(p), quote.Name(o.root))
 	case code == string(envelope.CodeTimeout):
-		if ms, ok := intArg(args, "timeout_ms"); ok {
+		if ms := 0; argument(args, "timeout_ms", &ms) {
 			return fmt.Sprintf("the search found nothing before its time limit (--timeout-ms %d)", ms)
 		}
 	}
@@ -432,21 +411,19 @@ func (o *output) errorMessage(code, msg string, args json.RawMessage) string {
 	return msg
 }
 
-// leadingParam finds a message that starts with a parameter's name.
-var leadingParam = regexp.MustCompile(`^([a-z]+(?:_[a-z]+)*)(?: must| cannot|: | is not)`)
-
-// stringArg returns the string args[key], if present.
-func stringArg(args json.RawMessage, key string) (string, bool) {
+// argument reads args[key] into v, reporting whether it was there (not
+// null) and of v's type.
+func argument(args json.RawMessage, key string, v any) bool {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(args, &obj) != nil {
-		return "", false
+		return false
 	}
-	var s string
-	if v, ok := obj[key]; !ok || json.Unmarshal(v, &s) != nil {
-		return "", false
-	}
-	return s, true
+	raw, ok := obj[key]
+	return ok && string(raw) != "null" && json.Unmarshal(raw, v) == nil
 }
+
+// leadingParam finds a message that starts with a parameter's name.
+var leadingParam = regexp.MustCompile(`^([a-z]+(?:_[a-z]+)*)(?: must| cannot|: | is not)`)
 
 // render returns the results of an answer as lines, each ending in "\n".
 func (o *output) render(name, text string, d *answerData) string {
