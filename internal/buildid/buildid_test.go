@@ -55,3 +55,49 @@ func TestSelfMatchesGoTool(t *testing.T) {
 		t.Errorf("a note cut in its name: %q", got)
 	}
 }
+
+// HasDWARF tells a go build from a go run, and from a go build whose
+// -ldflags strip the debug information.
+func TestHasDWARF(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program three times")
+	}
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"go.mod":  "module example.com/hello\n\ngo 1.26\n",
+		"main.go": "package main\n\nfunc main() { println(\"hello\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"build", "-o", out, "."}, true},
+		{[]string{"build", "-ldflags=-w", "-o", out, "."}, false},
+		{[]string{"run", "-exec", "cp", ".", out}, false}, // cp BINARY OUT: the binary go run runs
+	} {
+		cmd := exec.Command("go", tc.args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %v: %v\n%s", tc.args, err, b)
+		}
+		if got := HasDWARF(out); got != tc.want {
+			t.Errorf("go %v: HasDWARF = %v, want %v", tc.args, got, tc.want)
+		}
+		if Of(out) == "" {
+			t.Errorf("go %v: no build ID", tc.args)
+		}
+		if err := os.Remove(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/nonexistent", filepath.Join(dir, "main.go")} {
+		if HasDWARF(p) {
+			t.Errorf("HasDWARF(%s) = true", p)
+		}
+	}
+}
