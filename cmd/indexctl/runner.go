@@ -36,7 +36,7 @@ type runner interface {
 // child process (this one does not link it).
 func (c *cli) runner(g *globals) runner {
 	if g.direct || envDirect() {
-		return inProcess{engine: c.engine()}
+		return inProcess{engine: c.engine(), stderr: c.stderr}
 	}
 	return &viaDaemon{socket: g.socketPath(), stderr: c.stderr, engine: c.engine()}
 }
@@ -77,16 +77,22 @@ func (c *cli) engine() *client.Engine {
 // inProcess answers a query from the live tree, with no daemon and no
 // index: the engine walks, in a child process ("indexd direct"). With a
 // reason, the answer is marked as a fallback for it (the daemon could not
-// be reached); --direct has none: walking is then the user's choice.
+// be reached); --direct has none: walking is then the user's choice. An
+// engine of another build than this client's walks too (client.Engine),
+// saying so on stderr under --direct (a fallback's warning says why).
 type inProcess struct {
 	engine *client.Engine
 	reason envelope.FallbackReason
+	stderr io.Writer
 }
 
 func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, error) {
-	path, err := r.engine.Path()
+	path, other, err := r.engine.WalkPath()
 	if err != nil {
 		return nil, err
+	}
+	if other != nil && r.reason == "" && r.stderr != nil {
+		fmt.Fprintf(r.stderr, "indexctl: warning: walking with an engine of another build: %v\n", other)
 	}
 	args := []string{"direct", "--root", req.Root, "--cwd", req.Cwd}
 	if r.reason != "" {
@@ -167,7 +173,7 @@ type viaDaemon struct {
 func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, error) {
 	d := &client.Daemon{Socket: r.socket, Stderr: r.stderr, Engine: r.engine, Dialer: dialer,
 		Fallback: func(ctx context.Context, req request, reason envelope.FallbackReason) (json.RawMessage, error) {
-			return inProcess{engine: r.engine, reason: reason}.query(ctx, req)
+			return inProcess{engine: r.engine, reason: reason, stderr: r.stderr}.query(ctx, req)
 		}}
 	return d.Query(ctx, req)
 }

@@ -198,7 +198,13 @@ func (d *Daemon) Connect(ctx context.Context) (*rpc.Client, error) {
 // nil when no daemon could be connected to; otherwise the caller closes
 // it, whatever the call returned.
 func (d *Daemon) connectCalling(ctx context.Context, call func(cl *rpc.Client) error) (cl *rpc.Client, err error) {
-	build := d.Engine.Build() // found (or built) before the start's time runs
+	// Found (or built) before the start's time runs. A client with no
+	// engine of its own build is answered by no daemon: that of another
+	// build would serve every root.
+	if _, err := d.Engine.Path(); err != nil {
+		return nil, err
+	}
+	build := d.Engine.Build()
 	start := d.starter()
 	if cl, err = d.Dialer.EnsureDaemon(ctx, d.Socket, start); err != nil {
 		return nil, err
