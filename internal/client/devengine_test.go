@@ -23,8 +23,8 @@ import (
 func fakeCheckout(t *testing.T) string {
 	t.Helper()
 	return testtree.Write(t, map[string]string{
-		"go.mod":             "module example.com/fake\n\ngo 1.26\n",
-		"cmd/indexd/main.go": "package main\n\nimport (\n\t_ \"embed\"\n\t\"fmt\"\n\n\t\"example.com/fake/asm\"\n)\n\n//go:embed greeting.txt\nvar greeting string\n\nfunc main() { fmt.Print(asm.Answer(), \" \", greeting) }\n",
+		"go.mod":                  "module example.com/fake\n\ngo 1.26\n",
+		"cmd/indexd/main.go":      "package main\n\nimport (\n\t_ \"embed\"\n\t\"fmt\"\n\n\t\"example.com/fake/asm\"\n)\n\n//go:embed greeting.txt\nvar greeting string\n\nfunc main() { fmt.Print(asm.Answer(), \" \", greeting) }\n",
 		"cmd/indexd/greeting.txt": "hello\n",
 		"cmd/indexctl/main.go":    "package main\n\nfunc main() { println(\"client\") }\n",
 		"asm/asm.go":              "package asm\n",
