@@ -90,7 +90,7 @@ func TestDevBuildStartsEngine(t *testing.T) {
 	if !strings.Contains(out, "cmd/app/main.go:3: func main() {}") {
 		t.Errorf("grep: %s", out)
 	}
-	if want := "indexctl: building the engine from " + checkout + " (first use: compiling it takes a minute or so)\n"; !strings.HasPrefix(errs, want) {
+	if want := "indexctl: building the engine from " + checkout + " (first use: compiling it may take a minute or so)\n"; !strings.HasPrefix(errs, want) {
 		t.Errorf("no note that the engine is built; stderr:\n%s", errs)
 	}
 	engines, err := filepath.Glob(filepath.Join(state, "indexd", "engine", "*", "indexd"))

@@ -425,7 +425,7 @@ func devEngine(b devBuild, note func(string)) (path, build string, err error) {
 // Notes of devEngine, saying why it builds: a first build takes a while
 // (every package of the engine compiled, the module cache filled).
 const (
-	whyFirst = "building the engine from %s (first use: compiling it takes a minute or so)"
+	whyFirst = "building the engine from %s (first use: compiling it may take a minute or so)"
 	whyAgain = "building the engine from %s again: %s"
 	whyBuild = "building the engine from %s for this build of indexctl (the engine there was built with another)"
 )

@@ -105,7 +105,7 @@ func TestDevEngineRebuildsOnAnyInput(t *testing.T) {
 	if first.err != nil {
 		t.Fatal(first.err)
 	}
-	if want := []string{"building the engine from " + dir + " (first use: compiling it takes a minute or so)"}; !slices.Equal(first.notes, want) {
+	if want := []string{"building the engine from " + dir + " (first use: compiling it may take a minute or so)"}; !slices.Equal(first.notes, want) {
 		t.Errorf("first use noted %q, want %q", first.notes, want)
 	}
 	if want := filepath.Join(engineDir(dir), "indexd"); first.path != want || first.build != buildid.Of(want) || first.build == "" {
