@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -113,7 +115,9 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestClockToken(t *testing.T) {
-	c := Clock{Instance: NewInstance(), Root: RootID("/src/repo"), Journal: 3, Pos: 1 << 40}
+	// A fixed instance, not NewInstance's: the bad tokens below depend on
+	// the token's length (TestClockTokenTrailingByte covers each).
+	c := Clock{Instance: 0x8c2f_3a4b_5d6e_7f01, Root: RootID("/src/repo"), Journal: 3, Pos: 1 << 40}
 	s := c.String()
 	got, err := ParseClock(s)
 	if err != nil || got != c {
@@ -121,6 +125,9 @@ func TestClockToken(t *testing.T) {
 	}
 	if RootID("/src/repo") == RootID("/src/repo2") {
 		t.Error("two roots share an id")
+	}
+	if NewInstance() == 0 {
+		t.Error("NewInstance returned 0")
 	}
 	for _, bad := range []string{"", "c", "x" + s[1:], s + "A", s[:len(s)-1], "c!!!", "c" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"} {
 		if _, err := ParseClock(bad); err == nil {
@@ -165,5 +172,74 @@ func TestMemoryPerMillion(t *testing.T) {
 	}
 	if start, _ := j.Positions(); start != 1 {
 		t.Errorf("start %d: entries dropped under a 1 GiB bound", start)
+	}
+}
+
+// One Append that brings many blocks (the watcher appends a whole batch
+// at once) leaves the journal within its bound, as many single appends
+// do: the oldest blocks are dropped until it fits, and what is kept is
+// the batch's last entries, in order.
+func TestBoundOneAppendManyBlocks(t *testing.T) {
+	const max = 4 * BlockBytes // room for 3 blocks of blockCap
+	j := New(max)
+	for round := range 2 {
+		_, end0 := j.Positions()
+		batch := make([]Change, 30_000) // some 20 blocks
+		for i := range batch {
+			batch[i] = Change{Path: fmt.Sprintf("round%d/dir%03d/file%05d.go", round, i%113, i), Kind: Modified, Mtime: int64(i)}
+		}
+		j.Append(batch)
+		start, end := j.Positions()
+		if end != end0+uint64(len(batch)) {
+			t.Fatalf("round %d: end %d, want %d", round, end, end0+uint64(len(batch)))
+		}
+		if got := j.Bytes(); got != 3*blockCap {
+			t.Fatalf("round %d: %d bytes held, want 3 blocks (%d) under the bound %d", round, got, 3*blockCap, max)
+		}
+		kept := int(end - start)
+		if start <= end0 || kept <= 0 || kept > len(batch) {
+			t.Fatalf("round %d: kept [%d, %d) of the batch appended at %d", round, start, end, end0)
+		}
+		got, pos, ok := entries(j, start)
+		if !ok || !slices.Equal(got, batch[len(batch)-kept:]) || pos[0] != start {
+			t.Fatalf("round %d: Since(start) gives %d entries from %v, want the batch's last %d", round, len(got), pos[:min(1, len(pos))], kept)
+		}
+		if _, _, ok := entries(j, start-1); ok {
+			t.Fatalf("round %d: the position before the start answered", round)
+		}
+	}
+}
+
+// A token with a byte after its four fields is not one, nor is one cut
+// short, whatever its fields (instances chosen so that the token's length
+// in base64 varies: with a random one, an appended character sometimes
+// made a length base64 refuses, and the trailing byte went untested).
+func TestClockTokenTrailingByte(t *testing.T) {
+	for _, c := range []Clock{
+		{Instance: 1, Root: 2, Journal: 3, Pos: 4},
+		{Instance: 1 << 63, Root: RootID("/src/repo"), Journal: 3, Pos: 1 << 40},
+		{Instance: ^uint64(0), Root: ^uint64(0), Journal: ^uint64(0), Pos: ^uint64(0)},
+		{Instance: 0x1234, Root: 0, Journal: 1, Pos: 1},
+	} {
+		s := c.String()
+		if got, err := ParseClock(s); err != nil || got != c {
+			t.Fatalf("ParseClock(%q) = %+v, %v; want %+v", s, got, err, c)
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(s[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, extra := range []byte{0, 1, 0x7f, 0x80} {
+			bad := "c" + base64.RawURLEncoding.EncodeToString(append(slices.Clip(raw), extra))
+			if got, err := ParseClock(bad); !errors.Is(err, ErrBadToken) {
+				t.Errorf("ParseClock(%q), %+v with the byte %#x after it: %+v, %v; want ErrBadToken", bad, c, extra, got, err)
+			}
+		}
+		for n := 1; n < len(raw); n++ {
+			cut := "c" + base64.RawURLEncoding.EncodeToString(raw[:n])
+			if got, err := ParseClock(cut); !errors.Is(err, ErrBadToken) {
+				t.Errorf("ParseClock(%q), %+v cut to %d bytes: %+v, %v; want ErrBadToken", cut, c, n, got, err)
+			}
+		}
 	}
 }
