@@ -59,6 +59,11 @@ var filterCases = []struct {
 	{map[string]any{"glob": []string{"*.sh", "!more.sh"}}, []string{"-g", "*.sh", "-g", "!more.sh"}},
 	{map[string]any{"glob": []string{"!*.sh", "more.sh"}}, []string{"-g", "!*.sh", "-g", "more.sh"}},
 	{map[string]any{"glob": []string{"!vendor2/"}}, []string{"-g", "!vendor2/"}},
+	// A leading "/" anchors a glob at the search directory: README.md,
+	// not docs/guide.md.
+	{map[string]any{"glob": []string{"/*.md"}}, []string{"-g", "/*.md"}},
+	{map[string]any{"glob": []string{"!/*.md"}}, []string{"-g", "!/*.md"}},
+	{map[string]any{"glob": []string{"*.sh", "!/scripts/lib/*.sh"}}, []string{"-g", "*.sh", "-g", "!/scripts/lib/*.sh"}},
 	{map[string]any{"type": "go", "glob": []string{"!*_test.go"}}, []string{"-t", "go", "-g", "!*_test.go"}},
 }
 
