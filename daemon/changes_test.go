@@ -389,3 +389,37 @@ func TestChangedSince(t *testing.T) {
 		t.Errorf("glob without changed_since: %s", g.js)
 	}
 }
+
+// changed_since with an ignored file changed: the journal names the file
+// (marked ignored), and Glob and Grep leave it out as they leave out
+// ignored files without the parameter, unless include_ignored asks for
+// them; an ignored file that did not change stays out either way.
+func TestChangedSinceIgnored(t *testing.T) {
+	td := startDaemon(t, Config{})
+	root := readyRoot(t, td, map[string]string{".ignore": "*.log\n", "a.go": "needle a\n", "b.go": "needle b\n", "old.log": "needle old\n", "keep.log": "needle keep\n"})
+	tok := td.clockOf(root)
+	writeFile(t, root, "a.go", "needle a changed\n")
+	writeFile(t, root, "old.log", "needle old changed\n")
+	writeFile(t, root, "new.log", "needle new\n")
+
+	for _, tc := range []struct {
+		extra string
+		want  []string
+	}{
+		{"", []string{"a.go"}},
+		{`,"include_ignored":true`, []string{"a.go", "new.log", "old.log"}},
+	} {
+		g := td.query("glob", root, fmt.Sprintf(`{"pattern":"*","changed_since":%q%s}`, tok, tc.extra))
+		if g.Status != envelope.StatusSuccess || !slices.Equal(g.data.Paths, tc.want) {
+			t.Errorf("glob changed_since%s: %s, want %q", tc.extra, g.js, tc.want)
+		}
+		r := td.query("grep", root, fmt.Sprintf(`{"pattern":"needle","output_mode":"files_with_matches","changed_since":%q%s}`, tok, tc.extra))
+		var files struct {
+			Files []string `json:"files"`
+		}
+		must(t, json.Unmarshal(r.Data, &files))
+		if r.Status != envelope.StatusSuccess || !slices.Equal(slices.Sorted(slices.Values(files.Files)), tc.want) {
+			t.Errorf("grep changed_since%s: %s, want %q", tc.extra, r.js, tc.want)
+		}
+	}
+}
