@@ -129,7 +129,7 @@ func thisDevBuild() (b devBuild, ok bool, err error) {
 		return b, false, nil
 	}
 	if b.id = buildid.Self(); b.id == "" {
-		return b, true, noOwn("this indexctl is a development build whose Go build ID cannot be read (%s), so no engine can be checked to be of its build", runtime.GOOS)
+		return b, true, noOwn("this indexctl is a development build whose Go build ID cannot be read on %s, so no engine can be checked to be of its build", runtime.GOOS)
 	}
 	b.flags, b.env = buildSettings(bi.Settings)
 	b.goRun = func() bool { return !buildid.HasDWARF("/proc/self/exe") && !ldflagsStrip(bi.Settings) }
