@@ -64,3 +64,33 @@ func TestQueryDaemonNoAnswer(t *testing.T) {
 		t.Errorf("indexctl stop: exit %d, stderr %q; want 2 and %q", code, &stderr, want)
 	}
 }
+
+// The first use says at once what it does: a query that starts the
+// daemon says so on a terminal (and is silent off one, for scripts); a
+// query that finds it running says nothing.
+func TestFirstUseSaysTheDaemonStarts(t *testing.T) {
+	t.Setenv("INDEXCTL_DIRECT", "")
+	dir := t.TempDir()
+	socket := dir + "/s.sock"
+	t.Setenv("XDG_STATE_HOME", dir+"/state")
+	root := t.TempDir()
+	old := isTerminal
+	t.Cleanup(func() {
+		isTerminal = old
+		var o, e bytes.Buffer
+		run([]string{"--socket", socket, "stop"}, strings.NewReader(""), &o, &e)
+	})
+	var tty bytes.Buffer
+	isTerminal = func(w io.Writer) bool { return w == &tty }
+	var stdout bytes.Buffer
+	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != exitNothing {
+		t.Fatalf("first query: exit %d, stderr %q", code, &tty)
+	}
+	if !strings.HasPrefix(tty.String(), "indexctl: started the indexd daemon: ") {
+		t.Errorf("first query on a terminal: stderr %q", &tty)
+	}
+	tty.Reset()
+	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != exitNothing || strings.Contains(tty.String(), "started") {
+		t.Errorf("second query: exit %d, stderr %q", code, &tty)
+	}
+}

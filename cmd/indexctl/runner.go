@@ -171,11 +171,20 @@ type viaDaemon struct {
 }
 
 func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, error) {
-	d := &client.Daemon{Socket: r.socket, Stderr: r.stderr, Engine: r.engine, Dialer: dialer,
+	d := &client.Daemon{Socket: r.socket, Stderr: r.stderr, Engine: r.engine, Dialer: dialer, Started: r.started,
 		Fallback: func(ctx context.Context, req request, reason envelope.FallbackReason) (json.RawMessage, error) {
 			return inProcess{engine: r.engine, reason: reason, stderr: r.stderr}.query(ctx, req)
 		}}
 	return d.Query(ctx, req)
+}
+
+// started says on a terminal that this call started the daemon: a first
+// use, whose answer may take longer and may come from a walk while the
+// root is indexed.
+func (r *viaDaemon) started() {
+	if isTerminal(r.stderr) {
+		fmt.Fprintf(r.stderr, "indexctl: started the indexd daemon: it indexes each root on first use and keeps the index current (until it is ready, queries walk the tree; 'indexctl index --wait' shows the progress)\n")
+	}
 }
 
 // dialer connects to the daemon: the rpc package's default timeouts (the

@@ -66,6 +66,9 @@ type Daemon struct {
 	Fallback FallbackFunc
 	// Dialer connects to the daemon (the zero value: rpc's defaults).
 	Dialer rpc.Dialer
+	// Started, if set, is called once this client has started a daemon
+	// (none answered): the first use, to say what is happening.
+	Started func()
 }
 
 // Query answers req. It returns the response envelope as JSON. An error
@@ -309,6 +312,9 @@ func (d *Daemon) starter() func() error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			return err
+		}
+		if d.Started != nil {
+			d.Started()
 		}
 		go func() {
 			if err := cmd.Wait(); err != nil {
