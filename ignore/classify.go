@@ -33,10 +33,15 @@ type Verdict struct {
 	// Cookie: a sync cookie's name (CookiePrefix). Never listed, counted,
 	// indexed or watched.
 	Cookie bool
-	// Ignored: a directory with a default-ignored name (DefaultDirs) or an
-	// entry an ignore rule ignores. Always false when rules are off
+	// Ignored: a directory with a default-ignored name (DefaultDirs) in
+	// which git tracks nothing (see the package doc), or an entry an
+	// ignore rule ignores. Always false when rules are off
 	// (include_ignored).
 	Ignored bool
+	// Default: Ignored by the default list alone; no ignore file ignores
+	// it. Answers name such directories whether or not they found
+	// anything: ripgrep would have searched them.
+	Default bool
 	// Hidden: a hidden name that no ignore rule whitelists (with rules
 	// off, every hidden name). Whether it is shown is the query's choice
 	// (include_hidden, names in the pattern).
@@ -70,8 +75,8 @@ func (c Classifier) Entry(d *Dir, rel string, isDir bool) Verdict {
 	}
 	m := None
 	if !c.NoRules {
-		if isDir && isDefaultDir(name) {
-			return Verdict{Ignored: true}
+		if isDir && isDefaultDir(name) && !d.tracked(rel) {
+			return Verdict{Ignored: true, Default: d.Match(rel, isDir) != Ignore}
 		}
 		if m = d.Match(rel, isDir); m == Ignore {
 			return Verdict{Ignored: true}
@@ -90,6 +95,9 @@ type PathVerdict struct {
 	Cookie bool
 	// Ignored: a component of the path is ignored (see Verdict.Ignored).
 	Ignored bool
+	// Default: the deciding component is ignored by the default list
+	// alone (see Verdict.Default).
+	Default bool
 	// Self: the deciding component is the path's own name (its last),
 	// rather than an ancestor's.
 	Self bool
@@ -163,7 +171,7 @@ func (c *Cache) Path(rel string, isDir bool) PathVerdict {
 		case e.Cookie:
 			return PathVerdict{Cookie: true, Self: last}
 		case e.Ignored:
-			return PathVerdict{Ignored: true, Self: last}
+			return PathVerdict{Ignored: true, Default: e.Default, Self: last}
 		case e.Hidden:
 			v.Hidden |= 1 << min(i, 63)
 		}

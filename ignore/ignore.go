@@ -1,7 +1,22 @@
 // Package ignore decides which entries of a workspace tree are skipped by
 // ignore rules (SPEC §5): the default-ignored directory names, .ignore
 // files (always), and inside git repositories .gitignore files (nested),
-// .git/info/exclude and the global core.excludesFile.
+// .git/info/exclude and core.excludesFile (found as git finds it: see
+// repo.go).
+//
+// The default list is there to skip build output and dependencies: inside
+// a git work tree a directory on it is skipped only when the repository's
+// index tracks no entry in it (gitindex.go), so Go's src/go/build is
+// searched in a clone of Go while an untracked build/ is not. Outside a
+// work tree the list applies as it stands. A directory skipped by the list
+// alone (no ignore file ignores it) is marked so (Verdict.Default), for
+// answers to say so.
+//
+// Everything these verdicts are read from besides the tree's own
+// .gitignore, .ignore and .git entries (info/exclude, the excludes file,
+// git's configuration files, the index, the root's ancestors' rule files
+// within its repository) is listed by RepoAt and AboveInputs, for a
+// watcher to watch.
 //
 // Precedence follows ripgrep, the reference the tests compare against:
 // for one path, .ignore files are consulted first, deepest directory first;
@@ -21,12 +36,8 @@
 package ignore
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/indexd/indexd/internal/rooted"
 )
@@ -54,8 +65,8 @@ const (
 // share their parent's Dir, so a walk allocates one per rule file, not per
 // directory. A Dir is immutable and safe for concurrent use.
 type Dir struct {
-	top    *level
-	global *Rules
+	top *level
+	git *gitGlobal // git's configuration outside any repository, read once per Open
 }
 
 type level struct {
@@ -67,8 +78,19 @@ type level struct {
 	ignore    *Rules // .ignore
 	gitignore *Rules // .gitignore
 	exclude   *Rules // .git/info/exclude, on the level holding .git
-	hasGit    bool
-	anyGit    bool // this level or one above holds .git
+	// On the level holding .git: the excludes file in force in its
+	// repository, and the directories of the default list its index
+	// tracks (relative to this level's directory; nil when none).
+	excludes *Rules
+	tracked  map[string]struct{}
+	hasGit   bool
+	anyGit   bool // this level or one above holds .git
+}
+
+// setRepo records on l what the repository g gives the rules.
+func (l *level) setRepo(g *gitRepo, e *gitGlobal) {
+	r := g.rules(e)
+	l.exclude, l.excludes, l.tracked = r.exclude, r.excludes, r.tracked
 }
 
 func (l *level) rel(path string) string {
@@ -97,9 +119,10 @@ func OpenAt(r *rooted.Root) *Dir {
 	return above(r.Path()).Step(r, "")
 }
 
-// above returns the rules in force above root: its ancestors' files and
-// the global excludes file.
+// above returns the rules in force above root: its ancestors' files and,
+// when one holds the repository root lies in, that repository's.
 func above(root string) *Dir {
+	e := readGitGlobal()
 	var chain []string // root's ancestors, nearest first
 	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
 		chain = append(chain, d)
@@ -132,7 +155,9 @@ func above(root string) *Dir {
 			l.gitignore = readRules(filepath.Join(d, GitignoreFile))
 			if i == gitAt {
 				l.hasGit = true
-				l.exclude = readRules(filepath.Join(d, GitDir, "info", "exclude"))
+				if g, ok := repoAbove(d); ok {
+					l.setRepo(g, e)
+				}
 			}
 		}
 		l.anyGit = l.hasGit || (top != nil && top.anyGit)
@@ -140,7 +165,7 @@ func above(root string) *Dir {
 			top = l
 		}
 	}
-	return &Dir{top: top, global: readRules(globalExcludesFile())}
+	return &Dir{top: top, git: e}
 }
 
 // RuleFiles says which of .git, .gitignore and .ignore a directory holds.
@@ -177,25 +202,49 @@ func (d *Dir) Child(dir *os.File, rel string, f RuleFiles) *Dir {
 	if f.Gitignore && anyGit {
 		l.gitignore = readRulesAt(dir, GitignoreFile)
 	}
+	e := d.git
 	if f.Git {
-		l.exclude = readRulesAt(dir, GitDir+"/info/exclude")
+		if e == nil {
+			e = readGitGlobal()
+		}
+		if g, ok := repoAt(dir); ok {
+			l.setRepo(g, e)
+		}
 	}
 	if l.ignore == nil && l.gitignore == nil && l.exclude == nil && !f.Git {
 		return d
 	}
-	return &Dir{top: l, global: d.global}
+	return &Dir{top: l, git: e}
 }
 
 // InRepo reports whether the directory is inside a git repository.
 func (d *Dir) InRepo() bool { return d.top != nil && d.top.anyGit }
 
+// tracked reports whether the directory at rel (root-relative) holds an
+// entry the index of the repository it lies in tracks: false outside a
+// repository, and when the index could not be read.
+func (d *Dir) tracked(rel string) bool {
+	for l := d.top; l != nil; l = l.parent {
+		if l.hasGit {
+			_, ok := l.tracked[l.rel(rel)]
+			return ok
+		}
+	}
+	return false
+}
+
 // Match returns the verdict of the rules in force on the entry at rel (a
 // root-relative, slash-separated path inside this Dir's directory).
+//
+// The excludes file is that of the repository rel lies in (the nearest
+// level holding .git), matched against the root-relative path as ripgrep
+// matches its global file.
 func (d *Dir) Match(rel string, isDir bool) Result {
-	if d.top == nil && d.global == nil {
+	if d.top == nil {
 		return None
 	}
 	var mIgnore, mGit, mExclude Result
+	var excludes *Rules
 	anyGit := d.InRepo()
 	sawGit := false
 	for l := d.top; l != nil; l = l.parent {
@@ -209,6 +258,9 @@ func (d *Dir) Match(rel string, isDir bool) Result {
 			if l.exclude != nil && mExclude == None {
 				mExclude = l.exclude.Match(l.rel(rel), isDir)
 			}
+			if l.hasGit {
+				excludes = l.excludes
+			}
 		}
 		sawGit = sawGit || l.hasGit
 	}
@@ -217,8 +269,8 @@ func (d *Dir) Match(rel string, isDir bool) Result {
 			return m
 		}
 	}
-	if anyGit && d.global != nil {
-		return d.global.Match(rel, isDir)
+	if excludes != nil {
+		return excludes.Match(rel, isDir)
 	}
 	return None
 }
@@ -261,102 +313,6 @@ func parseRules(data []byte) *Rules {
 		return nil
 	}
 	return r
-}
-
-// globalExcludesFile returns git's core.excludesFile, found as git finds
-// it: from the configuration in git's environment variables
-// (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n), else from the
-// global configuration, $GIT_CONFIG_GLOBAL if set, else
-// $XDG_CONFIG_HOME/git/config and ~/.gitconfig (the latter wins); else
-// $XDG_CONFIG_HOME/git/ignore (default ~/.config/git/ignore).
-func globalExcludesFile() string {
-	home, _ := os.UserHomeDir()
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
-	globals := []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")}
-	if g, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
-		globals = []string{g}
-	}
-	var file string
-	for _, cfg := range globals {
-		if v := gitConfigValue(cfg, "core", "excludesfile"); v != "" {
-			file = v
-		}
-	}
-	if v := envConfigValue("core.excludesfile"); v != "" {
-		file = v
-	}
-	if file == "" {
-		if xdg == "" {
-			return ""
-		}
-		return filepath.Join(xdg, "git", "ignore")
-	}
-	if strings.HasPrefix(file, "~/") && home != "" {
-		file = filepath.Join(home, file[2:])
-	}
-	return file
-}
-
-// envConfigValue returns the last value git's environment configuration
-// (GIT_CONFIG_COUNT pairs of GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n)
-// gives key (section.name, compared without case), or "".
-func envConfigValue(key string) string {
-	n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT"))
-	if err != nil {
-		return ""
-	}
-	v := ""
-	for i := range n {
-		if strings.EqualFold(os.Getenv("GIT_CONFIG_KEY_"+strconv.Itoa(i)), key) {
-			v = os.Getenv("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
-		}
-	}
-	return v
-}
-
-// gitConfigValue reads one key from a git config file: enough of the
-// format for core.excludesFile (section headers, key = value, comments,
-// quotes); includes are not followed.
-func gitConfigValue(path, section, key string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	var value, cur string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' || s[0] == ';' {
-			continue
-		}
-		if s[0] == '[' {
-			end := strings.IndexByte(s, ']')
-			if end < 0 {
-				continue
-			}
-			cur = strings.ToLower(strings.TrimSpace(strings.Fields(s[1:end] + " ")[0]))
-			s = strings.TrimSpace(s[end+1:])
-			if s == "" {
-				continue
-			}
-		}
-		if cur != section {
-			continue
-		}
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), key) {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if i := strings.IndexAny(v, "#;"); i >= 0 && !strings.HasPrefix(v, `"`) {
-			v = strings.TrimSpace(v[:i])
-		}
-		value = strings.Trim(v, `"`)
-	}
-	return value
 }
 
 // Step returns the Dir for the subdirectory at rel (root-relative, "" for

@@ -164,6 +164,29 @@ func ReadFile(dir *os.File, rel string, limit int) ([]byte, error) {
 	}
 }
 
+// OpenRegular opens the regular file at rel beneath the open directory
+// dir (rel resolved as a Root resolves it) for reading, and returns it
+// with its status; anything but a regular file is refused (EINVAL). A
+// file too large to read into memory at once (a git index) is read this
+// way, through the directory the walk holds open.
+func OpenRegular(dir *os.File, rel string) (*os.File, unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := openBeneath(int(dir.Fd()), rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, st, &os.PathError{Op: "open", Path: dir.Name() + "/" + rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), dir.Name()+"/"+rel)
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, st, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, st, &os.PathError{Op: "open", Path: f.Name(), Err: unix.EINVAL}
+	}
+	return f, st, nil
+}
+
 // Exists reports whether dir holds an entry named name (a single
 // component; a symlink counts as an entry).
 func Exists(dir *os.File, name string) bool {
