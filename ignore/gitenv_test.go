@@ -79,3 +79,61 @@ func TestGlobalExcludesFileAsGit(t *testing.T) {
 		})
 	}
 }
+
+// TestRepoExcludesFileAsGit: a repository's own configuration (its
+// config, and its config.worktree when extensions.worktreeConfig is on)
+// sets core.excludesFile over the global one, and GIT_CONFIG_COUNT pairs
+// over both, as `git config core.excludesFile` run in it says.
+func TestRepoExcludesFileAsGit(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_COUNT"} {
+		if old, had := os.LookupEnv(k); had {
+			os.Unsetenv(k)
+			t.Cleanup(func() { os.Setenv(k, old) })
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\texcludesFile = ~/global\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gitBin, args...)
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %q: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	check := func(what string) {
+		t.Helper()
+		g, ok := repoAbove(repo)
+		if !ok {
+			t.Fatal("no repository")
+		}
+		got := readGitGlobal().excludes(g.config().excludesFile, repo)
+		want := git("config", "--path", "core.excludesFile")
+		if got != want {
+			t.Errorf("%s: we find %q, git %q", what, got, want)
+		}
+	}
+	git("init", "-q", "--template=")
+	check("global only")
+	git("config", "core.excludesFile", "~/local")
+	check("the repository's config")
+	git("config", "extensions.worktreeConfig", "true")
+	git("config", "--worktree", "core.excludesFile", "~/worktree")
+	check("config.worktree")
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "core.excludesfile")
+	t.Setenv("GIT_CONFIG_VALUE_0", filepath.Join(home, "env"))
+	check("GIT_CONFIG_COUNT")
+}

@@ -31,13 +31,15 @@ func layout(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-// hermeticHome points HOME and XDG_CONFIG_HOME at a fresh directory, so
-// the global excludes file is the test's, and returns it.
+// hermeticHome points HOME and XDG_CONFIG_HOME at a fresh directory and
+// turns the system git configuration off, so the global excludes file is
+// the test's, and returns it.
 func hermeticHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	return home
 }
 
