@@ -229,7 +229,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			Info:          true,
 			OnSkip: func(s tree.Skip) {
 				if !s.Hidden {
-					ignored = append(ignored, Skipped{Path: s.Rel, IsDir: s.IsDir})
+					ignored = append(ignored, Skipped{Path: s.Rel, IsDir: s.IsDir, Default: s.Default})
 				}
 			},
 			OnHiddenDir: func(rel string) {
@@ -981,10 +981,13 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, since int64) (ids []uin
 // the index holds (its files are in the table) but a walk that does not
 // include hidden entries skips. Hidden directories are recorded because a
 // hidden directory holding no file would otherwise leave no trace.
+// Default marks a directory pruned by the default list alone
+// (ignore.Verdict.Default), which answers name found or not.
 type Skipped struct {
-	Path   string
-	IsDir  bool
-	Hidden bool
+	Path    string
+	IsDir   bool
+	Hidden  bool
+	Default bool
 }
 
 // Ignored reports whether rel (root-relative) is, or is inside, a subtree

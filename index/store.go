@@ -1,6 +1,6 @@
 package index
 
-// On-disk format (schema version 7). One bbolt file per workspace root,
+// On-disk format (schema version 8). One bbolt file per workspace root,
 // <db>, and beside it the base postings, <db>.base-<gen> (basefile.go,
 // postings.go): written once, synced, mmap'd read-only and named by meta
 // "base", so that queries read the postings in place (the page cache
@@ -51,7 +51,8 @@ package index
 //	                 directories with a hidden name (whose files the table
 //	                 holds; recorded so that one holding no file is known)
 //	    key   path, value byte 0 for a pruned file, 1 for a pruned
-//	          directory, 3 for a hidden directory
+//	          directory, 5 for a directory pruned by the default list
+//	          alone (ignore.Verdict.Default), 3 for a hidden directory
 //
 // Record sums. A record (key k, value v) of "files", "delta", "stale" or
 // "ignored" hashes to fmix64(c<<32 | len(v) mod 2^32), where c is the
@@ -153,7 +154,7 @@ package index
 // increasing; every stale id of a live regular file that is neither
 // binary nor unknown is in the delta (otherwise its base postings would be
 // skipped with nothing in their place, and its matches lost); "ignored"
-// values are one byte, 0, 1 or 3. A DB failing any of them is never trusted:
+// values are one byte, 0, 1, 3 or 5. A DB failing any of them is never trusted:
 // OpenOrBuild moves it aside (<name>.corrupt-<unixnano>, one kept) and
 // rebuilds. A bbolt panic while opening or reading it counts as
 // corruption.
@@ -200,6 +201,11 @@ package index
 //	   \w+Handler\( 172 → 267 (45101 → 45113), "return nil" 1818 →
 //	   1873, errors.New 605 → 611; two bits would have given 1109, 403,
 //	   2051 and 964. A format 6 DB is rebuilt.
+//	8  an "ignored" directory pruned by the default list alone has the
+//	   value 5 (bit 4), so that the index's answers name it as the
+//	   walk's do; and inside a git work tree a directory of the default
+//	   list in which git tracks files is no longer pruned, so a format 7
+//	   DB lacks it. A format 7 DB is rebuilt.
 
 import (
 	"bytes"
@@ -225,7 +231,7 @@ import (
 )
 
 // SchemaVersion is the on-disk format version this package writes.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
@@ -685,8 +691,9 @@ func (ix *Index) writeAll(db *bolt.DB, nb newBase) (written int64, err error) {
 
 // Bits of an "ignored" record's value.
 const (
-	ignoredDir    = 1
-	ignoredHidden = 2
+	ignoredDir     = 1
+	ignoredHidden  = 2
+	ignoredDefault = 4
 )
 
 // putIgnored writes one "ignored" record (see the format comment).
@@ -702,6 +709,9 @@ func ignoredValue(s Skipped) []byte {
 	}
 	if s.Hidden {
 		v |= ignoredHidden
+	}
+	if s.Default {
+		v |= ignoredDefault
 	}
 	return []byte{v}
 }
@@ -893,10 +903,11 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 		return err
 	}
 	return sumEach(tx, sumIgnored, sums, func(k, v []byte) error {
-		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden {
+		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden && v[0] != ignoredDir|ignoredDefault {
 			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
 		}
-		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0})
+		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0,
+			Default: v[0]&ignoredDefault != 0})
 		return nil
 	})
 }

@@ -114,7 +114,7 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, removed func(*Fi
 		case v.Ignored:
 			gone = append(gone, rel)
 			if v.Self { // recorded as a build records it; an ignored ancestor already is
-				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: isDir})
+				ignoredAdds = append(ignoredAdds, Skipped{Path: rel, IsDir: isDir, Default: v.Default})
 			}
 		case isDir:
 			if ix.holds(rel) { // a file replaced by a directory
@@ -135,7 +135,7 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, removed func(*Fi
 		}
 	}
 	for _, d := range dirs {
-		fs, missing, ign, err := ix.walkSubtree(ctx, rules, d, nil)
+		fs, missing, ign, err := ix.walkSubtree(ctx, rules, d, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -209,6 +209,10 @@ type ReconcileOptions struct {
 	// watches there, so that one walk of the tree both watches it and
 	// catches the index up, instead of one walk for each.
 	OnDir func(rel string, dir *os.File)
+	// OnRepo, if set, is the walk's tree.Options.OnRepo: called for
+	// every directory holding .git below the root, before the rules of
+	// its entries are read from its repository's files.
+	OnRepo func(rel string, dir *os.File)
 }
 
 // ReconcileWith is Reconcile with options.
@@ -219,7 +223,7 @@ func (ix *Index) ReconcileWith(ctx context.Context, opts ReconcileOptions) (int,
 		return 0, fmt.Errorf("index: reconcile: %w", err)
 	}
 	defer root.Close()
-	files, missing, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "", opts.OnDir)
+	files, missing, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "", opts.OnDir, opts.OnRepo)
 	if err != nil {
 		return 0, err
 	}
@@ -258,8 +262,9 @@ func (ix *Index) sameIgnored(ign []Skipped) bool {
 // the hidden directories); rules is the batch's rule cache. Unchanged
 // files are only marked seen, by id, so a whole-tree walk keeps no list
 // of the tree (a million Files and their paths) nor a set of its paths.
-// onDir, if not nil, is the walk's tree.Options.OnDir.
-func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string, onDir func(string, *os.File)) (read []File, missing []string, ign []Skipped, err error) {
+// onDir and onRepo, if not nil, are the walk's tree.Options.OnDir and
+// OnRepo.
+func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string, onDir, onRepo func(string, *os.File)) (read []File, missing []string, ign []Skipped, err error) {
 	var hidden uint64
 	if dir != "" {
 		// The walk counts hidden bits from dir; shift them to the root.
@@ -295,13 +300,14 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 		Eager:         true, // runs to the end; the callback is quick
 		OnSkip: func(s tree.Skip) {
 			if !s.Hidden {
-				ign = append(ign, Skipped{Path: s.Rel, IsDir: s.IsDir})
+				ign = append(ign, Skipped{Path: s.Rel, IsDir: s.IsDir, Default: s.Default})
 			}
 		},
 		OnHiddenDir: func(rel string) {
 			ign = append(ign, Skipped{Path: rel, IsDir: true, Hidden: true})
 		},
-		OnDir: onDir,
+		OnDir:  onDir,
+		OnRepo: onRepo,
 	}, func(e tree.Entry) error {
 		if walked++; walked%4096 == 0 {
 			pacer.checkLoose() // the listings are garbage once consumed (pacer.go)

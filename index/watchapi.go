@@ -33,13 +33,14 @@ func (ix *Index) Prune(skips []Skipped) error {
 	return ix.commit(chs, scopes, skips)
 }
 
-// prunedAlready reports whether s is recorded as ignored (with the same
-// kind) and the table holds nothing at or under it.
+// prunedAlready reports whether s is recorded as ignored (the same
+// record: kind, and whether the default list alone pruned it) and the
+// table holds nothing at or under it.
 func (ix *Index) prunedAlready(s Skipped) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	i, ok := slices.BinarySearchFunc(ix.ignored, s.Path, cmpSkipped)
-	if !ok || ix.ignored[i].IsDir != s.IsDir {
+	if !ok || ix.ignored[i] != s {
 		return false
 	}
 	if _, ok := ix.lookup(s.Path); ok {

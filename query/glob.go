@@ -83,14 +83,15 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 	}
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit = p.Limit
-	if len(run.Data.Paths)+run.Streamed == 0 {
-		run.Hints = skipHints(res.Skipped, func(s tree.Skip) bool {
-			r := relTo(dir, s.Rel)
-			if s.IsDir {
-				return q.descend(r) || q.match(r)
-			}
-			return q.match(r)
-		})
+	found := len(run.Data.Paths)+run.Streamed > 0
+	run.Hints = skipHints(res.Skipped, found, func(s tree.Skip) bool {
+		r := relTo(dir, s.Rel)
+		if s.IsDir {
+			return q.descend(r) || q.match(r)
+		}
+		return q.match(r)
+	}, func(name string) bool { return p.IncludeHidden || g.AllowHidden(name) })
+	if !found {
 		if h := depthHint(ctx, searcher, q); h != "" {
 			run.Hints = append(run.Hints, h)
 		}
@@ -276,13 +277,18 @@ func relTo(dir, rel string) string {
 	return strings.TrimPrefix(rel, dir+"/")
 }
 
-// skipHints renders the info lines naming what ignore rules or hiddenness
-// left out that could have matched (SPEC §5), with the flag that includes
-// it.
-func skipHints(skipped []tree.Skip, couldMatch func(tree.Skip) bool) []string {
-	var ign, hid []string
+// skipHints renders the info lines naming what was left out that could
+// have matched (SPEC §5), with the parameter that includes it: the
+// directories the default list alone skipped, whose names the query
+// would otherwise have let in (shown says whether it lets in a hidden
+// name), in every answer, found or not (ripgrep would have searched
+// them: a build/ or dist/ may hold source); and when nothing was found,
+// whatever else ignore rules or hiddenness left out.
+func skipHints(skipped []tree.Skip, found bool, couldMatch func(tree.Skip) bool, shown func(name string) bool) []string {
+	var def, ign, hid []string
 	for _, s := range skipped {
-		if vcsDirs[s.Rel[strings.LastIndexByte(s.Rel, '/')+1:]] || !couldMatch(s) {
+		base := s.Rel[strings.LastIndexByte(s.Rel, '/')+1:]
+		if vcsDirs[base] || (found && !s.Default) || !couldMatch(s) {
 			continue
 		}
 		name := s.Rel
@@ -290,13 +296,20 @@ func skipHints(skipped []tree.Skip, couldMatch func(tree.Skip) bool) []string {
 			name += "/"
 		}
 		name = quote.Name(name)
-		if s.Hidden {
+		switch {
+		case s.Default && (!strings.HasPrefix(base, ".") || shown(base)):
+			def = append(def, name)
+		case found:
+		case s.Hidden:
 			hid = append(hid, name)
-		} else {
+		default:
 			ign = append(ign, name)
 		}
 	}
 	var out []string
+	if len(def) > 0 {
+		out = append(out, "[Info: Directories on the default ignore list were skipped: "+listSome(def)+". Set include_ignored=true to search them.]")
+	}
 	if len(ign) > 0 {
 		out = append(out, "[Info: Ignored paths were skipped: "+listSome(ign)+". Set include_ignored=true to search them.]")
 	}

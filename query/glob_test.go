@@ -242,8 +242,21 @@ func TestGlobIgnoredStatsAndHints(t *testing.T) {
 	r = run(t, tools, ToolGlob, `{"pattern":"**/*.js"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "No files found matching '**/*.js' in '.'\n(Scanned 14 items in Nms)\n"+
-		"[Info: Ignored paths were skipped: .cache/, dist/, node_modules/, site-packages/, src/__pycache__/, …. Set include_ignored=true to search them.]\n"+
+		"[Info: Directories on the default ignore list were skipped: dist/, node_modules/, site-packages/, src/__pycache__/, src/build/, …. Set include_ignored=true to search them.]\n"+
+		"[Info: Ignored paths were skipped: .cache/. Set include_ignored=true to search them.]\n"+
 		"[Info: Hidden paths were skipped: .hidden/, .hidden2/, vendor/.x/. Set include_hidden=true to search them.]")
+
+	// Found or not, an answer names the directories the default list
+	// alone skipped (outside a git work tree, all of them) where a match
+	// could lie; a hidden one (.cache) only when the query lets its name
+	// in.
+	r = run(t, tools, ToolGlob, `{"pattern":"src/**/*"}`)
+	equal(t, "src/**/*", r.paths(), []string{"src/a.go"})
+	wantText(t, r, "Found 1 files matching 'src/**/*' in '.'\n(Scanned 13 items in Nms)\n"+
+		"[Info: Directories on the default ignore list were skipped: src/__pycache__/, src/build/. Set include_ignored=true to search them.]\n\nsrc/a.go")
+	r = run(t, tools, ToolGlob, `{"pattern":"**/c.js","include_hidden":true}`)
+	wantText(t, r, "No files found matching '**/c.js' in '.'\n(Scanned 18 items in Nms)\n"+
+		"[Info: Directories on the default ignore list were skipped: .cache/, dist/, node_modules/, site-packages/, src/__pycache__/, …. Set include_ignored=true to search them.]")
 
 	// A pattern that cannot reach the ignored directories gives no hint.
 	r = run(t, tools, ToolGlob, `{"pattern":"src/*.js"}`)

@@ -78,15 +78,13 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit = p.Limit
 	run.Data.Mode = p.OutputMode
-	if len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed == 0 {
-		run.Hints = skipHints(res.Skipped, func(s tree.Skip) bool {
-			r := relTo(dir, s.Rel)
-			if s.IsDir {
-				return inc.Descend(r)
-			}
-			return inc.Match(r)
-		})
-	}
+	run.Hints = skipHints(res.Skipped, len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed > 0, func(s tree.Skip) bool {
+		r := relTo(dir, s.Rel)
+		if s.IsDir {
+			return inc.Descend(r)
+		}
+		return inc.Match(r)
+	}, func(name string) bool { return p.IncludeHidden || inc.AllowHidden(name) })
 	if fresh != "" {
 		run.Data.FreshInstance = true
 		run.Hints = append(run.Hints, freshHint(fresh))

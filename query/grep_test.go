@@ -321,7 +321,8 @@ func TestGrepSkipHints(t *testing.T) {
 		t.Errorf("stats.ignored = %d, want 3", r.Stats.Ignored)
 	}
 	wantText(t, r, "No matches found for 'needle' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
-		"[Info: Ignored paths were skipped: build/, node_modules/, src/.cache/. Set include_ignored=true to search them.]\n"+
+		"[Info: Directories on the default ignore list were skipped: build/, node_modules/. Set include_ignored=true to search them.]\n"+
+		"[Info: Ignored paths were skipped: src/.cache/. Set include_ignored=true to search them.]\n"+
 		"[Info: Hidden paths were skipped: .hidden/, .secret. Set include_hidden=true to search them.]")
 
 	// The include limits the hint to what it could have matched.
@@ -329,10 +330,16 @@ func TestGrepSkipHints(t *testing.T) {
 	wantText(t, r, "No matches found for 'needle' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
 		"[Info: Ignored paths were skipped: src/.cache/. Set include_ignored=true to search them.]")
 
-	// A result that is not empty carries no hint.
-	r = run(t, tools, ToolGrep, `{"pattern":"needle|nothing"}`)
+	// A result that is not empty names only the directories the default
+	// list skipped (outside a git work tree, every one met), not the
+	// rest.
+	r = run(t, tools, ToolGrep, `{"pattern":"needle|nothing","case_sensitive":true}`)
+	wantText(t, r, "Found 2 matches in 2 files for 'needle|nothing' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
+		"[Info: Directories on the default ignore list were skipped: build/, node_modules/. Set include_ignored=true to search them.]\n\n"+
+		"src/sub/nested.txt:1: nothing\nsrc/a.go:1: nothing")
+	r = run(t, tools, ToolGrep, `{"pattern":"nothing","path":"src"}`)
 	if strings.Contains(r.Text, "[Info:") {
-		t.Errorf("hint with results:\n%s", r.Text)
+		t.Errorf("hint with results and no default-list directory in scope:\n%s", r.Text)
 	}
 }
 

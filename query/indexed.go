@@ -175,6 +175,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		s.Index.FilesEntering(q.Dir, g.LiteralPrefix(), q.enter(), func(f *index.File) bool { return visit(f, false) })
 	}
 	walkedIgnored := 0
+	var walkedSkips []tree.Skip
 	reached := newReach(q.Dir, q.enter(), g.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
 	for _, sub := range live {
 		if res.Run.Data.AbortedReason != "" || !reached.entered(sub) {
@@ -195,10 +196,11 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 		}
 		visited += st.Visited
 		walkedIgnored += st.Ignored
+		walkedSkips = append(walkedSkips, st.Skipped...)
 	}
 	res.Run.Data.Paths, res.Run.Data.Truncated = orderGlob(hits, p)
 	res.Run.Stats.Visited = visited
-	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, len(hits) == 0, live)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, len(hits) == 0, live, walkedSkips)
 	res.Run.Stats.Ignored += walkedIgnored
 	return &res, nil
 }
@@ -247,6 +249,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	}
 	var fb envelope.Fallback
 	walkedIgnored := 0
+	var walkedSkips []tree.Skip
 	reached := newReach(q.Dir, q.Include.enter(), q.Include.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
 	if !settled {
 		files = candidates(math.MinInt64)
@@ -265,6 +268,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 				return nil, err
 			}
 			walkedIgnored += st.Ignored
+			walkedSkips = append(walkedSkips, st.Skipped...)
 		}
 		run = Scan(ctx, q, files)
 	}
@@ -273,7 +277,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	res.Run.Data.Fallback = fb
 	res.Run.Stats.Candidates = &n
 	found := len(res.Run.Data.Matches)+len(res.Run.Data.Files)+len(res.Run.Data.Counts) > 0
-	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, !found, live)
+	res.Run.Stats.Ignored, res.Skipped = s.skips(reached, !found, live, walkedSkips)
 	res.Run.Stats.Ignored += walkedIgnored
 	return res, nil
 }
@@ -370,34 +374,39 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 
 // skips answers what a walk of dir would report as skipped, from the
 // index's records: how many ignored entries the walk would meet (those
-// whose parent it would enter) and, when wantList (the hints need it only
-// for an empty result), the list of them and of the hidden ones — the
-// recorded hidden directories and the files with a hidden name — whose
-// parent the walk would enter and whose name the query does not let
-// through, in walk order.
-func (s Indexed) skips(r *reach, wantList bool, live []string) (int, []tree.Skip) {
+// whose parent it would enter) and the list a walk keeps of them
+// (tree.KeepSkip), in walk order: the directories the default list alone
+// pruned always (every answer names them), and when wantList (the hints
+// need the rest only for an empty result) the other ignored entries and
+// the hidden ones — the recorded hidden directories and the files with a
+// hidden name — whose parent the walk would enter and whose name the
+// query does not let through. walked are the skips the walks of live
+// subtrees reported, merged in.
+func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Skip) (int, []tree.Skip) {
 	hiddenSkip := func(p string) bool {
 		return !underAny(p, live) && !r.allow(path.Base(p)) && r.entered(parentOf(p))
 	}
 	var out []tree.Skip
+	for _, sk := range walked {
+		if wantList || sk.Default {
+			out = append(out, sk)
+		}
+	}
 	ignored := 0
 	s.Index.SkippedUnder(r.start, func(sk index.Skipped) {
 		switch {
 		case !sk.Hidden:
 			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
 				ignored++
-				if wantList {
-					out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir})
+				if wantList || sk.Default {
+					out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir, Default: sk.Default})
 				}
 			}
 		case wantList && !r.includeHidden && hiddenSkip(sk.Path):
 			out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Hidden: true})
 		}
 	})
-	if !wantList {
-		return ignored, nil
-	}
-	if !r.includeHidden {
+	if wantList && !r.includeHidden {
 		s.Index.HiddenFiles(r.start, func(f *index.File) bool {
 			if hiddenSkip(f.Path) {
 				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})
@@ -406,10 +415,13 @@ func (s Indexed) skips(r *reach, wantList bool, live []string) (int, []tree.Skip
 		})
 	}
 	slices.SortFunc(out, func(a, b tree.Skip) int { return tree.Order(a.Rel, b.Rel) })
-	if len(out) > tree.MaxSkips {
-		out = out[:tree.MaxSkips]
+	kept := out[:0]
+	for _, sk := range out {
+		if tree.KeepSkip(len(kept), sk) {
+			kept = append(kept, sk)
+		}
 	}
-	return ignored, out
+	return ignored, kept
 }
 
 func parentOf(rel string) string {

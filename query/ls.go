@@ -72,7 +72,7 @@ func (t *Tools) ls(ctx context.Context, ectx envelope.Context, a args, start tim
 			continue
 		case v.Ignored:
 			run.Stats.Ignored++
-			skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir})
+			skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir, Default: v.Default})
 			continue
 		case v.Hidden && !p.IncludeHidden:
 			skipped = append(skipped, tree.Skip{Rel: rel, IsDir: isDir, Hidden: true})
@@ -123,9 +123,8 @@ func (t *Tools) ls(ctx context.Context, ectx envelope.Context, a args, start tim
 	hi := min(lo+p.Limit, len(entries))
 	run.Data.Entries = entries[lo:hi]
 	run.Data.Truncated = hi < len(entries)
-	if len(entries) == 0 {
-		run.Hints = skipHints(skipped, func(tree.Skip) bool { return true })
-	}
+	run.Hints = skipHints(skipped, len(entries) > 0, func(tree.Skip) bool { return true },
+		func(string) bool { return p.IncludeHidden })
 	run.Stats.TimeMS = elapsedMS(start)
 	return envelope.LS(ectx, run)
 }

@@ -55,7 +55,8 @@ func TestLSOrderAndSymlinks(t *testing.T) {
 		{Path: "outlink@", Type: "link"},
 	})
 	equal(t, "stats", [5]int{r.Stats.Total, r.Stats.Dirs, r.Stats.Files, r.Stats.Links, r.Stats.Ignored}, [5]int{12, 3, 4, 5, 2})
-	wantText(t, r, "Listed 12 entries in '.'\n\nA/\nb/\nc/\nZ.txt\na.txt\nbroken@ -> <Broken Link>\nc.md\ndebug.log\n"+
+	wantText(t, r, "Listed 12 entries in '.'\n"+
+		"[Info: Directories on the default ignore list were skipped: build/, node_modules/. Set include_ignored=true to search them.]\n\nA/\nb/\nc/\nZ.txt\na.txt\nbroken@ -> <Broken Link>\nc.md\ndebug.log\n"+
 		"dirlink@/\nfilelink@\noutdirlink@ -> <Outside Sandbox>\noutlink@ -> <Outside Sandbox>")
 	if r.Context.PathResolved != "." {
 		t.Errorf("path_resolved = %q", r.Context.PathResolved)
@@ -91,7 +92,8 @@ func TestLSPagination(t *testing.T) {
 		equal(t, "stats", [4]int{r.Stats.Total, r.Stats.Dirs, r.Stats.Files, r.Stats.Links}, [4]int{12, 3, 4, 5})
 	}
 	r := run(t, tools, ToolLS, `{"offset":3,"limit":2}`)
-	wantText(t, r, "Listed 2 entries in '.' (truncated from 12 total). Use 'offset' to paginate.\n\nZ.txt\na.txt")
+	wantText(t, r, "Listed 2 entries in '.' (truncated from 12 total). Use 'offset' to paginate.\n"+
+		"[Info: Directories on the default ignore list were skipped: build/, node_modules/. Set include_ignored=true to search them.]\n\nZ.txt\na.txt")
 }
 
 func TestLSHiddenAndIgnored(t *testing.T) {
@@ -172,6 +174,6 @@ func TestLSGitignoreAndHints(t *testing.T) {
 	r = run(t, tools, ToolLS, `{"path":"only"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Listed 0 entries in 'only'\n"+
-		"[Info: Ignored paths were skipped: only/node_modules/. Set include_ignored=true to search them.]\n"+
+		"[Info: Directories on the default ignore list were skipped: only/node_modules/. Set include_ignored=true to search them.]\n"+
 		"[Info: Hidden paths were skipped: only/.hidden. Set include_hidden=true to search them.]")
 }

@@ -123,6 +123,13 @@ type Options struct {
 	// subdirectories' begins, and calls for other directories may run
 	// at the same time. It must not close dir.
 	OnDir func(rel string, dir *os.File)
+	// OnRepo, if set, is called for every directory below the start
+	// directory whose listing holds .git, open beneath the root, before
+	// the rules of its entries are read from its repository's files: a
+	// watcher watches those files there (see package watch), so that
+	// whatever changes them after the read makes an event. It is called
+	// as OnDir is, by several readers at once; it must not close dir.
+	OnRepo func(rel string, dir *os.File)
 }
 
 // Entry is one file or symlink found by the walk.
@@ -158,6 +165,10 @@ type Skip struct {
 	Rel    string
 	IsDir  bool
 	Hidden bool // hidden name (else: an ignore rule)
+	// Default: a directory skipped by the default list alone
+	// (ignore.Verdict.Default), which answers name whether they found
+	// anything or not.
+	Default bool
 }
 
 // Stats describe a finished walk.
@@ -169,7 +180,9 @@ type Stats struct {
 	Ignored int
 	// Hidden counts hidden entries skipped.
 	Hidden int
-	// Skipped lists the first MaxSkips skipped entries, in walk order.
+	// Skipped lists the skipped entries in walk order: every one marked
+	// Default, and the others while the list holds fewer than MaxSkips
+	// (KeepSkip).
 	Skipped []Skip
 	// Errors counts directories that could not be read because they were
 	// gone, replaced by something else, or not permitted by the time they
@@ -177,14 +190,21 @@ type Stats struct {
 	Errors int
 }
 
-// MaxSkips bounds Stats.Skipped.
+// MaxSkips bounds the entries of Stats.Skipped that are not Default.
 const MaxSkips = 256
+
+// KeepSkip reports whether a list of kept skips of length n keeps s: a
+// directory of the default list always (they are few, and every answer
+// names them), another entry while fewer than MaxSkips are kept. The
+// index's answers keep the same ones.
+func KeepSkip(n int, s Skip) bool { return s.Default || n < MaxSkips }
 
 type dirent struct {
 	name string
 	typ  fs.FileMode
 	skip uint8 // keep, skipIgnored, skipHidden, skipPruned, skipReserved
 	hid  bool  // hidden name, not whitelisted
+	def  bool  // skipIgnored by the default list alone
 	size int64
 	mod  int64
 	ctim int64
@@ -368,8 +388,8 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 			} else {
 				st.Hidden++
 			}
-			sk := Skip{Rel: rel, IsDir: e.typ.IsDir(), Hidden: e.skip == skipHidden}
-			if len(st.Skipped) < MaxSkips {
+			sk := Skip{Rel: rel, IsDir: e.typ.IsDir(), Hidden: e.skip == skipHidden, Default: e.def}
+			if KeepSkip(len(st.Skipped), sk) {
 				st.Skipped = append(st.Skipped, sk)
 			}
 			if w.opts.OnSkip != nil {
@@ -446,6 +466,9 @@ func (w *walker) read(nd *node) {
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return cmp.Compare(a.name, b.name) })
 	if nd.ign == nil {
+		if rf.Git && w.opts.OnRepo != nil {
+			w.opts.OnRepo(nd.rel, f)
+		}
 		nd.ign = nd.parent.Child(f, nd.rel, rf)
 	}
 	o := &w.opts
@@ -460,7 +483,7 @@ func (w *walker) read(nd *node) {
 			e.skip = skipReserved
 			continue
 		case v.Ignored:
-			e.skip = skipIgnored
+			e.skip, e.def = skipIgnored, v.Default
 			continue
 		}
 		e.hid = v.Hidden
