@@ -160,6 +160,9 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 			for _, e := range ents {
 				rf.See(e.Name())
 			}
+			if rf.Git {
+				w.registerRepo(it.rel, dir) // its inputs watched before they are read
+			}
 			d = it.parent.Child(dir, it.rel, rf)
 		}
 		dir.Close()
@@ -246,7 +249,7 @@ func (w *Watcher) reconcileWatching() error {
 		}
 		mu.Unlock()
 	}
-	_, err := w.ix.ReconcileWith(w.ctx, index.ReconcileOptions{OnDir: onDir})
+	_, err := w.ix.ReconcileWith(w.ctx, index.ReconcileOptions{OnDir: onDir, OnRepo: w.registerRepo})
 	if failed {
 		for rel := range watched {
 			if rel != "" {
@@ -282,6 +285,7 @@ func (w *Watcher) unwatch(rel string) {
 		w.fsw.Remove(w.abs(p))
 		w.removed++
 	})
+	w.forgetRepos(rel)
 	for u := range w.unwatched {
 		if within(u, rel) {
 			delete(w.unwatched, u)

@@ -54,15 +54,15 @@ func (w *Watcher) event(ev fsnotify.Event) {
 		return
 	}
 	rel, ok := w.relOf(ev.Name)
-	if !ok {
-		return
-	}
 	dir, name := split(rel)
-	if ignore.IsCookie(name) {
+	if ok && ignore.IsCookie(name) {
 		if ev.Has(fsnotify.Create) && (dir == "" || dir == ignore.GitDir) {
 			w.cookieSeen(name)
 		}
 		return // never indexed
+	}
+	if w.inputEvent(ev) || !ok {
+		return // an input directory's alone, or outside the root
 	}
 	if dir == ignore.GitDir {
 		return // the cookie directory's other traffic
@@ -78,15 +78,17 @@ func (w *Watcher) event(ev fsnotify.Event) {
 		}
 	default:
 		w.dirty[rel] |= ev.Op
-		structural := ev.Op&(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) != 0
 		switch name {
 		case ignore.GitignoreFile, ignore.IgnoreFile:
 			if ev.Op != fsnotify.Chmod {
 				w.rules[dir] = true
 			}
 		case ignore.GitDir:
-			if structural {
-				w.rules[dir] = true // .gitignore files above apply only inside a repository
+			// Made, removed, or (a file) pointed elsewhere: .gitignore
+			// files above apply only inside a repository, and its
+			// inputs are found again (inputs.go).
+			if ev.Op != fsnotify.Chmod {
+				w.rules[dir] = true
 			}
 		}
 	}
@@ -115,6 +117,8 @@ func (w *Watcher) fault(err error) {
 type batch struct {
 	paths    map[string]fsnotify.Op
 	rules    map[string]bool
+	indexes  map[string]bool // repositories whose index changed
+	inputs   bool            // the rules' inputs are to be found again
 	cookies  []*cookie
 	resync   bool   // a whole-tree reconcile is wanted
 	resyncAt uint64 // the resyncs count it answers
@@ -129,12 +133,14 @@ func (w *Watcher) take() (b batch, ok bool) {
 	b = batch{
 		paths:    w.dirty,
 		rules:    w.rules,
+		indexes:  w.indexes,
+		inputs:   w.inputsStale,
 		cookies:  w.seen,
 		resync:   w.resyncs != w.taken,
 		resyncAt: w.resyncs,
 		rootGone: w.rootGone,
 	}
-	if len(b.paths) == 0 && len(b.rules) == 0 && len(b.cookies) == 0 && !b.resync && !b.rootGone {
+	if len(b.paths) == 0 && len(b.rules) == 0 && len(b.indexes) == 0 && !b.inputs && len(b.cookies) == 0 && !b.resync && !b.rootGone {
 		w.busy = false // every batch taken so far is done
 		return b, false
 	}
@@ -142,6 +148,8 @@ func (w *Watcher) take() (b batch, ok bool) {
 	w.taken = w.resyncs
 	w.dirty = make(map[string]fsnotify.Op)
 	w.rules = make(map[string]bool)
+	w.indexes = make(map[string]bool)
+	w.inputsStale = false
 	w.seen = nil
 	w.inBatch = len(b.paths)
 	return b, true
@@ -260,6 +268,8 @@ func (w *Watcher) handle(b batch) {
 		w.opts.onBatch(b.paths)
 	}
 	w.removed = 0
+	w.inputsFirst(&b)
+	defer w.inputsAfter()
 	if b.resync || b.rules[""] {
 		w.resync(&b, b.cookies)
 		return
@@ -271,6 +281,46 @@ func (w *Watcher) handle(b batch) {
 	var ignored []journal.Change
 	w.journaled(scopes, b.paths, func() { w.apply(b, &ignored) }, func() []journal.Change { return ignored })
 	w.finishBatch(b.cookies, false)
+}
+
+// inputsFirst brings the rules' inputs up to date before the batch reads
+// any rule (inputs.go): found again and watched when one that says where
+// the others are changed, or a repository appeared, went or may have
+// (the rules of its directory changed); and the directories whose
+// tracked state a changed index turned added to the batch's paths.
+func (w *Watcher) inputsFirst(b *batch) {
+	var dirs []string
+	for _, d := range sortedKeys(b.rules) {
+		w.inputMu.Lock()
+		_, known := w.repos[d]
+		w.inputMu.Unlock()
+		if d == "" || known || w.holdsGit(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if b.inputs || len(dirs) > 0 {
+		w.refreshInputs(dirs)
+	}
+	if len(b.indexes) > 0 {
+		w.trackedChanges(b.indexes, b.paths)
+	}
+}
+
+// inputsAfter drops the watches of repositories the batch forgot (their
+// directories unwatched), and moves the watches of input directories
+// under the root whose coverage by the tree's watches the batch changed.
+func (w *Watcher) inputsAfter() {
+	w.inputMu.Lock()
+	dropped := w.reposDropped
+	w.inputMu.Unlock()
+	switch {
+	case dropped:
+		w.refreshInputs(nil)
+	case w.inputOwnershipChanged():
+		w.inputMu.Lock()
+		w.watchInputsLocked()
+		w.inputMu.Unlock()
+	}
 }
 
 // apply brings one batch's paths up to date in the index and the watch
@@ -302,7 +352,7 @@ func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 			}
 		case isDirStat(st):
 			v := rc.Path(p, true)
-			ignored, self := v.Ignored, v.Self
+			ignored, self, deflist := v.Ignored, v.Self, v.Default
 			// Created, moved in, replaced, or not watched yet: any watch
 			// at p is stale and goes before any is added.
 			fresh := ignored || op&(fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 || !w.dirs.has(p)
@@ -313,7 +363,7 @@ func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 				}
 			}
 			if ignored && self {
-				prune = append(prune, index.Skipped{Path: p, IsDir: true})
+				prune = append(prune, index.Skipped{Path: p, IsDir: true, Default: deflist})
 			} else {
 				w.dropReplaced(p, true)
 				apply = append(apply, p)
@@ -338,6 +388,7 @@ func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 		if d != "" && !w.dirs.has(parent) {
 			continue // its parent is not watched (gone, unwatched): nor is it
 		}
+		w.registerRepoAt(d) // before its rules are read
 		w.watchTree(d, rc.At(d))
 	}
 	w.applyPaths(minimal(apply, isDir, isFile))

@@ -127,7 +127,7 @@ func (w *Watcher) caughtUp() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.st.Ready && !w.st.Suspect && !w.rootGone && !w.busy && w.recorded >= sent &&
-		len(w.dirty) == 0 && len(w.rules) == 0 && len(w.seen) == 0 && w.resyncs == w.taken
+		len(w.dirty) == 0 && len(w.rules) == 0 && len(w.indexes) == 0 && !w.inputsStale && len(w.seen) == 0 && w.resyncs == w.taken
 }
 
 // checkRoot fails with ErrRootGone (and stops the watcher) when the root

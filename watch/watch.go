@@ -16,7 +16,9 @@
 //     processor through a one-slot channel (a send that never waits).
 //   - process is the only goroutine that changes the index and the only
 //     owner of the watch table (which directories are watched, which could
-//     not be). It takes the whole dirty set at once, so bursts coalesce
+//     not be; and those watched for the ignore rules' inputs, which the
+//     initial reconcile's readers add to under inputMu: inputs.go). It
+//     takes the whole dirty set at once, so bursts coalesce
 //     into one Index.Apply per batch; it adds and removes watches; then it
 //     releases the Sync callers whose cookies arrived with the batch. When
 //     idle it compacts the index if Index.NeedsCompact says so: it is the
@@ -93,7 +95,9 @@
 // most two cookies exist at a time however many queries wait.
 //
 // Cookies go in <root>/.git when it is a directory (watched on its own,
-// non-recursively, just for them; the rest of its traffic is dropped), as
+// non-recursively, for them and for the repository's config and index,
+// which are inputs of the ignore rules: see inputs.go; the rest of its
+// traffic is dropped), as
 // watchman puts them in the VCS directory: other tools watching the
 // workspace (editors, bundlers, git status) never see them, and walks of
 // the tree skip .git. Without .git they go in the root itself, where a
@@ -106,10 +110,14 @@
 // # Caveats
 //
 //   - Linux only (inotify; ENOSPC and /proc/sys/fs/inotify).
-//   - Rule files outside the tree are not watched: the root's ancestors'
-//     .gitignore and .ignore, .git/info/exclude and the global excludes
-//     file. A change to them reaches paths that change afterwards, and the
-//     whole tree at the next whole-tree reconcile.
+//   - The .ignore files of the root's ancestors above every repository
+//     (outside a repository: of all its ancestors), and a .git made in
+//     such an ancestor, are not watched (ignore.AboveInputs says why); a
+//     change to them reaches paths that change afterwards, and the whole
+//     tree at the next whole-tree reconcile. Every other input of the
+//     rules is (inputs.go). A symbolic link among the directories on the
+//     way to an input is resolved when the input is watched: its
+//     retargeting is not seen, unlike that of a link that is the input.
 //   - The watch limit is per user, shared with other programs. Subtrees it
 //     left out are tried again when this watcher frees watches and at every
 //     whole-tree reconcile, not when another program frees some.
@@ -251,14 +259,18 @@ type Watcher struct {
 
 	compacting atomic.Bool // a background Compact runs (in wg)
 
-	mu       sync.Mutex             // guards the fields below: the dirty set and the published state
-	dirty    map[string]fsnotify.Op // root-relative path -> ops seen since the last take
-	rules    map[string]bool        // directories whose ignore files or .git changed
-	seen     []*cookie              // cookies whose create event arrived, in order
-	resyncs  uint64                 // whole-tree reconciles asked for (overflows, failures)
-	taken    uint64                 // resyncs value at the last reconcile taken
-	rootGone bool
-	inBatch  int // paths in the batch being processed
+	mu      sync.Mutex             // guards the fields below: the dirty set and the published state
+	dirty   map[string]fsnotify.Op // root-relative path -> ops seen since the last take
+	rules   map[string]bool        // directories whose ignore files, .git or rule inputs changed
+	indexes map[string]bool        // repositories (by Top) whose index changed (inputs.go)
+	// inputsStale: an input that says where other inputs are changed
+	// (a configuration file, a directory on the way): find them again.
+	inputsStale bool
+	seen        []*cookie // cookies whose create event arrived, in order
+	resyncs     uint64    // whole-tree reconciles asked for (overflows, failures)
+	taken       uint64    // resyncs value at the last reconcile taken
+	rootGone    bool
+	inBatch     int // paths in the batch being processed
 	// recorded counts the notifier's events and errors the drain has
 	// recorded (in the fields above, or dropped); busy is set while the
 	// processor has batches taken and not finished. See caughtUp.
@@ -296,6 +308,20 @@ type Watcher struct {
 	// dropped: the files the index removed while a journaled change ran
 	// (noteDropped), for the journal; the processor's alone.
 	dropped []entryState
+
+	// The inputs of the ignore rules outside the tree's own rule files
+	// (inputs.go). inputs is the table the drain reads, swapped whole.
+	inputs atomic.Pointer[inputTable]
+	// inputMu guards the fields below: the processor's, and during the
+	// initial reconcile those of its walk's readers (registerRepo).
+	inputMu sync.Mutex
+	repos   map[string]*repoState // repositories by root-relative top ("": the root's, at or above it)
+	above   []ignore.Input        // inputs no repository in the tree owns (ignore.AboveInputs)
+	// inputWatched: the owned input directories watched, by absolute
+	// path; reposDropped: repositories were forgotten since the last
+	// refresh (their watches are to go).
+	inputWatched map[string]bool
+	reposDropped bool
 }
 
 // eventBuffer is the capacity of the notifier's Events channel: slack for the
@@ -352,9 +378,13 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		ready:     make(chan struct{}),
 		dirty:     make(map[string]fsnotify.Op),
 		rules:     make(map[string]bool),
+		indexes:   make(map[string]bool),
 		pending:   make(map[string]*cookie),
-		dirs:      newDirTree(),
-		unwatched: make(map[string]bool),
+		repos:     make(map[string]*repoState),
+
+		inputWatched: make(map[string]bool),
+		dirs:         newDirTree(),
+		unwatched:    make(map[string]bool),
 	}
 	if w.log == nil {
 		w.log = slog.Default()
@@ -367,6 +397,9 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 	removeLeftoverCookies(r, "")
 	removeLeftoverCookies(r, ignore.GitDir)
 	w.wg.Go(w.drain)
+	// The rules' inputs outside the tree first: watched before the
+	// initial reconcile reads them.
+	w.refreshInputs(nil)
 	if opts.AddWatch == nil || opts.walkWatches {
 		w.walkWatches = w.watchRoot()
 	}
