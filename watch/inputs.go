@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -132,8 +133,15 @@ func (w *Watcher) inputEvent(ev fsnotify.Event) (consumed bool) {
 
 // repoState is what the watcher keeps of one repository (see Watcher.repos).
 type repoState struct {
-	inputs  []ignore.Input
-	tracked []string // its tracked directories of the default list, root-relative, as last read
+	spots   []inputSpot // where its inputs are watched
+	tracked []string    // its tracked directories of the default list, root-relative, as last read
+}
+
+// inputSpot is one name watched in one directory for an input of a scope.
+type inputSpot struct {
+	dir, name string
+	ref       inputRef
+	owned     bool // dir is watched for inputs alone (see ownsInputDir)
 }
 
 // registerRepo registers the repository whose .git is in the directory
@@ -151,8 +159,9 @@ func (w *Watcher) registerRepo(rel string, dir *os.File) {
 	if !ok {
 		return
 	}
-	w.repos[rel] = &repoState{inputs: repo.Inputs, tracked: repo.Tracked}
-	w.watchInputsLocked()
+	st := &repoState{tracked: repo.Tracked}
+	w.repos[rel] = st
+	w.watchInputsLocked(func() { st.spots = w.resolveScope(rel, repo.Inputs) })
 }
 
 // registerRepoAt is registerRepo for a directory not open: rel must hold
@@ -180,35 +189,56 @@ func (w *Watcher) holdsGit(rel string) bool {
 // a .git now) again, forgets the repositories that are gone, and watches
 // what changed. A repository seen for the first time has its tracked
 // directories read; the others keep theirs (trackedChanges compares with
-// them). Processor only.
-func (w *Watcher) refreshInputs(dirs []string) {
+// them), unless whole: before a whole-tree reconcile, which applies the
+// rules as they are now everywhere, every one is read again. Processor
+// only.
+func (w *Watcher) refreshInputs(dirs []string, whole bool) {
 	w.inputMu.Lock()
 	defer w.inputMu.Unlock()
 	w.reposDropped = false
-	above, aboveRepo, isAbove := ignore.AboveInputs(w.root)
-	w.above = above
-	rels := append(append(sortedKeys(w.repos), dirs...), "")
-	slices.Sort(rels)
-	for _, rel := range slices.Compact(rels) {
-		var repo ignore.Repo
-		found := false
-		if rel == "" && isAbove {
-			repo, found = aboveRepo, true
-		} else if dir, err := w.r.OpenDir(rel); err == nil {
-			repo, found = ignore.RepoAt(dir, rel)
-			dir.Close()
-		}
-		st := w.repos[rel]
-		switch {
-		case !found:
-			delete(w.repos, rel)
-		case st == nil:
-			w.repos[rel] = &repoState{inputs: repo.Inputs, tracked: repo.Tracked}
-		default:
-			st.inputs = repo.Inputs
+	type found struct {
+		rel    string
+		st     *repoState
+		inputs []ignore.Input
+	}
+	var above []ignore.Input
+	var all []found
+	read := func() {
+		above0, aboveRepo, isAbove := ignore.AboveInputs(w.root)
+		above = above0
+		rels := append(append(sortedKeys(w.repos), dirs...), "")
+		slices.Sort(rels)
+		all = all[:0]
+		for _, rel := range slices.Compact(rels) {
+			var repo ignore.Repo
+			ok := false
+			if rel == "" && isAbove {
+				repo, ok = aboveRepo, true
+			} else if dir, err := w.r.OpenDir(rel); err == nil {
+				repo, ok = ignore.RepoAt(dir, rel)
+				dir.Close()
+			}
+			st := w.repos[rel]
+			switch {
+			case !ok:
+				delete(w.repos, rel)
+				continue
+			case st == nil:
+				st = &repoState{tracked: repo.Tracked}
+				w.repos[rel] = st
+			case whole:
+				st.tracked = repo.Tracked
+			}
+			all = append(all, found{rel, st, repo.Inputs})
 		}
 	}
-	w.watchInputsLocked()
+	read()
+	w.watchInputsLocked(func() {
+		w.aboveSpots = w.resolveScope("", above)
+		for _, f := range all {
+			f.st.spots = w.resolveScope(f.rel, f.inputs)
+		}
+	})
 }
 
 // forgetRepos forgets the repositories at or below rel (a directory no
@@ -323,65 +353,90 @@ func resolveInput(p string) []watchSpot {
 	return out
 }
 
-// watchInputsLocked publishes the table of the directories the inputs of
-// every scope need, for the drain, then watches those not watched yet and
-// drops the watches of those no longer needed (published first, so that
-// no event of a new watch comes before the drain knows it). The inputs
-// are resolved again once the watches are in place: a directory made in
-// between (its chain name's event may have come before its parent was
-// watched) is then watched too. Caller holds inputMu.
-func (w *Watcher) watchInputsLocked() {
+// resolveScope resolves a scope's inputs to the spots to watch, each
+// directory's ownership decided. Caller holds inputMu.
+func (w *Watcher) resolveScope(scope string, inputs []ignore.Input) []inputSpot {
+	var out []inputSpot
+	owned := map[string]bool{}
+	for _, in := range inputs {
+		for _, s := range resolveInput(in.Path) {
+			o, ok := owned[s.dir]
+			if !ok {
+				o = w.ownsInputDir(s.dir)
+				owned[s.dir] = o
+			}
+			out = append(out, inputSpot{dir: s.dir, name: s.name, ref: inputRef{scope: scope, kind: in.Kind, chain: s.chain}, owned: o})
+		}
+	}
+	return out
+}
+
+// watchInputsLocked runs resolve, which sets the spots of the scopes that
+// changed, then publishes the table of every scope's spots for the drain,
+// then watches the directories not watched yet and drops the watches of
+// those no longer needed (published first, so that no event of a new
+// watch comes before the drain knows it). It resolves again once the
+// watches are in place: a directory made in between (its chain name's
+// event may have come before its parent was watched) is then watched too.
+// Caller holds inputMu.
+func (w *Watcher) watchInputsLocked(resolve func()) {
 	for range 3 {
+		resolve()
 		t := w.inputTable()
 		w.inputs.Store(&t)
 		w.applyInputWatches(t)
-		if again := w.inputTable(); sameDirs(t, again) {
+		resolve()
+		if sameDirs(t, w.inputTable()) {
 			return
 		}
 	}
 }
 
-// inputTable resolves every scope's inputs into a table, with each
-// directory's ownership. Caller holds inputMu.
+// inputTable assembles the table of every scope's spots. Caller holds
+// inputMu.
 func (w *Watcher) inputTable() inputTable {
 	t := inputTable{}
-	add := func(scope string, in ignore.Input) {
-		for _, s := range resolveInput(in.Path) {
+	add := func(spots []inputSpot) {
+		for _, s := range spots {
 			d := t[s.dir]
 			if d == nil {
-				d = &inputDir{owned: w.ownsInputDir(s.dir), names: map[string][]inputRef{}}
+				d = &inputDir{owned: s.owned, names: map[string][]inputRef{}}
 				t[s.dir] = d
 			}
-			ref := inputRef{scope: scope, kind: in.Kind, chain: s.chain}
-			if !slices.Contains(d.names[s.name], ref) {
-				d.names[s.name] = append(d.names[s.name], ref)
+			if !slices.Contains(d.names[s.name], s.ref) {
+				d.names[s.name] = append(d.names[s.name], s.ref)
 			}
 		}
 	}
-	for _, in := range w.above {
-		add("", in)
-	}
+	add(w.aboveSpots)
 	for _, rel := range sortedKeys(w.repos) {
-		for _, in := range w.repos[rel].inputs {
-			add(rel, in)
-		}
+		add(w.repos[rel].spots)
 	}
 	return t
 }
 
 // ownsInputDir reports whether the directory abs (real) is watched for
 // inputs alone: it is outside the root, or under it in a directory the
-// tree's watches do not cover (ignored, private).
+// tree's watches do not cover (ignored, private; a git directory always
+// is).
 func (w *Watcher) ownsInputDir(abs string) bool {
 	rel, ok := w.relOf(abs)
-	if !ok {
+	switch {
+	case !ok:
 		return true
-	}
-	if rel == "" {
+	case rel == "":
 		return false
+	case underGitDir(rel):
+		return true
 	}
 	v := ignore.NewCache(w.r).Path(rel, true)
 	return v.Ignored || v.Reserved()
+}
+
+// underGitDir reports whether a component of rel is .git.
+func underGitDir(rel string) bool {
+	return rel == ignore.GitDir || strings.HasPrefix(rel, ignore.GitDir+"/") ||
+		strings.HasSuffix(rel, "/"+ignore.GitDir) || strings.Contains(rel, "/"+ignore.GitDir+"/")
 }
 
 // applyInputWatches adds a watch on each owned directory of t not watched
@@ -424,31 +479,37 @@ func (w *Watcher) applyInputWatches(t inputTable) {
 	}
 }
 
-// sameDirs reports whether two tables watch the same directories with the
-// same ownership.
+// sameDirs reports whether two tables watch the same names in the same
+// directories with the same ownership.
 func sameDirs(a, b inputTable) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for abs, d := range a {
-		if e := b[abs]; e == nil || e.owned != d.owned || len(e.names) != len(d.names) {
+		e := b[abs]
+		if e == nil || e.owned != d.owned || len(e.names) != len(d.names) {
 			return false
+		}
+		for n := range d.names {
+			if _, ok := e.names[n]; !ok {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// inputOwnershipChanged reports whether the watched input directories
-// under the root changed ownership (a directory the tree now watches, or no
-// longer does), as a batch's watch changes can make them: then the table
-// is made again. Processor only.
+// inputOwnershipChanged reports whether an input directory under the
+// root outside any git directory (where an excludes file may lie) changed
+// ownership, as a batch's watch changes can make it: a directory the tree
+// now watches, or no longer does. Processor only.
 func (w *Watcher) inputOwnershipChanged() bool {
 	t := w.inputs.Load()
 	if t == nil {
 		return false
 	}
 	for abs, d := range *t {
-		if _, in := w.relOf(abs); in && w.ownsInputDir(abs) != d.owned {
+		if rel, in := w.relOf(abs); in && rel != "" && !underGitDir(rel) && w.ownsInputDir(abs) != d.owned {
 			return true
 		}
 	}

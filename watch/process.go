@@ -298,10 +298,14 @@ func (w *Watcher) inputsFirst(b *batch) {
 			dirs = append(dirs, d)
 		}
 	}
-	if b.inputs || len(dirs) > 0 {
-		w.refreshInputs(dirs)
+	// A whole-tree reconcile applies the rules as they are now: the
+	// inputs are found again (events may have been lost) and every
+	// repository's tracked directories read again.
+	whole := b.resync || b.rules[""]
+	if b.inputs || len(dirs) > 0 || whole {
+		w.refreshInputs(dirs, whole)
 	}
-	if len(b.indexes) > 0 {
+	if len(b.indexes) > 0 && !whole {
 		w.trackedChanges(b.indexes, b.paths)
 	}
 }
@@ -315,11 +319,9 @@ func (w *Watcher) inputsAfter() {
 	w.inputMu.Unlock()
 	switch {
 	case dropped:
-		w.refreshInputs(nil)
+		w.refreshInputs(nil, false)
 	case w.inputOwnershipChanged():
-		w.inputMu.Lock()
-		w.watchInputsLocked()
-		w.inputMu.Unlock()
+		w.refreshInputs(nil, false)
 	}
 }
 

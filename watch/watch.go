@@ -314,9 +314,9 @@ type Watcher struct {
 	inputs atomic.Pointer[inputTable]
 	// inputMu guards the fields below: the processor's, and during the
 	// initial reconcile those of its walk's readers (registerRepo).
-	inputMu sync.Mutex
-	repos   map[string]*repoState // repositories by root-relative top ("": the root's, at or above it)
-	above   []ignore.Input        // inputs no repository in the tree owns (ignore.AboveInputs)
+	inputMu    sync.Mutex
+	repos      map[string]*repoState // repositories by root-relative top ("": the root's, at or above it)
+	aboveSpots []inputSpot           // where the inputs no repository in the tree owns are watched (ignore.AboveInputs)
 	// inputWatched: the owned input directories watched, by absolute
 	// path; reposDropped: repositories were forgotten since the last
 	// refresh (their watches are to go).
@@ -399,7 +399,7 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 	w.wg.Go(w.drain)
 	// The rules' inputs outside the tree first: watched before the
 	// initial reconcile reads them.
-	w.refreshInputs(nil)
+	w.refreshInputs(nil, true)
 	if opts.AddWatch == nil || opts.walkWatches {
 		w.walkWatches = w.watchRoot()
 	}
