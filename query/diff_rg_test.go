@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"bytes"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/query"
 )
 
@@ -670,6 +673,109 @@ func TestDiffRgGoroot(t *testing.T) {
 	}
 	t.Logf("GOROOT/src: %d Grep queries, %d (file, line) pairs agree, %d differing pairs explained by invalid UTF-8, %d pairs in the files left out; %d Glob queries, %d paths agree; %v",
 		len(diffGorootGreps), pairs, excused, left, len(diffGorootGlobs), paths, time.Since(start).Round(time.Millisecond))
+}
+
+// TestDiffRgTrackedDefaultDirs: in a git work tree a directory of the
+// default list is searched where git tracks files in it (SPEC §5), Go's
+// go/build first of all. rg has no such list: it is given as excluded
+// exactly the directories of the list in which `git ls-files` lists
+// nothing, anchored, and must then agree with the walk.
+func TestDiffRgTrackedDefaultDirs(t *testing.T) {
+	rg := diffRg(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	diffHome(t)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	root := diffTree(t, map[string]string{
+		".gitignore":                   "/app/dist/\n",
+		"go/build/build.go":            "package build\n\nfunc Import(path string, mode int) {}\n",
+		"go/build/doc.go":              "// Package build: needle\npackage build\n",
+		"go/build/testdata/build/x.go": "package x // needle in a tracked build/ under a tracked build/\n",
+		"build/gen/build.go":           "package gen\n\nfunc Import(path string) {} // untracked output: needle\n",
+		"cmd/dist/main.go":             "package main // needle in cmd/dist\n",
+		"web/node_modules/left/i.js":   "module.exports = 'needle tracked'\n",
+		"web/node_modules/right/i.js":  "module.exports = 'needle untracked in a tracked node_modules'\n",
+		"app/dist/bundle.js":           "needle ignored by .gitignore\n",
+		"app/src/app.js":               "needle app\n",
+		"target/debug/out.txt":         "needle target\n",
+		"lib/build":                    "a file named build: needle\n",
+	})
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %q: %v", args, err)
+		}
+		return string(out)
+	}
+	git("init", "-q", "--template=")
+	git("add", ".gitignore", "go", "cmd", "web/node_modules/left", "app/src", "lib")
+	// The default list's directories in which git tracks nothing, by git.
+	var untracked []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == root {
+			return err
+		}
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root, p)
+		if ignore.DefaultDirs[d.Name()] && git("ls-files", "-z", "--", rel) == "" {
+			untracked = append(untracked, filepath.ToSlash(rel))
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(untracked)
+	if want := []string{"app/dist", "build", "target"}; !slices.Equal(untracked, want) {
+		t.Fatalf("untracked default-list directories %q, want %q", untracked, want)
+	}
+	diffRgDefaults = untracked
+	t.Cleanup(func() { diffRgDefaults = nil })
+
+	ws, err := query.NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := query.NewDirect(ws)
+	// The issue's query: grep -l 'func Import\(' finds go/build/build.go,
+	// not the untracked build/'s.
+	env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": `func Import\(`, "output_mode": "files_with_matches"})
+	if d := env.Data.(*envelope.GrepData); !slices.Equal(d.Files, []string{"go/build/build.go"}) {
+		t.Fatalf("grep -l 'func Import\\(': %q, want go/build/build.go\n%s", d.Files, env.Text)
+	}
+	if !strings.Contains(env.Text, "[Info: Directories on the default ignore list were skipped: build/, target/. Set include_ignored=true to search them.]") {
+		t.Errorf("the answer does not name the untracked build/ and target/:\n%s", env.Text)
+	}
+	sp := diffScan(t, root)
+	pairs := 0
+	for _, c := range []diffGrep{
+		{Pattern: "needle"}, {Pattern: `func Import\(`}, {Pattern: "needle", Path: "go"},
+		{Pattern: "needle", Path: "web"}, {Pattern: "needle", Path: "build"}, {Pattern: "needle", Include: "*.js"},
+	} {
+		r := diffCompareGrep(t, rg, root, tools, sp, c)
+		if r.Pairs == 0 {
+			t.Errorf("%v: no match compared", c)
+		}
+		pairs += r.Pairs
+	}
+	for _, g := range [][2]string{{"**", "."}, {"**/*.go", "."}, {"**/build/**", "."}, {"**", "web"}, {"*", "go/build"}} {
+		if diffCompareGlob(t, rg, root, tools, g[0], g[1]) == 0 {
+			t.Errorf("Glob %q in %q: no path compared", g[0], g[1])
+		}
+	}
+	diffWantListed(t, root, map[string]bool{
+		"go/build/build.go": true, "go/build/testdata/build/x.go": true, "cmd/dist/main.go": true,
+		"web/node_modules/left/i.js": true, "web/node_modules/right/i.js": true, "lib/build": true,
+		"build/gen/build.go": false, "target/debug/out.txt": false, "app/dist/bundle.js": false,
+	})
+	t.Logf("%d (file, line) pairs agree", pairs)
 }
 
 func TestDiffASCII(t *testing.T) {

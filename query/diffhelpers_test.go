@@ -153,9 +153,20 @@ func diffRun(t testing.TB, tools *query.Tools, tool string, args map[string]any)
 	return env
 }
 
+// diffRgDefaults, when set, replaces the default list's globs in
+// diffRgBase: a test of a git work tree, where the list skips only the
+// directories in which git tracks nothing, names those (anchored).
+var diffRgDefaults []string
+
 // diffRgBase returns the arguments every rg run starts with.
 func diffRgBase() []string {
 	args := []string{"--no-config", "--color", "never", "--null"}
+	if diffRgDefaults != nil {
+		for _, d := range diffRgDefaults {
+			args = append(args, "--glob", "!/"+d+"/")
+		}
+		return args
+	}
 	names := make([]string, 0, len(ignore.DefaultDirs))
 	for n := range ignore.DefaultDirs {
 		names = append(names, n)

@@ -314,6 +314,66 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 	}
 }
 
+// A git work tree whose default-list directories are tracked in places
+// (go/build, cmd/dist, a node_modules with one package added), untracked
+// in others (build/, target/, a nested repository's dist/), and a
+// repository inside the tree: the index prunes and records exactly what
+// the walk skips, and both name the untracked ones in every answer.
+func TestIndexEqualsWalkTrackedDirs(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	root := newRoot(t, fsTree{
+		"go/build/build.go":            "package build\n\nfunc Import(path string) {}\n",
+		"go/build/testdata/build/x.go": "package x // needle\n",
+		"build/gen/build.go":           "package gen\n\nfunc Import(path string) {} // needle\n",
+		"cmd/dist/main.go":             "package main // needle\n",
+		"web/node_modules/left/i.js":   "needle left\n",
+		"web/node_modules/right/i.js":  "needle right\n",
+		"target/debug/out.txt":         "needle target\n",
+		"src/a.go":                     "package src // needle\n",
+		"vendor/lib/dist/d.js":         "needle in the nested repository's untracked dist\n",
+		"vendor/lib/build/b.go":        "package b // needle in its tracked build\n",
+		".venv/lib/site.py":            "needle venv\n",
+	})
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = filepath.Join(root, dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+	}
+	git("vendor/lib", "init", "-q", "--template=")
+	git("vendor/lib", "add", "build")
+	git(".", "init", "-q", "--template=")
+	git(".", "add", "go", "cmd", "web/node_modules/left", "src")
+	walk, idx := buildTools(t, root)
+	var cases [][2]string
+	for _, g := range []string{`needle`, `func Import\(`, `zzz`} {
+		for _, extra := range []string{``, `,"output_mode":"files_with_matches"`, `,"path":"go"`, `,"path":"web"`,
+			`,"path":"vendor"`, `,"include":"*.js"`, `,"include_hidden":true`, `,"limit":1`} {
+			cases = append(cases, [2]string{ToolGrep, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+		}
+	}
+	for _, g := range []string{`**`, `**/*.go`, `**/build/**`, `*.txt`, `**/.venv/**`, `src/*`} {
+		for _, extra := range []string{``, `,"include_hidden":true`, `,"path":"vendor"`, `,"sort":"recent"`} {
+			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+		}
+	}
+	for _, c := range cases {
+		diffEngines(t, walk, idx, c[0], c[1])
+	}
+	// What they agree on is SPEC §5's answer.
+	e := idx.Run(context.Background(), ToolGrep, ".", json.RawMessage(`{"pattern":"func Import\\(","output_mode":"files_with_matches"}`))
+	if want := "Found 1 files with matches for 'func Import\\(' in '.'\n(Sorted by mtime desc. Took 0ms)\n" +
+		"[Info: Directories on the default ignore list were skipped: build/, target/, vendor/lib/dist/. Set include_ignored=true to search them.]\n\n" +
+		"go/build/build.go"; engineTimingRE.ReplaceAllString(e.Text, "Took 0ms") != want {
+		t.Errorf("grep -l 'func Import\\(':\n%s\nwant\n%s", e.Text, want)
+	}
+}
+
 // Subtrees the index is not kept current for (Live) are walked and merged:
 // after changes under them that the index never saw, answers still equal
 // the walk's, and say fallback watch_limit when a live subtree was walked.
