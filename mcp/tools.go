@@ -258,7 +258,7 @@ data.paths holds the matches. data.truncated is true only when more files matche
     },
     "include_ignored": {
       "type": "boolean",
-      "description": "If true, also search what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist, target, .venv.",
+      "description": "If true, also search what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist, target, .venv (in a git work tree, those in which git tracks no file; the answer names the ones it skipped).",
       "default": false
     },
     "case_sensitive": {
@@ -368,7 +368,7 @@ data.matches holds {file, line, text}. data.truncated is true only when more res
     },
     "include_ignored": {
       "type": "boolean",
-      "description": "If true, also search what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist, target, .venv.",
+      "description": "If true, also search what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist, target, .venv (in a git work tree, those in which git tracks no file; the answer names the ones it skipped).",
       "default": false
     },
     "changed_since": {
@@ -414,7 +414,7 @@ data.entries holds {path, type} with type "dir", "file" or "link"; stats.total c
     },
     "include_ignored": {
       "type": "boolean",
-      "description": "If true, also list what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist.",
+      "description": "If true, also list what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist (in a git work tree, those in which git tracks no file; the answer names the ones it skipped).",
       "default": false
     },
     "ignore": {
