@@ -101,7 +101,8 @@ func (w *Watcher) inputEvent(ev fsnotify.Event) (consumed bool) {
 		refs = d.scopes() // the directory itself went
 		consumed = d.owned
 	}
-	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
+	i := strings.LastIndexByte(ev.Name, '/') // names are absolute: no allocation per event
+	dir, name := ev.Name[:max(i, 1)], ev.Name[i+1:]
 	if d, ok := (*t)[dir]; ok {
 		if ev.Op != fsnotify.Chmod {
 			refs = append(refs, d.names[name]...)
@@ -201,38 +202,32 @@ func (w *Watcher) refreshInputs(dirs []string, whole bool) {
 		st     *repoState
 		inputs []ignore.Input
 	}
-	var above []ignore.Input
+	above, aboveRepo, isAbove := ignore.AboveInputs(w.root)
 	var all []found
-	read := func() {
-		above0, aboveRepo, isAbove := ignore.AboveInputs(w.root)
-		above = above0
-		rels := append(append(sortedKeys(w.repos), dirs...), "")
-		slices.Sort(rels)
-		all = all[:0]
-		for _, rel := range slices.Compact(rels) {
-			var repo ignore.Repo
-			ok := false
-			if rel == "" && isAbove {
-				repo, ok = aboveRepo, true
-			} else if dir, err := w.r.OpenDir(rel); err == nil {
-				repo, ok = ignore.RepoAt(dir, rel)
-				dir.Close()
-			}
-			st := w.repos[rel]
-			switch {
-			case !ok:
-				delete(w.repos, rel)
-				continue
-			case st == nil:
-				st = &repoState{tracked: repo.Tracked}
-				w.repos[rel] = st
-			case whole:
-				st.tracked = repo.Tracked
-			}
-			all = append(all, found{rel, st, repo.Inputs})
+	rels := append(append(sortedKeys(w.repos), dirs...), "")
+	slices.Sort(rels)
+	for _, rel := range slices.Compact(rels) {
+		var repo ignore.Repo
+		ok := false
+		if rel == "" && isAbove {
+			repo, ok = aboveRepo, true
+		} else if dir, err := w.r.OpenDir(rel); err == nil {
+			repo, ok = ignore.RepoAt(dir, rel)
+			dir.Close()
 		}
+		st := w.repos[rel]
+		switch {
+		case !ok:
+			delete(w.repos, rel)
+			continue
+		case st == nil:
+			st = &repoState{tracked: repo.Tracked}
+			w.repos[rel] = st
+		case whole:
+			st.tracked = repo.Tracked
+		}
+		all = append(all, found{rel, st, repo.Inputs})
 	}
-	read()
 	w.watchInputsLocked(func() {
 		w.aboveSpots = w.resolveScope("", above)
 		for _, f := range all {

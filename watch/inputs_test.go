@@ -249,3 +249,28 @@ func TestTrackedDirsFollowTheIndex(t *testing.T) {
 		t.Errorf("vendor: %q", got)
 	}
 }
+
+// A linked worktree as the root: its .git is a file naming a git
+// directory outside the root, whose index is its own, with info/exclude
+// in the main repository's common directory. Both are watched.
+func TestWorktreeInputs(t *testing.T) {
+	hermeticGit(t)
+	main := tempRoot(t)
+	indexGit(t, main, "init", "-q", "--template=")
+	writeFile(t, main, "README", "main\n")
+	indexGit(t, main, "add", "README")
+	indexGit(t, main, "commit", "-q", "-m", "init")
+	root := filepath.Join(tempRoot(t), "wt")
+	indexGit(t, main, "worktree", "add", "-q", root)
+	writeFile(t, root, "dist/d.go", "package d\n")
+	writeFile(t, root, "x.dat", "x\n")
+	w, ix := startDB(t, root, Options{})
+	in := func(p string) bool { return has(ix, p) }
+	if in("dist/d.go") || !in("x.dat") {
+		t.Fatalf("at start: %q", paths(ix, ""))
+	}
+	indexGit(t, root, "add", "dist")
+	wantIndexed(t, w, in, "git add dist in the worktree", []string{"dist/d.go"}, nil)
+	writeFile(t, main, ".git/info/exclude", "*.dat\n")
+	wantIndexed(t, w, in, "the common directory's info/exclude", nil, []string{"x.dat"})
+}
