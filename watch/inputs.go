@@ -457,9 +457,13 @@ func (w *Watcher) applyInputWatches(t inputTable) {
 		if err != nil {
 			// Gone in between (resolved again next time), or not
 			// watchable: the rules there are read at each reconcile.
-			w.log.Warn("watch: cannot watch a directory of ignore-rule inputs", "root", w.root, "dir", abs, "err", err)
+			if !w.inputWarned[abs] {
+				w.inputWarned[abs] = true
+				w.log.Warn("watch: cannot watch a directory of ignore-rule inputs", "root", w.root, "dir", abs, "err", err)
+			}
 			continue
 		}
+		delete(w.inputWarned, abs)
 		w.inputWatched[abs] = true
 	}
 	for abs := range w.inputWatched {

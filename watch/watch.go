@@ -70,6 +70,11 @@
 //     call has been applied.
 //   - Cookie files never reach the index: the drain drops their events and
 //     the walk and Index.Apply skip their names (ignore.Classifier).
+//   - An input of the ignore rules outside the tree's own rule files
+//     (info/exclude, the excludes file, git's configuration, a
+//     repository's index) is watched before the rules are read from it,
+//     on the same inotify instance, so a Sync orders its edits with the
+//     tree's (inputs.go).
 //
 // # Change journal
 //
@@ -321,6 +326,7 @@ type Watcher struct {
 	// path; reposDropped: repositories were forgotten since the last
 	// refresh (their watches are to go).
 	inputWatched map[string]bool
+	inputWarned  map[string]bool // directories whose watch failed, warned about once
 	reposDropped bool
 }
 
@@ -383,6 +389,7 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		repos:     make(map[string]*repoState),
 
 		inputWatched: make(map[string]bool),
+		inputWarned:  make(map[string]bool),
 		dirs:         newDirTree(),
 		unwatched:    make(map[string]bool),
 	}
