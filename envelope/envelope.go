@@ -239,7 +239,7 @@ type outcome struct {
 
 // decide is the one place that turns an outcome into a status (SPEC §3):
 // an abort with nothing found is a TIMEOUT error (EXECUTION_ERROR for a
-// read error); truncation, an abort with results, a size limit (the rest
+// read error or the memory limit); truncation, an abort with results, a size limit (the rest
 // of the tree was searched) or a discount is partial; anything else is
 // success.
 func decide(o outcome) (Status, *Error) {
@@ -247,7 +247,7 @@ func decide(o outcome) (Status, *Error) {
 	case o.aborted == AbortSizeLimit:
 		// Everything else was searched: an answer, discounted.
 		return StatusPartial, nil
-	case o.aborted == AbortReadError && o.results == 0:
+	case (o.aborted == AbortReadError || o.aborted == AbortMemoryLimit) && o.results == 0:
 		return StatusError, &Error{Code: CodeExecution, Message: abortMessage(o.aborted)}
 	case o.aborted != "" && o.results == 0:
 		return StatusError, &Error{Code: CodeTimeout, Message: abortMessage(o.aborted)}
@@ -264,7 +264,15 @@ const (
 	AbortTimeout    = "timeout"     // Grep's timeout
 	AbortReadError  = "read_error"  // Grep: a file or directory could not be read (out of descriptors, I/O error)
 	AbortSizeLimit  = "size_limit"  // Grep: a file was searched only in part (multiline mode reads at most GrepMultilineMaxBytes of one)
+	// AbortMemoryLimit: Glob and Grep, an answer of the command line's
+	// (beyond the agent tools' limits) built whole in the daemon outgrew
+	// the memory the daemon gives the answers it builds and queues (see
+	// package rpc's reply budget); a stream never is.
+	AbortMemoryLimit = "memory_limit"
 )
+
+// memoryLimitNote is the text's note for AbortMemoryLimit.
+const memoryLimitNote = "[Partial: the answer outgrew the memory the daemon gives answers being built; results are incomplete. Ask for the results as a stream (indexctl does), or narrow the pattern or path.]"
 
 func abortMessage(reason string) string {
 	switch reason {
@@ -272,6 +280,8 @@ func abortMessage(reason string) string {
 		return "Search aborted: visited more than the entry limit before finding any match. Narrow the pattern or path."
 	case AbortReadError:
 		return "Search failed: some files could not be read (out of file descriptors or an I/O error), so matches may be missing. Retry."
+	case AbortMemoryLimit:
+		return "The answer outgrew the memory the daemon gives answers being built (other large answers hold it). Ask for the results as a stream (indexctl does), narrow the pattern or path, or retry."
 	default:
 		return "Search timed out before finding any match. Narrow the pattern or path."
 	}

@@ -144,12 +144,15 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 		fmt.Fprintf(&b, "\n[Partial: Search timed out (>%ss). Results are incomplete.]", strconv.FormatFloat(GlobMaxDurationMS/1000.0, 'f', -1, 64))
 	case d.AbortedReason == AbortCountLimit:
 		fmt.Fprintf(&b, "\n[Partial: Scanned too many entries (>%d). Results are incomplete.]", GlobMaxVisited)
+	case d.AbortedReason == AbortMemoryLimit:
+		b.WriteString("\n" + memoryLimitNote)
 	}
 	writeLines(&b, d.Fallback.infoLine())
 	writeLines(&b, r.Hints...)
 	if len(d.Paths) > 0 {
-		b.WriteString("\n\n")
-		b.WriteString(strings.Join(d.Paths, "\n"))
+		b.WriteString("\n")
+		var l Lines
+		l.Paths(&b, d.Paths)
 	}
 	e := &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
 	if err != nil {
@@ -325,6 +328,8 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 		b.WriteString("\n[Partial: some files could not be read (out of file descriptors or an I/O error). Results may be incomplete.]")
 	case d.AbortedReason == AbortSizeLimit:
 		fmt.Fprintf(&b, "\n[Partial: a file was too large to search whole in multiline mode (limit %d MiB); only its beginning was searched. Results may be incomplete.]", GrepMultilineMaxBytes>>20)
+	case d.AbortedReason == AbortMemoryLimit:
+		b.WriteString("\n" + memoryLimitNote)
 	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}
@@ -332,18 +337,10 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	writeLines(&b, r.Hints...)
 	if results > 0 {
 		b.WriteString("\n")
-		switch d.Mode {
-		case ModeFiles:
-			for _, f := range d.Files {
-				b.WriteString("\n" + f)
-			}
-		case ModeCount:
-			for _, c := range d.Counts {
-				fmt.Fprintf(&b, "\n%s:%d", c.File, c.Count)
-			}
-		default:
-			renderMatches(&b, d.Matches)
-		}
+		var l Lines
+		l.Paths(&b, d.Files)
+		l.Counts(&b, d.Counts)
+		l.Matches(&b, d.Matches)
 	}
 	e := &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
 	if err != nil {
@@ -352,34 +349,64 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	return e
 }
 
-// renderMatches writes "file:line: text" lines; context lines are written
-// "file-line- text" (as grep and ripgrep do), each line once, with "--"
-// between groups that are not adjacent. The files are already in their
-// printed form (quoteMatches); each line is printed by quote.Line.
-func renderMatches(b *strings.Builder, ms []GrepMatch) {
-	lastFile, lastLine := "", 0
+// Lines renders results as their envelope's text lists them: each
+// result line led by "\n" ("file:line: text" for a match, with its
+// context lines "file-line- text" and "--" between groups of them that
+// are not adjacent, as grep and ripgrep print them; "file:count" for a
+// count; the name alone for a path or file). Names must be in their
+// printed form (quote.Name); a file's lines are printed here
+// (quote.Line). An envelope's text is its summary and notes, then, when
+// it holds results, "\n" and their lines; Lines keeps what it needs
+// from one call to the next (the last match's file and line), so the
+// lines of results handed out in batches (query.Batch.Text), joined, are
+// the lines the whole answer's text would hold. The zero value is ready;
+// use one Lines per answer.
+type Lines struct {
+	lastFile string
+	lastLine int
+}
+
+// Paths writes one line per name.
+func (l *Lines) Paths(b *strings.Builder, names []string) {
+	for _, n := range names {
+		b.WriteString("\n")
+		b.WriteString(n)
+	}
+}
+
+// Counts writes one "file:count" line per count.
+func (l *Lines) Counts(b *strings.Builder, cs []FileCount) {
+	for _, c := range cs {
+		fmt.Fprintf(b, "\n%s:%d", c.File, c.Count)
+	}
+}
+
+// Matches writes "file:line: text" lines, and the matches' context lines
+// "file-line- text", each line once, with "--" between groups that are
+// not adjacent.
+func (l *Lines) Matches(b *strings.Builder, ms []GrepMatch) {
 	for _, m := range ms {
 		first := m.Line - len(m.Before)
-		if m.File != lastFile {
-			if lastFile != "" && (len(m.Before) > 0 || len(m.After) > 0) {
+		if m.File != l.lastFile {
+			if l.lastFile != "" && (len(m.Before) > 0 || len(m.After) > 0) {
 				b.WriteString("\n--")
 			}
-			lastLine = 0
-		} else if (len(m.Before) > 0 || len(m.After) > 0) && first > lastLine+1 {
+			l.lastLine = 0
+		} else if (len(m.Before) > 0 || len(m.After) > 0) && first > l.lastLine+1 {
 			b.WriteString("\n--")
 		}
 		for i, t := range m.Before {
-			if n := first + i; n > lastLine {
+			if n := first + i; n > l.lastLine {
 				fmt.Fprintf(b, "\n%s-%d- %s", m.File, n, quote.Line(t))
 			}
 		}
-		if m.Line > lastLine || m.File != lastFile {
+		if m.Line > l.lastLine || m.File != l.lastFile {
 			fmt.Fprintf(b, "\n%s:%d: %s", m.File, m.Line, quote.Line(m.Text))
 		}
 		for i, t := range m.After {
 			fmt.Fprintf(b, "\n%s-%d- %s", m.File, m.Line+1+i, quote.Line(t))
 		}
-		lastFile, lastLine = m.File, m.Line+len(m.After)
+		l.lastFile, l.lastLine = m.File, m.Line+len(m.After)
 	}
 }
 

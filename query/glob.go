@@ -72,14 +72,21 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(internal(runErr))
 	}
 	run := res.Run
-	if sink := t.sink(p.Limit, ectx.Cwd); sink != nil {
+	if s := t.newAnswerSink(p.Limit, GlobMaxLimit, ectx.Cwd); s != nil {
 		for paths := run.Data.Paths; len(paths) > 0; {
 			n := min(len(paths), BatchSize)
-			sink(Batch{Paths: slices.Clone(paths[:n])})
+			if !s.take(Batch{Paths: slices.Clone(paths[:n])}) {
+				break
+			}
 			paths = paths[n:]
-			run.Streamed += n
 		}
-		run.Data.Paths = nil
+		run.Data.Paths = s.data.Paths
+		if s.stream != nil {
+			run.Streamed = s.kept
+		}
+		if s.cut {
+			run.Data.AbortedReason = envelope.AbortMemoryLimit
+		}
 	}
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit = p.Limit

@@ -64,7 +64,11 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(err)
 	}
 	ectx.PathResolved = dir
-	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start, Sink: t.sink(p.Limit, ectx.Cwd)}
+	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start}
+	sink := t.newAnswerSink(p.Limit, GrepMaxLimit, ectx.Cwd)
+	if sink != nil {
+		q.Sink = sink.take
+	}
 	ectx.Clock = t.clock(ctx, p.Sync)
 	searcher, fresh, err := t.changedSince(ctx, a, p.Sync, dir, p.IncludeIgnored)
 	if err != nil {
@@ -75,6 +79,20 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(internal(runErr))
 	}
 	run := res.Run
+	if sink != nil {
+		// The scan counted what it handed over; the answer is what the
+		// sink kept.
+		run.Data.Matches, run.Data.Files, run.Data.Counts = sink.data.Matches, sink.data.Files, sink.data.Counts
+		run.Data.Truncated = sink.truncated
+		run.Stats.MatchedFiles, run.Stats.MatchedLines = sink.files, sink.lines
+		run.Streamed = 0
+		if sink.stream != nil {
+			run.Streamed = sink.kept
+		}
+		if sink.cut {
+			run.Data.AbortedReason = envelope.AbortMemoryLimit
+		}
+	}
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit = p.Limit
 	run.Data.Mode = p.OutputMode
@@ -604,10 +622,13 @@ func scanFiles(ctx context.Context, q *GrepQuery, files []FileRef) (envelope.Gre
 
 	// deliver hands the completed prefix's results to the Sink, in order,
 	// outside mu (a Sink may wait for its reader), and lets go of them.
+	// Once the Sink refuses a batch (it wants no more), nothing more is
+	// handed over and the scan stops.
 	var batch Batch
+	refused := false
 	flush := func() {
-		if len(batch.Matches)+len(batch.Files)+len(batch.Counts) > 0 {
-			q.Sink(batch)
+		if len(batch.Matches)+len(batch.Files)+len(batch.Counts) > 0 && !refused {
+			refused = !q.Sink(batch)
 			batch = Batch{}
 		}
 	}
@@ -616,7 +637,7 @@ func scanFiles(ctx context.Context, q *GrepQuery, files []FileRef) (envelope.Gre
 		mu.Lock()
 		n := prefix
 		mu.Unlock()
-		for ; delivered < n; delivered++ {
+		for ; delivered < n && !refused; delivered++ {
 			h := hits.at(delivered)
 			if h.count == 0 {
 				continue
@@ -645,6 +666,13 @@ func scanFiles(ctx context.Context, q *GrepQuery, files []FileRef) (envelope.Gre
 		select {
 		case <-progress:
 			deliver()
+			if refused {
+				waiting = false
+				mu.Lock()
+				stop.Store(true) // the answer is settled: the workers stop
+				moved.Broadcast()
+				mu.Unlock()
+			}
 		case <-settled:
 			waiting = false
 		case <-parent.Done():

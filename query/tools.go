@@ -23,7 +23,6 @@ import (
 	csindex "github.com/google/codesearch/index"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/internal/quote"
 )
 
 // Searcher runs checked Glob and Grep queries. Implementations: Walker (the
@@ -72,8 +71,10 @@ type GrepQuery struct {
 	Include *Include // nil: every file
 	Start   time.Time
 	// Sink, if set, takes the results in the answer's order as the scan
-	// completes them, instead of the answer's data (Tools.Sink).
-	Sink func(Batch)
+	// completes them, instead of the answer's data (Tools.Sink, through
+	// an answerSink). It reports false once it wants no more: the scan
+	// then stops, its answer ending before the batch refused.
+	Sink func(Batch) bool
 
 	// blocks and blockQ (the pattern's trigram query), when set
 	// (Indexed.Grep, for a plain search), let the scan read large files
@@ -106,52 +107,48 @@ type Tools struct {
 	// lifted. Scripts want whole answers, or to be told they are not;
 	// the agent tools keep SPEC's limits.
 	Unlimited bool
-	// Sink, with Unlimited, takes Glob's and Grep's results in batches,
-	// in the answer's order, instead of the envelope's data, which then
-	// holds none (its text and stats count them all): Grep's as the scan
-	// completes them, Glob's once the search is done. The caller prints
-	// them as they come, and no envelope proportional to the result is
-	// built. LS lists one directory and keeps its data.
+	// Sink, with Unlimited, takes the results of a Glob or a Grep whose
+	// limit is beyond the agent tools' maximum (GlobMaxLimit,
+	// GrepMaxLimit; no limit included) in batches, in the answer's order,
+	// instead of the envelope's data, which then holds none (its text
+	// and stats count them all): Grep's as the scan completes them,
+	// Glob's once the search is done. The caller sends them on as they
+	// come, and no envelope proportional to the result is built. LS lists
+	// one directory and keeps its data. (answer.go says more.)
 	Sink func(Batch)
+	// BatchText: each Batch handed to Sink also holds, in Text, the
+	// lines its results add to the envelope's text (envelope.Lines), so
+	// that a client can put the whole envelope back together.
+	BatchText bool
+	// Budget, with Unlimited and no Sink, bounds the memory of a Glob's
+	// or a Grep's answer whose limit is beyond the agent tools' maximum:
+	// its results are collected in batches, each charged to Budget
+	// first (n bytes); once Budget refuses one, the search stops and the
+	// answer says it was cut (envelope.AbortMemoryLimit). Nil: such an
+	// answer is built whole, unbounded (a one-shot process: the direct
+	// walk).
+	Budget func(n int64) bool
 }
 
 // Batch is a run of results handed to a Sink. Names are in their printed
 // form (internal/quote), as in an envelope; Cwd is the envelope's
-// context.cwd, the caller's directory relative to the root.
+// context.cwd, the caller's directory relative to the root. Text, with
+// Tools.BatchText, is the lines the results add to the envelope's text
+// (each led by "\n", see envelope.Lines): the whole answer's text is the
+// envelope's, then "\n" and every batch's Text, in order, when any
+// result came.
 type Batch struct {
 	Cwd     string               `json:"cwd"`
 	Paths   []string             `json:"paths,omitempty"`
 	Matches []envelope.GrepMatch `json:"matches,omitempty"`
 	Files   []string             `json:"files,omitempty"`
 	Counts  []envelope.FileCount `json:"counts,omitempty"`
+	Text    string               `json:"text,omitempty"`
 }
 
-// BatchSize is how many results a Batch holds at most.
+// BatchSize is how many results a Batch holds at most (Grep's may hold
+// more: a file's matches are never split between two).
 const BatchSize = 1024
-
-// sink returns t.Sink for a query held to no limit (Unlimited), with the
-// caller's cwd and the names quoted; nil otherwise.
-func (t *Tools) sink(limit int, cwd string) func(Batch) {
-	if t.Sink == nil || limit != Unlimited {
-		return nil
-	}
-	return func(b Batch) {
-		b.Cwd = quote.Name(cwd)
-		for i := range b.Paths {
-			b.Paths[i] = quote.Name(b.Paths[i])
-		}
-		for i := range b.Files {
-			b.Files[i] = quote.Name(b.Files[i])
-		}
-		for i := range b.Matches {
-			b.Matches[i].File = quote.Name(b.Matches[i].File)
-		}
-		for i := range b.Counts {
-			b.Counts[i].File = quote.Name(b.Counts[i].File)
-		}
-		t.Sink(b)
-	}
-}
 
 // NewDirect returns Tools answering from the live tree (no index).
 func NewDirect(ws *Workspace) *Tools { return &Tools{WS: ws, Searcher: Walker{}} }
