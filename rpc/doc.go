@@ -59,15 +59,36 @@
 //	      args: the tool's arguments exactly as an agent gives them to
 //	            Glob, Grep, LS or Changes (optional, default {});
 //	      unlimited: true lets "limit": 0 in args ask for every result,
-//	            with Glob's entry and time breakers lifted (optional;
-//	            indexctl's --all; agents' front-ends never send it);
-//	      stream: true, with unlimited, sends glob's and grep's results
-//	            ahead of the response as notifications
+//	            with Glob's entry and time breakers lifted, and any limit
+//	            beyond the agent tools' maximum (optional; indexctl's
+//	            --all and --limit; agents' front-ends never send it). Such
+//	            an answer beyond the agent tools' maximum that is not
+//	            streamed is built whole in the daemon under the reply
+//	            budget (see Memory): one that outgrows it is cut short,
+//	            status "partial" with data.aborted_reason "memory_limit"
+//	            and a note in its text (an EXECUTION_ERROR if nothing was
+//	            taken), never complete-looking;
+//	      stream: true, with unlimited, sends glob's and grep's results,
+//	            when the limit is beyond the agent tools' maximum (0
+//	            included), ahead of the response as notifications
 //	            {"jsonrpc":"2.0","method":"partial","params":{"id":ID,
 //	            "data":{"cwd":PATH,"paths"|"matches"|"files"|"counts":[...]}}}
-//	            (at most 1024 results each, in the answer's order); the
+//	            (1024 results each, at most, but for a file's matches,
+//	            which are never split; in the answer's order); the
 //	            response's envelope then holds none of them, its text and
-//	            stats count them all (optional);
+//	            stats count them all (optional). A stream waits for its
+//	            reader: it is never cut by the reply budget;
+//	      batch_text: true, with stream, adds "text" to each
+//	            notification's data: the lines its results add to the
+//	            envelope's text, each led by "\n". The whole envelope is
+//	            then the response's with its data's list ("paths",
+//	            "matches", "files" or "counts", empty in the response)
+//	            holding the notifications' lists in order, and its text
+//	            followed, when any result came, by "\n" and the
+//	            notifications' texts in order: what the daemon would have
+//	            built whole (optional; a daemon that predates it ignores
+//	            it, and a client that does not send it gets notifications
+//	            as before);
 //	      root_from: "git" or "cwd" when the user named no root and the
 //	            client took the nearest ancestor holding .git, or the
 //	            current directory: the daemon then answers from the
@@ -143,31 +164,55 @@
 // # Memory: the reply budget
 //
 // Responses are written by one writer per connection, in the order they
-// are ready; until written they wait in the connection's queue. The bytes
-// waiting are bounded per connection (Server.MaxConnReplyBytes, default
-// 16 MiB) and over all connections (Server.MaxReplyBytes, default
-// 128 MiB):
+// are ready; until written they wait in the connection's queue. One
+// budget covers, over all connections (Server.MaxReplyBytes, default
+// 128 MiB) and for each connection (Server.MaxConnReplyBytes, default
+// 16 MiB), the bytes of the responses and notifications waiting to be
+// written and the bytes the requests' handlers have reserved for the
+// answers they are building (Reserve in package rpc/server: the daemon
+// reserves, as it collects them, the results of an unlimited answer that
+// is not streamed):
 //
-//   - A response is queued if it fits in both budgets, or if its
-//     connection has nothing queued (so one answer of any size always
-//     goes through to a client that reads).
+//   - A line is queued if it fits in both budgets. A connection holding
+//     nothing always gets a short line in (4 KiB at most: a ping's
+//     answer, an error), whatever others hold, and a longer one if the
+//     server's budget has room for it (one larger than the server's
+//     whole budget once the server holds nothing else), so one answer of
+//     any size goes through to a client that reads. A response replaced
+//     by an error (below) goes in whatever the budget.
 //   - Otherwise it waits for room while the connection's writer makes
 //     progress. Once the writer has been stuck in one write for a second
-//     (the client is not reading), the response is replaced by an error
+//     (the client is not reading), a response is replaced by an error
 //     with code -32050 (CodeRepliesUnread, "response dropped: N bytes of
-//     earlier responses on this connection are still unread ..."), and the
-//     handler's memory is released: a client that does not read never
-//     makes the server hold more than its budget.
+//     earlier responses on this connection are still unread ..."), and
+//     the handler's memory is released: a client that does not read
+//     never makes the server hold more than its budget. A notification
+//     (a stream's part) waits on: its handler waits with it.
+//   - A line that has waited a second for room in the server's budget,
+//     on a connection whose writer is not stuck, gets it by the dropping
+//     of a connection whose writer has been stuck in one write for a
+//     second (the one holding most, logged): a client that reads is
+//     never held up for long by clients that do not.
+//   - A reservation that does not fit is refused at once (the answer is
+//     cut short and says so); a request's reservations are released when
+//     its handler returns, before its response is queued.
 //   - Back-pressure: a connection is not read (its further requests wait
-//     in the socket) while half its budget is queued, or while it has
-//     anything queued and half the server's budget is used. A client that
-//     reads its answers is never held up by one that does not.
+//     in the socket) while it holds half its budget, or while it holds
+//     anything and half the server's budget is used.
+//   - A connection's answers of no set size (the daemon's unlimited Glob
+//     and Grep, streamed or not) are made one at a time, in turn
+//     (TakeTurn in package rpc/server): a client that pipelines many and
+//     reads none makes the server work on, and hold, one of them.
 //
-// With the per-connection limit of 64 requests in flight, the memory a
-// connection can hold is bounded by its budget plus what its running
-// handlers use (Grep's file buffers are shared by the whole process: see
-// package query). Server.Stats reports the bytes queued, their peak, and
-// how many responses were replaced.
+// So the server holds at most MaxReplyBytes of lines and reservations,
+// but for the short lines above; with the per-connection limit of 64
+// requests in flight, a connection also holds what its running handlers
+// use outside the budget (a search's own working set: Grep's window of
+// files read ahead, Glob's sorted list before it is handed out; Grep's
+// file buffers are shared by the whole process, see package query).
+// Server.Stats reports the bytes queued and reserved, their peaks, and
+// how many responses were replaced, reservations refused and
+// connections dropped.
 //
 // A client may shut down its writing side (as socat does at the end of
 // its input) and still receive the answers to the requests it sent. When

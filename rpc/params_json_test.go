@@ -20,6 +20,7 @@ func TestParamsMarshalJSON(t *testing.T) {
 		{Root: "/tmp/<a&b>\"q\"\\\u2028\t\x01é", Cwd: "\xff", Args: json.RawMessage(` { "a" : [1, 2] } `), Unlimited: true, Stream: true, RootFrom: RootFromGit},
 		{Root: "/r", Unlimited: true},
 		{Root: "/r", Stream: true, RootFrom: RootFromCwd},
+		{Root: "/r", Unlimited: true, Stream: true, BatchText: true},
 	}
 	for _, p := range tools {
 		checkParamsJSON(t, p, plainTool(p))

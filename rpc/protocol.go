@@ -145,8 +145,15 @@ type ToolParams struct {
 	Unlimited bool `json:"unlimited,omitempty"`
 	// Stream, with Unlimited, asks for Glob's and Grep's results as
 	// "partial" notifications ahead of the response (Notify; the data of
-	// each is a query.Batch), whose envelope then holds none of them.
+	// each is a query.Batch), whose envelope then holds none of them,
+	// when the limit in Args is beyond the agent tools' maximum (0
+	// included); within it the envelope holds them as ever.
 	Stream bool `json:"stream,omitempty"`
+	// BatchText, with Stream, asks for each notification's data to hold
+	// "text" too: the lines its results add to the envelope's text, so
+	// that the client can put the whole envelope back together
+	// (client.Daemon.Query does, for a caller that wants one).
+	BatchText bool `json:"batch_text,omitempty"`
 	// RootFrom says how the client chose Root when the user named none:
 	// RootFromGit (the nearest ancestor of the current directory holding
 	// .git) or RootFromCwd (no such ancestor: the current directory).
@@ -177,6 +184,9 @@ func (p ToolParams) MarshalJSON() ([]byte, error) {
 	}
 	if p.Stream {
 		b = append(b, `,"stream":true`...)
+	}
+	if p.BatchText {
+		b = append(b, `,"batch_text":true`...)
 	}
 	if p.RootFrom != "" {
 		b = jsonenc.AppendString(append(b, `,"root_from":`...), p.RootFrom)

@@ -9,7 +9,9 @@ import (
 	"net"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,9 +34,10 @@ func waitGoroutines(t testing.TB, base int) {
 // Clients that pipeline many requests with large answers and never read
 // them: the responses the server holds stay within the budgets (per
 // connection, and in all), responses beyond them are replaced by short
-// CodeRepliesUnread errors, the clients are dropped after the write
-// deadline, another client is served meanwhile, and every goroutine ends
-// once they have gone.
+// CodeRepliesUnread errors, the clients are dropped (after the write
+// deadline, or before it to make room for another's response), another
+// client is served meanwhile, and every goroutine ends once they have
+// gone.
 func TestNonReadingClientsStayWithinBudget(t *testing.T) {
 	const (
 		replySize = 64 << 10
@@ -66,7 +69,7 @@ func TestNonReadingClientsStayWithinBudget(t *testing.T) {
 		s.replyStall = 50 * time.Millisecond
 		s.Logf = func(format string, args ...any) {
 			msg := fmt.Sprintf(format, args...)
-			if strings.Contains(msg, "could not be written") {
+			if strings.Contains(msg, "could not be written") || strings.Contains(msg, "has read nothing") {
 				dropped <- msg
 			}
 		}
@@ -91,21 +94,24 @@ func TestNonReadingClientsStayWithinBudget(t *testing.T) {
 	good.ping()
 
 	for range clients {
+		// Dropped at the write deadline, or earlier to make room for
+		// another's response.
 		msg := recvSignal(t, dropped, "a client that does not read to be dropped")
-		if !strings.Contains(msg, "i/o timeout") {
+		if !strings.Contains(msg, "i/o timeout") && !strings.Contains(msg, "other clients' answers needed the room") {
 			t.Errorf("drop: %s", msg)
 		}
 	}
 	good.ping()
 
+	// Over the budgets, only the short error lines that replace
+	// responses (one per request in flight at most).
+	const errLines = rpc.DefaultMaxInFlight * 512
 	st := srv.Stats()
-	if st.PeakConnReplyBytes > perConn {
+	if st.PeakConnReplyBytes > perConn+errLines {
 		t.Errorf("one connection held %d bytes of responses, budget %d", st.PeakConnReplyBytes, perConn)
 	}
-	// A connection with nothing waiting always gets one response in,
-	// whatever the total: at most one response per connection over it.
-	if st.PeakReplyBytes > total+clients*(replySize+100) {
-		t.Errorf("the server held %d bytes of responses, budget %d", st.PeakReplyBytes, total)
+	if st.PeakUsedBytes > total+clients*errLines {
+		t.Errorf("the server held %d bytes of responses, budget %d", st.PeakUsedBytes, total)
 	}
 	if st.RepliesReplaced == 0 {
 		t.Error("no response was replaced by an error")
@@ -186,5 +192,166 @@ func TestReadingClientGetsAllBigAnswers(t *testing.T) {
 	}
 	if st := srv.Stats(); st.RepliesReplaced != 0 || st.PeakConnReplyBytes > 2*replySize {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// Clients that pipeline many streamed answers each and read none: what
+// the server holds for them (queued and reserved) stays within its
+// budget, but for the short lines that never wait (shortLine); a client
+// that reads is answered meanwhile, its ping at once and a large answer
+// too (a connection that read nothing for the stall is dropped to make
+// room); each connection's streams are made one at a time (TakeTurn);
+// and everything ends once the clients have gone.
+func TestStalledStreamsStayWithinBudget(t *testing.T) {
+	const (
+		clients   = 16
+		requests  = 64
+		partSize  = 48 << 10
+		parts     = 128 // 6 MiB a stream: far more than a socket holds
+		perConn   = 64 << 10
+		total     = 256 << 10
+		bigAnswer = 200 << 10
+	)
+	if l, err := net.Listen("unix", filepath.Join(t.TempDir(), "warm.sock")); err == nil {
+		l.Close()
+	}
+	base := runtime.NumGoroutine()
+
+	var (
+		mu              sync.Mutex
+		turns, maxTurns int
+	)
+	pad := strings.Repeat("p", partSize)
+	m := testMethods()
+	m["stream"] = func(ctx context.Context, _ json.RawMessage) (json.RawMessage, *rpc.Error) {
+		release, err := TakeTurn(ctx)
+		if err != nil {
+			return nil, rpc.Errorf(rpc.CodeInternalError, "turn: %v", err)
+		}
+		defer release()
+		mu.Lock()
+		turns++
+		maxTurns = max(maxTurns, turns)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			turns--
+			mu.Unlock()
+		}()
+		for i := range parts {
+			if err := Notify(ctx, map[string]any{"i": i, "pad": pad}); err != nil {
+				return nil, rpc.Errorf(rpc.CodeInternalError, "notify: %v", err)
+			}
+		}
+		return json.RawMessage(`"done"`), nil
+	}
+	big := json.RawMessage(`"` + strings.Repeat("b", bigAnswer) + `"`)
+	m["big"] = func(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) { return big, nil }
+	var srv *Server
+	ts := startServer(t, m, func(s *Server) {
+		srv = s
+		s.MaxConnReplyBytes = perConn
+		s.MaxReplyBytes = total
+		s.replyStall = 50 * time.Millisecond
+	})
+
+	var stalled []*rawClient
+	for i := range clients {
+		rc := dialRaw(t, ts.path)
+		stalled = append(stalled, rc)
+		var reqs strings.Builder
+		for j := range requests {
+			fmt.Fprintf(&reqs, `{"jsonrpc":"2.0","id":%d,"method":"stream"}`+"\n", i*requests+j)
+		}
+		rc.send(strings.TrimSuffix(reqs.String(), "\n"))
+	}
+	// Wait until the stalled clients' lines fill most of the budget.
+	deadline := time.Now().Add(wait)
+	for srv.Stats().ReplyBytes < total-partSize-1024 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled streams never filled the budget: %+v", srv.Stats())
+		}
+		runtime.Gosched()
+	}
+
+	good := dialRaw(t, ts.path)
+	good.ping()
+	good.send(`{"jsonrpc":"2.0","id":"big","method":"big"}`)
+	if r := good.recv(); string(r.ID) != `"big"` || len(r.Result) != bigAnswer+2 {
+		t.Fatalf("a reading client's large answer: %.200s", r.line)
+	}
+	good.ping()
+
+	st := srv.Stats()
+	if st.PeakUsedBytes > total+shortLine {
+		t.Errorf("the server held %d bytes, budget %d", st.PeakUsedBytes, total)
+	}
+	if st.Evicted == 0 {
+		t.Errorf("no stalled connection was dropped for the reading client's answer: %+v", st)
+	}
+	mu.Lock()
+	if maxTurns > clients {
+		t.Errorf("%d streams were made at once by %d connections", maxTurns, clients)
+	}
+	mu.Unlock()
+
+	for _, rc := range append(stalled, good) {
+		rc.c.Close()
+	}
+	waitGoroutines(t, base+1) // + startServer's Serve goroutine
+	if st := srv.Stats(); st.ReplyBytes != 0 || st.ReservedBytes != 0 || st.QueuedReplies != 0 {
+		t.Errorf("after the clients left: %+v", st)
+	}
+}
+
+// Reserve counts toward the budget of the connection and of the server,
+// refuses what does not fit without waiting, and is released when the
+// handler returns: the answer's response is then what is counted.
+func TestReserve(t *testing.T) {
+	const (
+		perConn = 64 << 10
+		total   = 96 << 10
+	)
+	hold := make(chan struct{})
+	held := make(chan []bool, 2)
+	m := testMethods()
+	m["reserve"] = func(ctx context.Context, _ json.RawMessage) (json.RawMessage, *rpc.Error) {
+		var got []bool
+		for range 4 {
+			got = append(got, Reserve(ctx, 20<<10))
+		}
+		held <- got
+		<-hold
+		return json.RawMessage(`"ok"`), nil
+	}
+	var srv *Server
+	ts := startServer(t, m, func(s *Server) {
+		srv = s
+		s.MaxConnReplyBytes = perConn
+		s.MaxReplyBytes = total
+	})
+	a, b := dialRaw(t, ts.path), dialRaw(t, ts.path)
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"reserve"}`)
+	if got := recvSignal(t, held, "the first reservations"); !slices.Equal(got, []bool{true, true, true, false}) {
+		t.Errorf("one connection's reservations: %v, want three of 20 KiB in its 64 KiB", got)
+	}
+	b.send(`{"jsonrpc":"2.0","id":2,"method":"reserve"}`)
+	if got := recvSignal(t, held, "the second reservations"); !slices.Equal(got, []bool{true, false, false, false}) {
+		t.Errorf("another connection's reservations: %v, want one of 20 KiB in the server's 96 KiB", got)
+	}
+	if st := srv.Stats(); st.ReservedBytes != 80<<10 || st.ReservationsRefused != 4 {
+		t.Errorf("stats while held: %+v", st)
+	}
+	close(hold)
+	for _, rc := range []*rawClient{a, b} {
+		if r := rc.recv(); string(r.Result) != `"ok"` {
+			t.Errorf("answer: %s", r.line)
+		}
+	}
+	if st := srv.Stats(); st.ReservedBytes != 0 {
+		t.Errorf("reservations left after the handlers returned: %+v", st)
+	}
+	if !Reserve(context.Background(), 1<<40) {
+		t.Error("Reserve outside a request refused")
 	}
 }

@@ -24,8 +24,16 @@ import (
 
 // replyStall is how long a response may wait for room in the reply
 // budget while its connection's writer is stuck in one write, before it
-// is replaced by a CodeRepliesUnread error.
+// is replaced by a CodeRepliesUnread error; and how long a line may wait
+// for room in the server's budget before a connection whose writer has
+// been stuck that long is dropped to make room (see conn.admit).
 const replyStall = time.Second
+
+// shortLine is the size up to which a line for a connection that holds
+// nothing in the reply budget is queued whatever the server's budget
+// holds: a ping's answer, an error, is never held up by other clients'
+// answers.
+const shortLine = 4 << 10
 
 // Server serves the protocol on stream connections. The zero value of
 // each field selects its default; set a timeout to a negative value to
@@ -55,15 +63,22 @@ type Server struct {
 	// MaxInFlight bounds the requests of one connection handled at once;
 	// the connection is not read while the bound is reached. Default 64.
 	MaxInFlight int
-	// MaxConnReplyBytes bounds the bytes of one connection's responses
-	// waiting to be written, and MaxReplyBytes those of all connections
-	// together. A response that does not fit waits while its connection's
-	// writer makes progress, and is replaced by a short CodeRepliesUnread
-	// error once that writer has been stuck in one write for a second; a
-	// connection with nothing waiting always gets one response in,
-	// whatever its size. A connection stops being read while half its
-	// budget is waiting, or while it has anything waiting and half the
-	// server's budget is used. Defaults 16 MiB and 128 MiB.
+	// MaxConnReplyBytes bounds the bytes one connection holds in the
+	// reply budget, and MaxReplyBytes those of all connections together:
+	// the responses and notifications waiting to be written, and what
+	// the handlers of their requests have reserved for answers they are
+	// building (Reserve). A line that does not fit waits while its
+	// connection's writer makes progress; a response is replaced by a
+	// short CodeRepliesUnread error once that writer has been stuck in
+	// one write for a second, and a line that has waited a second for
+	// room in the server's budget gets it by the dropping of a connection
+	// whose writer has been stuck that long (the one holding most). A
+	// connection holding nothing always gets a short line (4 KiB at
+	// most) in, and a longer one if the server's budget has room for it
+	// (or, larger than that budget, once the server holds nothing else).
+	// A connection stops being read while it holds half its budget, or
+	// holds anything while half the server's budget is used. Defaults 16
+	// MiB and 128 MiB.
 	MaxConnReplyBytes int
 	MaxReplyBytes     int
 
@@ -94,7 +109,7 @@ func (s *Server) st() *serverState {
 	stateMu.Lock()
 	defer stateMu.Unlock()
 	if s.state == nil {
-		s.state = &serverState{changed: make(chan struct{})}
+		s.state = &serverState{changed: make(chan struct{}), conns: make(map[*conn]struct{})}
 	}
 	return s.state
 }
@@ -102,18 +117,28 @@ func (s *Server) st() *serverState {
 // ServerStats are a server's counters at one moment.
 type ServerStats struct {
 	Conns int // connections open
-	// ReplyBytes is the bytes of the responses waiting to be written (the
-	// one being written included) on every connection; QueuedReplies is
-	// their number.
+	// ReplyBytes is the bytes of the responses and notifications waiting
+	// to be written (the one being written included) on every
+	// connection; QueuedReplies is their number.
 	ReplyBytes    int64
 	QueuedReplies int
-	// PeakReplyBytes is the most ReplyBytes has been, and
-	// PeakConnReplyBytes the most waiting on one connection.
+	// ReservedBytes is the bytes handlers hold reserved for the answers
+	// they are building (Reserve). ReplyBytes and ReservedBytes are what
+	// the server's reply budget (MaxReplyBytes) bounds.
+	ReservedBytes int64
+	// PeakReplyBytes is the most ReplyBytes has been, PeakUsedBytes the
+	// most ReplyBytes and ReservedBytes have been together, and
+	// PeakConnReplyBytes the most one connection has held of both.
 	PeakReplyBytes     int64
+	PeakUsedBytes      int64
 	PeakConnReplyBytes int64
 	// RepliesReplaced counts the responses replaced by a
-	// CodeRepliesUnread error.
-	RepliesReplaced int64
+	// CodeRepliesUnread error, ReservationsRefused the reservations that
+	// did not fit, and Evicted the connections dropped to make room for
+	// others' lines.
+	RepliesReplaced     int64
+	ReservationsRefused int64
+	Evicted             int64
 }
 
 // Stats returns the server's counters (all zero before Serve).
@@ -124,47 +149,123 @@ func (s *Server) Stats() ServerStats {
 	return st.ServerStats
 }
 
-// serverState is the budget of the responses waiting to be written, on
-// every connection of one server, and the server's counters.
+// serverState is the reply budget of one server, over every
+// connection, and the server's counters.
 type serverState struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards the fields below
 	ServerStats
-	// changed is closed (and replaced) whenever ReplyBytes drops, waking
-	// the connections waiting for room.
+	// changed is closed (and replaced) whenever the budget's use drops,
+	// waking the lines and readers waiting for room.
 	changed chan struct{}
+	// conns are the connections open, among which a stuck one is
+	// dropped to make room (evictStalled).
+	conns map[*conn]struct{}
 }
 
-// add counts n bytes more waiting (one response if n > 0).
-func (st *serverState) add(n int64, connQueued int64) {
+// hold counts n more bytes held for a connection that held connHeld
+// before (reserved if reserve is set, else one more line queued) when
+// fits allows it given the server's use, and reports whether it did.
+// The check and the count are one step under mu: two connections cannot
+// both take the last room. It also returns the channel closed when the
+// use drops.
+func (st *serverState) hold(n, connHeld int64, reserve bool, fits func(total int64) bool) (bool, <-chan struct{}) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.ReplyBytes += n
-	st.PeakReplyBytes = max(st.PeakReplyBytes, st.ReplyBytes)
-	st.PeakConnReplyBytes = max(st.PeakConnReplyBytes, connQueued)
-	st.QueuedReplies++
+	if fits != nil && !fits(st.ReplyBytes+st.ReservedBytes) {
+		return false, st.changed
+	}
+	if reserve {
+		st.ReservedBytes += n
+	} else {
+		st.ReplyBytes += n
+		st.QueuedReplies++
+		st.PeakReplyBytes = max(st.PeakReplyBytes, st.ReplyBytes)
+	}
+	st.PeakUsedBytes = max(st.PeakUsedBytes, st.ReplyBytes+st.ReservedBytes)
+	st.PeakConnReplyBytes = max(st.PeakConnReplyBytes, connHeld+n)
+	return true, st.changed
 }
 
-// sub counts n bytes (one response) fewer waiting.
-func (st *serverState) sub(n int64) {
+// release counts n bytes fewer held (reserved, or one line queued).
+func (st *serverState) release(n int64, reserve bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.ReplyBytes -= n
-	st.QueuedReplies--
+	if reserve {
+		st.ReservedBytes -= n
+	} else {
+		st.ReplyBytes -= n
+		st.QueuedReplies--
+	}
 	close(st.changed)
 	st.changed = make(chan struct{})
 }
 
-// used returns the bytes waiting and the channel closed when they drop.
+// used returns the bytes held and the channel closed when they drop.
 func (st *serverState) used() (int64, <-chan struct{}) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.ReplyBytes, st.changed
+	return st.ReplyBytes + st.ReservedBytes, st.changed
 }
 
 func (st *serverState) count(f func(*ServerStats)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	f(&st.ServerStats)
+}
+
+// register adds (or, with add false, removes) an open connection.
+func (st *serverState) register(c *conn, add bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if add {
+		st.conns[c] = struct{}{}
+		st.Conns++
+	} else {
+		delete(st.conns, c)
+		st.Conns--
+	}
+}
+
+// evictStalled drops the connection, other than except, whose writer
+// has been stuck in one write for stall or longer and that holds the
+// most queued bytes, and reports whether there was one. Its queue is
+// released once its writer sees the connection closed.
+func (st *serverState) evictStalled(except *conn, stall time.Duration) bool {
+	st.mu.Lock()
+	conns := make([]*conn, 0, len(st.conns))
+	for c := range st.conns {
+		if c != except {
+			conns = append(conns, c)
+		}
+	}
+	st.mu.Unlock()
+	var (
+		victim *conn
+		most   int64
+		stuck  time.Duration
+	)
+	for _, c := range conns {
+		c.qmu.Lock()
+		if !c.dead && !c.evicted && !c.writing.IsZero() && time.Since(c.writing) >= stall && c.queued > most {
+			victim, most, stuck = c, c.queued, time.Since(c.writing)
+		}
+		c.qmu.Unlock()
+	}
+	if victim == nil {
+		return false
+	}
+	victim.qmu.Lock()
+	taken := victim.evicted
+	victim.evicted = true
+	victim.qmu.Unlock()
+	if taken {
+		return true // another waiter's victim: its room is coming
+	}
+	victim.cfg.logf("rpc: dropped a connection that has read nothing for %v: other clients' answers needed the room its %d bytes of responses held", stuck.Round(time.Millisecond), most)
+	st.count(func(s *ServerStats) { s.Evicted++ })
+	victim.cancel()
+	victim.nc.Close() // its writer fails, and drops its queue
+	return true
 }
 
 // Serve accepts connections on ln and answers their requests until ctx is
@@ -258,6 +359,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 func (s *Server) withDefaults() Server {
+	s.st() // created before the copy, which reads it
 	cfg := *s
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = rpc.DefaultIdleTimeout
@@ -329,19 +431,22 @@ type conn struct {
 
 	// The responses waiting to be written, in order, and the writer
 	// goroutine's state; guarded by qmu (taken before the server's
-	// state.mu).
-	qmu     sync.Mutex
-	queue   []outgoing
-	queued  int64         // bytes in queue, plus the response being written
-	roomc   chan struct{} // closed (and replaced) when queued drops or the writer dies
-	writing time.Time     // when the write in progress started; zero if none
-	dead    bool          // a write failed: responses are dropped
-	closing bool          // no more responses will come: the writer ends once the queue is empty
-	wake    chan struct{} // wakes the writer (capacity 1)
-	wdone   chan struct{} // closed when the writer has ended
+	// state.mu; never two connections' at once).
+	qmu      sync.Mutex
+	queue    []outgoing
+	queued   int64         // bytes in queue, plus the response being written
+	reserved int64         // bytes the requests' handlers have reserved (Reserve)
+	roomc    chan struct{} // closed (and replaced) when what the connection holds drops or the writer dies
+	writing  time.Time     // when the write in progress started; zero if none
+	dead     bool          // a write failed: responses are dropped
+	evicted  bool          // dropped to make room (evictStalled): its writer is about to fail
+	closing  bool          // no more responses will come: the writer ends once the queue is empty
+	wake     chan struct{} // wakes the writer (capacity 1)
+	wdone    chan struct{} // closed when the writer has ended
 
 	reqs       sync.WaitGroup // the request goroutines
 	sem        chan struct{}  // one token per request in flight
+	turn       chan struct{}  // holds a token while a request has the connection's turn (TakeTurn)
 	inflight   atomic.Int32   // requests whose response has not been written yet
 	lastActive atomic.Int64   // when bytes were last read or a response written (UnixNano)
 	lastHeard  atomic.Int64   // when bytes were last read (UnixNano)
@@ -383,6 +488,7 @@ func newConn(parent context.Context, cfg *Server, nc net.Conn) *conn {
 		cancel: cancel,
 		stopc:  make(chan struct{}),
 		sem:    make(chan struct{}, cfg.MaxInFlight),
+		turn:   make(chan struct{}, 1),
 		roomc:  make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 		wdone:  make(chan struct{}),
@@ -398,8 +504,8 @@ func newConn(parent context.Context, cfg *Server, nc net.Conn) *conn {
 // goroutine per request; it waits for the request goroutines, then tells
 // the writer that no more responses will come and waits for it to end.
 func (c *conn) serve() {
-	c.cfg.state.count(func(s *ServerStats) { s.Conns++ })
-	defer c.cfg.state.count(func(s *ServerStats) { s.Conns-- })
+	c.cfg.state.register(c, true)
+	defer c.cfg.state.register(c, false)
 	defer c.nc.Close()
 	defer c.cancel()
 	// Once the requests are cancelled (the drain timed out), a response
@@ -621,7 +727,12 @@ func (c *conn) handle(req request) {
 		<-c.sem
 		c.reqs.Done()
 	}()
-	result, herr := c.call(req)
+	rs := &reqState{c: c, id: req.id}
+	result, herr := c.call(req, rs)
+	if rs.turn != nil {
+		rs.turn() // not given back by the handler
+	}
+	c.unreserve(rs) // the answer is built: what it held is the response now
 	if req.id == nil {
 		c.inflight.Add(-1)
 		return // a notification: no response, whatever happened
@@ -638,8 +749,9 @@ func (c *conn) handle(req request) {
 
 // call runs the handler, turning a panic into an internal error. The
 // handler of a request (not a notification) may send parts of its answer
-// before its response (Notify).
-func (c *conn) call(req request) (result json.RawMessage, herr *rpc.Error) {
+// before its response (Notify), reserve room for the answer it builds
+// (Reserve) and take its connection's turn (TakeTurn).
+func (c *conn) call(req request, rs *reqState) (result json.RawMessage, herr *rpc.Error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.cfg.logf("rpc: handler panic in %q: %v\n%s", req.method, r, debug.Stack())
@@ -648,38 +760,125 @@ func (c *conn) call(req request) (result json.RawMessage, herr *rpc.Error) {
 	}()
 	ctx := c.ctx
 	if req.id != nil {
-		ctx = context.WithValue(ctx, notifierKey{}, func(data []byte) error { return c.queuePartial(req.id, data) })
+		ctx = context.WithValue(ctx, reqKey{}, rs)
 	}
 	return c.cfg.Handler.Handle(ctx, req.method, req.params)
 }
 
-type notifierKey struct{}
+// reqState is what a request's handler holds of its connection: the
+// room it has reserved in the reply budget.
+type reqState struct {
+	c        *conn
+	id       json.RawMessage
+	reserved int64  // guarded by c.qmu
+	turn     func() // gives back the connection's turn, once taken (TakeTurn)
+}
+
+type reqKey struct{}
 
 // ErrNoRequest is Notify's error outside the handling of a request.
 var ErrNoRequest = errors.New("rpc: no request to send a part of the answer to")
 
 // Notify sends data (marshalled as JSON) to the client as a "partial"
 // notification naming the request ctx is handling, ahead of its response.
-// It waits while the connection's reply budget is full (the client reads
+// It waits while the reply budget has no room for it (the client reads
 // at its own pace) and fails once the connection has failed or ctx ends.
 func Notify(ctx context.Context, data any) error {
-	n, _ := ctx.Value(notifierKey{}).(func([]byte) error)
-	if n == nil {
+	rs, _ := ctx.Value(reqKey{}).(*reqState)
+	if rs == nil {
 		return ErrNoRequest
 	}
 	b, err := jsonenc.Marshal(data)
 	if err != nil {
 		return err
 	}
-	if err := n(b); err != nil {
+	if err := rs.c.queuePartial(rs.id, b); err != nil {
 		return err
 	}
 	return ctx.Err()
 }
 
+// Reserve counts n bytes more toward the answer the request ctx is
+// handling is building, in the reply budget (Server.MaxConnReplyBytes,
+// MaxReplyBytes), and reports true; or reports false, counting nothing,
+// when they do not fit: its connection would hold more than its budget
+// (its lines waiting to be written and its requests' reservations), or
+// the server more than its own. It never waits: room held by answers
+// being built comes back only when they are done, so an answer that
+// does not fit is cut short (and says so), never left waiting. A
+// request's reservations are released when its handler returns, before
+// its response is queued (which counts it). Outside the handling of a
+// request, Reserve reports true.
+func Reserve(ctx context.Context, n int64) bool {
+	rs, _ := ctx.Value(reqKey{}).(*reqState)
+	if rs == nil {
+		return true
+	}
+	c := rs.c
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	held := c.queued + c.reserved
+	ok := !c.dead
+	if ok {
+		ok, _ = c.cfg.state.hold(n, held, true, func(total int64) bool {
+			return held+n <= int64(c.cfg.MaxConnReplyBytes) && total+n <= int64(c.cfg.MaxReplyBytes)
+		})
+	}
+	if !ok {
+		c.cfg.state.count(func(s *ServerStats) { s.ReservationsRefused++ })
+		return false
+	}
+	c.reserved += n
+	rs.reserved += n
+	return true
+}
+
+// unreserve releases what a request reserved.
+func (c *conn) unreserve(rs *reqState) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if rs.reserved == 0 {
+		return
+	}
+	c.reserved -= rs.reserved
+	c.cfg.state.release(rs.reserved, true)
+	rs.reserved = 0
+	c.signalRoom()
+}
+
+// TakeTurn waits until no other request of the connection sending the
+// request ctx is handling has the connection's turn, takes it and
+// returns the function that gives it back (once the answer is out: a
+// stream's last part queued; it is given back when the handler returns
+// in any case). Call it on the handler's goroutine. A handler takes the turn for an
+// answer of no set size (indexctl's --all, a stream): a connection's
+// such answers are made one at a time, in turn (requests waiting for the
+// turn are served first come, first served), so that a client that
+// pipelines many and reads none makes the server hold one answer's
+// work, not the work of all of them. It fails once ctx ends. Outside the
+// handling of a request it returns at once.
+func TakeTurn(ctx context.Context) (release func(), err error) {
+	rs, _ := ctx.Value(reqKey{}).(*reqState)
+	if rs == nil {
+		return func() {}, nil
+	}
+	select {
+	case rs.c.turn <- struct{}{}:
+		var once sync.Once
+		rs.turn = func() { once.Do(func() { <-rs.c.turn }) }
+		return rs.turn, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // errConnDead is queuePartial's error once a write on the connection has
 // failed.
 var errConnDead = errors.New("rpc: the connection failed")
+
+// errStalled is admit's answer when a response may be replaced: its
+// connection's writer has been stuck for replyStall.
+var errStalled = errors.New("rpc: the connection's writer is stuck")
 
 // queuePartial queues a "partial" notification for the request id, waiting
 // for room in the reply budget as long as the connection lives (unlike a
@@ -694,29 +893,9 @@ func (c *conn) queuePartial(id json.RawMessage, data []byte) error {
 	}
 	buf.WriteString("}}\n")
 	b := toValidUTF8(buf.Bytes())
-	n := int64(len(b))
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
-	for {
-		if c.dead {
-			return errConnDead
-		}
-		total, changed := c.cfg.state.used()
-		if c.queued == 0 || (c.queued+n <= int64(c.cfg.MaxConnReplyBytes) && total+n <= int64(c.cfg.MaxReplyBytes)) {
-			c.push(outgoing{line: b})
-			return nil
-		}
-		roomc := c.roomc
-		c.qmu.Unlock()
-		select {
-		case <-roomc:
-		case <-changed:
-		case <-c.ctx.Done():
-			c.qmu.Lock()
-			return c.ctx.Err()
-		}
-		c.qmu.Lock()
-	}
+	return c.admit(outgoing{line: b}, false)
 }
 
 // send queues a protocol error's response line, whatever the budget (it
@@ -732,39 +911,101 @@ func (c *conn) send(b []byte) {
 
 // queueReply queues the response line b to the request id for the writer.
 // If it does not fit in the reply budget (see Server.MaxConnReplyBytes) it
-// waits for room while the writer makes progress; once the writer has
-// been stuck in one write for replyStall, the response is replaced by a
-// short CodeRepliesUnread error, so a client that does not read holds no
-// more than the budget. After a failed write responses are dropped.
+// waits for room while the writer makes progress (admit); once the writer
+// has been stuck in one write for replyStall, the response is replaced by
+// a short CodeRepliesUnread error, so a client that does not read holds
+// no more than the budget. After a failed write responses are dropped.
 func (c *conn) queueReply(b []byte, id json.RawMessage, req bool) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	switch err := c.admit(outgoing{line: b, req: req}, true); {
+	case err == nil:
+	case errors.Is(err, errStalled):
+		c.cfg.state.count(func(s *ServerStats) { s.RepliesReplaced++ })
+		b = appendError(nil, id, rpc.Errorf(rpc.CodeRepliesUnread,
+			"response dropped: %d bytes of earlier responses on this connection are still unread (the server holds at most %d); read the responses before sending more requests",
+			c.queued, c.cfg.MaxConnReplyBytes))
+		c.push(outgoing{line: b, req: req})
+	default:
+		if req {
+			c.inflight.Add(-1) // dropped: the connection is dead
+		}
+	}
+}
+
+// fits reports whether a line of n bytes may be queued for c while the
+// server holds total bytes in its budget: it fits in the connection's
+// budget and the server's; or the connection holds nothing and the line
+// is short, or fits in the server's budget, or is larger than that
+// budget and the server holds nothing else. c.qmu is held.
+func (c *conn) fits(n, total int64) bool {
+	held := c.queued + c.reserved
+	maxAll := int64(c.cfg.MaxReplyBytes)
+	if held+n <= int64(c.cfg.MaxConnReplyBytes) && total+n <= maxAll {
+		return true
+	}
+	return held == 0 && (n <= shortLine || total+n <= maxAll || total == 0)
+}
+
+// admit queues o once it fits (fits), and returns nil. Meanwhile it
+// waits, c.qmu released, for room: as c's writer writes, or as the
+// server's budget drops. Once it has waited replyStall for room in the
+// server's budget while c's own writer is not stuck, it drops a
+// connection whose writer has been stuck that long (evictStalled): a
+// client that reads is not held up by one that does not. It returns
+// errConnDead, queueing nothing, once the connection has failed;
+// errStalled when replace is set and c's writer has been stuck in one
+// write for replyStall (the caller replaces the response); for a
+// notification (replace not set), the error of the connection's context
+// once it ends. c.qmu is held.
+func (c *conn) admit(o outgoing, replace bool) error {
+	stall := c.cfg.replyStall
+	n := int64(len(o.line))
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	stall := c.cfg.replyStall
-	c.qmu.Lock()
-	defer c.qmu.Unlock()
-	for !c.dead {
-		n := int64(len(b))
-		total, changed := c.cfg.state.used()
-		if c.queued == 0 || (c.queued+n <= int64(c.cfg.MaxConnReplyBytes) && total+n <= int64(c.cfg.MaxReplyBytes)) {
-			c.push(outgoing{line: b, req: req})
-			return
+	var done <-chan struct{} // a notification is abandoned once its request is cancelled
+	if !replace {
+		done = c.ctx.Done()
+	}
+	since := time.Now() // waiting for room in the server's budget since
+	for {
+		if c.dead {
+			return errConnDead
+		}
+		held := c.queued + c.reserved
+		ok, changed := c.cfg.state.hold(n, held, false, func(total int64) bool { return c.fits(n, total) })
+		if ok {
+			c.append(o)
+			return nil
+		}
+		var stuck time.Duration
+		if !c.writing.IsZero() {
+			stuck = time.Since(c.writing)
+		}
+		if replace && stuck >= stall {
+			return errStalled
 		}
 		wait := stall
-		if !c.writing.IsZero() {
-			stuck := time.Since(c.writing)
-			if stuck >= stall {
-				c.cfg.state.count(func(s *ServerStats) { s.RepliesReplaced++ })
-				b = appendError(nil, id, rpc.Errorf(rpc.CodeRepliesUnread,
-					"response dropped: %d bytes of earlier responses on this connection are still unread (the server holds at most %d); read the responses before sending more requests",
-					c.queued, c.cfg.MaxConnReplyBytes))
-				c.push(outgoing{line: b, req: req})
-				return
+		if replace && stuck > 0 {
+			wait = stall - stuck // then it is replaced
+		}
+		if stuck < stall && (held == 0 || held+n <= int64(c.cfg.MaxConnReplyBytes)) {
+			// Only the server's budget keeps it out.
+			if waited := time.Since(since); waited < stall {
+				wait = min(wait, stall-waited)
+			} else {
+				c.qmu.Unlock()
+				c.cfg.state.evictStalled(c, stall)
+				c.qmu.Lock()
+				since = time.Now()
+				continue
 			}
-			wait = stall - stuck
+		} else {
+			since = time.Now()
 		}
 		roomc := c.roomc
 		if timer == nil {
@@ -773,25 +1014,33 @@ func (c *conn) queueReply(b []byte, id json.RawMessage, req bool) {
 			timer.Reset(wait)
 		}
 		c.qmu.Unlock()
+		var err error
 		select {
 		case <-roomc:
 		case <-changed:
 		case <-timer.C:
+		case <-done:
+			err = c.ctx.Err()
 		}
 		c.qmu.Lock()
-	}
-	if req {
-		c.inflight.Add(-1) // dropped: the connection is dead
+		if err != nil {
+			return err
+		}
 	}
 }
 
-// push appends a response to the queue and wakes the writer. c.qmu is
-// held.
+// push queues o whatever the budget (a short line: a protocol error, a
+// replaced response) and wakes the writer. c.qmu is held.
 func (c *conn) push(o outgoing) {
-	n := int64(len(o.line))
+	c.cfg.state.hold(int64(len(o.line)), c.queued+c.reserved, false, nil)
+	c.append(o)
+}
+
+// append adds o, already counted in the server's budget, to the queue
+// and wakes the writer. c.qmu is held.
+func (c *conn) append(o outgoing) {
 	c.queue = append(c.queue, o)
-	c.queued += n
-	c.cfg.state.add(n, c.queued)
+	c.queued += int64(len(o.line))
 	c.signalWriter()
 }
 
@@ -802,10 +1051,17 @@ func (c *conn) signalWriter() {
 	}
 }
 
+// signalRoom wakes whoever waits for room on the connection. c.qmu is
+// held.
+func (c *conn) signalRoom() {
+	close(c.roomc)
+	c.roomc = make(chan struct{})
+}
+
 // done counts a response written or dropped. c.qmu is held.
 func (c *conn) done(o outgoing) {
 	c.queued -= int64(len(o.line))
-	c.cfg.state.sub(int64(len(o.line)))
+	c.cfg.state.release(int64(len(o.line)), false)
 	if o.req {
 		c.inflight.Add(-1)
 	}
@@ -819,8 +1075,9 @@ func (c *conn) waitRoom() bool {
 	for {
 		c.qmu.Lock()
 		total, changed := c.cfg.state.used()
-		full := !c.dead && c.queued > 0 &&
-			(c.queued >= int64(c.cfg.MaxConnReplyBytes)/2 || total >= int64(c.cfg.MaxReplyBytes)/2)
+		held := c.queued + c.reserved
+		full := !c.dead && held > 0 &&
+			(held >= int64(c.cfg.MaxConnReplyBytes)/2 || total >= int64(c.cfg.MaxReplyBytes)/2)
 		roomc := c.roomc
 		c.qmu.Unlock()
 		if !full {
@@ -874,8 +1131,7 @@ func (c *conn) writeLoop() {
 			}
 			c.queue = nil
 		}
-		close(c.roomc)
-		c.roomc = make(chan struct{})
+		c.signalRoom()
 		c.qmu.Unlock()
 		if err != nil {
 			if c.ctx.Err() == nil && !isClosedPeer(err) {
