@@ -252,7 +252,7 @@ func TestStalledStreamsStayWithinBudget(t *testing.T) {
 		srv = s
 		s.MaxConnReplyBytes = perConn
 		s.MaxReplyBytes = total
-		s.replyStall = 50 * time.Millisecond
+		s.replyStall, s.evictStall = 50*time.Millisecond, 50*time.Millisecond
 	})
 
 	var stalled []*rawClient

@@ -26,8 +26,14 @@ import (
 // budget while its connection's writer is stuck in one write, before it
 // is replaced by a CodeRepliesUnread error; and how long a line may wait
 // for room in the server's budget before a connection whose writer has
-// been stuck that long is dropped to make room (see conn.admit).
-const replyStall = time.Second
+// been stuck for evictStall is dropped to make room (see conn.admit).
+// evictStall is long enough that a client reading slowly on a loaded
+// machine, or a pager paused a moment, is not taken for one that has
+// stopped.
+const (
+	replyStall = time.Second
+	evictStall = 10 * time.Second
+)
 
 // shortLine is the size up to which a line for a connection that holds
 // nothing in the reply budget is queued whatever the server's budget
@@ -72,7 +78,7 @@ type Server struct {
 	// short CodeRepliesUnread error once that writer has been stuck in
 	// one write for a second, and a line that has waited a second for
 	// room in the server's budget gets it by the dropping of a connection
-	// whose writer has been stuck that long (the one holding most). A
+	// whose writer has been stuck for ten (the one holding most). A
 	// connection holding nothing always gets a short line (4 KiB at
 	// most) in, and a longer one if the server's budget has room for it
 	// (or, larger than that budget, once the server holds nothing else).
@@ -93,8 +99,9 @@ type Server struct {
 	// testHookWatching, if set, is called each time the hang-up watch
 	// (see conn.watchHangup) finds the peer still there.
 	testHookWatching func()
-	// replyStall overrides the constant in tests (0: replyStall).
-	replyStall time.Duration
+	// replyStall and evictStall override the constants in tests (0:
+	// the constants).
+	replyStall, evictStall time.Duration
 
 	// state holds the counters of a serving server (see Stats); Serve's
 	// copy of the configuration shares it.
@@ -384,6 +391,9 @@ func (s *Server) withDefaults() Server {
 	}
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = rpc.DefaultMaxReplyBytes
+	}
+	if cfg.evictStall <= 0 {
+		cfg.evictStall = evictStall
 	}
 	if cfg.replyStall <= 0 {
 		cfg.replyStall = replyStall
@@ -951,8 +961,9 @@ func (c *conn) fits(n, total int64) bool {
 // waits, c.qmu released, for room: as c's writer writes, or as the
 // server's budget drops. Once it has waited replyStall for room in the
 // server's budget while c's own writer is not stuck, it drops a
-// connection whose writer has been stuck that long (evictStalled): a
-// client that reads is not held up by one that does not. It returns
+// connection whose writer has been stuck for evictStall (evictStalled),
+// and so on every replyStall: a client that reads is not held up long
+// by one that does not. It returns
 // errConnDead, queueing nothing, once the connection has failed;
 // errStalled when replace is set and c's writer has been stuck in one
 // write for replyStall (the caller replaces the response); for a
@@ -999,7 +1010,7 @@ func (c *conn) admit(o outgoing, replace bool) error {
 				wait = min(wait, stall-waited)
 			} else {
 				c.qmu.Unlock()
-				c.cfg.state.evictStalled(c, stall)
+				c.cfg.state.evictStalled(c, c.cfg.evictStall)
 				c.qmu.Lock()
 				since = time.Now()
 				continue
