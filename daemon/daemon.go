@@ -94,6 +94,13 @@ type Config struct {
 	Build string
 	// NewFreshener keeps each ready index current. Default WatchFreshener.
 	NewFreshener FreshenerFunc
+	// MaxAnswerBytes bounds the memory of the answers the daemon builds
+	// and queues, over all connections, and MaxConnAnswerBytes one
+	// connection's (the reply budget: rpc/server's MaxReplyBytes and
+	// MaxConnReplyBytes). Defaults rpc.DefaultMaxReplyBytes (128 MiB)
+	// and rpc.DefaultMaxConnReplyBytes (16 MiB).
+	MaxAnswerBytes     int
+	MaxConnAnswerBytes int
 	// TuneCollector lets the daemon set the process's GOGC from its live
 	// heap as each root becomes ready (collectorPercent), unless GOGC is
 	// in the environment. Foreground sets it: the setting is the whole
@@ -115,6 +122,11 @@ type testHooks struct {
 	beforeOpen func(ctx context.Context, root string) error
 	// progress is called after each build progress report.
 	progress func(ctx context.Context, p index.Progress)
+	// server is called with the daemon's server before it serves.
+	server func(*server.Server)
+	// unlimited is called with 1 when an unlimited answer starts (its
+	// connection's turn taken) and -1 when it ends.
+	unlimited func(delta int)
 }
 
 func (c Config) withDefaults() Config {
@@ -135,6 +147,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxMemory <= 0 {
 		c.MaxMemory = DefaultMaxMemory
+	}
+	if c.MaxAnswerBytes <= 0 {
+		c.MaxAnswerBytes = rpc.DefaultMaxReplyBytes
+	}
+	if c.MaxConnAnswerBytes <= 0 {
+		c.MaxConnAnswerBytes = rpc.DefaultMaxConnReplyBytes
 	}
 	if c.NewFreshener == nil {
 		c.NewFreshener = WatchFreshener
@@ -192,13 +210,22 @@ func Run(ctx context.Context, cfg Config) error {
 
 	d := newDaemon(ctx, cfg, log)
 	srv := &server.Server{
-		Handler: d,
-		Logf:    func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+		Handler:           d,
+		Logf:              func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+		MaxReplyBytes:     cfg.MaxAnswerBytes,
+		MaxConnReplyBytes: cfg.MaxConnAnswerBytes,
+	}
+	d.srv = srv
+	if cfg.hooks != nil && cfg.hooks.server != nil {
+		cfg.hooks.server(srv)
 	}
 	var wg sync.WaitGroup
 	if cfg.IdleExit > 0 {
 		wg.Go(d.idleExit)
 	}
+	ticker := time.NewTicker(returnEvery)
+	defer ticker.Stop()
+	wg.Go(func() { d.returner.run(d.ctx, ticker.C) })
 	d.reopenRoots()
 	log.Info("serving", "socket", cfg.SocketPath, "pid", os.Getpid(), "version", cfg.Version, "state_dir", cfg.StateDir)
 	err = srv.Serve(d.ctx, ln) // closes ln, which removes the socket
@@ -237,6 +264,13 @@ type daemon struct {
 	// every root (query.BlockCache; it holds memory only).
 	blocks *query.BlockCache
 
+	// srv is the protocol's server (its reply budget's figures, for
+	// status); set before it serves.
+	srv *server.Server
+	// returner hands the heap back after a burst; its goroutine is
+	// Run's.
+	returner *heapReturner
+
 	mu         sync.Mutex               // guards the fields below
 	roots      map[string]*workspace    // by real root
 	forgetting map[string]chan struct{} // roots being forgotten: closed when done
@@ -255,6 +289,9 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 	}
 	d.ctx, d.stop = context.WithCancel(ctx)
 	d.touch()
+	d.returner = &heapReturner{read: readHeap, free: debug.FreeOSMemory, quiet: func() bool {
+		return d.inflight.Load() == 0 && time.Since(time.Unix(0, d.lastActive.Load())) >= returnQuiet
+	}}
 	d.methods = rpc.Methods{
 		rpc.MethodPing:     d.ping,
 		rpc.MethodStatus:   d.status,
@@ -434,6 +471,42 @@ func (d *daemon) reopenRoots() {
 	}
 }
 
+// memory returns the daemon's memory for status.
+func (d *daemon) memory() *daemonapi.MemoryStatus {
+	m := &daemonapi.MemoryStatus{
+		RSSBytes:          residentBytes(),
+		HeapBytes:         heapInUse(),
+		AnswerBudgetBytes: int64(d.cfg.MaxAnswerBytes),
+		HeapReturns:       d.returner.returned.Load(),
+	}
+	if d.srv != nil {
+		st := d.srv.Stats()
+		m.AnswerBytes = st.ReplyBytes + st.ReservedBytes
+		m.AnswerPeakBytes = st.PeakUsedBytes
+		m.AnswersCut = st.ReservationsRefused
+		m.ClientsDropped = st.Evicted
+	}
+	return m
+}
+
+// residentBytes returns the process's resident set (VmRSS in
+// /proc/self/status), 0 where it cannot be read.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(rest, "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
 // heapInUse returns the bytes of heap the daemon holds.
 func heapInUse() int64 {
 	var ms runtime.MemStats
@@ -573,6 +646,7 @@ func (d *daemon) snapshot(only string) Status {
 		StateDir: d.cfg.StateDir,
 		Queries:  d.queries.Load(),
 		Roots:    make([]RootStatus, 0, len(ws)),
+		Memory:   d.memory(),
 	}
 	for _, w := range ws {
 		st.Roots = append(st.Roots, w.status())

@@ -112,9 +112,29 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		}
 	}}
 	t := &query.Tools{WS: ws, Searcher: s, Changes: s, Unlimited: p.Unlimited}
-	if p.Stream && p.Unlimited {
-		// A client gone is noticed by ctx, which ends the search.
-		t.Sink = func(b query.Batch) { _ = server.Notify(ctx, b) }
+	if p.Unlimited {
+		// The command line's answer, of no set size: the connection's
+		// such answers are made one at a time (a client pipelining many
+		// and reading none makes the daemon hold the work of one), and
+		// each is bounded by the reply budget: streamed at its reader's
+		// pace, or collected under it and cut short (saying so) when it
+		// outgrows it (query.Tools.Budget).
+		release, err := server.TakeTurn(ctx)
+		if err != nil {
+			return fail(envelope.Errorf(envelope.CodeExecution, "The request was cancelled: the client went away or the daemon is stopping."))
+		}
+		defer release()
+		if h := d.cfg.hooks; h != nil && h.unlimited != nil {
+			h.unlimited(1)
+			defer h.unlimited(-1)
+		}
+		if p.Stream {
+			// A client gone is noticed by ctx, which ends the search.
+			t.Sink = func(b query.Batch) { _ = server.Notify(ctx, b) }
+			t.BatchText = p.BatchText
+		} else {
+			t.Budget = func(n int64) bool { return server.Reserve(ctx, n) }
+		}
 	}
 	return t.Run(ctx, tool, p.Cwd, p.Args)
 }

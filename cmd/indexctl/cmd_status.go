@@ -72,7 +72,16 @@ func formatStatus(st *daemon.Status) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "indexd is running: pid %d, up %s, %d queries answered, version %s\n",
 		st.PID, (time.Duration(st.UptimeMS) * time.Millisecond).Round(time.Second), st.Queries, st.Version)
-	fmt.Fprintf(&b, "socket %s\nstate  %s\nbuild  %s\n\n", st.Socket, st.StateDir, st.Build)
+	fmt.Fprintf(&b, "socket %s\nstate  %s\nbuild  %s\n", st.Socket, st.StateDir, st.Build)
+	if m := st.Memory; m != nil {
+		fmt.Fprintf(&b, "memory %s resident, %s heap; answers %s (at most %s) of %s",
+			formatBytes(m.RSSBytes), formatBytes(m.HeapBytes), formatBytes(m.AnswerBytes), formatBytes(m.AnswerPeakBytes), formatBytes(m.AnswerBudgetBytes))
+		if m.AnswersCut > 0 || m.ClientsDropped > 0 {
+			fmt.Fprintf(&b, ", %d cut short, %d clients dropped", m.AnswersCut, m.ClientsDropped)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 	if len(st.Roots) == 0 {
 		b.WriteString("No roots indexed yet: the first query in a root, or 'indexctl index', adds it.\n")
 		return b.String()

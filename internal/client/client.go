@@ -39,11 +39,13 @@ type Request struct {
 	Cwd  string          // working directory relative to Root, "." at the root
 	Args json.RawMessage // the tool's arguments
 	// Unlimited: the limit in Args is the command line's (any; 0 asks
-	// for every result).
+	// for every result). Without OnBatch the answer is still one whole
+	// envelope: the daemon streams it and Query puts it back together.
 	Unlimited bool
 	// OnBatch, with Unlimited, takes Glob's and Grep's results as they
 	// come (a query.Batch as JSON), ahead of the answer, which then holds
-	// none of them.
+	// none of them (for a limit beyond the agent tools' maximum: 0, in
+	// indexctl's use).
 	OnBatch func(json.RawMessage)
 	// RootFrom: how Root was found when --root was not given
 	// (rpc.RootFromGit, rpc.RootFromCwd); the daemon may then answer
@@ -105,7 +107,22 @@ func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error
 				cctx, cancel = context.WithTimeout(ctx, wait)
 				defer cancel()
 			}
-			return cl.Call(cctx, spec.Method, params, &res)
+			if !req.Unlimited {
+				return cl.Call(cctx, spec.Method, params, &res)
+			}
+			// The command line's answer, of any size, wanted whole: the
+			// daemon streams it and it is put back together here
+			// (whole.go). Nothing is handed on before it is complete, so
+			// a daemon replaced meanwhile is asked again from scratch.
+			var w wholeAnswer
+			p := params
+			p.Stream, p.BatchText = true, true
+			if err := cl.CallStream(cctx, spec.Method, p, &res, w.add); err != nil {
+				return err
+			}
+			var err error
+			res, err = w.envelope(res)
+			return err
 		})
 	}
 	if cl != nil {

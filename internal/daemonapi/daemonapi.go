@@ -51,6 +51,32 @@ type Status struct {
 	StateDir string       `json:"state_dir"`
 	Queries  int64        `json:"queries"` // tool queries answered since the start
 	Roots    []RootStatus `json:"roots"`   // by root
+	// Memory is the daemon's memory now (absent from a daemon that
+	// predates it).
+	Memory *MemoryStatus `json:"memory,omitempty"`
+}
+
+// MemoryStatus is the daemon's memory, in status.
+type MemoryStatus struct {
+	// RSSBytes is the resident set (VmRSS in /proc/self/status; 0 where
+	// it cannot be read); HeapBytes the heap's spans in use.
+	RSSBytes  int64 `json:"rss_bytes"`
+	HeapBytes int64 `json:"heap_bytes"`
+	// The reply budget (package rpc's "Memory"): the bytes of answers
+	// waiting to be written or being built now, the most they have been
+	// since the start, and the budget over all connections.
+	AnswerBytes       int64 `json:"answer_bytes"`
+	AnswerPeakBytes   int64 `json:"answer_peak_bytes"`
+	AnswerBudgetBytes int64 `json:"answer_budget_bytes"`
+	// AnswersCut counts the answers cut short by the budget
+	// (aborted_reason "memory_limit"), ClientsDropped the connections
+	// that read nothing and were dropped to make room for others'
+	// answers.
+	AnswersCut     int64 `json:"answers_cut"`
+	ClientsDropped int64 `json:"clients_dropped"`
+	// HeapReturns counts the times the daemon, quiet after a burst,
+	// handed the heap it no longer used back to the system.
+	HeapReturns int64 `json:"heap_returns"`
 }
 
 // RootStatus is one root's part of status, and the result of index.
