@@ -38,9 +38,20 @@
 //
 // A tool call whose client chose the root itself (rpc.ToolParams.RootFrom)
 // is answered from the deepest root served that holds the caller's
-// directory (knownRoot), so a subdirectory adds no root of its own. With
-// rpc.ToolParams.Stream an unlimited Glob or Grep sends its results ahead
-// of the envelope as rpc "partial" notifications (query.Batch).
+// directory (knownRoot), so a subdirectory adds no root of its own.
+//
+// An unlimited call (rpc.ToolParams.Unlimited: indexctl's --all and
+// --limit) first takes its connection's turn (server.TakeTurn): a
+// connection's such answers are made one at a time. A Glob or Grep of
+// one whose limit is beyond the agent tools' maximum then goes through
+// the reply budget (package rpc's "Memory"): with rpc.ToolParams.Stream
+// it sends its results ahead of the envelope as rpc "partial"
+// notifications (query.Batch; with their text for BatchText), each
+// waiting for room, so the answer comes at its reader's pace; without,
+// its results are collected under server.Reserve (query.Tools.Budget)
+// and the answer is cut short, with aborted_reason "memory_limit", once
+// the budget refuses them. Config.MaxAnswerBytes and MaxConnAnswerBytes
+// size the budget.
 //
 // The Freshener is the watcher (WatchFreshener): each indexed query first
 // passes its read-your-writes barrier (SyncTimeout; sync=false skips it),
@@ -81,7 +92,13 @@
 // and, as each root becomes ready, sets GOGC to leave about 64 MB above
 // the live heap, between 50 and 100 (collectorPercent; GOGC in the
 // environment wins): with the default the resident set settles at twice
-// what is live after a while of queries.
+// what is live after a while of queries. The answers' memory is bounded
+// by the reply budget (above); what a burst of them leaves (the searches'
+// working sets, the garbage of the answers written) is handed back to
+// the system by the heap returner once the daemon is quiet (collector.go:
+// within returnEvery of the burst's end, when the heap holds more than
+// the collector's headroom and 32 MiB beyond what is live). Status
+// reports the resident set, the heap and the budget's figures.
 //
 // # The state directory
 //
@@ -102,8 +119,11 @@
 // # Results of the daemon's methods
 //
 //	status   {"root"?: ABS} → Status: {"pid","uptime_ms","version","socket",
-//	         "state_dir","queries","roots":[RootStatus...]}; with root, only
-//	         that root (an empty list if it is not served).
+//	         "state_dir","queries","roots":[RootStatus...],"memory":{
+//	         "rss_bytes","heap_bytes","answer_bytes","answer_peak_bytes",
+//	         "answer_budget_bytes","answers_cut","clients_dropped",
+//	         "heap_returns"}}; with root, only that root (an empty list if
+//	         it is not served).
 //	index    {"root": ABS, "wait"?: BOOL} → RootStatus: {"root","state",
 //	         "phase"?,"files","index_bytes","db","progress"?:{"files",
 //	         "total_files","bytes","total_bytes","eta_ms","elapsed_ms"},
@@ -128,6 +148,9 @@
 //   - The idle-exit goroutine (only with Config.IdleExit) is started by
 //     Run and ends when the daemon's context is cancelled (it cancels it
 //     itself when idle); Run waits for it.
+//   - The heap returner's goroutine (heapReturner.run) is started by Run,
+//     checks the heap every returnEvery and ends when the daemon's
+//     context is cancelled; Run waits for it.
 //   - Each root's workspace goroutine is started when the root is added
 //     (or its failed build is retried, one attempt at a time). It opens
 //     or builds the index (index.OpenOrBuild; with the default
