@@ -191,10 +191,11 @@
 //   - A line that has waited a second for room in the server's budget,
 //     on a connection whose writer is not stuck, gets it by the dropping
 //     of a connection whose writer has been stuck in one write for ten
-//     seconds (the one holding most, logged; its requests are
-//     cancelled): a client that reads is never held up for long by
-//     clients that do not, and one that reads slowly, or a pager paused
-//     for a moment, is not taken for one of them.
+//     seconds while its client sent nothing (the one holding most,
+//     logged; its requests are cancelled): a client that reads is never
+//     held up for long by clients that have gone silent, and one that
+//     reads slowly, or a Client's caller busy writing to a paused pager
+//     (it sends keep-alives), is not taken for one of them.
 //   - A reservation that does not fit is refused at once (the answer is
 //     cut short and says so); a request's reservations are released when
 //     its handler returns, before its response is queued.

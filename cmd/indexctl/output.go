@@ -316,6 +316,8 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 		return fmt.Sprintf("the walk stopped after the agent tools' %d entries (with --args); what it found by then is shown", envelope.GlobMaxVisited)
 	case envelope.AbortReadError:
 		return "some files or directories could not be read (out of file descriptors, or an I/O error): matches in them are missing"
+	case envelope.AbortMemoryLimit:
+		return "the answer outgrew the memory the daemon gives answers being built (other large answers held it): what fitted is shown"
 	case envelope.AbortSizeLimit:
 		return fmt.Sprintf("a file was too large to search whole with --multiline (limit %d MiB): only its beginning was searched", envelope.GrepMultilineMaxBytes>>20)
 	case "":

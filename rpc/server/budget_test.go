@@ -69,7 +69,7 @@ func TestNonReadingClientsStayWithinBudget(t *testing.T) {
 		s.replyStall = 50 * time.Millisecond
 		s.Logf = func(format string, args ...any) {
 			msg := fmt.Sprintf(format, args...)
-			if strings.Contains(msg, "could not be written") || strings.Contains(msg, "has read nothing") {
+			if strings.Contains(msg, "could not be written") || strings.Contains(msg, "has read and sent nothing") {
 				dropped <- msg
 			}
 		}

@@ -78,7 +78,8 @@ type Server struct {
 	// short CodeRepliesUnread error once that writer has been stuck in
 	// one write for a second, and a line that has waited a second for
 	// room in the server's budget gets it by the dropping of a connection
-	// whose writer has been stuck for ten (the one holding most). A
+	// whose writer has been stuck for ten while its client sent nothing
+	// (the one holding most). A
 	// connection holding nothing always gets a short line (4 KiB at
 	// most) in, and a longer one if the server's budget has room for it
 	// (or, larger than that budget, once the server holds nothing else).
@@ -234,9 +235,13 @@ func (st *serverState) register(c *conn, add bool) {
 }
 
 // evictStalled drops the connection, other than except, whose writer
-// has been stuck in one write for stall or longer and that holds the
-// most queued bytes, and reports whether there was one. Its queue is
-// released once its writer sees the connection closed.
+// has been stuck in one write for stall or longer while nothing came
+// from its client, and that holds the most queued bytes, and reports
+// whether there was one. Its queue is released once its writer sees the
+// connection closed. A client that keeps sending while it reads nothing
+// (rpc.Client's keep-alive while its caller is busy: indexctl writing to
+// a pager left on one page) is alive and is never dropped (nor by the
+// write timeout, see writeOut).
 func (st *serverState) evictStalled(except *conn, stall time.Duration) bool {
 	st.mu.Lock()
 	conns := make([]*conn, 0, len(st.conns))
@@ -253,7 +258,8 @@ func (st *serverState) evictStalled(except *conn, stall time.Duration) bool {
 	)
 	for _, c := range conns {
 		c.qmu.Lock()
-		if !c.dead && !c.evicted && !c.writing.IsZero() && time.Since(c.writing) >= stall && c.queued > most {
+		silent := time.Since(time.Unix(0, c.lastHeard.Load())) >= stall
+		if !c.dead && !c.evicted && !c.writing.IsZero() && time.Since(c.writing) >= stall && silent && c.queued > most {
 			victim, most, stuck = c, c.queued, time.Since(c.writing)
 		}
 		c.qmu.Unlock()
@@ -268,7 +274,7 @@ func (st *serverState) evictStalled(except *conn, stall time.Duration) bool {
 	if taken {
 		return true // another waiter's victim: its room is coming
 	}
-	victim.cfg.logf("rpc: dropped a connection that has read nothing for %v: other clients' answers needed the room its %d bytes of responses held", stuck.Round(time.Millisecond), most)
+	victim.cfg.logf("rpc: dropped a connection that has read and sent nothing for %v: other clients' answers needed the room its %d bytes of responses held", stuck.Round(time.Millisecond), most)
 	st.count(func(s *ServerStats) { s.Evicted++ })
 	victim.cancel()
 	victim.nc.Close() // its writer fails, and drops its queue
