@@ -113,7 +113,7 @@ func main() {
 	)
 	for i := range *clients {
 		wg.Go(func() {
-			res, err := r.ctlRun(context.Background(), "grep", *pattern, "--root", tree, "--all", "--json", "--timeout-ms", "60000")
+			res, err := r.ctlRun(context.Background(), "grep", *pattern, "--root", tree, "--all", "--json")
 			sizes[i], errs[i] = len(res), err
 			if err == nil {
 				var env struct{ Status string }
@@ -272,7 +272,7 @@ func (s *sampler) stop() int64 {
 // stall opens n connections, each sending k streamed Greps of every
 // match of pattern, and reads nothing from them.
 func (r *run) stall(n, k int, pattern string) ([]net.Conn, error) {
-	args, _ := json.Marshal(map[string]any{"pattern": pattern, "limit": 0, "timeout_ms": 60000})
+	args, _ := json.Marshal(map[string]any{"pattern": pattern, "limit": 0})
 	params, err := json.Marshal(rpc.ToolParams{Root: r.tree, Args: args, Unlimited: true, Stream: true})
 	if err != nil {
 		return nil, err
