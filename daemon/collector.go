@@ -99,7 +99,7 @@ func readHeap() heapSample {
 // waits for it; it ends when the daemon's context does.
 type heapReturner struct {
 	read  func() heapSample
-	quiet func() bool // no request in flight, none for returnQuiet
+	quiet func() bool // no request in flight, none for returnQuiet, no root building
 	free  func()      // debug.FreeOSMemory
 	// returned counts the returns (status's heap_returns).
 	returned atomic.Int64

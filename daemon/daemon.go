@@ -290,7 +290,9 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 	d.ctx, d.stop = context.WithCancel(ctx)
 	d.touch()
 	d.returner = &heapReturner{read: readHeap, free: debug.FreeOSMemory, quiet: func() bool {
-		return d.inflight.Load() == 0 && time.Since(time.Unix(0, d.lastActive.Load())) >= returnQuiet
+		// A build keeps the pages it frees for its next allocations
+		// (index's pacer) and hands them back itself once done.
+		return d.inflight.Load() == 0 && time.Since(time.Unix(0, d.lastActive.Load())) >= returnQuiet && !d.building()
 	}}
 	d.methods = rpc.Methods{
 		rpc.MethodPing:     d.ping,

@@ -95,10 +95,11 @@
 // what is live after a while of queries. The answers' memory is bounded
 // by the reply budget (above); what a burst of them leaves (the searches'
 // working sets, the garbage of the answers written) is handed back to
-// the system by the heap returner once the daemon is quiet (collector.go:
-// within returnEvery of the burst's end, when the heap holds more than
-// the collector's headroom and 32 MiB beyond what is live). Status
-// reports the resident set, the heap and the budget's figures.
+// the system by the heap returner once the daemon is quiet (no request,
+// no root building; collector.go: within returnEvery of the burst's end,
+// when the heap holds more than the collector's headroom and 32 MiB
+// beyond what is live). Status reports the resident set, the heap and
+// the budget's figures.
 //
 // # The state directory
 //
