@@ -81,9 +81,12 @@ func TestPausedStreamReader(t *testing.T) {
 		}
 		return json.RawMessage(`"done"`), nil
 	}}
-	const writeTimeout = 150 * time.Millisecond
-	ts := startServer(t, h, func(s *Server) { s.WriteTimeout = writeTimeout })
-	c, err := rpc.Dialer{AnswerTimeout: 100 * time.Millisecond}.Dial(context.Background(), ts.path)
+	// The keep-alive comes every 250 ms, four times in a write timeout;
+	// the connection's budget is small, so its reader stops and the
+	// keep-alive lies unread in the socket.
+	const writeTimeout = time.Second
+	ts := startServer(t, h, func(s *Server) { s.WriteTimeout = writeTimeout; s.MaxConnReplyBytes = 128 << 10 })
+	c, err := rpc.Dialer{AnswerTimeout: 500 * time.Millisecond}.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestPausedStreamReader(t *testing.T) {
 	err = c.CallStream(context.Background(), "count", nil, &res, func(data json.RawMessage) {
 		if got == 0 {
 			// The pause under test: several of each timeout.
-			time.Sleep(6 * writeTimeout)
+			time.Sleep(4 * writeTimeout)
 		}
 		got++
 	})

@@ -258,7 +258,7 @@ func (st *serverState) evictStalled(except *conn, stall time.Duration) bool {
 	)
 	for _, c := range conns {
 		c.qmu.Lock()
-		silent := time.Since(time.Unix(0, c.lastHeard.Load())) >= stall
+		silent := time.Since(time.Unix(0, c.heard())) >= stall
 		if !c.dead && !c.evicted && !c.writing.IsZero() && time.Since(c.writing) >= stall && silent && c.queued > most {
 			victim, most, stuck = c, c.queued, time.Since(c.writing)
 		}
@@ -465,7 +465,8 @@ type conn struct {
 	turn       chan struct{}  // holds a token while a request has the connection's turn (TakeTurn)
 	inflight   atomic.Int32   // requests whose response has not been written yet
 	lastActive atomic.Int64   // when bytes were last read or a response written (UnixNano)
-	lastHeard  atomic.Int64   // when bytes were last read (UnixNano)
+	lastHeard  atomic.Int64   // when bytes were last read, or seen waiting to be (UnixNano; see heard)
+	inq        atomic.Int64   // the receive queue's length at heard's last look
 }
 
 // outgoing is a response waiting to be written.
@@ -1161,6 +1162,20 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// heard returns when the client was last heard from: when bytes of it
+// were last read, or now, if more of them wait unread than at the last
+// look. The second matters while the connection is not read (it holds
+// its budget, or its requests are all in flight): the keep-alive of a
+// client that reads nothing because its own reader is paused (rpc.Client
+// writing to a pager left on one page) then lies in the socket's receive
+// queue.
+func (c *conn) heard() int64 {
+	if n, ok := queuedInput(c.nc); ok && int64(n) != c.inq.Swap(int64(n)) && n > 0 {
+		c.lastHeard.Store(time.Now().UnixNano())
+	}
+	return c.lastHeard.Load()
+}
+
 // writeOut writes one response line, each attempt within the write
 // deadline. An attempt that times out while the client keeps sending
 // (rpc.Client's keep-alive while its caller is busy with what came: a
@@ -1168,6 +1183,7 @@ func (c *conn) writeLoop() {
 // through a whole attempt is dropped.
 func (c *conn) writeOut(line []byte) error {
 	for {
+		c.heard() // the receive queue as the attempt starts
 		start := time.Now().UnixNano()
 		c.setWriteDeadline()
 		n, err := c.nc.Write(line)
@@ -1175,7 +1191,7 @@ func (c *conn) writeOut(line []byte) error {
 			c.touch()
 			return nil
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) || c.ctx.Err() != nil || c.lastHeard.Load() < start {
+		if !errors.Is(err, os.ErrDeadlineExceeded) || c.ctx.Err() != nil || c.heard() < start {
 			return err
 		}
 		line = line[n:]
