@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,8 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/jsonenc"
-	"github.com/indexd/indexd/internal/pflag"
 
 	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/tool"
@@ -66,7 +67,7 @@ type flagOrder struct {
 
 // recorded is a flag's value that notes each use in a flagOrder.
 type recorded struct {
-	pflag.Value
+	flag.Getter
 	name  string
 	order *flagOrder
 }
@@ -74,60 +75,51 @@ type recorded struct {
 func (r *recorded) Set(s string) error {
 	r.order.n++
 	r.order.at[r.name] = r.order.n
-	return r.Value.Set(s)
+	return r.Getter.Set(s)
 }
 
-// Type is the wrapped value's: pflag tells bool flags by it.
-func (r *recorded) Type() string { return r.Value.Type() }
+// IsBoolFlag is the wrapped value's: a bool flag takes no argument.
+func (r *recorded) IsBoolFlag() bool {
+	b, ok := r.Getter.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
 
-func (p param) define(fs *pflag.FlagSet, order *flagOrder) {
+func (p param) define(fs *cliflag.FlagSet, order *flagOrder) {
 	defer func() {
 		if f := fs.Lookup(p.flag()); f != nil && order != nil {
-			f.Value = &recorded{Value: f.Value, name: p.flag(), order: order}
+			f.Value = &recorded{Getter: f.Value.(flag.Getter), name: p.flag(), order: order}
 		}
 	}()
 	if p.fixed != "" {
-		fs.BoolP(p.flag(), p.short, false, p.usage)
+		fs.BoolVar(new(bool), p.flag(), p.short, false, p.usage)
 		return
 	}
 	switch p.kind {
 	case kindString:
-		fs.StringP(p.flag(), p.short, "", p.usage)
+		fs.StringVar(new(string), p.flag(), p.short, "", p.usage)
 	case kindInt:
-		fs.IntP(p.flag(), p.short, 0, p.usage)
+		fs.IntVar(new(int), p.flag(), p.short, 0, p.usage)
 	case kindBool:
-		fs.BoolP(p.flag(), p.short, false, p.usage)
+		fs.BoolVar(new(bool), p.flag(), p.short, false, p.usage)
 	case kindStrings:
-		// StringArray, not StringSlice: a glob such as "*.{go,md}" holds
-		// commas that must not split it.
-		fs.StringArrayP(p.flag(), p.short, nil, p.usage)
+		// Each use adds one: a glob such as "*.{go,md}" holds commas that
+		// must not split it.
+		fs.StringsVar(new([]string), p.flag(), p.short, p.usage)
 	}
 }
 
 // value returns the flag's parsed value as JSON (a string as sendable
 // makes it for cmd).
-func (p param) value(cmd *command, fs *pflag.FlagSet) (json.RawMessage, error) {
-	var (
-		v   any
-		err error
-	)
+func (p param) value(cmd *command, fs *cliflag.FlagSet) (json.RawMessage, error) {
 	if p.fixed != "" {
 		return json.RawMessage(p.fixed), nil
 	}
-	switch p.kind {
-	case kindString:
-		var s string
-		s, err = fs.GetString(p.flag())
+	v := fs.Get(p.flag())
+	if s, ok := v.(string); ok && p.kind == kindString {
 		v = sendable(cmd, p.key, s)
-	case kindInt:
-		v, err = fs.GetInt(p.flag())
-	case kindBool:
-		v, err = fs.GetBool(p.flag())
-	case kindStrings:
-		v, err = fs.GetStringArray(p.flag())
 	}
-	if err != nil {
-		return nil, err
+	if l, ok := v.([]string); ok && l == nil {
+		v = []string{}
 	}
 	return jsonenc.Marshal(v)
 }
@@ -207,7 +199,7 @@ type queryFlags struct {
 // sends limit 0 (every result); the bound says whose the limit is: none
 // by default (the command line's rules), the agents' with --args, the
 // user's with --limit.
-func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []string, stdin io.Reader) (raw json.RawMessage, b bound, err error) {
+func toolArgs(cmd *command, fs *cliflag.FlagSet, q *queryFlags, positional []string, stdin io.Reader) (raw json.RawMessage, b bound, err error) {
 	obj := &object{}
 	b = noBound
 	if fs.Changed("args") {
@@ -249,7 +241,7 @@ func toolArgs(cmd *command, fs *pflag.FlagSet, q *queryFlags, positional []strin
 			continue
 		}
 		if p.fixed != "" {
-			if on, _ := fs.GetBool(p.flag()); !on {
+			if !fs.On(p.flag()) {
 				continue // --files-with-matches=false: as if not given
 			}
 		}
@@ -304,7 +296,7 @@ const (
 
 // lastFor reports whether params[i] is, of the flags given that set its
 // key, the one given last.
-func lastFor(params []param, i int, fs *pflag.FlagSet, order *flagOrder) bool {
+func lastFor(params []param, i int, fs *cliflag.FlagSet, order *flagOrder) bool {
 	at := order.at[params[i].flag()]
 	for j, o := range params {
 		if j != i && o.key == params[i].key && fs.Changed(o.flag()) && order.at[o.flag()] > at {
@@ -400,9 +392,8 @@ func joinPatterns(pats []string, fixed bool) string {
 }
 
 // fixedGiven reports whether -F was given and left on.
-func fixedGiven(fs *pflag.FlagSet) bool {
-	on, _ := fs.GetBool("fixed-strings")
-	return fs.Changed("fixed-strings") && on
+func fixedGiven(fs *cliflag.FlagSet) bool {
+	return fs.Changed("fixed-strings") && fs.On("fixed-strings")
 }
 
 // smartCase is the fixed value of -S: case_sensitive follows the pattern

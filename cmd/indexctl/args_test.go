@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/query"
 )
 
@@ -73,7 +74,7 @@ func TestToolArgs(t *testing.T) {
 			var g globals
 			var q queryFlags
 			fs, global := tc.cmd.flagSets(&g, &q)
-			fs.AddFlagSet(global)
+			fs.Include(global)
 			if err := fs.Parse(tc.flags); err != nil {
 				t.Fatal(err)
 			}
@@ -138,26 +139,26 @@ func TestExitCode(t *testing.T) {
 		want      int
 		err       string // in the error; "" for none
 	}{
-		{query.ToolGlob, `{"status":"success","data":{"paths":["a"]}}`, exitFound, ""},
-		{query.ToolGrep, `{"status":"partial","data":{"matches":[{"file":"a","line":1,"text":""}],"truncated":true}}`, exitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"files":["a"]}}`, exitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"counts":[{"file":"a","count":1}]}}`, exitFound, ""},
-		{query.ToolLS, `{"status":"success","data":{"entries":[{"path":"a/","type":"dir"}]}}`, exitFound, ""},
-		{query.ToolGlob, `{"status":"success","data":{"paths":[]}}`, exitNothing, ""},
-		{query.ToolGrep, `{"status":"partial","data":{"matches":[],"fallback_used":true}}`, exitNothing, ""},
-		{query.ToolGrep, `{"status":"success","data":{"counts":[]}}`, exitNothing, ""},
-		{query.ToolLS, `{"status":"error","data":{},"error":{"code":"TIMEOUT","message":"m"}}`, exitError, ""},
-		{query.ToolGlob, `{"status":"weird","data":{"paths":["a"]}}`, exitError, `unknown status "weird"`},
-		{query.ToolGlob, `{"status":"success","data":{"entries":[]}}`, exitError, "none of paths"},
-		{query.ToolLS, `{"status":"success","data":{"paths":["a"]}}`, exitError, "none of entries"},
-		{query.ToolGrep, `{"status":"success","data":[]}`, exitError, "not an object"},
-		{"Find", `{"status":"success","data":{"paths":["a"]}}`, exitError, `unknown tool "Find"`},
-		{query.ToolGlob, `{"status":"success","data":{"paths":"a"}}`, exitError, "data.paths that is not an array"},
-		{query.ToolGlob, `{"status":"success","data":{"paths":null}}`, exitError, "data.paths that is not an array"},
-		{query.ToolGlob, `{"status":"success","data":{"paths": [ ] }}`, exitNothing, ""},
-		{query.ToolGlob, `{"status":"success","data":{"paths":[ "]" ]}}`, exitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[{"file":"a","count":1}]}}`, exitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[]}}`, exitNothing, ""},
+		{query.ToolGlob, `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitFound, ""},
+		{query.ToolGrep, `{"status":"partial","data":{"matches":[{"file":"a","line":1,"text":""}],"truncated":true}}`, daemonapi.ExitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"files":["a"]}}`, daemonapi.ExitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"counts":[{"file":"a","count":1}]}}`, daemonapi.ExitFound, ""},
+		{query.ToolLS, `{"status":"success","data":{"entries":[{"path":"a/","type":"dir"}]}}`, daemonapi.ExitFound, ""},
+		{query.ToolGlob, `{"status":"success","data":{"paths":[]}}`, daemonapi.ExitNothing, ""},
+		{query.ToolGrep, `{"status":"partial","data":{"matches":[],"fallback_used":true}}`, daemonapi.ExitNothing, ""},
+		{query.ToolGrep, `{"status":"success","data":{"counts":[]}}`, daemonapi.ExitNothing, ""},
+		{query.ToolLS, `{"status":"error","data":{},"error":{"code":"TIMEOUT","message":"m"}}`, daemonapi.ExitError, ""},
+		{query.ToolGlob, `{"status":"weird","data":{"paths":["a"]}}`, daemonapi.ExitError, `unknown status "weird"`},
+		{query.ToolGlob, `{"status":"success","data":{"entries":[]}}`, daemonapi.ExitError, "none of paths"},
+		{query.ToolLS, `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitError, "none of entries"},
+		{query.ToolGrep, `{"status":"success","data":[]}`, daemonapi.ExitError, "not an object"},
+		{"Find", `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitError, `unknown tool "Find"`},
+		{query.ToolGlob, `{"status":"success","data":{"paths":"a"}}`, daemonapi.ExitError, "data.paths that is not an array"},
+		{query.ToolGlob, `{"status":"success","data":{"paths":null}}`, daemonapi.ExitError, "data.paths that is not an array"},
+		{query.ToolGlob, `{"status":"success","data":{"paths": [ ] }}`, daemonapi.ExitNothing, ""},
+		{query.ToolGlob, `{"status":"success","data":{"paths":[ "]" ]}}`, daemonapi.ExitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[{"file":"a","count":1}]}}`, daemonapi.ExitFound, ""},
+		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[]}}`, daemonapi.ExitNothing, ""},
 	} {
 		got, err := answerCode(t, tc.tool, []byte(tc.env))
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {

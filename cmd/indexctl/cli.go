@@ -12,19 +12,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/indexd/indexd/internal/cliflag"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/jsonenc"
-	"github.com/indexd/indexd/internal/pflag"
 	"github.com/indexd/indexd/internal/suggest"
 
 	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/tool"
-)
-
-// Exit codes (SPEC §10).
-const (
-	exitFound   = 0 // the tool answered with results
-	exitNothing = 1 // the tool answered, and found nothing
-	exitError   = 2 // the tool failed, or the command line was wrong
 )
 
 // command is a subcommand: a query (one tool, its parameters as flags)
@@ -43,7 +37,7 @@ type command struct {
 	// define, for a command that is not a query, adds the command's own
 	// flags to fs and returns the function that runs it with their
 	// values and the positional arguments.
-	define func(fs *pflag.FlagSet) runFunc
+	define func(fs *cliflag.FlagSet) runFunc
 	// exit is the help's exit-status paragraph ("" for a query's).
 	exit string
 }
@@ -80,28 +74,20 @@ type globals struct {
 // define adds the global flags to fs. Their defaults are g's current
 // values, so flags given before the command's name survive the command's
 // own parse.
-func (g *globals) define(fs *pflag.FlagSet) {
-	fs.StringVar(&g.root, "root", g.root, "workspace root `DIR`, the boundary no query leaves (default: the nearest ancestor of the current directory holding .git, else the current directory; a deeper root the daemon already has that holds the current directory wins, so a subdirectory adds no root)")
-	fs.BoolVar(&g.json, "json", g.json, "print the answer as one line of JSON instead of text: for a query, the whole response envelope")
-	fs.BoolVar(&g.direct, "direct", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
-	fs.StringVar(&g.socket, "socket", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
-	fs.StringVar(&g.color, "color", g.color, "colour paths, line numbers and matches: `WHEN` is auto (on a terminal, unless NO_COLOR is set; the default), always or never (--colour too)")
-	fs.BoolVar(&g.stats, "stats", g.stats, "when standard output is not a terminal, write the summary lines (counts, timing) to standard error too")
-	fs.BoolVar(&g.version, "version", g.version, "print indexctl's version and build")
-	fs.BoolVarP(&g.help, "help", "h", g.help, "show help")
+func (g *globals) define(fs *cliflag.FlagSet) {
+	fs.StringVar(&g.root, "root", "", g.root, "workspace root `DIR`, the boundary no query leaves (default: the nearest ancestor of the current directory holding .git, else the current directory; a deeper root the daemon already has that holds the current directory wins, so a subdirectory adds no root)")
+	fs.BoolVar(&g.json, "json", "", g.json, "print the answer as one line of JSON instead of text: for a query, the whole response envelope")
+	fs.BoolVar(&g.direct, "direct", "", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
+	fs.StringVar(&g.socket, "socket", "", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
+	fs.StringVar(&g.color, "color", "", g.color, "colour paths, line numbers and matches: `WHEN` is auto (on a terminal, unless NO_COLOR is set; the default), always or never (--colour too)")
+	fs.BoolVar(&g.stats, "stats", "", g.stats, "when standard output is not a terminal, write the summary lines (counts, timing) to standard error too")
+	fs.BoolVar(&g.version, "version", "", g.version, "print indexctl's version and build")
+	fs.BoolVar(&g.help, "help", "h", g.help, "show help")
 }
 
-func newFlagSet(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported by usageError
-	fs.Usage = func() {}
-	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if name == "colour" {
-			name = "color" // rg's spelling too
-		}
-		return pflag.NormalizedName(name)
-	})
-	fs.SortFlags = false
+func newFlagSet(name string) *cliflag.FlagSet {
+	fs := cliflag.New(name)
+	fs.Alias("colour", "color") // rg's spelling too
 	return fs
 }
 
@@ -117,23 +103,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
 	var g globals
 	fs := newFlagSet("indexctl")
-	fs.SetInterspersed(false) // global flags, up to the command's name
+	fs.StopAtArgument() // global flags, up to the command's name
 	g.define(fs)
 	if err := fs.Parse(args); err != nil {
 		return c.parseError(nil, fs, err)
 	}
 	if g.help {
 		fmt.Fprint(c.stdout, mainHelp())
-		return exitFound
+		return daemonapi.ExitFound
 	}
 	if g.version {
 		fmt.Fprintf(c.stdout, "indexctl %s\n", clientVersion())
-		return exitFound
+		return daemonapi.ExitFound
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
 		fmt.Fprint(c.stderr, "indexctl: no command given\n\n"+mainHelp())
-		return exitError
+		return daemonapi.ExitError
 	}
 	name, rest := rest[0], rest[1:]
 	if name == "help" {
@@ -154,7 +140,7 @@ func (c *cli) help(args []string) int {
 	switch {
 	case len(args) == 0 || len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
 		fmt.Fprint(c.stdout, mainHelp())
-		return exitFound
+		return daemonapi.ExitFound
 	case len(args) > 1:
 		return c.usageError(nil, fmt.Errorf("help takes one command name, got %d arguments", len(args)))
 	}
@@ -163,12 +149,12 @@ func (c *cli) help(args []string) int {
 		return c.unknownCommand(args[0])
 	}
 	fmt.Fprint(c.stdout, cmd.help())
-	return exitFound
+	return daemonapi.ExitFound
 }
 
 // flagSets returns the command's own flags (a query's are its tool's
 // parameters and --args) and the global flags.
-func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *pflag.FlagSet) {
+func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *cliflag.FlagSet) {
 	own = newFlagSet("indexctl " + cmd.name)
 	global = newFlagSet("indexctl")
 	g.define(global)
@@ -181,14 +167,14 @@ func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *pflag.Flag
 		p.define(own, &q.order)
 	}
 	if cmd.tool == tool.Grep {
-		own.StringArrayVarP(&q.patterns, "regexp", "e", nil, "search for `PATTERN` (repeatable: lines matching any of them); every positional argument is then a PATH")
-		own.BoolVarP(&q.word, "word-regexp", "w", false, "match whole words only, as rg -w: a match has a non-word character or the line's start before it, and one or the line's end after it")
-		own.BoolVarP(&q.only, "only-matching", "o", false, "print only the matching parts of lines, one a line")
-		own.IntVarP(&q.maxCount, "max-count", "m", 0, "show at most `N` matching lines of each file")
-		own.BoolVar(&q.files, "files", false, "list the files that would be searched, without searching them (no PATTERN: every positional argument is a PATH)")
-		own.BoolVarP(&q.lineNum, "line-number", "n", false, "accepted for rg's sake: line numbers are always shown")
-		own.BoolVarP(&q.noop, "with-filename", "H", false, "accepted for rg's sake: file names are always shown")
-		own.BoolVar(&q.noop, "no-heading", false, "accepted for rg's sake: each line names its file")
+		own.StringsVar(&q.patterns, "regexp", "e", "search for `PATTERN` (repeatable: lines matching any of them); every positional argument is then a PATH")
+		own.BoolVar(&q.word, "word-regexp", "w", false, "match whole words only, as rg -w: a match has a non-word character or the line's start before it, and one or the line's end after it")
+		own.BoolVar(&q.only, "only-matching", "o", false, "print only the matching parts of lines, one a line")
+		own.IntVar(&q.maxCount, "max-count", "m", 0, "show at most `N` matching lines of each file")
+		own.BoolVar(&q.files, "files", "", false, "list the files that would be searched, without searching them (no PATTERN: every positional argument is a PATH)")
+		own.BoolVar(&q.lineNum, "line-number", "n", false, "accepted for rg's sake: line numbers are always shown")
+		own.BoolVar(&q.noop, "with-filename", "H", false, "accepted for rg's sake: file names are always shown")
+		own.BoolVar(&q.noop, "no-heading", "", false, "accepted for rg's sake: each line names its file")
 	}
 	if cmd.tool != tool.LS && cmd.tool != tool.Changes {
 		short := "u"
@@ -196,16 +182,16 @@ func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *pflag.Flag
 		if cmd.tool == tool.Glob {
 			usage = "match hidden names and what ignore rules leave out too (as fd -u: --hidden --no-ignore)"
 		}
-		own.CountVarP(&q.unrestricted, "unrestricted", short, usage)
+		own.CountVar(&q.unrestricted, "unrestricted", short, usage)
 	}
 	if cmd.tool == tool.Glob || cmd.tool == tool.Grep {
-		own.BoolVarP(&q.null, "null", "0", false, "end each file name with a NUL byte instead of a newline (or ':' before a line), for xargs -0")
+		own.BoolVar(&q.null, "null", "0", false, "end each file name with a NUL byte instead of a newline (or ':' before a line), for xargs -0")
 	}
 	if cmd.tool != tool.LS {
-		own.BoolVar(&q.typeList, "type-list", false, "list the file types -t and -T know, with their globs, and exit")
+		own.BoolVar(&q.typeList, "type-list", "", false, "list the file types -t and -T know, with their globs, and exit")
 	}
-	own.BoolVar(&q.all, "all", false, "show every result (the default; with --args, lifts the agent tool's limit)")
-	own.StringVar(&q.args, "args", "", "the tool's arguments as one `JSON` object, as an agent sends them (\"-\": read it from standard input); flags given too override its keys")
+	own.BoolVar(&q.all, "all", "", false, "show every result (the default; with --args, lifts the agent tool's limit)")
+	own.StringVar(&q.args, "args", "", "", "the tool's arguments as one `JSON` object, as an agent sends them (\"-\": read it from standard input); flags given too override its keys")
 	return own, global
 }
 
@@ -214,13 +200,13 @@ func (cmd *command) flagSets(g *globals, q *queryFlags) (own, global *pflag.Flag
 func (c *cli) query(cmd *command, g *globals, args []string) int {
 	var q queryFlags
 	fs, global := cmd.flagSets(g, &q)
-	fs.AddFlagSet(global)
+	fs.Include(global)
 	if err := fs.Parse(args); err != nil {
 		return c.parseError(cmd, fs, err)
 	}
 	if g.help {
 		fmt.Fprint(c.stdout, cmd.help())
-		return exitFound
+		return daemonapi.ExitFound
 	}
 	if q.typeList {
 		return c.typeList()
@@ -239,10 +225,10 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 		return c.usageError(cmd, errors.New("missing PATTERN"))
 	}
 	if q.only && cmd.tool == tool.Grep {
-		if on, _ := fs.GetBool("multiline"); on {
+		if fs.On("multiline") {
 			return c.usageError(cmd, errors.New("-o cannot be combined with --multiline"))
 		}
-		if on, _ := fs.GetBool("invert-match"); on {
+		if fs.On("invert-match") {
 			return c.usageError(cmd, errors.New("-o cannot be combined with -v: inverted lines have no matching part"))
 		}
 	}
@@ -277,7 +263,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	where, err := locate(g.root)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
-		return exitError
+		return daemonapi.ExitError
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -327,16 +313,16 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 		out.begin(args)
 		answer, err := r.query(ctx, req)
 		if out.closed() {
-			return exitFound // the reader has gone (| head): rg ends quietly too
+			return daemonapi.ExitFound // the reader has gone (| head): rg ends quietly too
 		}
 		if err != nil {
 			out.flush()
 			fmt.Fprintf(c.stderr, "indexctl: %v\n", err)
-			return exitError
+			return daemonapi.ExitError
 		}
 		code = combine(code, out.answer(cmd.tool, args, answer))
 		if out.closed() {
-			return exitFound // the reader has gone (| head): rg ends quietly too
+			return daemonapi.ExitFound // the reader has gone (| head): rg ends quietly too
 		}
 	}
 	return out.finish(code)
@@ -394,12 +380,12 @@ func combine(prev, code int) int {
 	switch {
 	case prev < 0:
 		return code
-	case prev == exitError || code == exitError:
-		return exitError
-	case prev == exitFound || code == exitFound:
-		return exitFound
+	case prev == daemonapi.ExitError || code == daemonapi.ExitError:
+		return daemonapi.ExitError
+	case prev == daemonapi.ExitFound || code == daemonapi.ExitFound:
+		return daemonapi.ExitFound
 	}
-	return exitNothing
+	return daemonapi.ExitNothing
 }
 
 // typeList prints the file types of -t and -T as rg --type-list does.
@@ -409,7 +395,7 @@ func (c *cli) typeList() int {
 		b.WriteString(t.Name + ": " + strings.Join(t.Globs, ", ") + "\n")
 	}
 	fmt.Fprint(c.stdout, b.String())
-	return exitFound
+	return daemonapi.ExitFound
 }
 
 // manage runs a command that is not a query.
@@ -418,13 +404,13 @@ func (c *cli) manage(cmd *command, g *globals, args []string) int {
 	runCmd := cmd.define(fs)
 	global := newFlagSet("indexctl")
 	g.define(global)
-	fs.AddFlagSet(global)
+	fs.Include(global)
 	if err := fs.Parse(args); err != nil {
 		return c.parseError(cmd, fs, err)
 	}
 	if g.help {
 		fmt.Fprint(c.stdout, cmd.help())
-		return exitFound
+		return daemonapi.ExitFound
 	}
 	code, err := runCmd(c, g, fs.Args())
 	if err != nil {
@@ -445,61 +431,46 @@ func (c *cli) unknownCommand(name string) int {
 		hint = "did you mean '" + s + "'? " + hint
 	}
 	fmt.Fprintf(c.stderr, "indexctl: unknown command %q (%s)\n", name, hint)
-	return exitError
+	return daemonapi.ExitError
 }
 
 // parseError reports a command line fs could not parse: an unknown flag
 // in one line, with the nearest flag there is; anything else as a usage
 // error.
-func (c *cli) parseError(cmd *command, fs *pflag.FlagSet, err error) int {
-	var ne *pflag.NotExistError
-	if !errors.As(err, &ne) {
-		return c.usageError(cmd, flagError(err))
+func (c *cli) parseError(cmd *command, fs *cliflag.FlagSet, err error) int {
+	if errors.Is(err, cliflag.ErrHelp) {
+		err = errors.New("unknown flag") // -h and --help are defined: not reached
+	}
+	var ue *cliflag.UnknownError
+	if !errors.As(err, &ue) {
+		return c.usageError(cmd, err)
 	}
 	prog, help := "indexctl", "indexctl -h"
 	if cmd != nil {
 		prog, help = "indexctl "+cmd.name, "indexctl "+cmd.name+" -h"
 	}
-	given := "-" + ne.GetSpecifiedName()
-	hint := ""
-	if ne.GetSpecifiedShortnames() == "" {
+	given, hint := "-"+ue.Name, ""
+	if !ue.Short {
 		given = "-" + given
 		var names []string
-		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-		if s := suggest.Closest(ne.GetSpecifiedName(), names); s != "" {
+		for _, f := range fs.Flags() {
+			names = append(names, f.Name)
+		}
+		if s := suggest.Closest(ue.Name, names); s != "" {
 			hint = "did you mean --" + s + "? "
 		}
 	}
 	fmt.Fprintf(c.stderr, "%s: unknown flag %s (%s'%s' lists the flags)\n", prog, given, hint, help)
-	return exitError
+	return daemonapi.ExitError
 }
 
-// flagError rewords pflag's report of a flag value that does not parse
-// (which quotes strconv) as what the flag wants.
-func flagError(err error) error {
-	var ive *pflag.InvalidValueError
-	if !errors.As(err, &ive) {
-		return err
-	}
-	want := "a valid value"
-	switch ive.GetFlag().Value.Type() {
-	case "int":
-		want = "an integer"
-	case "bool":
-		want = "true or false"
-	}
-	return fmt.Errorf("invalid value %q for --%s: want %s", ive.GetValue(), ive.GetFlag().Name, want)
-}
-
-// usageError reports a bad command line on stderr. cmd is the subcommand,
-// nil for indexctl itself.
 func (c *cli) usageError(cmd *command, err error) int {
 	if cmd == nil {
 		fmt.Fprintf(c.stderr, "indexctl: %v\nRun 'indexctl -h' for usage.\n", err)
-		return exitError
+		return daemonapi.ExitError
 	}
 	fmt.Fprintf(c.stderr, "indexctl %s: %v\nUsage: %s\nRun 'indexctl %s -h' for its flags.\n", cmd.name, err, cmd.usageLine(), cmd.name)
-	return exitError
+	return daemonapi.ExitError
 }
 
 // flagOf returns the name of the flag that sets the parameter key ("" if
@@ -616,22 +587,19 @@ func (cmd *command) help() string {
 
 // flagRows returns a help row (flag names, description) per flag, in
 // definition order.
-func flagRows(fs *pflag.FlagSet) [][2]string {
+func flagRows(fs *cliflag.FlagSet) [][2]string {
 	var rows [][2]string
-	fs.VisitAll(func(f *pflag.Flag) {
-		name, usage := pflag.UnquoteUsage(f)
-		if f.Value.Type() == "count" {
-			name = "" // repeated, as -uu, not given a value
-		}
+	for _, f := range fs.Flags() {
+		name, usage := cliflag.ValueName(f)
 		left := "    --" + f.Name
-		if f.Shorthand != "" {
-			left = "-" + f.Shorthand + ", --" + f.Name
+		if f.Short != "" {
+			left = "-" + f.Short + ", --" + f.Name
 		}
 		if name != "" {
 			left += " " + name
 		}
 		rows = append(rows, [2]string{left, usage})
-	})
+	}
 	return rows
 }
 

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
+	"github.com/indexd/indexd/internal/daemonapi"
 
 	"github.com/indexd/indexd/internal/filetype"
 )
@@ -22,7 +23,7 @@ indexctl's flag table. Load it with:
   zsh:  indexctl completion zsh > "${fpath[1]}/_indexctl"
   fish: indexctl completion fish > ~/.config/fish/completions/indexctl.fish`,
 	exit: "Exit status: 0 printed, 2 an unknown shell.",
-	define: func(fs *pflag.FlagSet) runFunc {
+	define: func(fs *cliflag.FlagSet) runFunc {
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) != 1 {
 				return 0, fmt.Errorf("want one SHELL: bash, zsh or fish")
@@ -32,7 +33,7 @@ indexctl's flag table. Load it with:
 				return 0, fmt.Errorf("unknown shell %q: want bash, zsh or fish", args[0])
 			}
 			fmt.Fprint(c.stdout, gen())
-			return exitFound, nil
+			return daemonapi.ExitFound, nil
 		}
 	},
 }
@@ -58,22 +59,22 @@ type complFlag struct {
 func complFlags(cmd *command) []complFlag {
 	var g globals
 	var q queryFlags
-	var sets []*pflag.FlagSet
+	var sets []*cliflag.FlagSet
 	if cmd == nil {
 		fs := newFlagSet("indexctl")
 		g.define(fs)
-		sets = []*pflag.FlagSet{fs}
+		sets = []*cliflag.FlagSet{fs}
 	} else {
 		own, global := cmd.flagSets(&g, &q)
-		sets = []*pflag.FlagSet{own, global}
+		sets = []*cliflag.FlagSet{own, global}
 	}
 	var out []complFlag
 	for _, fs := range sets {
-		fs.VisitAll(func(f *pflag.Flag) {
-			name, usage := pflag.UnquoteUsage(f)
-			out = append(out, complFlag{long: f.Name, short: f.Shorthand, usage: usage,
-				value: f.NoOptDefVal == "", types: name == "TYPE", dir: name == "DIR"})
-		})
+		for _, f := range fs.Flags() {
+			name, usage := cliflag.ValueName(f)
+			out = append(out, complFlag{long: f.Name, short: f.Short, usage: usage,
+				value: f.TakesValue(), types: name == "TYPE", dir: name == "DIR"})
+		}
 	}
 	return out
 }

@@ -2,9 +2,8 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
 
 	"github.com/indexd/indexd/internal/daemonapi"
 )
@@ -25,10 +24,9 @@ exits.`,
 		"indexctl daemon",
 		"indexctl daemon --socket /tmp/indexd-test.sock --state-dir /tmp/indexd-state --idle-exit 30m",
 	},
-	define: func(fs *pflag.FlagSet) runFunc {
-		stateDir := fs.String("state-dir", "", "keep the indexes and the log in `DIR` (default: $XDG_STATE_HOME/indexd, else ~/.local/state/indexd)")
-		idle := fs.Duration("idle-exit", 0, "stop after `DURATION` without requests, such as 30m (default 0: never)")
-		maxMB := fs.Int64("max-memory", daemonapi.DefaultMaxMemory>>20, "index no new root while the heap holds more than `MB` megabytes")
+	define: func(fs *cliflag.FlagSet) runFunc {
+		var df daemonapi.DaemonFlags
+		df.Define(fs)
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
@@ -36,10 +34,9 @@ exits.`,
 			// The daemon is the engine's: this process becomes it, so
 			// the daemon is a foreground process of its caller (a
 			// terminal, systemd) as this command is.
-			err := c.execEngine("daemon", "--socket", g.socketPath(), "--state-dir", *stateDir,
-				"--idle-exit", idle.String(), "--max-memory", strconv.FormatInt(*maxMB, 10))
+			err := c.execEngine(append([]string{"daemon", "--socket", g.socketPath()}, df.Args()...)...)
 			fmt.Fprintf(c.stderr, "indexctl daemon: %v\n", err)
-			return exitError, nil
+			return daemonapi.ExitError, nil
 		}
 	},
 }

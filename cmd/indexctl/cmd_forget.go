@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
 
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
@@ -28,7 +28,7 @@ its file. A later query in the root indexes it again. A root that no longer
 exists can be forgotten by the path it had. Without a daemon, the saved
 index file is deleted directly.`,
 	exit: "Exit status: 0 forgotten, 1 the root had no index, 2 error.",
-	define: func(fs *pflag.FlagSet) runFunc {
+	define: func(fs *cliflag.FlagSet) runFunc {
 		return func(c *cli, g *globals, args []string) (int, error) {
 			name, err := rootName(g, args)
 			if err != nil {
@@ -40,12 +40,12 @@ index file is deleted directly.`,
 				where, err := locate("")
 				if err != nil {
 					fmt.Fprintf(c.stderr, "indexctl forget: %v\n", err)
-					return exitError, nil
+					return daemonapi.ExitError, nil
 				}
 				root = where.root
 			} else if root, err = filepath.Abs(name); err != nil {
 				fmt.Fprintf(c.stderr, "indexctl forget: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -53,13 +53,13 @@ index file is deleted directly.`,
 			switch {
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl forget: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			case !forgotten:
 				fmt.Fprintf(c.stdout, "%s has no index\n", root)
-				return exitNothing, nil
+				return daemonapi.ExitNothing, nil
 			}
 			fmt.Fprintf(c.stdout, "forgot %s\n", root)
-			return exitFound, nil
+			return daemonapi.ExitFound, nil
 		}
 	},
 }
@@ -82,7 +82,7 @@ func (c *cli) forget(ctx context.Context, socket, root string) (bool, error) {
 		switch {
 		case err == nil:
 			return true, nil
-		case errors.As(err, &ee) && ee.ExitCode() == exitNothing:
+		case errors.As(err, &ee) && ee.ExitCode() == daemonapi.ExitNothing:
 			return false, nil
 		}
 		return false, fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))

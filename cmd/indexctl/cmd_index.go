@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
 	"golang.org/x/term"
 
-	daemon "github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -34,8 +34,9 @@ earlier daemon is reopened and checked against the tree, not rebuilt.`,
 		"indexctl index --wait",
 		"indexctl index ~/src/linux --wait --json",
 	},
-	define: func(fs *pflag.FlagSet) runFunc {
-		wait := fs.Bool("wait", false, "wait until the index is ready, showing progress")
+	define: func(fs *cliflag.FlagSet) runFunc {
+		wait := new(bool)
+		fs.BoolVar(wait, "wait", "", false, "wait until the index is ready, showing progress")
 		return func(c *cli, g *globals, args []string) (int, error) {
 			name, err := rootName(g, args)
 			if err != nil {
@@ -44,7 +45,7 @@ earlier daemon is reopened and checked against the tree, not rebuilt.`,
 			where, err := locate(name)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "indexctl index: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -56,19 +57,19 @@ earlier daemon is reopened and checked against the tree, not rebuilt.`,
 func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int {
 	fail := func(err error) int {
 		fmt.Fprintf(c.stderr, "indexctl index: %v\n", err)
-		return exitError
+		return daemonapi.ExitError
 	}
 	cl, err := c.connect(ctx, g.socketPath())
 	if err != nil {
 		return fail(err)
 	}
 	defer cl.Close()
-	call := func(method string, params any) (json.RawMessage, *daemon.RootStatus, error) {
+	call := func(method string, params any) (json.RawMessage, *daemonapi.RootStatus, error) {
 		var res json.RawMessage
 		if err := cl.Call(ctx, method, params, &res); err != nil {
 			return nil, nil, err
 		}
-		var rs daemon.RootStatus
+		var rs daemonapi.RootStatus
 		if err := json.Unmarshal(res, &rs); err != nil {
 			return nil, nil, fmt.Errorf("malformed answer: %v", err)
 		}
@@ -78,10 +79,10 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 	if err != nil {
 		return fail(err)
 	}
-	if wait && rs.State == daemon.StateBuilding {
+	if wait && rs.State == daemonapi.StateBuilding {
 		type answer struct {
 			res json.RawMessage
-			rs  *daemon.RootStatus
+			rs  *daemonapi.RootStatus
 			err error
 		}
 		done := make(chan answer, 1)
@@ -110,7 +111,7 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 				if err := cl.Call(ctx, rpc.MethodStatus, rpc.RootParams{Root: root}, &sres); err != nil {
 					continue // the wait's answer says what went wrong
 				}
-				var st daemon.Status
+				var st daemonapi.Status
 				if json.Unmarshal(sres, &st) == nil && len(st.Roots) == 1 {
 					bar.show(&st.Roots[0])
 				}
@@ -122,16 +123,16 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 	} else {
 		fmt.Fprintln(c.stdout, summary(rs))
 	}
-	if rs.State == daemon.StateError {
-		return exitError
+	if rs.State == daemonapi.StateError {
+		return daemonapi.ExitError
 	}
-	return exitFound
+	return daemonapi.ExitFound
 }
 
 // summary describes a root's state after index.
-func summary(rs *daemon.RootStatus) string {
+func summary(rs *daemonapi.RootStatus) string {
 	switch rs.State {
-	case daemon.StateReady:
+	case daemonapi.StateReady:
 		how := "built"
 		if rs.Reopened {
 			how = "reopened"
@@ -140,7 +141,7 @@ func summary(rs *daemon.RootStatus) string {
 		// status gives it.
 		return fmt.Sprintf("%s: ready, %s, index %s (%s in %s)", rs.Root, plural(rs.Files, "file"), formatBytes(rs.IndexBytes+rs.BaseBytes), how,
 			(time.Duration(rs.ReadyMS) * time.Millisecond).Round(time.Millisecond))
-	case daemon.StateError:
+	case daemonapi.StateError:
 		return fmt.Sprintf("%s: indexing failed: %s", rs.Root, rs.LastError)
 	}
 	return fmt.Sprintf("%s: %s (queries walk the tree until the index is ready)", rs.Root, rs.State+": "+progressText(rs))
@@ -171,7 +172,7 @@ func newProgress(w io.Writer) *progress {
 // barWidth is the number of cells of the bar.
 const barWidth = 30
 
-func (p *progress) show(r *daemon.RootStatus) {
+func (p *progress) show(r *daemonapi.RootStatus) {
 	text := progressText(r)
 	if !p.tty {
 		now := p.now()
@@ -182,7 +183,7 @@ func (p *progress) show(r *daemon.RootStatus) {
 		return
 	}
 	bar := strings.Repeat(" ", barWidth)
-	if r.Phase == daemon.PhaseBuild && r.Progress != nil && r.Progress.TotalFiles > 0 {
+	if r.Phase == daemonapi.PhaseBuild && r.Progress != nil && r.Progress.TotalFiles > 0 {
 		n := percent(r.Progress) * barWidth / 100
 		bar = strings.Repeat("#", n) + strings.Repeat(".", barWidth-n)
 	}

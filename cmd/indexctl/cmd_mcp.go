@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
+	"github.com/indexd/indexd/internal/daemonapi"
 
 	"github.com/indexd/indexd/tool"
 )
@@ -39,8 +40,9 @@ standard error.`,
 		"indexctl mcp --tools compat",
 		"indexctl mcp --direct --tools Grep,search_in_files",
 	},
-	define: func(fs *pflag.FlagSet) runFunc {
-		tools := fs.String("tools", strings.Join(tool.Names(), ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, Changes, find_files_by_name, search_in_files, or compat for all six")
+	define: func(fs *cliflag.FlagSet) runFunc {
+		tools := new(string)
+		fs.StringVar(tools, "tools", "", strings.Join(tool.Names(), ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, Changes, find_files_by_name, search_in_files, or compat for all six")
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
@@ -59,7 +61,7 @@ standard error.`,
 			}
 			err := c.execEngine(eargs...)
 			fmt.Fprintf(c.stderr, "indexctl mcp: %v\n", err)
-			return exitError, nil
+			return daemonapi.ExitError, nil
 		}
 	},
 }

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
 
-	daemon "github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -25,7 +25,7 @@ queries it has answered and, for each root it indexes, its state (building,
 ready or error), files, index size on disk and queries. With --json, the
 daemon's status object as one line of JSON. Status never starts a daemon.`,
 	exit: "Exit status: 0 the daemon runs, 1 it does not, 2 error.",
-	define: func(fs *pflag.FlagSet) runFunc {
+	define: func(fs *cliflag.FlagSet) runFunc {
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
@@ -37,38 +37,38 @@ daemon's status object as one line of JSON. Status never starts a daemon.`,
 			switch {
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl status: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			case !ok:
 				out := c.stdout
 				if g.json {
 					out = c.stderr
 				}
 				fmt.Fprintf(out, "indexd is not running (%s)\n", socket)
-				return exitNothing, nil
+				return daemonapi.ExitNothing, nil
 			}
 			defer cl.Close()
 			var res json.RawMessage
 			if err := cl.Call(ctx, rpc.MethodStatus, nil, &res); err != nil {
 				fmt.Fprintf(c.stderr, "indexctl status: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			}
 			if g.json {
 				fmt.Fprintf(c.stdout, "%s\n", res)
-				return exitFound, nil
+				return daemonapi.ExitFound, nil
 			}
-			var st daemon.Status
+			var st daemonapi.Status
 			if err := json.Unmarshal(res, &st); err != nil {
 				fmt.Fprintf(c.stderr, "indexctl status: malformed status: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			}
 			fmt.Fprint(c.stdout, formatStatus(&st))
-			return exitFound, nil
+			return daemonapi.ExitFound, nil
 		}
 	},
 }
 
 // formatStatus renders the daemon's status for people.
-func formatStatus(st *daemon.Status) string {
+func formatStatus(st *daemonapi.Status) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "indexd is running: pid %d, up %s, %d queries answered, version %s\n",
 		st.PID, (time.Duration(st.UptimeMS) * time.Millisecond).Round(time.Second), st.Queries, st.Version)
@@ -101,7 +101,7 @@ func formatStatus(st *daemon.Status) string {
 	tw.Flush()
 	for _, r := range st.Roots {
 		switch {
-		case r.State == daemon.StateBuilding:
+		case r.State == daemonapi.StateBuilding:
 			fmt.Fprintf(&b, "%s: %s\n", r.Root, progressText(&r))
 		case r.LastError != "":
 			fmt.Fprintf(&b, "%s: %s\n", r.Root, r.LastError)
@@ -111,16 +111,16 @@ func formatStatus(st *daemon.Status) string {
 }
 
 // progressText describes a build's advance.
-func progressText(r *daemon.RootStatus) string {
+func progressText(r *daemonapi.RootStatus) string {
 	p := r.Progress
 	switch r.Phase {
-	case daemon.PhaseReopen:
+	case daemonapi.PhaseReopen:
 		return "reopening the saved index"
-	case daemon.PhaseSave:
+	case daemonapi.PhaseSave:
 		return "saving"
-	case daemon.PhaseCatchUp:
+	case daemonapi.PhaseCatchUp:
 		return "catching up with changes"
-	case daemon.PhaseBuild:
+	case daemonapi.PhaseBuild:
 		if p == nil || p.TotalFiles == 0 {
 			return "listing files"
 		}
@@ -134,7 +134,7 @@ func progressText(r *daemon.RootStatus) string {
 }
 
 // percent is a build's advance, by bytes read (files when all are empty).
-func percent(p *daemon.BuildProgress) int {
+func percent(p *daemonapi.BuildProgress) int {
 	switch {
 	case p.TotalBytes > 0:
 		return int(100 * p.Bytes / p.TotalBytes)

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
+	"github.com/indexd/indexd/internal/daemonapi"
 
 	"github.com/indexd/indexd/rpc"
 )
@@ -24,7 +25,7 @@ saves and closes its indexes and removes its socket; stop returns once it
 has exited. The next query starts a new one. Stopping when no daemon runs
 is not an error.`,
 	exit: "Exit status: 0 stopped, or none was running; 2 error.",
-	define: func(fs *pflag.FlagSet) runFunc {
+	define: func(fs *cliflag.FlagSet) runFunc {
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
@@ -39,16 +40,16 @@ is not an error.`,
 			case errors.Is(err, rpc.ErrNoAnswer):
 				// Hung: shutdown cannot reach it. Say who holds its lock.
 				fmt.Fprintf(c.stderr, "indexctl stop: %v%s\n", err, lockHolder(socket))
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl stop: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			case stopped:
 				fmt.Fprintf(c.stdout, "indexd stopped (%s)\n", socket)
 			default:
 				fmt.Fprintf(c.stdout, "indexd is not running (%s)\n", socket)
 			}
-			return exitFound, nil
+			return daemonapi.ExitFound, nil
 		}
 	},
 }

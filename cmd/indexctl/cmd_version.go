@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/indexd/indexd/internal/pflag"
+	"github.com/indexd/indexd/internal/cliflag"
 
 	"github.com/indexd/indexd/internal/buildid"
-	daemon "github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -18,7 +18,7 @@ import (
 // revision) and Go build ID. (The daemon is the engine's: version
 // compares it with the engine indexctl runs.)
 func clientVersion() string {
-	v := daemon.BinaryVersion()
+	v := daemonapi.BinaryVersion()
 	if id := buildid.Self(); id != "" {
 		v += " (build " + id + ")"
 	}
@@ -36,7 +36,7 @@ whether it is the build of the engine indexctl runs (a daemon of another
 build is replaced at the next query). Version never starts a
 daemon. --version prints the first line only.`,
 	exit: "Exit status: 0 the daemon runs, 1 it does not, 2 error.",
-	define: func(fs *pflag.FlagSet) runFunc {
+	define: func(fs *cliflag.FlagSet) runFunc {
 		return func(c *cli, g *globals, args []string) (int, error) {
 			if len(args) > 0 {
 				return 0, fmt.Errorf("unexpected argument %q", args[0])
@@ -48,28 +48,28 @@ daemon. --version prints the first line only.`,
 			switch {
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl version: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			case !ok:
 				fmt.Fprintf(c.stdout, "indexd   not running (%s)\n", g.socketPath())
-				return exitNothing, nil
+				return daemonapi.ExitNothing, nil
 			}
 			defer cl.Close()
 			var res json.RawMessage
 			if err := cl.Call(ctx, rpc.MethodStatus, nil, &res); err != nil {
 				fmt.Fprintf(c.stderr, "indexctl version: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			}
-			var st daemon.Status
+			var st daemonapi.Status
 			if err := json.Unmarshal(res, &st); err != nil {
 				fmt.Fprintf(c.stderr, "indexctl version: malformed status: %v\n", err)
-				return exitError, nil
+				return daemonapi.ExitError, nil
 			}
 			same := ""
 			if st.Build != "" && st.Build == c.engine().Build() {
 				same = ", the same build" // as the engine this indexctl runs
 			}
 			fmt.Fprintf(c.stdout, "indexd   %s (build %s), pid %d%s\n", st.Version, st.Build, st.PID, same)
-			return exitFound, nil
+			return daemonapi.ExitFound, nil
 		}
 	},
 }

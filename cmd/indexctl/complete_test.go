@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/tool"
 )
 
@@ -27,38 +28,38 @@ func TestIncompleteAnswers(t *testing.T) {
 		code                     int
 		why                      string // the incomplete line's text after "incomplete: "; "" for none
 	}{
-		{"whole", tool.Grep, `{"pattern":"x"}`, grep("success", `{`+match+`,"truncated":false}`), noBound, exitFound, ""},
-		{"the user's limit", tool.Grep, `{"pattern":"x","limit":1}`, grep("partial", `{`+match+`,"truncated":true}`), userBound, exitFound, ""},
-		{"the agents' limit", tool.Grep, `{"pattern":"x"}`, grep("partial", `{`+match+`,"truncated":true}`), agentBound, exitFound, ""},
-		{"a fallback walk", tool.Grep, `{"pattern":"x"}`, grep("partial", `{`+match+`,"truncated":false,"fallback_used":true,"fallback_reason":"index_building"}`), noBound, exitFound, ""},
+		{"whole", tool.Grep, `{"pattern":"x"}`, grep("success", `{`+match+`,"truncated":false}`), noBound, daemonapi.ExitFound, ""},
+		{"the user's limit", tool.Grep, `{"pattern":"x","limit":1}`, grep("partial", `{`+match+`,"truncated":true}`), userBound, daemonapi.ExitFound, ""},
+		{"the agents' limit", tool.Grep, `{"pattern":"x"}`, grep("partial", `{`+match+`,"truncated":true}`), agentBound, daemonapi.ExitFound, ""},
+		{"a fallback walk", tool.Grep, `{"pattern":"x"}`, grep("partial", `{`+match+`,"truncated":false,"fallback_used":true,"fallback_reason":"index_building"}`), noBound, daemonapi.ExitFound, ""},
 		{"the user's time limit", tool.Grep, `{"pattern":"x","timeout_ms":500}`,
-			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"timeout"}`), noBound, exitError,
+			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"timeout"}`), noBound, daemonapi.ExitError,
 			"the search stopped at its time limit (--timeout-ms 500); what it found by then is shown"},
 		{"the agents' time limit", tool.Grep, `{"pattern":"x"}`,
-			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"timeout"}`), agentBound, exitError,
+			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"timeout"}`), agentBound, daemonapi.ExitError,
 			"the search stopped at the agent tools' time limit (2000 ms, with --args); what it found by then is shown"},
 		{"a truncated answer cut by time too", tool.Grep, `{"pattern":"x","timeout_ms":5}`,
-			grep("partial", `{`+match+`,"truncated":true,"aborted_reason":"timeout"}`), noBound, exitError,
+			grep("partial", `{`+match+`,"truncated":true,"aborted_reason":"timeout"}`), noBound, daemonapi.ExitError,
 			"the search stopped at its time limit (--timeout-ms 5); what it found by then is shown"},
 		{"an unreadable file", tool.Grep, `{"pattern":"x"}`,
-			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"read_error"}`), noBound, exitError,
+			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"read_error"}`), noBound, daemonapi.ExitError,
 			"some files or directories could not be read (out of file descriptors, or an I/O error): matches in them are missing"},
 		{"a file searched in part", tool.Grep, `{"pattern":"x","multiline":true}`,
-			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"size_limit"}`), noBound, exitError,
+			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"size_limit"}`), noBound, daemonapi.ExitError,
 			"a file was too large to search whole with --multiline (limit 32 MiB): only its beginning was searched"},
 		{"Glob's breaker", tool.Glob, `{"pattern":"**"}`,
-			`{"status":"partial","data":{"paths":["a"],"truncated":false,"aborted_reason":"count_limit"},"text":"Found 1","stats":{"time_ms":1},` + ctx + `}`, agentBound, exitError,
+			`{"status":"partial","data":{"paths":["a"],"truncated":false,"aborted_reason":"count_limit"},"text":"Found 1","stats":{"time_ms":1},` + ctx + `}`, agentBound, daemonapi.ExitError,
 			"the walk stopped after the agent tools' 20000 entries (with --args); what it found by then is shown"},
 		{"changes not tracked", tool.Changes, `{"since":"c1"}`,
-			`{"status":"partial","data":{"changes":[],"clock":"c2","fresh_instance":false,"truncated":false},"text":"No changes\n[Info: changes inside these directories are not tracked (node_modules); list them with Glob or LS.]","stats":{"time_ms":1},` + ctx + `}`, noBound, exitError,
+			`{"status":"partial","data":{"changes":[],"clock":"c2","fresh_instance":false,"truncated":false},"text":"No changes\n[Info: changes inside these directories are not tracked (node_modules); list them with Glob or LS.]","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitError,
 			"changes inside these directories are not tracked (node_modules); list them with Glob or LS."},
 		{"a fresh instance's listing", tool.Changes, `{"since":"c1"}`,
-			`{"status":"partial","data":{"changes":[{"path":"a","kind":"created","mtime":null}],"clock":"c2","fresh_instance":true,"truncated":false},"text":"Fresh instance: x.","stats":{"time_ms":1},` + ctx + `}`, noBound, exitFound, ""},
+			`{"status":"partial","data":{"changes":[{"path":"a","kind":"created","mtime":null}],"clock":"c2","fresh_instance":true,"truncated":false},"text":"Fresh instance: x.","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitFound, ""},
 		{"a clock asked for, none kept", tool.Changes, `{}`,
-			`{"status":"partial","data":{"changes":[],"clock":"","fresh_instance":false,"truncated":false},"text":"No clock","stats":{"time_ms":1},` + ctx + `}`, noBound, exitError,
+			`{"status":"partial","data":{"changes":[],"clock":"","fresh_instance":false,"truncated":false},"text":"No clock","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitError,
 			"no clock: no change journal is kept for this root (its index is still being built, and 'indexctl index --wait' waits for it; or the answer was made without the daemon)"},
 		{"a clock", tool.Changes, `{}`,
-			`{"status":"success","data":{"changes":[],"clock":"c2","fresh_instance":false,"truncated":false},"text":"Clock","stats":{"time_ms":1},` + ctx + `}`, noBound, exitFound, ""},
+			`{"status":"success","data":{"changes":[],"clock":"c2","fresh_instance":false,"truncated":false},"text":"Clock","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitFound, ""},
 	} {
 		for _, asJSON := range []bool{false, true} {
 			var stdout, stderr bytes.Buffer

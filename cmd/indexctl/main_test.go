@@ -18,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/indexd/indexd/internal/client"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/engine"
 )
 
@@ -227,7 +228,7 @@ func TestHelpGolden(t *testing.T) {
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := run(tc.args, strings.NewReader(""), &stdout, &stderr); code != exitFound {
+			if code := run(tc.args, strings.NewReader(""), &stdout, &stderr); code != daemonapi.ExitFound {
 				t.Fatalf("indexctl %s: exit code %d, stderr:\n%s", strings.Join(tc.args, " "), code, &stderr)
 			}
 			if stderr.Len() > 0 {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -743,7 +744,7 @@ func TestMCPUsage(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
 		code := cmd.ProcessState.ExitCode()
-		if err == nil || code != exitError || !strings.HasPrefix(stderr.String(), tc.msg) || stdout.Len() > 0 {
+		if err == nil || code != daemonapi.ExitError || !strings.HasPrefix(stderr.String(), tc.msg) || stdout.Len() > 0 {
 			t.Errorf("indexctl %v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, &stdout, &stderr, tc.msg)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/fakesock"
 	"github.com/indexd/indexd/rpc"
 )
@@ -53,14 +54,14 @@ func TestQueryDaemonNoAnswer(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		code := waitExit(t, runAsync(append([]string{"--socket", socket, "--root", root}, args...), strings.NewReader(""), &stdout, &stderr), "indexctl "+args[0])
-		if code != exitError || stdout.Len() != 0 || stderr.String() != want {
+		if code != daemonapi.ExitError || stdout.Len() != 0 || stderr.String() != want {
 			t.Errorf("indexctl %v: exit %d, stdout %q, stderr %q; want 2 and %q", args, code, &stdout, &stderr, want)
 		}
 	}
 	// stop cannot stop it either, and says so.
 	var stdout, stderr bytes.Buffer
 	code := waitExit(t, runAsync([]string{"--socket", socket, "stop"}, strings.NewReader(""), &stdout, &stderr), "indexctl stop")
-	if want := "indexctl stop: indexd did not answer within 100ms (socket " + socket + ")\n"; code != exitError || stderr.String() != want {
+	if want := "indexctl stop: indexd did not answer within 100ms (socket " + socket + ")\n"; code != daemonapi.ExitError || stderr.String() != want {
 		t.Errorf("indexctl stop: exit %d, stderr %q; want 2 and %q", code, &stderr, want)
 	}
 }
@@ -83,14 +84,14 @@ func TestFirstUseSaysTheDaemonStarts(t *testing.T) {
 	var tty bytes.Buffer
 	isTerminal = func(w io.Writer) bool { return w == &tty }
 	var stdout bytes.Buffer
-	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != exitNothing {
+	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != daemonapi.ExitNothing {
 		t.Fatalf("first query: exit %d, stderr %q", code, &tty)
 	}
 	if !strings.HasPrefix(tty.String(), "indexctl: started the indexd daemon: ") {
 		t.Errorf("first query on a terminal: stderr %q", &tty)
 	}
 	tty.Reset()
-	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != exitNothing || strings.Contains(tty.String(), "started") {
+	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != daemonapi.ExitNothing || strings.Contains(tty.String(), "started") {
 		t.Errorf("second query: exit %d, stderr %q", code, &tty)
 	}
 }

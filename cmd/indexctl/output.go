@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/tool"
 )
@@ -169,10 +170,10 @@ func (o *output) finish(code int) int {
 	case o.sink.err == nil:
 		return code
 	case o.closed():
-		return exitFound
+		return daemonapi.ExitFound
 	}
 	fmt.Fprintf(o.stderr, "indexctl: writing the output: %v\n", o.sink.err)
-	return exitError
+	return daemonapi.ExitError
 }
 
 // note writes a line for people to standard error, flushing stdout first
@@ -189,7 +190,7 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 	rep, err := readReply(answer)
 	if err != nil {
 		o.note(fmt.Sprintf("malformed response: %v", err))
-		return exitError
+		return daemonapi.ExitError
 	}
 	var d answerData
 	var derr error
@@ -197,14 +198,14 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 		derr = readData(rep.data, &d)
 	}
 	code, cerr := exitCode(name, rep.status, &d)
-	if code == exitNothing && o.streamed > 0 {
-		code = exitFound
+	if code == daemonapi.ExitNothing && o.streamed > 0 {
+		code = daemonapi.ExitFound
 	}
 	why := ""
 	if cerr == nil && derr == nil {
 		why = o.incomplete(name, args, rep, &d)
-		if name == tool.Changes && code == exitNothing && !argument(args, "since", new(json.RawMessage)) && d.Clock != "" {
-			code = exitFound // the answer is the clock
+		if name == tool.Changes && code == daemonapi.ExitNothing && !argument(args, "since", new(json.RawMessage)) && d.Clock != "" {
+			code = daemonapi.ExitFound // the answer is the clock
 		}
 	}
 	defer func() {
@@ -216,7 +217,7 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 		}
 	}()
 	if why != "" {
-		code = exitError
+		code = daemonapi.ExitError
 	}
 	if o.json {
 		o.out.Write(answer)
@@ -225,7 +226,7 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 	}
 	if derr != nil {
 		o.note(fmt.Sprintf("malformed response: %v", derr))
-		return exitError
+		return daemonapi.ExitError
 	}
 	if rep.status == envelope.StatusError {
 		msg := strings.TrimPrefix(rep.text, "Error: ")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
@@ -113,7 +114,7 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 				if rep.text == "" {
 					t.Errorf("%T: %s's answer has no text: %s", r, spec.Name, answer)
 				}
-				if code, err := answerCode(t, spec.Name, answer); code != exitFound || err != nil {
+				if code, err := answerCode(t, spec.Name, answer); code != daemonapi.ExitFound || err != nil {
 					t.Errorf("%T: exit code %d, %v for %s", r, code, err, answer)
 				}
 			}

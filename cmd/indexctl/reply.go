@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/jsonread"
 	toolspec "github.com/indexd/indexd/tool"
 )
@@ -234,16 +235,16 @@ func exitCode(tool string, status envelope.Status, d *answerData) (int, error) {
 	switch status {
 	case envelope.StatusSuccess, envelope.StatusPartial:
 	case envelope.StatusError:
-		return exitError, nil
+		return daemonapi.ExitError, nil
 	default:
-		return exitError, fmt.Errorf("malformed response: unknown status %q", status)
+		return daemonapi.ExitError, fmt.Errorf("malformed response: unknown status %q", status)
 	}
 	spec, err := toolspec.Lookup(tool)
 	if err != nil {
-		return exitError, err
+		return daemonapi.ExitError, err
 	}
 	if !d.object {
-		return exitError, fmt.Errorf("malformed response: %s answered with data that is not an object", spec.Name)
+		return daemonapi.ExitError, fmt.Errorf("malformed response: %s answered with data that is not an object", spec.Name)
 	}
 	any, found := false, false
 	for _, k := range spec.ResultKeys {
@@ -252,15 +253,15 @@ func exitCode(tool string, status envelope.Status, d *answerData) (int, error) {
 		case !ok:
 			continue
 		case n < 0:
-			return exitError, fmt.Errorf("malformed response: %s answered with data.%s that is not an array", spec.Name, k)
+			return daemonapi.ExitError, fmt.Errorf("malformed response: %s answered with data.%s that is not an array", spec.Name, k)
 		}
 		any, found = any || n > 0, true
 	}
 	if !found {
-		return exitError, fmt.Errorf("malformed response: %s answered with data holding none of %s", spec.Name, strings.Join(spec.ResultKeys, ", "))
+		return daemonapi.ExitError, fmt.Errorf("malformed response: %s answered with data holding none of %s", spec.Name, strings.Join(spec.ResultKeys, ", "))
 	}
 	if !any {
-		return exitNothing, nil
+		return daemonapi.ExitNothing, nil
 	}
-	return exitFound, nil
+	return daemonapi.ExitFound, nil
 }

@@ -34,23 +34,18 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
 
 	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/client"
+	"github.com/indexd/indexd/internal/cliflag"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 )
 
-// Exit codes, as indexctl's (SPEC §10).
-const (
-	exitOK      = 0
-	exitNothing = 1
-	exitError   = 2
-)
 
 // Commands of the engine (see the package documentation).
 const (
@@ -85,13 +80,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runDaemon("indexd", args, stdout, stderr, false)
 }
 
-func newFlagSet(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.SortFlags = false
-	return fs
-}
+func newFlagSet(name string) *cliflag.FlagSet { return cliflag.New(name) }
 
 // socketPath is the socket flag's value made absolute, else the default.
 func socketPath(flag string) string {
@@ -107,41 +96,44 @@ func socketPath(flag string) string {
 // usage reports a bad command line.
 func usage(name string, stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "%s: %v\nRun '%s -h' for usage.\n", name, err, name)
-	return exitError
+	return daemonapi.ExitError
 }
 
 // runDaemon runs the daemon in the foreground. With check (the daemon
 // command), a daemon already serving the socket is said and not an error.
 func runDaemon(name string, args []string, stdout, stderr io.Writer, check bool) int {
-	var cfg daemon.Config
+	var (
+		cfg    daemon.Config
+		df     daemonapi.DaemonFlags
+		socket string
+	)
 	fs := newFlagSet(name)
-	socket := fs.String("socket", "", "listen on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
-	fs.StringVar(&cfg.StateDir, "state-dir", "", "keep the indexes and the log in `DIR` (default: $XDG_STATE_HOME/indexd, else ~/.local/state/indexd)")
-	fs.DurationVar(&cfg.IdleExit, "idle-exit", 0, "stop after `DURATION` without requests, such as 30m (default 0: never)")
-	maxMB := fs.Int64("max-memory", daemon.DefaultMaxMemory>>20, "index no new root while the heap holds more than `MB` megabytes")
+	fs.StringVar(&socket, "socket", "", "", "listen on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
+	df.Define(fs)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: %s [flags]\n\nRun the indexd daemon until SIGINT or SIGTERM (or the shutdown method:\n'indexctl stop').\n\nFlags:\n%s", name, fs.FlagUsages())
+		if errors.Is(err, cliflag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: %s [flags]\n\nRun the indexd daemon until SIGINT or SIGTERM (or the shutdown method:\n'indexctl stop').\n\nFlags:\n%s", name, fs.Usages())
 			fmt.Fprint(stdout, "\nThe engine's other commands, which indexctl runs: mcp (the MCP server), direct\n(one tool call answered by walking), forget (a saved index, with no daemon).\n")
-			return exitOK
+			return daemonapi.ExitFound
 		}
 		return usage(name, stderr, err)
 	}
-	if fs.NArg() > 0 {
-		return usage(name, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if len(fs.Args()) > 0 {
+		return usage(name, stderr, fmt.Errorf("unexpected argument %q", fs.Args()[0]))
 	}
-	cfg.SocketPath = socketPath(*socket)
+	cfg.SocketPath = socketPath(socket)
+	cfg.StateDir, cfg.IdleExit = df.StateDir, df.IdleExit
 	if check && running(cfg.SocketPath) {
 		fmt.Fprintf(stderr, "%s: a daemon already serves %s\n", name, cfg.SocketPath)
-		return exitOK
+		return daemonapi.ExitFound
 	}
 	cfg.Version = daemon.BinaryVersion()
-	cfg.MaxMemory = *maxMB << 20
+	cfg.MaxMemory = df.MaxMemoryMB << 20
 	if err := daemon.Foreground(cfg); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return exitError
+		return daemonapi.ExitError
 	}
-	return exitOK
+	return daemonapi.ExitFound
 }
 
 // running reports whether a daemon answers on socket.
@@ -209,43 +201,47 @@ const BatchPrefix = `{"batch":`
 // Glob's and Grep's results come first, a line {"batch":BATCH} each, and
 // the envelope, last, holds none of them.
 func runDirect(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var (
+		root, cwd, reason string
+		unlimited, stream bool
+	)
 	fs := newFlagSet(name)
-	root := fs.String("root", "", "the workspace root `DIR`, absolute")
-	cwd := fs.String("cwd", ".", "the working directory relative to the root")
-	reason := fs.String("reason", "", "mark the answer as a fallback for `REASON`")
-	unlimited := fs.Bool("unlimited", false, "the limit is the command line's: any, 0 for every result")
-	stream := fs.Bool("stream", false, "with --unlimited: write the results as they are found, ahead of the envelope")
+	fs.StringVar(&root, "root", "", "", "the workspace root `DIR`, absolute")
+	fs.StringVar(&cwd, "cwd", "", ".", "the working directory relative to the root")
+	fs.StringVar(&reason, "reason", "", "", "mark the answer as a fallback for `REASON`")
+	fs.BoolVar(&unlimited, "unlimited", "", false, "the command line's rules: no default limit or time limit")
+	fs.BoolVar(&stream, "stream", "", false, "with --unlimited: write the results as they are found, ahead of the envelope")
 	if err := fs.Parse(args); err != nil {
 		return usage(name, stderr, err)
 	}
-	if fs.NArg() != 1 || *root == "" {
+	if len(fs.Args()) != 1 || root == "" {
 		return usage(name, stderr, errors.New("want --root DIR and one TOOL"))
 	}
 	raw, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "reading the arguments: %v\n", err)
-		return exitError
+		return daemonapi.ExitError
 	}
 	oneShotGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	req := client.Request{Tool: fs.Arg(0), Root: *root, Cwd: *cwd, Args: raw, Unlimited: *unlimited}
+	req := client.Request{Tool: fs.Args()[0], Root: root, Cwd: cwd, Args: raw, Unlimited: unlimited}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	if *stream && *unlimited {
+	if stream && unlimited {
 		req.OnBatch = func(b json.RawMessage) {
 			out.WriteString(BatchPrefix)
 			out.Write(b)
 			out.WriteString("}\n")
 		}
 	}
-	env, err := Direct(ctx, req, envelope.FallbackReason(*reason))
+	env, err := Direct(ctx, req, envelope.FallbackReason(reason))
 	if err != nil {
 		fmt.Fprintf(stderr, "%s\n", strings.ReplaceAll(err.Error(), "\n", " "))
-		return exitError
+		return daemonapi.ExitError
 	}
 	fmt.Fprintf(out, "%s\n", env)
-	return exitOK
+	return daemonapi.ExitFound
 }
 
 // runForget runs "forget ROOT": it deletes ROOT's saved index (the state
@@ -262,12 +258,12 @@ func runForget(name string, args []string, stdout, stderr io.Writer) int {
 	err := os.Remove(filepath.Join(daemon.DefaultStateDir(), daemon.DBName(root)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return exitNothing
+		return daemonapi.ExitNothing
 	case err != nil:
 		fmt.Fprintf(stderr, "%v\n", err)
-		return exitError
+		return daemonapi.ExitError
 	}
-	return exitOK
+	return daemonapi.ExitFound
 }
 
 // envDirect reports whether INDEXCTL_DIRECT asks for --direct.
@@ -278,22 +274,26 @@ func envDirect() bool {
 
 // runMCP runs the MCP server (indexctl mcp; see its help there).
 func runMCP(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var (
+		toolList, rootFlag, socketFlag string
+		direct                         bool
+	)
 	fs := newFlagSet(name)
-	tools := fs.String("tools", strings.Join(mcp.DefaultTools, ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, find_files_by_name, search_in_files, or compat for all five")
-	rootFlag := fs.String("root", "", "workspace root `DIR`")
-	direct := fs.Bool("direct", false, "answer in this process by walking the tree, with no daemon")
-	socket := fs.String("socket", "", "reach the daemon on the socket `PATH`")
+	fs.StringVar(&toolList, "tools", "", strings.Join(mcp.DefaultTools, ","), "comma-separated `LIST` of the tools to offer: Glob, Grep, LS, Changes, find_files_by_name, search_in_files, or compat for all six")
+	fs.StringVar(&rootFlag, "root", "", "", "workspace root `DIR`")
+	fs.BoolVar(&direct, "direct", "", false, "answer in this process by walking the tree, with no daemon")
+	fs.StringVar(&socketFlag, "socket", "", "", "reach the daemon on the socket `PATH`")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: %s [flags]\n\nServe Glob, Grep and LS as an MCP server on stdin/stdout ('indexctl mcp -h'\ntells more).\n\nFlags:\n%s", name, fs.FlagUsages())
-			return exitOK
+		if errors.Is(err, cliflag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: %s [flags]\n\nServe Glob, Grep, LS and Changes as an MCP server on stdin/stdout ('indexctl\nmcp -h' tells more).\n\nFlags:\n%s", name, fs.Usages())
+			return daemonapi.ExitFound
 		}
 		return usage(name, stderr, err)
 	}
-	if fs.NArg() > 0 {
-		return usage(name, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if len(fs.Args()) > 0 {
+		return usage(name, stderr, fmt.Errorf("unexpected argument %q", fs.Args()[0]))
 	}
-	names, err := mcp.ParseTools(*tools)
+	names, err := mcp.ParseTools(toolList)
 	if err != nil {
 		return usage(name, stderr, err)
 	}
@@ -306,19 +306,19 @@ func runMCP(name string, args []string, stdin io.Reader, stdout, stderr io.Write
 			return where.Root, err
 		},
 	}
-	if *rootFlag != "" {
-		where, err := client.Locate(*rootFlag)
+	if rootFlag != "" {
+		where, err := client.Locate(rootFlag)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			return exitError
+			return daemonapi.ExitError
 		}
 		cfg.Root = where.Root
 	}
 	query := func(ctx context.Context, req client.Request) (json.RawMessage, error) {
 		return Direct(ctx, req, "")
 	}
-	if !*direct && !envDirect() {
-		d := &client.Daemon{Socket: socketPath(*socket), Stderr: stderr, Engine: client.SelfEngine(), Fallback: Direct, Dialer: dialer}
+	if !direct && !envDirect() {
+		d := &client.Daemon{Socket: socketPath(socketFlag), Stderr: stderr, Engine: client.SelfEngine(), Fallback: Direct, Dialer: dialer}
 		query = d.Query
 	}
 	cfg.Query = func(ctx context.Context, tool, root string, args json.RawMessage) (json.RawMessage, error) {
@@ -333,13 +333,13 @@ func runMCP(name string, args []string, stdin io.Reader, stdout, stderr io.Write
 	srv, err := mcp.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return exitError
+		return daemonapi.ExitError
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Run(ctx, stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "%s: session ended: %v\n", name, err)
-		return exitError
+		return daemonapi.ExitError
 	}
-	return exitOK
+	return daemonapi.ExitFound
 }

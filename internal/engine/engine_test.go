@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/fakesock"
 	"github.com/indexd/indexd/rpc"
 )
@@ -104,7 +105,7 @@ func TestMCPDaemonNoAnswer(t *testing.T) {
 	inW.Close()
 	select {
 	case c := <-code:
-		if c != exitOK {
+		if c != daemonapi.ExitFound {
 			t.Errorf("indexd mcp: exit %d, stderr %s", c, stderr.String())
 		}
 	case <-time.After(time.Minute):
@@ -123,10 +124,10 @@ func TestDirect(t *testing.T) {
 		code       int
 		out, errse string
 	}{
-		{[]string{"--root", root, "--", "Glob"}, exitOK, `"paths":[]`, ""},
-		{[]string{"--root", root, "--reason", "daemon_unavailable", "Glob"}, exitOK, `"fallback_used":true,"fallback_reason":"daemon_unavailable"`, ""},
-		{[]string{"--root", root + "/nope", "Glob"}, exitError, "", "nope"},
-		{[]string{"Glob"}, exitError, "", "want --root DIR and one TOOL"},
+		{[]string{"--root", root, "--", "Glob"}, daemonapi.ExitFound, `"paths":[]`, ""},
+		{[]string{"--root", root, "--reason", "daemon_unavailable", "Glob"}, daemonapi.ExitFound, `"fallback_used":true,"fallback_reason":"daemon_unavailable"`, ""},
+		{[]string{"--root", root + "/nope", "Glob"}, daemonapi.ExitError, "", "nope"},
+		{[]string{"Glob"}, daemonapi.ExitError, "", "want --root DIR and one TOOL"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(append([]string{"indexd", CmdDirect}, tc.args...), strings.NewReader(`{"pattern":"*.go"}`), &stdout, &stderr)
