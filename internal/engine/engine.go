@@ -34,7 +34,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/client"
@@ -45,7 +44,6 @@ import (
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 )
-
 
 // Commands of the engine (see the package documentation).
 const (
