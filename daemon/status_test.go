@@ -47,7 +47,7 @@ func TestStatusDoesNotHoldQueriesBehindTheIndex(t *testing.T) {
 	must(t, os.Remove(filepath.Join(root, "gone.txt")))
 	held, release, applied := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		applied <- ix.ApplyWith(ctx, []string{"gone.txt"}, func(*index.File) { close(held); <-release })
+		applied <- ix.ApplyWith(ctx, []string{"gone.txt"}, index.ApplyOptions{Removed: func(*index.File) { close(held); <-release }})
 	}()
 	released := false
 	defer func() {

@@ -2,10 +2,12 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -178,4 +180,75 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// grepMatch is one Grep match as data.matches holds it.
+type grepMatch struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// matchesOf decodes an answer's matches.
+func matchesOf(t testing.TB, a answer) []grepMatch {
+	t.Helper()
+	var out []grepMatch
+	for _, m := range a.data.Matches {
+		var g grepMatch
+		if err := json.Unmarshal(m, &g); err != nil {
+			t.Fatalf("%v: %s", err, m)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// A file with a second link outside the root, written through that link:
+// no directory the watcher watches hears of it, only the file's own
+// watch, and the next query's barrier covers it, so the index answers at
+// once (success, no fallback) with exactly the line written. A restart
+// (the saved index reopened) watches the file again, and watches one
+// linked from outside while the daemon was down.
+func TestHardLinkWrittenOutsideRoot(t *testing.T) {
+	state := t.TempDir()
+	td := startDaemon(t, Config{StateDir: state})
+	root := writeTree(t, map[string]string{"f.txt": "old\n", "sub/g.txt": "old\n"})
+	out := t.TempDir()
+	must(t, os.Link(filepath.Join(root, "f.txt"), filepath.Join(out, "hl")))
+	if rs := td.index(root, true); rs.State != StateReady {
+		t.Fatalf("index --wait: %+v", rs)
+	}
+	appendLine := func(name, line string) {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(out, name), os.O_WRONLY|os.O_APPEND, 0)
+		must(t, err)
+		_, err = f.WriteString(line + "\n")
+		must(t, err)
+		must(t, f.Close())
+	}
+	grep := func(step, tok string, want ...grepMatch) {
+		t.Helper()
+		a := td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q}`, tok))
+		if a.Status != envelope.StatusSuccess || a.data.Used {
+			t.Fatalf("%s: grep %s: want the index's answer: %s", step, tok, a.js)
+		}
+		if got := matchesOf(t, a); !slices.Equal(got, want) {
+			t.Fatalf("%s: grep %s: matches %+v, want %+v", step, tok, got, want)
+		}
+	}
+	for i := range 30 {
+		tok := fmt.Sprintf("outside%dx", i)
+		appendLine("hl", tok)
+		grep(fmt.Sprintf("round %d", i), tok, grepMatch{"f.txt", i + 2, tok})
+	}
+	must(t, td.stop())
+	must(t, os.Link(filepath.Join(root, "sub/g.txt"), filepath.Join(out, "hl2")))
+	td = startDaemon(t, Config{StateDir: state})
+	if rs := td.index(root, true); rs.State != StateReady || !rs.Reopened {
+		t.Fatalf("index --wait after the restart: %+v", rs)
+	}
+	appendLine("hl", "afterrestart1")
+	grep("after the restart", "afterrestart1", grepMatch{"f.txt", 32, "afterrestart1"})
+	appendLine("hl2", "afterrestart2")
+	grep("linked while down", "afterrestart2", grepMatch{"sub/g.txt", 2, "afterrestart2"})
 }

@@ -60,16 +60,30 @@ func (ix *Index) RemoveTree(rel string) error {
 // a directory swapped for a link to /elsewhere disappears from the index
 // in the batch that sees either event, in whichever order they come.
 func (ix *Index) Apply(ctx context.Context, paths []string) error {
-	return ix.ApplyWith(ctx, paths, nil)
+	return ix.ApplyWith(ctx, paths, ApplyOptions{})
 }
 
-// ApplyWith is Apply, calling removed, if set, with each file the batch
-// removes from the table as the table held it, before it goes: those
-// paths names, and those of a subtree dropped whole, which may lie
-// beyond them (a path's ancestor that is no longer a real directory
-// loses its subtree). removed is called with the index locked: it must
-// not call ix.
-func (ix *Index) ApplyWith(ctx context.Context, paths []string, removed func(*File)) error {
+// ApplyOptions are ApplyWith's.
+type ApplyOptions struct {
+	// Removed, if set, is called with each file the batch removes from
+	// the table as the table held it, before it goes: those paths names,
+	// and those of a subtree dropped whole, which may lie beyond them (a
+	// path's ancestor that is no longer a real directory loses its
+	// subtree). It is called with the index locked: it must not call ix.
+	Removed func(*File)
+	// Linked, if set, is called with each regular file the batch finds
+	// with more than one link (st_nlink > 1), the paths it names and
+	// those its walks of directories list, as lstat found it (before its
+	// read, if it is read). Such a file can be written through a path
+	// outside the tree, which a watcher of the tree's directories is not
+	// told about; a watcher watches it on its own (package watch). It is
+	// called from the goroutine that called ApplyWith, without the
+	// index's lock.
+	Linked func(File)
+}
+
+// ApplyWith is Apply with options.
+func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOptions) error {
 	t0 := now().UnixNano()
 	root, err := rooted.Open(ix.root)
 	if err != nil {
@@ -130,12 +144,15 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, removed func(*Fi
 			}
 			f.Hidden = v.Hidden
 			files = append(files, f)
+			if opts.Linked != nil && f.Mode.IsRegular() && st.Nlink > 1 {
+				opts.Linked(f)
+			}
 		default:
 			gone = append(gone, rel) // FIFOs, sockets, devices are never indexed
 		}
 	}
 	for _, d := range dirs {
-		fs, missing, ign, err := ix.walkSubtree(ctx, rules, d, nil, nil)
+		fs, missing, ign, err := ix.walkSubtree(ctx, rules, d, nil, nil, opts.Linked)
 		if err != nil {
 			return err
 		}
@@ -154,7 +171,7 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, removed func(*Fi
 		chs = append(chs, change{path: g, remove: true})
 	}
 	chs = append(chs, read...)
-	return ix.commitObserved(chs, append(gone, dirs...), ignoredAdds, removed)
+	return ix.commitObserved(chs, append(gone, dirs...), ignoredAdds, opts.Removed)
 }
 
 // brokenAncestor returns the shallowest proper ancestor of rel that is no
@@ -213,6 +230,9 @@ type ReconcileOptions struct {
 	// every directory holding .git below the root, before the rules of
 	// its entries are read from its repository's files.
 	OnRepo func(rel string, dir *os.File)
+	// Linked, if set, is called as ApplyOptions.Linked is, with every
+	// regular file the walk finds with more than one link.
+	Linked func(File)
 }
 
 // ReconcileWith is Reconcile with options.
@@ -223,7 +243,7 @@ func (ix *Index) ReconcileWith(ctx context.Context, opts ReconcileOptions) (int,
 		return 0, fmt.Errorf("index: reconcile: %w", err)
 	}
 	defer root.Close()
-	files, missing, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "", opts.OnDir, opts.OnRepo)
+	files, missing, ign, err := ix.walkSubtree(ctx, ignore.NewCache(root), "", opts.OnDir, opts.OnRepo, opts.Linked)
 	if err != nil {
 		return 0, err
 	}
@@ -263,8 +283,9 @@ func (ix *Index) sameIgnored(ign []Skipped) bool {
 // files are only marked seen, by id, so a whole-tree walk keeps no list
 // of the tree (a million Files and their paths) nor a set of its paths.
 // onDir and onRepo, if not nil, are the walk's tree.Options.OnDir and
-// OnRepo.
-func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string, onDir, onRepo func(string, *os.File)) (read []File, missing []string, ign []Skipped, err error) {
+// OnRepo; linked, if not nil, is called with each regular file it lists
+// with more than one link (ApplyOptions.Linked).
+func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir string, onDir, onRepo func(string, *os.File), linked func(File)) (read []File, missing []string, ign []Skipped, err error) {
 	var hidden uint64
 	if dir != "" {
 		// The walk counts hidden bits from dir; shift them to the root.
@@ -333,6 +354,9 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 		}
 		if !same {
 			read = append(read, f)
+		}
+		if linked != nil && e.Nlink > 1 && f.Mode.IsRegular() {
+			linked(f)
 		}
 		return nil
 	})

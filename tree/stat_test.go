@@ -49,6 +49,10 @@ func TestWalkInfoFields(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A second link, outside the tree: Nlink is the lstat's.
+	if err := os.Link(filepath.Join(root, "now.txt"), filepath.Join(t.TempDir(), "link")); err != nil {
+		t.Fatal(err)
+	}
 	// os.Chtimes goes through UnixNano, which wraps for 2300: set the
 	// times with utimensat directly.
 	y2300 := time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -75,10 +79,13 @@ func TestWalkInfoFields(t *testing.T) {
 		if err := unix.Lstat(filepath.Join(root, n), &st); err != nil {
 			t.Fatal(err)
 		}
-		want := Entry{Rel: n, Size: int64(len(n)), ModTime: Nanos(st.Mtim.Unix()), Ctime: Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: st.Dev, Info: true}
+		want := Entry{Rel: n, Size: int64(len(n)), ModTime: Nanos(st.Mtim.Unix()), Ctime: Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: st.Dev, Nlink: uint32(st.Nlink), Info: true}
 		if e != want {
 			t.Errorf("%s: entry %+v, want %+v", n, e, want)
 		}
+	}
+	if n := got["now.txt"].Nlink; n != 2 {
+		t.Errorf("now.txt Nlink = %d, want 2", n)
 	}
 	if m := got["future.txt"].ModTime; m != math.MaxInt64 {
 		t.Errorf("2300 mtime = %d, want MaxInt64", m)

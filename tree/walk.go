@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -148,6 +149,10 @@ type Entry struct {
 	Ctime   int64
 	Ino     uint64
 	Dev     uint64
+	// Nlink is the entry's number of hard links (st_nlink, from the same
+	// lstat; saturated at MaxUint32): a regular file with more than one
+	// can be written through a path the walk never lists.
+	Nlink uint32
 	// Info: the entry was lstat'd (Options.Info, and InfoWhen let it),
 	// and the lstat succeeded; Type is then the lstat's.
 	Info bool
@@ -200,18 +205,19 @@ const MaxSkips = 256
 func KeepSkip(n int, s Skip) bool { return s.Default || n < MaxSkips }
 
 type dirent struct {
-	name string
-	typ  fs.FileMode
-	skip uint8 // keep, skipIgnored, skipHidden, skipPruned, skipReserved
-	hid  bool  // hidden name, not whitelisted
-	def  bool  // skipIgnored by the default list alone
-	size int64
-	mod  int64
-	ctim int64
-	ino  uint64
-	dev  uint64
-	info bool // the lstat fields are set
-	link bool
+	name  string
+	typ   fs.FileMode
+	skip  uint8 // keep, skipIgnored, skipHidden, skipPruned, skipReserved
+	hid   bool  // hidden name, not whitelisted
+	def   bool  // skipIgnored by the default list alone
+	size  int64
+	mod   int64
+	ctim  int64
+	ino   uint64
+	dev   uint64
+	info  bool // the lstat fields are set
+	link  bool
+	nlink uint32
 }
 
 const (
@@ -410,7 +416,7 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 				return err
 			}
 		case e.typ.IsRegular() || e.typ&fs.ModeSymlink != 0:
-			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, Ctime: e.ctim, Ino: e.ino, Dev: e.dev, Info: e.info, LinkToFile: e.link, Hidden: nd.hidden | hiddenBit(e.hid, nd.depth)}); err != nil {
+			if err := fn(Entry{Rel: rel, Type: e.typ, Size: e.size, ModTime: e.mod, Ctime: e.ctim, Ino: e.ino, Dev: e.dev, Nlink: e.nlink, Info: e.info, LinkToFile: e.link, Hidden: nd.hidden | hiddenBit(e.hid, nd.depth)}); err != nil {
 				return err
 			}
 		}
@@ -504,6 +510,7 @@ func (w *walker) read(nd *node) {
 				e.typ = StatType(uint32(st.Mode))
 				e.size, e.mod, e.ctim = st.Size, Nanos(st.Mtim.Unix()), Nanos(st.Ctim.Unix())
 				e.ino, e.dev, e.info = st.Ino, st.Dev, true
+				e.nlink = uint32(min(uint64(st.Nlink), math.MaxUint32))
 			}
 		}
 		if o.ResolveLinks && e.typ&fs.ModeSymlink != 0 {

@@ -249,7 +249,7 @@ func (w *Watcher) reconcileWatching() error {
 		}
 		mu.Unlock()
 	}
-	_, err := w.ix.ReconcileWith(w.ctx, index.ReconcileOptions{OnDir: onDir, OnRepo: w.registerRepo})
+	err := w.reconcileIndex(index.ReconcileOptions{OnDir: onDir, OnRepo: w.registerRepo})
 	if failed {
 		for rel := range watched {
 			if rel != "" {
@@ -258,7 +258,8 @@ func (w *Watcher) reconcileWatching() error {
 		}
 		w.watchTree("", ignore.NewCache(w.r).At(""))
 		if err == nil {
-			_, err = w.ix.Reconcile(w.ctx)
+			w.found = w.found[:0] // the next walk finds them again
+			err = w.reconcileIndex(index.ReconcileOptions{})
 		}
 		return err
 	}
@@ -300,7 +301,7 @@ func (w *Watcher) checkLimit() {
 	if w.maxWatches <= 0 {
 		return
 	}
-	n := w.dirs.len()
+	n := w.watches()
 	switch {
 	case !w.warned && n*10 > w.maxWatches*8:
 		w.warned = true

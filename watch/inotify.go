@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,14 @@ import (
 // table is ours: one descriptor per path and one path per descriptor,
 // each update keeping both maps in step.
 //
+// Files are watched too, on their own, when they have more than one link
+// (see the Watcher's "Hard links"): a file's watch reports a write made
+// through any of its links, inside the root or not. The kernel keeps one
+// watch per inode and instance, so every path of one file shares its
+// descriptor; the file table maps the descriptor to all of them (each
+// path in one file watch at most), and each event on it is sent once per
+// path.
+//
 // Goroutines: newNotifier starts read, which Close ends (closing the
 // descriptor unblocks its read, closing closing unblocks its sends, so it
 // ends whether or not anyone still receives) and waits for; read closes
@@ -45,9 +54,11 @@ type notifier struct {
 	// read(2) returned events, before they are sent.
 	onRead func()
 
-	mu     sync.Mutex       // guards the two maps
+	mu     sync.Mutex       // guards the four maps
 	byWd   map[int32]string // watch descriptor -> absolute directory path
 	byPath map[string]int32 // absolute directory path -> watch descriptor
+	files  map[int32]*fileWatch
+	byFile map[string]int32 // absolute path of a file watched on its own -> its watch descriptor
 
 	Events  chan fsnotify.Event
 	Errors  chan error
@@ -56,11 +67,25 @@ type notifier struct {
 	done    chan struct{} // closed when read returns
 }
 
-// watchMask is what every watch asks for: fsnotify's default set plus
-// IN_ONLYDIR (fail rather than watch a non-directory).
+// fileWatch is one file's own watch: its inode and the paths of it the
+// watcher knows under the root (absolute), which its events are sent
+// under.
+type fileWatch struct {
+	ino   uint64
+	paths []string
+}
+
+// watchMask is what every directory watch asks for: fsnotify's default
+// set plus IN_ONLYDIR (fail rather than watch a non-directory).
 const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_ATTRIB |
 	unix.IN_DELETE | unix.IN_DELETE_SELF | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MOVE_SELF |
 	unix.IN_ONLYDIR
+
+// fileMask is what a file's own watch asks for: writes and truncations
+// through any of its links (IN_MODIFY), and changes of its attributes,
+// its link count among them (IN_ATTRIB). Its deletion (the last link
+// removed, and the last descriptor closed) drops the watch (IN_IGNORED).
+const fileMask = unix.IN_MODIFY | unix.IN_ATTRIB
 
 // errNotifierClosed: Add or Remove after Close.
 var errNotifierClosed = errors.New("watch: inotify instance closed")
@@ -82,6 +107,8 @@ func newNotifier(buffer int, onRead func()) (*notifier, error) {
 		onRead:  onRead,
 		byWd:    make(map[int32]string),
 		byPath:  make(map[string]int32),
+		files:   make(map[int32]*fileWatch),
+		byFile:  make(map[string]int32),
 		Events:  make(chan fsnotify.Event, buffer),
 		Errors:  make(chan error, 1),
 		closing: make(chan struct{}),
@@ -116,6 +143,125 @@ func (n *notifier) Add(dir *os.File, abs string) error {
 	}
 	n.byWd[w], n.byPath[abs] = abs, w
 	return nil
+}
+
+// AddFile watches the file open as fd (an O_PATH descriptor opened
+// beneath the root, whose inode is ino) under the path abs, and reports
+// whether the watch is new to the inode (fresh: no other path of the
+// file was watched). A path that named another file watched on its own
+// leaves that file's watch, which goes when it has no path left.
+func (n *notifier) AddFile(fd int, abs string, ino uint64) (fresh bool, err error) {
+	nfd, err := n.fd()
+	if err != nil {
+		return false, err
+	}
+	wd, err := unix.InotifyAddWatch(nfd, "/proc/self/fd/"+strconv.Itoa(fd), fileMask)
+	if err != nil {
+		return false, &os.PathError{Op: "inotify_add_watch", Path: abs, Err: err}
+	}
+	w := int32(wd)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if old, ok := n.byFile[abs]; ok {
+		if old == w {
+			return false, nil
+		}
+		n.dropFileLocked(nfd, abs, old)
+	}
+	fw := n.files[w]
+	if fw == nil {
+		fw = &fileWatch{ino: ino}
+		n.files[w] = fw
+		fresh = true
+	}
+	fw.paths = append(fw.paths, abs)
+	n.byFile[abs] = w
+	return fresh, nil
+}
+
+// AddLink names the file watched under known also abs (another link of
+// it, found by its inode), and reports whether it could (known is
+// watched).
+func (n *notifier) AddLink(known, abs string) bool {
+	fd, err := n.fd()
+	if err != nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	w, ok := n.byFile[known]
+	if !ok {
+		return false
+	}
+	if old, ok := n.byFile[abs]; ok {
+		if old == w {
+			return true
+		}
+		n.dropFileLocked(fd, abs, old)
+	}
+	n.files[w].paths = append(n.files[w].paths, abs)
+	n.byFile[abs] = w
+	return true
+}
+
+// RemoveFile drops the path abs from its file's watch, and the watch
+// itself once it has no path left; it reports whether the watch went.
+func (n *notifier) RemoveFile(abs string) (dropped bool) {
+	fd, err := n.fd()
+	if err != nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	w, ok := n.byFile[abs]
+	if !ok {
+		return false
+	}
+	return n.dropFileLocked(fd, abs, w)
+}
+
+// dropFileLocked removes abs from the file watch w, and w once it has no
+// path left (reporting so). Caller holds mu.
+func (n *notifier) dropFileLocked(fd int, abs string, w int32) bool {
+	delete(n.byFile, abs)
+	fw := n.files[w]
+	fw.paths = slices.DeleteFunc(fw.paths, func(p string) bool { return p == abs })
+	if len(fw.paths) > 0 {
+		return false
+	}
+	delete(n.files, w)
+	_, _ = unix.InotifyRmWatch(fd, uint32(w)) // EINVAL: the kernel dropped it first
+	return true
+}
+
+// FileIno reports the inode of the file watched on its own under abs.
+func (n *notifier) FileIno(abs string) (ino uint64, ok bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	w, ok := n.byFile[abs]
+	if !ok {
+		return 0, false
+	}
+	return n.files[w].ino, true
+}
+
+// FilePaths returns every path of a file watched on its own.
+func (n *notifier) FilePaths() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.byFile))
+	for p := range n.byFile {
+		out = append(out, p)
+	}
+	return out
+}
+
+// FileWatches returns the number of files watched on their own (watches,
+// not paths).
+func (n *notifier) FileWatches() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.files)
 }
 
 // compact copies the table's paths into new strings, allocated together:
@@ -228,6 +374,7 @@ func (n *notifier) read() {
 // send sends the events in buf (what one read(2) returned), counting them
 // in sent; false once Close has begun. Caller holds readMu.
 func (n *notifier) send(buf []byte) bool {
+	var evs []fsnotify.Event
 	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
 		raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 		nameLen := int(raw.Len)
@@ -248,15 +395,14 @@ func (n *notifier) send(buf []byte) bool {
 			}
 			continue
 		}
-		ev, ok := n.event(raw.Wd, raw.Mask, name)
-		if !ok {
-			continue
-		}
-		select {
-		case n.Events <- ev:
-			n.sent++
-		case <-n.closing:
-			return false
+		evs = n.events(evs[:0], raw.Wd, raw.Mask, name)
+		for _, ev := range evs {
+			select {
+			case n.Events <- ev:
+				n.sent++
+			case <-n.closing:
+				return false
+			}
 		}
 	}
 	return true
@@ -279,25 +425,11 @@ func (n *notifier) quiet() (sent uint64, ok bool) {
 	return n.sent, qerr == nil && queued == 0
 }
 
-// event names one kernel event; ok is false for events of a watch no
-// longer in the table, and for IN_IGNORED, which drops the watch.
-func (n *notifier) event(wd int32, mask uint32, name string) (fsnotify.Event, bool) {
-	n.mu.Lock()
-	dir, ok := n.byWd[wd]
-	if ok && mask&unix.IN_IGNORED != 0 {
-		delete(n.byWd, wd)
-		if n.byPath[dir] == wd {
-			delete(n.byPath, dir)
-		}
-	}
-	n.mu.Unlock()
-	if !ok || mask&unix.IN_IGNORED != 0 {
-		return fsnotify.Event{}, false
-	}
-	path := dir
-	if name != "" {
-		path = dir + "/" + name
-	}
+// events appends to dst the events one kernel event stands for: one for
+// a directory's watch, one per path for a file's own watch, none for a
+// watch no longer in the table, nor for IN_IGNORED, which drops the
+// watch.
+func (n *notifier) events(dst []fsnotify.Event, wd int32, mask uint32, name string) []fsnotify.Event {
 	var op fsnotify.Op
 	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
 		op |= fsnotify.Create
@@ -314,8 +446,42 @@ func (n *notifier) event(wd int32, mask uint32, name string) (fsnotify.Event, bo
 	if mask&unix.IN_ATTRIB != 0 {
 		op |= fsnotify.Chmod
 	}
-	if op == 0 {
-		return fsnotify.Event{}, false
+	ignored := mask&unix.IN_IGNORED != 0
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if dir, ok := n.byWd[wd]; ok {
+		if ignored {
+			delete(n.byWd, wd)
+			if n.byPath[dir] == wd {
+				delete(n.byPath, dir)
+			}
+			return dst
+		}
+		if op == 0 {
+			return dst
+		}
+		path := dir
+		if name != "" {
+			path = dir + "/" + name
+		}
+		return append(dst, fsnotify.Event{Name: path, Op: op})
 	}
-	return fsnotify.Event{Name: path, Op: op}, true
+	fw, ok := n.files[wd]
+	if !ok {
+		return dst
+	}
+	if ignored { // the file is gone: its last link removed and closed
+		delete(n.files, wd)
+		for _, p := range fw.paths {
+			delete(n.byFile, p)
+		}
+		return dst
+	}
+	if op == 0 {
+		return dst
+	}
+	for _, p := range fw.paths {
+		dst = append(dst, fsnotify.Event{Name: p, Op: op})
+	}
+	return dst
 }

@@ -212,10 +212,14 @@ func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn fu
 // noteDropped records a file the index removes (Index.ApplyWith's
 // removed), for journaled: a subtree dropped whole may lie beyond the
 // batch's scopes (a named path's ancestor renamed or removed after the
-// batch was scoped).
+// batch was scoped); and, when the file was watched on its own, for
+// settleLinks, which drops its path from the watch.
 func (w *Watcher) noteDropped(f *index.File) {
 	if w.opts.Journal != nil {
 		w.dropped = append(w.dropped, entryState{f.Path, f.ModTime, f.Size, f.Ino, f.Hidden})
+	}
+	if _, ok := w.fsw.FileIno(w.abs(f.Path)); ok {
+		w.unlinked = append(w.unlinked, f.Path) // its watch goes (settleLinks), outside the index's lock
 	}
 }
 

@@ -348,11 +348,13 @@ func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 		switch {
 		case err != nil: // gone (or under a link now): the index drops it and everything under it
 			w.unwatch(p)
+			w.unwatchFile(p)
 			apply = append(apply, p)
 			if w.opts.Journal != nil && !holds(w.ix, p) && !w.ignoredDir(p) && rc.Path(p, false).Ignored {
 				*ignored = append(*ignored, ignoredChange(p, op, false, 0, (*ignore.Cache)(nil).Hidden(p, false)))
 			}
 		case isDirStat(st):
+			w.unwatchFile(p) // a file replaced by a directory
 			v := rc.Path(p, true)
 			ignored, self, deflist := v.Ignored, v.Self, v.Default
 			// Created, moved in, replaced, or not watched yet: any watch
@@ -366,6 +368,7 @@ func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 			}
 			if ignored && self {
 				prune = append(prune, index.Skipped{Path: p, IsDir: true, Default: deflist})
+				w.unwatchFilesUnder(p) // Prune drops what the index held there
 			} else {
 				w.dropReplaced(p, true)
 				apply = append(apply, p)
@@ -375,11 +378,15 @@ func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 			w.unwatch(p) // a directory replaced by a file
 			if v := rc.Path(p, false); v.Ignored && v.Self {
 				prune = append(prune, index.Skipped{Path: p})
+				w.unwatchFile(p)
 				if w.opts.Journal != nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 					*ignored = append(*ignored, ignoredChange(p, op, true, tree.Nanos(st.Mtim.Sec, st.Mtim.Nsec), (*ignore.Cache)(nil).Hidden(p, false)))
 				}
 			} else {
 				w.dropReplaced(p, false)
+				// Watched (or not) on its own before the index reads it:
+				// a write after the read makes an event.
+				w.watchLink(p, &st)
 				apply = append(apply, p)
 				isFile[p] = true
 			}
@@ -399,7 +406,7 @@ func (w *Watcher) apply(b batch, ignored *[]journal.Change) {
 			w.failed(err)
 		}
 	}
-	if w.removed > 0 && len(w.unwatched) > 0 {
+	if w.removed > 0 && (len(w.unwatched) > 0 || len(w.linkFailed) > 0) {
 		w.retryUnwatched(rc)
 	}
 }
@@ -465,10 +472,17 @@ func (w *Watcher) resync(b *batch, release []*cookie) {
 // named (b nil: the initial reconcile, whose walk also watches the tree
 // when Start left that to it).
 func (w *Watcher) reconcile(b *batch, rc *ignore.Cache) error {
+	var err error
+	defer func() {
+		// The walk listed every file: after a failed one, the files it
+		// found are watched but no watch is dropped.
+		w.settleLinks(b != nil && !b.resync, err == nil)
+	}()
 	if b == nil && w.walkWatches {
-		return w.reconcileWatching()
+		err = w.reconcileWatching()
+		return err
 	}
-	_, err := w.ix.Reconcile(w.ctx)
+	err = w.reconcileIndex(index.ReconcileOptions{})
 	if err == nil && b != nil {
 		// Files named by events are re-read even if their stat looks
 		// unchanged (a rewrite within one mtime tick). Ignored ones are
@@ -482,9 +496,18 @@ func (w *Watcher) reconcile(b *batch, rc *ignore.Cache) error {
 			}
 		}
 		if len(files) > 0 {
-			err = w.ix.ApplyWith(w.ctx, files, w.noteDropped)
+			err = w.ix.ApplyWith(w.ctx, files, w.indexOptions())
 		}
 	}
+	return err
+}
+
+// reconcileIndex reconciles the whole index (Index.ReconcileWith, with
+// opts), reporting the files with more than one link to settleLinks.
+func (w *Watcher) reconcileIndex(opts index.ReconcileOptions) error {
+	w.beginLinks()
+	opts.Linked = w.noteLinked
+	_, err := w.ix.ReconcileWith(w.ctx, opts)
 	return err
 }
 
@@ -502,12 +525,20 @@ func (w *Watcher) markReady() {
 	close(w.ready)
 }
 
-// applyPaths brings paths up to date in the index.
+// applyPaths brings paths up to date in the index, and the watches of
+// the files with more than one link there (settleLinks, journaled: the
+// batches of events are).
 func (w *Watcher) applyPaths(paths []string) {
 	if len(paths) == 0 {
 		return
 	}
-	err := w.ix.ApplyWith(w.ctx, paths, w.noteDropped)
+	w.indexApply(paths)
+	w.settleLinks(true, false)
+}
+
+// indexApply brings paths up to date in the index (Index.ApplyWith).
+func (w *Watcher) indexApply(paths []string) {
+	err := w.ix.ApplyWith(w.ctx, paths, w.indexOptions())
 	w.mu.Lock()
 	w.st.Applies++
 	w.mu.Unlock()
@@ -532,24 +563,45 @@ func (w *Watcher) failed(err error) {
 }
 
 // retryUnwatched tries again to watch the subtrees the watch limit left
-// out, now that watches were freed; each one watched is reconciled, since
-// the index there may have gone stale. It stops at the first that still
-// fails.
+// out, then the files with more than one link it left unwatched, now
+// that watches were freed; each one watched is reconciled (a file read
+// again), since the index there may have gone stale. It stops at the
+// first that still fails.
 func (w *Watcher) retryUnwatched(rc *ignore.Cache) {
 	var now []string
+	limited := false
 	for _, u := range sortedKeys(w.unwatched) {
 		parent, _ := split(u)
 		if u != "" && !w.dirs.has(parent) {
 			continue
 		}
-		if w.watchTree(u, rc.At(u)) {
+		if limited = w.watchTree(u, rc.At(u)); limited {
 			break
 		}
 		if w.dirs.has(u) {
 			now = append(now, u)
 		}
 	}
-	w.journaled(now, nil, func() { w.applyPaths(now) }, nil)
+	for _, p := range sortedKeys(w.linkFailed) {
+		if limited {
+			break
+		}
+		st, err := w.r.Lstat(p)
+		if err != nil {
+			delete(w.linkFailed, p) // gone: its event says so
+			continue
+		}
+		w.watchLink(p, &st)
+		if w.linkFailed[p] {
+			break
+		}
+		now = append(now, p)
+	}
+	named := make(map[string]fsnotify.Op)
+	for _, p := range now {
+		named[p] = fsnotify.Write // a file watched again may have been written unseen
+	}
+	w.journaled(now, named, func() { w.applyPaths(now) }, nil)
 }
 
 // dropReplaced removes what the index holds at p of the other kind: a
@@ -570,6 +622,7 @@ func (w *Watcher) dropReplaced(p string, nowDir bool) {
 	if nowDir {
 		err = w.ix.Remove(p)
 	} else {
+		w.unwatchFilesUnder(p)
 		err = w.ix.RemoveTree(p)
 	}
 	if err != nil {
@@ -632,17 +685,25 @@ func (w *Watcher) writeBehind(stop func() error) {
 	}
 }
 
-// publish copies the processor's watch table figures into the state.
+// publish copies the processor's watch table figures into the state:
+// the unwatched subtrees, and the directories of the files that could
+// not be watched on their own.
 func (w *Watcher) publish() {
-	un := sortedKeys(w.unwatched)
+	un := append(sortedKeys(w.unwatched), w.linkedDirs()...)
 	for i, u := range un {
 		if u == "" {
 			un[i] = "."
 		}
 	}
 	slices.Sort(un)
+	un = slices.Compact(un)
+	if len(w.linkFailed) == 0 {
+		w.linkWarned = false
+	}
+	files := w.fsw.FileWatches()
 	w.mu.Lock()
 	w.st.Dirs = w.dirs.len()
+	w.st.Files = files
 	w.st.Unwatched = un
 	w.mu.Unlock()
 }

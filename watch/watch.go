@@ -1,7 +1,9 @@
 // Package watch keeps one workspace root's index current: a recursive
 // watcher on inotify (see notifier) that watches every directory the index
-// holds and turns events into index updates, and Sync, the read-your-writes
-// barrier a query passes before it trusts the index (SPEC §9).
+// holds, and on its own every file there with more than one link (which
+// can be written through a path no watched directory sees: links.go), and
+// turns events into index updates, and Sync, the read-your-writes barrier
+// a query passes before it trusts the index (SPEC §9).
 //
 // # Goroutines
 //
@@ -75,6 +77,13 @@
 //     repository's index) is watched before the rules are read from it,
 //     on the same inotify instance, so a Sync orders its edits with the
 //     tree's (inputs.go).
+//   - Every regular file the index holds with more than one link, as the
+//     processor last looked at it, is watched on its own (one watch per
+//     file, its events sent under each of its paths the watcher knows),
+//     or its directory is published as unwatched; no other file is
+//     watched. An event-named file is watched before the index reads it;
+//     a file a walk found, read again if it may have changed before its
+//     watch was in place (links.go).
 //
 // # Change journal
 //
@@ -128,6 +137,11 @@
 //     whole-tree reconcile, not when another program frees some.
 //   - The root moved by renaming one of its ancestors makes no event; Sync
 //     notices (it compares the root's device and inode on every call).
+//   - A link made from outside the root to a file with one link makes no
+//     event on a watched directory: writes through it are seen once the
+//     file is named by an event or a whole-tree reconcile (a restart)
+//     finds its link count. A store into a shared mmap of a file makes no
+//     event at all (links.go).
 package watch
 
 import (
@@ -173,9 +187,10 @@ type Options struct {
 	// Logger receives warnings (watch limit near or reached, overflows,
 	// failed updates). Nil means slog.Default().
 	Logger *slog.Logger
-	// AddWatch, if set, is called to watch each directory instead of add,
-	// the watcher's own inotify add; it may call add or fail on its own
-	// (tests return ENOSPC to play the inotify watch limit).
+	// AddWatch, if set, is called to watch each directory, and each file
+	// watched on its own (links.go), instead of add, the watcher's own
+	// inotify add; it may call add or fail on its own (tests return
+	// ENOSPC to play the inotify watch limit).
 	AddWatch func(path string, add func(string) error) error
 	// MaxWatches is the watch limit the warning compares against; 0 reads
 	// /proc/sys/fs/inotify/max_user_watches.
@@ -220,11 +235,16 @@ type State struct {
 	RootGone bool
 	// Unwatched lists the root-relative roots of subtrees that could not be
 	// watched (watch limit), sorted; "." is the root itself. Nothing under
-	// them is watched and the index there may be stale.
+	// them is watched and the index there may be stale. It also lists the
+	// directory of each file with more than one link that could not be
+	// watched on its own (see links.go): the index may be stale there too.
 	Unwatched []string
 	// Dirs is the number of directories watched (the cookie directory not
 	// counted).
 	Dirs int
+	// Files is the number of files watched on their own: regular files
+	// with more than one link, one watch per file whatever its paths.
+	Files int
 	// Pending is the number of paths marked dirty and not yet applied.
 	Pending int
 	// Counters since Start.
@@ -328,6 +348,22 @@ type Watcher struct {
 	inputWatched map[string]bool
 	inputWarned  map[string]bool // directories whose watch failed, warned about once
 	reposDropped bool
+
+	// Files watched on their own (links.go), the processor's alone:
+	// found, the files with more than one link the index's calls
+	// reported since linkSince (the moment before the first of them);
+	// fresh, the files watched for the first time since the last
+	// otherLinks, by inode, with the path watched; linkFailed, the
+	// root-relative paths of files that could not be watched (their
+	// directories are published as unwatched); linkWarned, that was
+	// logged; unlinked, the paths of files watched on their own that
+	// the index dropped (noteDropped).
+	found      []index.File
+	linkSince  int64
+	fresh      map[fileKey]string
+	linkFailed map[string]bool
+	linkWarned bool
+	unlinked   []string
 }
 
 // eventBuffer is the capacity of the notifier's Events channel: slack for the
@@ -392,6 +428,8 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		inputWarned:  make(map[string]bool),
 		dirs:         newDirTree(),
 		unwatched:    make(map[string]bool),
+		fresh:        make(map[fileKey]string),
+		linkFailed:   make(map[string]bool),
 	}
 	if w.log == nil {
 		w.log = slog.Default()

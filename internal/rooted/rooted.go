@@ -118,6 +118,14 @@ func (r *Root) Lstat(rel string) (unix.Stat_t, error) {
 	return st, nil
 }
 
+// OpenPath opens the entry at rel itself as an O_PATH descriptor, which
+// the caller closes: nothing is read through it and no device or FIFO is
+// opened, but it names the entry's inode, for fstat and for an inotify
+// watch added through /proc/self/fd.
+func (r *Root) OpenPath(rel string) (int, error) {
+	return r.open(rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+}
+
 // open resolves rel beneath the root and opens it with flags.
 func (r *Root) open(rel string, flags int) (int, error) {
 	fd, err := openBeneath(r.fd, rel, flags)
