@@ -207,14 +207,14 @@ func (n *notifier) AddLink(known, abs string) bool {
 // RemoveFile drops the path abs from its file's watch, and the watch
 // itself once it has no path left; it reports whether the watch went.
 func (n *notifier) RemoveFile(abs string) (dropped bool) {
-	fd, err := n.fd()
-	if err != nil {
-		return false
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	w, ok := n.byFile[abs]
 	if !ok {
+		return false // the common case: every event-named file with one link
+	}
+	fd, err := n.fd()
+	if err != nil {
 		return false
 	}
 	return n.dropFileLocked(fd, abs, w)

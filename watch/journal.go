@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -40,12 +41,16 @@ type entryState struct {
 	hidden uint64
 }
 
+func stateOf(f *index.File) entryState {
+	return entryState{f.Path, f.ModTime, f.Size, f.Ino, f.Hidden}
+}
+
 // tableUnder returns the path table's entries at or under each of scopes
 // (root-relative; "" is the whole table), sorted by path, once each.
 func tableUnder(ix *index.Index, scopes []string) []entryState {
 	var out []entryState
 	add := func(f *index.File) bool {
-		out = append(out, entryState{f.Path, f.ModTime, f.Size, f.Ino, f.Hidden})
+		out = append(out, stateOf(f))
 		return true
 	}
 	for _, s := range outermost(slices.Clone(scopes)) {
@@ -180,7 +185,7 @@ func brokenAncestor(r *rooted.Root, rel string) string {
 // files fn saw). If fn changed the table elsewhere in any other way (the
 // number of its entries moved by more than those under scopes and those
 // dropped beyond them), the changes cannot be told and the journal is
-// truncated instead.
+// truncated instead. fn may widen the scopes as it goes (widenJournal).
 func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn func(), extra func() []journal.Change) {
 	start := len(w.dropped)
 	defer func() { w.dropped = w.dropped[:start] }() // consumed here, not by an enclosing call
@@ -190,8 +195,12 @@ func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn fu
 		return
 	}
 	n0 := w.ix.Len()
-	before := tableUnder(w.ix, scopes)
+	js := &journalScope{scopes: scopes, before: tableUnder(w.ix, scopes), named: named}
+	outer := w.jscope
+	w.jscope = js
 	fn()
+	w.jscope = outer
+	before, scopes := js.before, js.scopes
 	after := tableUnder(w.ix, scopes)
 	beyond := outside(w.dropped[start:], scopes)
 	if w.ix.Len()-n0 != len(after)-len(before)-len(beyond) {
@@ -199,7 +208,7 @@ func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn fu
 		j.Truncate()
 		return
 	}
-	chs := tableDiff(before, after, named)
+	chs := tableDiff(before, after, js.named)
 	for _, d := range beyond {
 		chs = append(chs, journal.Change{Path: d.path, Kind: journal.Deleted, Mtime: d.mtime, Hidden: d.hidden})
 	}
@@ -209,6 +218,48 @@ func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn fu
 	j.Append(chs)
 }
 
+// journalScope is the state of the journaled change running: its scopes
+// and the table's entries under them before it, and the paths named as
+// written.
+type journalScope struct {
+	scopes []string
+	before []entryState
+	named  map[string]fsnotify.Op
+	owned  bool // named is this scope's own copy
+}
+
+// widenJournal adds paths, files about to be read again, to the change
+// being journaled (if one is), before they are read: each is named as
+// written, since its content may change with its stat as it was, and
+// one outside the scopes joins them, its entry taken as it is now.
+// Processor only.
+func (w *Watcher) widenJournal(paths []string) {
+	js := w.jscope
+	if js == nil {
+		return
+	}
+	if !js.owned {
+		js.named, js.owned = maps.Clone(js.named), true
+		if js.named == nil {
+			js.named = make(map[string]fsnotify.Op)
+		}
+	}
+	var add []string
+	for _, p := range paths {
+		js.named[p] |= fsnotify.Write
+		if !slices.ContainsFunc(js.scopes, func(s string) bool { return within(p, s) }) {
+			add = append(add, p)
+		}
+	}
+	if len(add) == 0 {
+		return
+	}
+	js.scopes = append(slices.Clip(js.scopes), add...)
+	js.before = append(js.before, tableUnder(w.ix, add)...)
+	slices.SortFunc(js.before, func(a, b entryState) int { return strings.Compare(a.path, b.path) })
+	js.before = slices.CompactFunc(js.before, func(a, b entryState) bool { return a.path == b.path })
+}
+
 // noteDropped records a file the index removes (Index.ApplyWith's
 // removed), for journaled: a subtree dropped whole may lie beyond the
 // batch's scopes (a named path's ancestor renamed or removed after the
@@ -216,7 +267,7 @@ func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn fu
 // settleLinks, which drops its path from the watch.
 func (w *Watcher) noteDropped(f *index.File) {
 	if w.opts.Journal != nil {
-		w.dropped = append(w.dropped, entryState{f.Path, f.ModTime, f.Size, f.Ino, f.Hidden})
+		w.dropped = append(w.dropped, stateOf(f))
 	}
 	if _, ok := w.fsw.FileIno(w.abs(f.Path)); ok {
 		w.unlinked = append(w.unlinked, f.Path) // its watch goes (settleLinks), outside the index's lock

@@ -222,12 +222,12 @@ func (w *Watcher) unwatchFilesUnder(rel string) {
 // the calls found is watched on its own if it is not (and a file watched
 // for the first time has its other paths the table holds named in its
 // watch: otherLinks); and those that may have been written unseen before
-// their watch was in place are read again, journaled when journal is
-// set, until no file is left to look at (at most maxLinkRounds times;
-// then in the next batch). whole says the calls walked the whole tree,
-// so they found every such file: the watches of paths they did not find
-// go. Processor only.
-func (w *Watcher) settleLinks(journal, whole bool) {
+// their watch was in place are read again, in the journaled change
+// running if any (widenJournal), until no file is left to look at (at
+// most maxLinkRounds times; then in the next batch). whole says the
+// calls walked the whole tree, so they found every such file: the
+// watches of paths they did not find go. Processor only.
+func (w *Watcher) settleLinks(whole bool) {
 	for round := 0; ; round++ {
 		for _, p := range w.unlinked {
 			w.unwatchFile(p)
@@ -264,18 +264,8 @@ func (w *Watcher) settleLinks(journal, whole bool) {
 			w.signal()
 			return
 		}
-		named := make(map[string]fsnotify.Op, len(reread))
-		for _, p := range reread {
-			named[p] = fsnotify.Write // its content may have changed with its stat as it was
-		}
-		if !journal {
-			named = nil
-		}
-		scopes := reread
-		if !journal {
-			scopes = nil
-		}
-		w.journaled(scopes, named, func() { w.indexApply(reread) }, nil)
+		w.widenJournal(reread)
+		w.indexApply(reread)
 	}
 }
 

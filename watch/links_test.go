@@ -11,6 +11,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/journal"
 )
 
 // appendTo appends s to the file at path (a link anywhere).
@@ -96,39 +97,48 @@ func TestHardLinksInsideRoot(t *testing.T) {
 	root := tempRoot(t)
 	out := outsideDir(t)
 	writeFile(t, root, "a.txt", "alpha\n")
-	w, ix := startDB(t, root, Options{})
+	j := journal.New(0)
+	w, ix := startDB(t, root, Options{Journal: j})
 	if st := w.State(); st.Files != 0 {
 		t.Fatalf("Files = %d before any link", st.Files)
 	}
+	p := mark(j)
 	link(t, filepath.Join(root, "a.txt"), filepath.Join(root, "b.txt"))
 	appendTo(t, filepath.Join(root, "b.txt"), "viab\n")
 	syncNow(t, w)
 	if got := candidates(t, ix, "viab"); !slices.Equal(got, []string{"a.txt", "b.txt"}) {
 		t.Fatalf("written through b.txt: candidates %q, want [a.txt b.txt]", got)
 	}
+	expectNet(t, j, p, "created b.txt", "modified a.txt")
+	p = mark(j)
 	appendTo(t, filepath.Join(root, "a.txt"), "viaa\n")
 	syncNow(t, w)
 	if got := candidates(t, ix, "viaa"); !slices.Equal(got, []string{"a.txt", "b.txt"}) {
 		t.Fatalf("written through a.txt: candidates %q, want [a.txt b.txt]", got)
 	}
+	expectNet(t, j, p, "modified a.txt", "modified b.txt")
 	// A directory linked outside, then moved in whole: the index's walk
 	// of it finds the links.
 	writeFile(t, out, "store/x.txt", "xray\n")
 	must(t, os.Mkdir(filepath.Join(out, "stage"), 0o755))
 	link(t, filepath.Join(out, "store/x.txt"), filepath.Join(out, "stage/x.txt"))
+	p = mark(j)
 	must(t, os.Rename(filepath.Join(out, "stage"), filepath.Join(root, "pkg")))
 	syncNow(t, w)
+	expectNet(t, j, p, "created pkg/x.txt")
 	if got := filePaths(w); !slices.Equal(got, []string{"a.txt", "b.txt", "pkg/x.txt"}) {
 		t.Fatalf("after the move: watched %q", got)
 	}
 	if st := w.State(); st.Files != 2 {
 		t.Fatalf("Files = %d, want 2 (a.txt and b.txt share one)", st.Files)
 	}
+	p = mark(j)
 	appendTo(t, filepath.Join(out, "store/x.txt"), "viastore\n")
 	syncNow(t, w)
 	if got := candidates(t, ix, "viastore"); !slices.Equal(got, []string{"pkg/x.txt"}) {
 		t.Fatalf("written through the store: candidates %q, want [pkg/x.txt]", got)
 	}
+	expectNet(t, j, p, "modified pkg/x.txt")
 }
 
 // A file's own watch goes with its last path the index holds, and with

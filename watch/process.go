@@ -476,7 +476,7 @@ func (w *Watcher) reconcile(b *batch, rc *ignore.Cache) error {
 	defer func() {
 		// The walk listed every file: after a failed one, the files it
 		// found are watched but no watch is dropped.
-		w.settleLinks(b != nil && !b.resync, err == nil)
+		w.settleLinks(err == nil)
 	}()
 	if b == nil && w.walkWatches {
 		err = w.reconcileWatching()
@@ -526,14 +526,13 @@ func (w *Watcher) markReady() {
 }
 
 // applyPaths brings paths up to date in the index, and the watches of
-// the files with more than one link there (settleLinks, journaled: the
-// batches of events are).
+// the files with more than one link there (settleLinks).
 func (w *Watcher) applyPaths(paths []string) {
 	if len(paths) == 0 {
 		return
 	}
 	w.indexApply(paths)
-	w.settleLinks(true, false)
+	w.settleLinks(false)
 }
 
 // indexApply brings paths up to date in the index (Index.ApplyWith).

@@ -331,8 +331,10 @@ type Watcher struct {
 	warned      bool // the near-limit warning was given
 	removed     int  // watches removed in the current batch
 	// dropped: the files the index removed while a journaled change ran
-	// (noteDropped), for the journal; the processor's alone.
+	// (noteDropped), for the journal; jscope, the journaled change
+	// running (widenJournal); the processor's alone.
 	dropped []entryState
+	jscope  *journalScope
 
 	// The inputs of the ignore rules outside the tree's own rule files
 	// (inputs.go). inputs is the table the drain reads, swapped whole.
