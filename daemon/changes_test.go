@@ -423,3 +423,68 @@ func TestChangedSinceIgnored(t *testing.T) {
 		}
 	}
 }
+
+// Changes and Glob agree on what a symlink is (Glob's rule: a link is a
+// file when it points, through any links, to a regular file inside the
+// root): a link made to a directory, outside the root or to nothing is
+// never reported created, as Glob never lists it; one that stops
+// pointing to such a file leaves Glob's list, and Changes reports its
+// deletion. What Changes reports created or modified is what Glob lists,
+// what it reports deleted Glob does not list, and the fresh_instance
+// answer (Glob's) agrees too.
+func TestChangesSymlinksAsGlob(t *testing.T) {
+	td := startDaemon(t, Config{})
+	outside := writeTree(t, map[string]string{"secret.txt": "s\n"})
+	root := readyRoot(t, td, map[string]string{"a.txt": "a\n", "d/x.txt": "x\n"})
+	link := func(target, name string) {
+		t.Helper()
+		must(t, os.Symlink(target, filepath.Join(root, name)))
+	}
+	globAll := func() []string {
+		t.Helper()
+		a := td.query(rpc.MethodGlob, root, `{"pattern":"**"}`)
+		if a.Status != envelope.StatusSuccess || a.data.Used {
+			t.Fatalf("glob: %s", a.js)
+		}
+		return a.data.Paths
+	}
+	tok := td.clockOf(root)
+	link("a.txt", "to-file")
+	link("to-file", "to-link")
+	link("d", "to-dir")
+	link(filepath.Join(outside, "secret.txt"), "to-outside")
+	link("nope.txt", "dangling")
+	if got, want := globAll(), []string{"a.txt", "d/x.txt", "to-file", "to-link"}; !slices.Equal(got, want) {
+		t.Fatalf("glob lists %q, want %q", got, want)
+	}
+	wantChanges(t, td.changes(root, since(tok)), envelope.StatusSuccess, "created to-file", "created to-link")
+
+	// to-file retargeted outside the root: it leaves Glob's list (and
+	// to-link with it, whose own entry did not change).
+	tok = td.clockOf(root)
+	must(t, os.Remove(filepath.Join(root, "to-file")))
+	link(filepath.Join(outside, "secret.txt"), "to-file")
+	if got, want := globAll(), []string{"a.txt", "d/x.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("glob lists %q, want %q", got, want)
+	}
+	wantChanges(t, td.changes(root, since(tok)), envelope.StatusSuccess, "deleted to-file")
+
+	// A regular file replaced by a dangling link: deleted. A link made a
+	// regular file: modified (something was there; whether Glob listed
+	// it then cannot be told now), and Glob lists it.
+	tok = td.clockOf(root)
+	must(t, os.Remove(filepath.Join(root, "a.txt")))
+	link("gone.txt", "a.txt")
+	must(t, os.Remove(filepath.Join(root, "to-dir")))
+	writeFile(t, root, "to-dir", "now a file\n")
+	if got, want := globAll(), []string{"d/x.txt", "to-dir"}; !slices.Equal(got, want) {
+		t.Fatalf("glob lists %q, want %q", got, want)
+	}
+	wantChanges(t, td.changes(root, since(tok)), envelope.StatusSuccess, "deleted a.txt", "modified to-dir")
+
+	// fresh_instance lists Glob's files.
+	c, err := journal.ParseClock(tok)
+	must(t, err)
+	c.Pos = 0
+	wantChanges(t, td.changes(root, since(c.String())), envelope.StatusPartial, "created d/x.txt", "created to-dir")
+}

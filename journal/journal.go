@@ -77,6 +77,10 @@ type Change struct {
 	// (such files are journaled only as events name them; see package
 	// watch).
 	Ignored bool
+	// Link: the path is a symbolic link after the change (for Deleted,
+	// was one before it). Whether it points to a file Glob lists is
+	// looked at when the journal is read, as Glob looks.
+	Link bool
 }
 
 // MaxNet is the most entries a caller should take since one position
@@ -226,7 +230,7 @@ func (j *Journal) Since(pos uint64, fn func(pos uint64, c Change) bool) bool {
 // most recently changed first: Created if the path did not exist at pos
 // and does now, Deleted if it did and does not, Modified if it did and
 // does (and changed in between); a path created and deleted since pos is
-// left out. Mtime, Hidden and Ignored are the last entry's. ok is false
+// left out. Mtime, Hidden, Ignored and Link are the last entry's. ok is false
 // when the entries since pos are not all known (see Since).
 func (j *Journal) Net(pos uint64) (changes []Change, ok bool) {
 	var all []Change // in position order
@@ -271,15 +275,21 @@ func (j *Journal) Net(pos uint64) (changes []Change, ok bool) {
 }
 
 // Entry encoding, per entry: a flags byte (kind in bits 0-1, ignored in
-// bit 2), uvarint bytes shared with the previous path of the block,
-// uvarint length of the rest, the rest, uvarint hidden mask, varint mtime
-// minus the previous mtime of the block.
-const flagIgnored = 1 << 2
+// bit 2, link in bit 3), uvarint bytes shared with the previous path of
+// the block, uvarint length of the rest, the rest, uvarint hidden mask,
+// varint mtime minus the previous mtime of the block.
+const (
+	flagIgnored = 1 << 2
+	flagLink    = 1 << 3
+)
 
 func (b *block) append(c *Change) {
 	f := byte(c.Kind)
 	if c.Ignored {
 		f |= flagIgnored
+	}
+	if c.Link {
+		f |= flagLink
 	}
 	shared := 0
 	for shared < len(b.last) && shared < len(c.Path) && b.last[shared] == c.Path[shared] {
@@ -314,7 +324,7 @@ func (b *block) each(fn func(pos uint64, c Change) bool) bool {
 		delta, k := binary.Varint(d)
 		d = d[k:]
 		mtime += delta
-		c := Change{Path: string(path), Kind: Kind(f & 3), Mtime: mtime, Hidden: hidden, Ignored: f&flagIgnored != 0}
+		c := Change{Path: string(path), Kind: Kind(f & 3), Mtime: mtime, Hidden: hidden, Ignored: f&flagIgnored != 0, Link: f&flagLink != 0}
 		if !fn(b.first+uint64(i), c) {
 			return false
 		}

@@ -24,7 +24,7 @@ func TestRoundTrip(t *testing.T) {
 	in := []Change{
 		{Path: "a/b/c.go", Kind: Created, Mtime: 1_700_000_000_123456789},
 		{Path: "a/b/d.go", Kind: Modified, Mtime: 1_600_000_000_000000001, Hidden: 0},
-		{Path: ".git/x", Kind: Deleted, Mtime: 0, Hidden: 1},
+		{Path: ".git/x", Kind: Deleted, Mtime: 0, Hidden: 1, Link: true},
 		{Path: "a/.cache/é\xff", Kind: Created, Mtime: -5, Hidden: 2, Ignored: true},
 	}
 	j.Append(in)

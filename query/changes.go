@@ -11,6 +11,7 @@ import (
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/journal"
+	"github.com/indexd/indexd/tree"
 )
 
 // ChangeLog is a root's change journal as the tools see it: the daemon's
@@ -122,6 +123,17 @@ func (t *Tools) clock(ctx context.Context, sync bool) string {
 // path, matching pattern, with the visibility rules of Glob; or, when
 // the changes since the token cannot be known, every current file
 // (fresh_instance, partial).
+//
+// Changes and Glob agree on what a file is: a path reported created or
+// modified is one Glob lists now, and one reported deleted is one it
+// does not. A symbolic link is a file when it points, through any
+// links, to a regular file inside the root (tree.LinkToFileInside,
+// looked at now, as Glob looks): a link created that is not one is left
+// out, and one modified that no longer is one (retargeted, or a file
+// replaced by such a link) is reported deleted. What a deleted link
+// pointed to can no longer be told: it is reported deleted whatever it
+// was. A link whose target is created or deleted has no change of its
+// own: Changes reports the target, not the link.
 func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
@@ -178,11 +190,22 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 		if !visible(c.Hidden, rel, depth, p.IncludeHidden, g.AllowHidden) || !g.Match(rel) {
 			continue
 		}
+		kind, listed := c.Kind, true
+		if c.Link && kind != journal.Deleted {
+			listed = tree.LinkToFileInside(t.WS.Root, t.WS.Abs(c.Path))
+		}
+		switch {
+		case listed:
+		case kind == journal.Created:
+			continue // never a file as Glob counts them
+		default:
+			kind = journal.Deleted // no longer one
+		}
 		if len(run.Data.Changes) == p.Limit {
 			run.Data.Truncated = true
 			break
 		}
-		run.Data.Changes = append(run.Data.Changes, envelope.ChangeEntry{Path: c.Path, Kind: c.Kind.String(), Mtime: mtimeOf(c.Mtime)})
+		run.Data.Changes = append(run.Data.Changes, envelope.ChangeEntry{Path: c.Path, Kind: kind.String(), Mtime: mtimeOf(c.Mtime)})
 	}
 	if u := set.untrackedIn(dir, p.IncludeIgnored); len(u) > 0 {
 		run.Untracked = true

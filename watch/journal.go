@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -39,10 +40,11 @@ type entryState struct {
 	size   int64
 	ino    uint64
 	hidden uint64
+	link   bool
 }
 
 func stateOf(f *index.File) entryState {
-	return entryState{f.Path, f.ModTime, f.Size, f.Ino, f.Hidden}
+	return entryState{f.Path, f.ModTime, f.Size, f.Ino, f.Hidden, f.Mode&fs.ModeSymlink != 0}
 }
 
 // tableUnder returns the path table's entries at or under each of scopes
@@ -81,16 +83,16 @@ func tableDiff(before, after []entryState, named map[string]fsnotify.Op) []journ
 		switch {
 		case k == len(after) || (i < len(before) && before[i].path < after[k].path):
 			b := before[i]
-			out = append(out, journal.Change{Path: b.path, Kind: journal.Deleted, Mtime: b.mtime, Hidden: b.hidden})
+			out = append(out, journal.Change{Path: b.path, Kind: journal.Deleted, Mtime: b.mtime, Hidden: b.hidden, Link: b.link})
 			i++
 		case i == len(before) || after[k].path < before[i].path:
 			a := after[k]
-			out = append(out, journal.Change{Path: a.path, Kind: journal.Created, Mtime: a.mtime, Hidden: a.hidden})
+			out = append(out, journal.Change{Path: a.path, Kind: journal.Created, Mtime: a.mtime, Hidden: a.hidden, Link: a.link})
 			k++
 		default:
 			b, a := before[i], after[k]
 			if b.mtime != a.mtime || b.size != a.size || b.ino != a.ino || named[a.path]&(fsnotify.Write|fsnotify.Create) != 0 {
-				out = append(out, journal.Change{Path: a.path, Kind: journal.Modified, Mtime: a.mtime, Hidden: a.hidden})
+				out = append(out, journal.Change{Path: a.path, Kind: journal.Modified, Mtime: a.mtime, Hidden: a.hidden, Link: a.link})
 			}
 			i++
 			k++
@@ -210,7 +212,7 @@ func (w *Watcher) journaled(scopes []string, named map[string]fsnotify.Op, fn fu
 	}
 	chs := tableDiff(before, after, js.named)
 	for _, d := range beyond {
-		chs = append(chs, journal.Change{Path: d.path, Kind: journal.Deleted, Mtime: d.mtime, Hidden: d.hidden})
+		chs = append(chs, journal.Change{Path: d.path, Kind: journal.Deleted, Mtime: d.mtime, Hidden: d.hidden, Link: d.link})
 	}
 	if extra != nil {
 		chs = append(chs, extra()...)
