@@ -36,6 +36,18 @@
 // Freshener's Stale returns, and the index's own ignored_paths. LS always
 // reads the live directory.
 //
+// A root deleted and made again, or swapped for another directory, is
+// served afresh: the ready index describes the directory that was there,
+// so it is retired (the root is building again, and queries wait for or
+// walk past the new attempt: index_building) as soon as anything notices
+// the replacement: the Freshener stopping (its root went), a query's
+// barrier failing with watch.ErrRootGone, or status and index finding a
+// directory of another identity at the root's path (device, inode and
+// birth time, rooted.ID: a directory made again may reuse the inode
+// number). index --wait passes the barrier first, so a root replaced
+// before the call is waited for afresh; status never says ready of an
+// index of a directory no longer there (workspace.noticeReplaced).
+//
 // A tool call whose client chose the root itself (rpc.ToolParams.RootFrom)
 // is answered from the deepest root served that holds the caller's
 // directory (knownRoot), so a subdirectory adds no root of its own.

@@ -268,6 +268,10 @@ func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMes
 		d.log.Info("retrying a failed build", "root", root)
 	}
 	if p.Wait {
+		// The state as of after the call: a root replaced before it is
+		// waited for afresh, noticed by the sync barrier even when the
+		// new directory reused the old one's inode number.
+		w.settle(ctx)
 		if err := w.wait(ctx); err != nil {
 			return nil, rpc.Errorf(CodeStopped, "indexing %s stopped: %v", root, err)
 		}

@@ -252,3 +252,45 @@ func TestHardLinkWrittenOutsideRoot(t *testing.T) {
 	appendLine("hl2", "afterrestart2")
 	grep("linked while down", "afterrestart2", grepMatch{"sub/g.txt", 2, "afterrestart2"})
 }
+
+// A root deleted and made again while served is never answered from the
+// index of the directory that was there, nor from an index of nothing:
+// index --wait returns once the new directory's index is ready, holding
+// its files; status says ready only of that index; a query meanwhile
+// answers from it or walks (index_building, index_stale), and finds
+// exactly the new file.
+func TestRecreatedRootNeverReadyStale(t *testing.T) {
+	td := startDaemon(t, Config{})
+	for i := range 40 {
+		root := writeTree(t, map[string]string{"old.txt": "oldtoken\n", "d/x.txt": "oldtoken\n"})
+		if rs := td.index(root, true); rs.State != StateReady || rs.Files != 2 {
+			t.Fatalf("round %d: index --wait: %+v", i, rs)
+		}
+		must(t, os.RemoveAll(root))
+		must(t, os.Mkdir(root, 0o755))
+		writeFile(t, root, "new.txt", "newtoken\n")
+		switch i % 3 {
+		case 0:
+			if rs := td.index(root, true); rs.State != StateReady || rs.Files != 1 {
+				t.Fatalf("round %d: index --wait after the root was made again: %+v", i, rs)
+			}
+		case 1:
+			st := td.status(root)
+			if len(st.Roots) != 1 || st.Roots[0].State == StateReady && st.Roots[0].Files != 1 {
+				t.Fatalf("round %d: status after the root was made again: %+v", i, st.Roots)
+			}
+		case 2:
+			a := td.query(rpc.MethodGrep, root, `{"pattern":"newtoken|oldtoken"}`)
+			want := []grepMatch{{"new.txt", 1, "newtoken"}}
+			if got := matchesOf(t, a); !slices.Equal(got, want) {
+				t.Fatalf("round %d: grep after the root was made again: %s", i, a.js)
+			}
+			if a.data.Used && a.data.Reason != envelope.ReasonIndexBuilding && a.data.Reason != envelope.ReasonIndexStale {
+				t.Fatalf("round %d: grep walked for %q: %s", i, a.data.Reason, a.js)
+			}
+		}
+		if rs := td.index(root, true); rs.State != StateReady || rs.Files != 1 {
+			t.Fatalf("round %d: index --wait at the end: %+v", i, rs)
+		}
+	}
+}

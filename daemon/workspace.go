@@ -14,7 +14,9 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/journal"
+	"github.com/indexd/indexd/watch"
 )
 
 // States of a root (RootStatus.State).
@@ -61,6 +63,9 @@ type workspace struct {
 	readyIn  time.Duration // how long it took to become ready
 	reopened bool          // the saved index was reopened, not rebuilt
 	lastErr  string        // why the last attempt failed, or a later fault
+	// id identifies the directory at the root's path when the ready
+	// index's Freshener started: the directory it describes.
+	id rooted.ID
 }
 
 func newWorkspace(d *daemon, root string) *workspace {
@@ -133,7 +138,7 @@ func (w *workspace) run() {
 // simply gone stays stale (queries walk, "index_stale") until a query
 // finds it back.
 func (w *workspace) serve() (again bool) {
-	ix, fresh, err := w.open()
+	ix, fresh, id, err := w.open()
 	if err != nil {
 		w.fail(err)
 		return false
@@ -158,13 +163,15 @@ func (w *workspace) serve() (again bool) {
 	w.mu.Lock()
 	w.state, w.phase = StateReady, ""
 	w.ix, w.fresh = ix, fresh
+	w.id = id
 	if jf, ok := fresh.(Journaled); ok {
 		w.journal = jf.Journal()
 	}
 	w.readyIn = time.Since(w.started)
+	reopened, took := w.reopened, w.readyIn
 	close(w.attempt)
 	w.mu.Unlock()
-	w.d.log.Info("root ready", "root", w.root, "files", ix.Len(), "reopened", w.reopened, "took", w.readyIn.Round(time.Millisecond))
+	w.d.log.Info("root ready", "root", w.root, "files", ix.Len(), "reopened", reopened, "took", took.Round(time.Millisecond))
 
 	freshDone := fresh.Done()
 	stopped := false // the Freshener stopped on its own: the root vanished
@@ -173,14 +180,16 @@ func (w *workspace) serve() (again bool) {
 		case <-w.ctx.Done():
 			return false
 		case <-w.nudge:
-			if stopped && !gone(w.root) { // the root is back
-				w.rebuilding()
+			// A query or status put the root back to building (it found
+			// the directory replaced), or the root is back.
+			if w.retired(ix) || stopped && !gone(w.root) {
+				w.retire(ix)
 				return true
 			}
 		case <-freshDone:
 			freshDone, stopped = nil, true
-			if w.ctx.Err() == nil && !gone(w.root) {
-				w.rebuilding()
+			if w.ctx.Err() == nil && (w.retired(ix) || !gone(w.root)) {
+				w.retire(ix)
 				return true
 			}
 			w.d.log.Warn("the index is no longer kept current", "root", w.root)
@@ -189,12 +198,17 @@ func (w *workspace) serve() (again bool) {
 	}
 }
 
-// rebuilding puts the workspace back to building for a new attempt by
-// the same goroutine: queries walk ("index_building") from now on, and
-// none gets the index being closed.
-func (w *workspace) rebuilding() {
+// retire puts the workspace back to building for a new attempt by the
+// same goroutine, unless ix, the index it served, is retired already:
+// queries wait for the new attempt (first contact) or walk
+// ("index_building") from now on, status says building, index --wait
+// waits for the new attempt, and none gets the index being closed.
+func (w *workspace) retire(ix *index.Index) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.ix != ix || w.state != StateReady {
+		return
+	}
 	w.state, w.phase, w.lastErr = StateBuilding, "", ""
 	w.ix, w.fresh, w.journal = nil, nil, nil
 	w.progress, w.reopened = index.Progress{}, false
@@ -202,38 +216,112 @@ func (w *workspace) rebuilding() {
 	w.attempt = make(chan struct{})
 }
 
+// retired reports whether ix is no longer the index served (retire).
+func (w *workspace) retired(ix *index.Index) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ix != ix
+}
+
+// noticeReplaced retires the ready index (retire) when the directory at
+// the root's path is not the one it describes, and wakes the workspace
+// goroutine to serve the new one; it reports whether it did. The
+// directory is another when its identity (device, inode and birth time:
+// rooted.ID) differs from the one recorded when the index's Freshener
+// started, when the Freshener
+// stopped (it stops when its root goes), or when rootGone says the
+// Freshener found it gone (its barrier failed with watch.ErrRootGone).
+// A root with no
+// directory at its path is left as it is (dropGone drops it). Queries,
+// status and index call it, so that none answers from the index of a
+// directory that was replaced before the call, nor says it ready,
+// whether or not the Freshener has noticed yet.
+func (w *workspace) noticeReplaced(rootGone bool) bool {
+	id, isDir, err := rooted.IDOf(w.root)
+	if err != nil || !isDir {
+		return false
+	}
+	w.mu.Lock()
+	ix, fresh := w.ix, w.fresh
+	replaced := w.state == StateReady && (rootGone || id != w.id || stopped(fresh))
+	w.mu.Unlock()
+	if !replaced {
+		return false
+	}
+	w.d.log.Info("root replaced by another directory; indexing it afresh", "root", w.root)
+	w.retire(ix)
+	select {
+	case w.nudge <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// stopped reports whether fresh has stopped on its own (Done closed).
+func stopped(fresh Freshener) bool {
+	if fresh == nil {
+		return false
+	}
+	select {
+	case <-fresh.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 // open opens or builds the index and starts its Freshener, returning once
-// the Freshener is ready.
-func (w *workspace) open() (*index.Index, Freshener, error) {
+// the Freshener is ready, with the identity of the directory at the
+// root's path when the Freshener started. A Freshener that stops before
+// it is ready while a directory is at the root's path (the root was
+// replaced meanwhile) is started again on a new open of the index.
+func (w *workspace) open() (*index.Index, Freshener, rooted.ID, error) {
+	for {
+		ix, fresh, id, err := w.openOnce()
+		if !errors.Is(err, errStoppedEarly) || gone(w.root) || w.ctx.Err() != nil {
+			return ix, fresh, id, err
+		}
+		w.d.log.Warn("root replaced while it was being indexed; indexing it again", "root", w.root)
+	}
+}
+
+// errStoppedEarly: the Freshener stopped before it was ready.
+var errStoppedEarly = errors.New("keeping the index current: stopped before it was ready")
+
+// openOnce is one attempt of open.
+func (w *workspace) openOnce() (*index.Index, Freshener, rooted.ID, error) {
 	if h := w.d.cfg.hooks; h != nil && h.beforeOpen != nil {
 		if err := h.beforeOpen(w.ctx, w.root); err != nil {
-			return nil, nil, err
+			return nil, nil, rooted.ID{}, err
 		}
 	}
 	ix, reopened, err := w.openOrBuild()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, rooted.ID{}, err
 	}
 	w.mu.Lock()
 	w.reopened = reopened
 	w.mu.Unlock()
 	w.setPhase(PhaseCatchUp)
+	// Taken before the Freshener starts: a directory replaced after this
+	// is one the index may not describe (noticeReplaced).
+	id, _, _ := rooted.IDOf(w.root) // none: noticeReplaced finds any directory there another
 	fresh, err := w.d.cfg.NewFreshener(w.ctx, w.root, ix, w.d.log.With("root", w.root))
 	if err != nil {
 		ix.Close()
-		return nil, nil, fmt.Errorf("keeping the index current: %w", err)
+		return nil, nil, rooted.ID{}, fmt.Errorf("keeping the index current: %w", err)
 	}
 	select {
 	case <-fresh.Ready():
-		return ix, fresh, nil
+		return ix, fresh, id, nil
 	case <-fresh.Done():
-		err = errors.New("keeping the index current: stopped before it was ready")
+		err = errStoppedEarly
 	case <-w.ctx.Done():
 		err = w.ctx.Err()
 	}
 	fresh.Close()
 	ix.Close()
-	return nil, nil, err
+	return nil, nil, rooted.ID{}, err
 }
 
 // openOrBuild opens the saved index or builds one (index.OpenOrBuild:
@@ -344,19 +432,21 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 	case StateError:
 		return nil, nil, envelope.ReasonIndexError
 	}
-	select {
-	case <-fresh.Done():
-		// The Freshener stopped (root moved or deleted): ask the workspace
-		// goroutine to look whether the root is back, to serve it afresh.
-		select {
-		case w.nudge <- struct{}{}:
-		default:
+	if stopped(fresh) {
+		// The Freshener stopped (root moved or deleted): if a directory
+		// is back at the root's path, serve it afresh.
+		if w.noticeReplaced(false) {
+			return nil, nil, envelope.ReasonIndexBuilding
 		}
 		return nil, nil, envelope.ReasonIndexStale
-	default:
 	}
-	if sync && barrier(ctx, fresh) != nil {
-		return nil, nil, envelope.ReasonIndexStale
+	if sync {
+		if err := barrier(ctx, fresh); err != nil {
+			if errors.Is(err, watch.ErrRootGone) && w.noticeReplaced(true) {
+				return nil, nil, envelope.ReasonIndexBuilding
+			}
+			return nil, nil, envelope.ReasonIndexStale
+		}
 	}
 	live := fresh.Live()
 	if slices.Contains(live, ".") {
@@ -374,6 +464,21 @@ func barrier(ctx context.Context, fresh Freshener) error {
 	sctx, cancel := context.WithTimeout(ctx, SyncTimeout)
 	defer cancel()
 	return fresh.Sync(sctx)
+}
+
+// settle passes a ready root's sync barrier and retires its index if the
+// root turns out to have been replaced (noticeReplaced), so that an
+// index --wait that follows waits for the directory there now. A barrier
+// that fails otherwise changes nothing.
+func (w *workspace) settle(ctx context.Context) {
+	w.mu.Lock()
+	state, fresh := w.state, w.fresh
+	w.mu.Unlock()
+	if state != StateReady {
+		return
+	}
+	err := barrier(ctx, fresh)
+	w.noticeReplaced(errors.Is(err, watch.ErrRootGone))
 }
 
 // wait blocks until the current build attempt ends, ctx is done or the
@@ -394,8 +499,11 @@ func (w *workspace) wait(ctx context.Context) error {
 
 var errWorkspaceEnded = errors.New("daemon: the root was forgotten or the daemon is stopping")
 
-// status reports the root's state.
+// status reports the root's state: building, not ready, once the
+// directory at the root's path is not the one the index describes
+// (noticeReplaced).
 func (w *workspace) status() RootStatus {
+	w.noticeReplaced(false)
 	w.mu.Lock()
 	st := RootStatus{
 		Root:      w.root,

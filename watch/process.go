@@ -241,7 +241,7 @@ func (w *Watcher) withRoot(fn func()) bool {
 		return false
 	}
 	defer r.Close()
-	if st, err := r.Lstat(""); err != nil || uint64(st.Dev) != w.dev || st.Ino != w.ino {
+	if id, err := r.ID(); err != nil || id != w.id {
 		return false
 	}
 	w.r = r

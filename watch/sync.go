@@ -132,12 +132,14 @@ func (w *Watcher) caughtUp() bool {
 
 // checkRoot fails with ErrRootGone (and stops the watcher) when the root
 // no longer is the directory Start was given: deleted, or moved with one
-// of its ancestors, which makes no event.
+// of its ancestors, which makes no event, or deleted and made again (by
+// its birth time when the new one got the old one's inode number) before
+// the deletion's event is read (it waits for every descriptor of the
+// directory to close: a query's scan may hold one).
 func (w *Watcher) checkRoot() error {
-	var st syscall.Stat_t
-	err := syscall.Lstat(w.root, &st)
+	id, _, err := rooted.IDOf(w.root)
 	switch {
-	case err == nil && uint64(st.Dev) == w.dev && st.Ino == w.ino:
+	case err == nil && id == w.id:
 		return nil
 	case err != nil && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("watch: root %s: %w", w.root, err) // cannot tell; not proof it is gone

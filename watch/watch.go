@@ -267,8 +267,7 @@ type Watcher struct {
 	opts   Options
 	log    *slog.Logger
 	fsw    *notifier
-	dev    uint64 // the root's identity at Start
-	ino    uint64
+	id     rooted.ID // the root's identity at Start
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -402,6 +401,10 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	defer func() { r.Close() }()
+	id, err := r.ID()
+	if err != nil {
+		return nil, fmt.Errorf("watch: root %s: %w", root, err)
+	}
 	fsw, err := newNotifier(eventBuffer, opts.onRead)
 	if err != nil {
 		return nil, err
@@ -414,8 +417,7 @@ func Start(ctx context.Context, root string, ix *index.Index, opts Options) (*Wa
 		opts:      opts,
 		log:       opts.Logger,
 		fsw:       fsw,
-		dev:       uint64(st.Dev),
-		ino:       st.Ino,
+		id:        id,
 		wake:      make(chan struct{}, 1),
 		flushWake: make(chan struct{}, 1),
 		done:      make(chan struct{}),

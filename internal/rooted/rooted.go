@@ -126,6 +126,41 @@ func (r *Root) OpenPath(rel string) (int, error) {
 	return r.open(rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 }
 
+// ID identifies a directory (or any entry) while it exists: its device,
+// inode number and birth time. A directory deleted and made again at
+// once may get the same inode number (ext4 hands it out again), never
+// the same birth time (unless both births fall within one tick of the
+// kernel's clock, a few milliseconds). Birth is 0 where the file system
+// does not record it: then device and inode alone tell.
+type ID struct {
+	Dev, Ino uint64
+	Birth    int64 // Unix nanoseconds
+}
+
+// IDOf returns the ID of the entry at path itself (a final symlink is
+// not followed) and whether it is a directory.
+func IDOf(path string) (id ID, isDir bool, err error) {
+	return statxID(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// ID returns the ID of the root directory the handle holds.
+func (r *Root) ID() (ID, error) {
+	id, _, err := statxID(r.fd, "", unix.AT_EMPTY_PATH)
+	return id, err
+}
+
+func statxID(dirfd int, path string, flags int) (id ID, isDir bool, err error) {
+	var sx unix.Statx_t
+	if err := unix.Statx(dirfd, path, flags, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_BTIME, &sx); err != nil {
+		return ID{}, false, &os.PathError{Op: "statx", Path: path, Err: err}
+	}
+	id = ID{Dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), Ino: sx.Ino}
+	if sx.Mask&unix.STATX_BTIME != 0 {
+		id.Birth = sx.Btime.Sec*1e9 + int64(sx.Btime.Nsec)
+	}
+	return id, uint32(sx.Mode)&unix.S_IFMT == unix.S_IFDIR, nil
+}
+
 // open resolves rel beneath the root and opens it with flags.
 func (r *Root) open(rel string, flags int) (int, error) {
 	fd, err := openBeneath(r.fd, rel, flags)
