@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -213,4 +214,84 @@ func TestExchangeLoopNeverEscapes(t *testing.T) {
 		}
 		t.Logf("%d opens, %d swaps, 0 leaks", opened, swaps)
 	})
+}
+
+// A directory's ID is the same by path and through a handle on it, the
+// same while it lives, and another once it is deleted and made again at
+// the same path, even when the new one gets the old inode number (ext4
+// hands it out again at once), once the file system's clock has ticked
+// since the old one's birth; OpenPath opens an entry without following a
+// final link.
+func TestIDAndOpenPath(t *testing.T) {
+	root, _ := fixture(t)
+	id, isDir, err := rooted.IDOf(root)
+	if err != nil || !isDir {
+		t.Fatalf("IDOf(root) = %+v, %v, %v", id, isDir, err)
+	}
+	r := testtree.Open(t, root)
+	if got, err := r.ID(); err != nil || got != id {
+		t.Fatalf("Root.ID() = %+v, %v, want %+v", got, err, id)
+	}
+	if _, isDir, err := rooted.IDOf(filepath.Join(root, "in")); err != nil || isDir {
+		t.Errorf("IDOf(a link to a directory): isDir %v, %v; want the link itself", isDir, err)
+	}
+	fd, err := r.OpenPath("lf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		t.Errorf("OpenPath(lf): mode %o, %v; want the link itself", st.Mode, err)
+	}
+	unix.Close(fd)
+	dir := filepath.Join(root, "d")
+	before, _, err := rooted.IDOf(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := 0
+	for range 10 {
+		if before.Birth != 0 {
+			tick(t, root, before.Birth)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		after, _, err := rooted.IDOf(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after == before {
+			t.Fatalf("a directory made again has the old one's ID %+v", after)
+		}
+		if after.Ino == before.Ino {
+			reused++
+		}
+		before = after
+	}
+	t.Logf("inode numbers reused: %d of 10", reused)
+}
+
+// tick waits until the file system's clock (the ctime it gives a file
+// touched now) is past ns, or fails the test after 10 s.
+func tick(t *testing.T, dir string, ns int64) {
+	t.Helper()
+	probe := filepath.Join(dir, "tick")
+	end := time.Now().Add(10 * time.Second)
+	for time.Now().Before(end) {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(probe, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Ctim.Nano() > ns {
+			return
+		}
+	}
+	t.Fatal("the file system's clock did not move in 10 s")
 }
