@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,7 +113,7 @@ func BenchmarkStartGOROOT(b *testing.B) {
 		b.Fatal(err)
 	}
 	var watchT, readyT []time.Duration
-	dirs := 0
+	dirs, fileWatches := 0, 0
 	for b.Loop() {
 		t0 := time.Now()
 		w, err := Start(context.Background(), root, ix, Options{})
@@ -122,12 +123,13 @@ func BenchmarkStartGOROOT(b *testing.B) {
 		watchT = append(watchT, time.Since(t0))
 		wait(b, w.Ready(), "ready")
 		readyT = append(readyT, time.Since(t0))
-		dirs = w.State().Dirs
+		dirs, fileWatches = w.State().Dirs, w.State().Files
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(dirs), "dirs")
+	b.ReportMetric(float64(fileWatches), "file-watches")
 	b.ReportMetric(float64(ix.Len()), "files")
 	reportQuantiles(b, "watch", watchT)
 	reportQuantiles(b, "ready", readyT)
@@ -177,6 +179,85 @@ func BenchmarkBurst10k(b *testing.B) {
 	reportQuantiles(b, "after-last-write", absorb)
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(round), "cpu-ms/burst")
 	b.ReportMetric(float64(batches)/float64(round), "batches/burst")
+}
+
+// The cost of watching the files with more than one link on their own:
+// a tree of INDEXD_BENCH_FILES files (default 20,000, in 70 directories)
+// in which no file, or every tenth, has a second link outside the root.
+// Each round starts a watcher on the built index and reports the time to
+// Ready (the initial reconcile's walk, which adds every watch), a Sync
+// on the idle tree, and, with links, a write through an outside link
+// until a Sync after it returns (the index then holds it: checked); the
+// watches added are counted (file-watches, dirs). Run with
+//
+//	go test ./watch -run '^$' -bench HardLinks -benchtime 20x
+func BenchmarkHardLinks(b *testing.B) {
+	n := 20000
+	if v, err := strconv.Atoi(os.Getenv("INDEXD_BENCH_FILES")); err == nil && v > 0 {
+		n = v
+	}
+	for _, every := range []int{0, 10} {
+		b.Run(fmt.Sprintf("link-every=%d", every), func(b *testing.B) {
+			root := benchTree(b, n)
+			store := b.TempDir()
+			var linked []string
+			for i := 0; every > 0 && i < n; i += every {
+				l := filepath.Join(store, strconv.Itoa(i))
+				if err := os.Link(filepath.Join(root, fmt.Sprintf("d%d/e%d/f%d.txt", i%10, i%7, i)), l); err != nil {
+					b.Fatal(err)
+				}
+				linked = append(linked, l)
+			}
+			ix, err := index.Build(context.Background(), root, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ix.Close()
+			var readyT, syncT, visibleT []time.Duration
+			st := State{}
+			round := 0
+			for b.Loop() {
+				t0 := time.Now()
+				w, err := Start(context.Background(), root, ix, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				wait(b, w.Ready(), "ready")
+				readyT = append(readyT, time.Since(t0))
+				t1 := time.Now()
+				syncNow(b, w)
+				syncT = append(syncT, time.Since(t1))
+				if len(linked) > 0 {
+					tok := fmt.Sprintf("linkedwrite%dx", round)
+					f, err := os.OpenFile(linked[round%len(linked)], os.O_WRONLY|os.O_APPEND, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					t2 := time.Now()
+					if _, err := f.WriteString(tok + "\n"); err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+					syncNow(b, w)
+					visibleT = append(visibleT, time.Since(t2))
+					if len(candidates(b, ix, tok)) != 1 {
+						b.Fatalf("%s written through a link is not in the index after Sync", tok)
+					}
+				}
+				st = w.State()
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+				round++
+			}
+			b.ReportMetric(float64(st.Files), "file-watches")
+			b.ReportMetric(float64(st.Dirs), "dirs")
+			b.ReportMetric(float64(ix.Len()), "files")
+			reportQuantiles(b, "ready", readyT)
+			reportQuantiles(b, "sync", syncT)
+			reportQuantiles(b, "visible", visibleT)
+		})
+	}
 }
 
 func cpuTime() time.Duration {

@@ -11,7 +11,11 @@
 // .gentree.json at its top (hidden, so no tool searches it by default),
 // records what was planted and how many files each benchmark glob should
 // find. -git runs `git init` afterwards (its .git directory is not
-// deterministic), which makes the .gitignore files take effect.
+// deterministic), which makes the .gitignore files take effect. -links
+// DIR gives every -link-every'th file (in the plan's order) a second
+// hard link in DIR, outside the tree (as a package manager's store or a
+// cp -l backup would): the tree's bytes are the same, its files' link
+// counts are not; the watcher watches each such file on its own.
 package main
 
 import (
@@ -24,6 +28,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +48,8 @@ func main() {
 		gitInit = flag.Bool("git", false, "run git init in the tree afterwards (makes .gitignore files apply; .git is not deterministic)")
 		force   = flag.Bool("force", false, "replace an existing tree made by gentree")
 		workers = flag.Int("workers", 2*runtime.GOMAXPROCS(0), "parallel writers (does not change the output)")
+		links   = flag.String("links", "", "directory outside the tree (created; must not exist or be empty) to give files a second hard link in")
+		every   = flag.Int("link-every", 10, "with -links: link every Nth file (10: 10% of the files)")
 	)
 	flag.Parse()
 	if *out == "" || *files < 1 || *workers < 1 || flag.NArg() > 0 {
@@ -60,6 +68,13 @@ func main() {
 	planned := time.Since(start)
 	if err := write(*out, p, *workers); err != nil {
 		fatal(err)
+	}
+	if *links != "" {
+		n, err := linkOut(*out, *links, p, *every)
+		if err != nil {
+			fatal(fmt.Errorf("-links: %w", err))
+		}
+		fmt.Printf("gentree: %d files (1 in %d) have a second link in %s\n", n, *every, *links)
 	}
 	if *gitInit {
 		cmd := exec.Command("git", "init", "-q", *out)
@@ -168,6 +183,41 @@ func write(out string, p *plan, workers int) error {
 		}
 	}
 	return nil
+}
+
+// linkOut gives every every'th file of p (in plan order) a second hard
+// link in dir, which must lie outside out and be missing or empty; it
+// returns how many it linked.
+func linkOut(out, dir string, p *plan, every int) (int, error) {
+	if every < 1 {
+		return 0, errors.New("-link-every must be at least 1")
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return 0, err
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return 0, err
+	}
+	if rel, err := filepath.Rel(absOut, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return 0, fmt.Errorf("%s lies inside the tree %s", dir, out)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) > 0 {
+		return 0, fmt.Errorf("%s is not empty (or unreadable: %v)", dir, err)
+	}
+	n := 0
+	for i := 0; i < len(p.files); i += every {
+		src := filepath.Join(out, filepath.FromSlash(p.files[i].rel))
+		if err := os.Link(src, filepath.Join(dir, strconv.Itoa(i))); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 func writeFile(path string, data []byte, mode fs.FileMode, mtime int64) error {
