@@ -174,7 +174,9 @@
 //     the Freshener, then
 //     waits until the workspace's context (a child of the daemon's) is
 //     cancelled by forget or by the daemon's stop, serving the root
-//     afresh if the Freshener stops because the root was replaced. The
+//     afresh if the Freshener stops because the root was replaced, or
+//     when a request found it replaced and retired the index (a request
+//     only unpublishes it and wakes the goroutine, which closes it). The
 //     Freshener (the watcher's processor) is the index's only writer
 //     after the build, compactions included. It owns the index
 //     and the Freshener and closes both on its way out. forget waits for
