@@ -294,3 +294,45 @@ func TestRecreatedRootNeverReadyStale(t *testing.T) {
 		}
 	}
 }
+
+// A file with a second link outside the root whose own watch cannot be
+// added (the inotify watch limit) is never answered stale: queries that
+// reach its directory walk it and say so (watch_limit, partial), and
+// find a write made through the outside link; the rest of the tree is
+// answered by the index.
+func TestHardLinkPastTheWatchLimit(t *testing.T) {
+	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
+		w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log, AddWatch: func(p string, add func(string) error) error {
+			if filepath.Base(p) == "f.txt" {
+				return syscall.ENOSPC
+			}
+			return add(p)
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return watched{w, nil}, nil
+	}
+	td := startDaemon(t, Config{NewFreshener: newFresh})
+	root := writeTree(t, map[string]string{"cold/f.txt": "old\n", "warm/g.txt": "old\n"})
+	out := t.TempDir()
+	must(t, os.Link(filepath.Join(root, "cold/f.txt"), filepath.Join(out, "hl")))
+	if rs := td.index(root, true); rs.State != StateReady {
+		t.Fatalf("index --wait: %+v", rs)
+	}
+	f, err := os.OpenFile(filepath.Join(out, "hl"), os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString("throughlink\n")
+	must(t, err)
+	must(t, f.Close())
+	a := td.query(rpc.MethodGrep, root, `{"pattern":"throughlink"}`)
+	if !a.data.Used || a.data.Reason != envelope.ReasonWatchLimit || a.Status != envelope.StatusPartial ||
+		!slices.Equal(matchesOf(t, a), []grepMatch{{"cold/f.txt", 2, "throughlink"}}) {
+		t.Fatalf("grep of the root: %s", a.js)
+	}
+	writeFile(t, root, "warm/h.txt", "warmtoken\n")
+	a = td.query(rpc.MethodGrep, root, `{"pattern":"warmtoken","path":"warm"}`)
+	if a.data.Used || a.Status != envelope.StatusSuccess || !slices.Equal(matchesOf(t, a), []grepMatch{{"warm/h.txt", 1, "warmtoken"}}) {
+		t.Fatalf("grep of warm: want the index's answer: %s", a.js)
+	}
+}
