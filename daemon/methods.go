@@ -130,7 +130,7 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		}
 		if p.Stream {
 			// A client gone is noticed by ctx, which ends the search.
-			t.Sink = func(b query.Batch) { _ = server.Notify(ctx, b) }
+			t.Sink = func(b query.Batch) { _ = server.Notify(ctx, &b) }
 			t.BatchText = p.BatchText
 		} else {
 			t.Budget = func(n int64) bool { return server.Reserve(ctx, n) }

@@ -234,6 +234,17 @@ func (d *GrepData) MarshalJSON() ([]byte, error) {
 // about 105 µs, against encoding/json's 145. Each is what encoding/json
 // writes of it (TestDataAsEncodingJSON).
 
+// AppendMatches appends ms as a JSON array, as encoding/json writes it
+// (for the batches of a streamed answer, query.Batch).
+func AppendMatches(b []byte, ms []GrepMatch) []byte { return appendList(b, ms, appendMatch) }
+
+// AppendCounts appends cs as a JSON array, as encoding/json writes it.
+func AppendCounts(b []byte, cs []FileCount) []byte { return appendList(b, cs, appendCount) }
+
+// AppendStrings appends l as a JSON array of strings, as encoding/json
+// writes it (but for HTML's characters, left as they are: jsonenc).
+func AppendStrings(b []byte, l []string) []byte { return appendList(b, l, jsonenc.AppendString) }
+
 // appendList appends l as a JSON array, each element by appendElem; []
 // if l is empty.
 func appendList[T any](b []byte, l []T, appendElem func([]byte, T) []byte) []byte {

@@ -23,6 +23,7 @@ import (
 	csindex "github.com/google/codesearch/index"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/jsonenc"
 )
 
 // Searcher runs checked Glob and Grep queries. Implementations: Walker (the
@@ -144,6 +145,30 @@ type Batch struct {
 	Files   []string             `json:"files,omitempty"`
 	Counts  []envelope.FileCount `json:"counts,omitempty"`
 	Text    string               `json:"text,omitempty"`
+}
+
+// AppendJSON appends the batch as JSON, exactly as encoding/json (with
+// jsonenc's escaping) writes it, without reflection: a stream's batches
+// are most of its daemon's work (rpc/server.Notify sends them as they
+// are).
+func (b *Batch) AppendJSON(dst []byte) []byte {
+	dst = jsonenc.AppendString(append(dst, `{"cwd":`...), b.Cwd)
+	if len(b.Paths) > 0 {
+		dst = envelope.AppendStrings(append(dst, `,"paths":`...), b.Paths)
+	}
+	if len(b.Matches) > 0 {
+		dst = envelope.AppendMatches(append(dst, `,"matches":`...), b.Matches)
+	}
+	if len(b.Files) > 0 {
+		dst = envelope.AppendStrings(append(dst, `,"files":`...), b.Files)
+	}
+	if len(b.Counts) > 0 {
+		dst = envelope.AppendCounts(append(dst, `,"counts":`...), b.Counts)
+	}
+	if b.Text != "" {
+		dst = jsonenc.AppendString(append(dst, `,"text":`...), b.Text)
+	}
+	return append(dst, '}')
 }
 
 // BatchSize is how many results a Batch holds at most (Grep's may hold

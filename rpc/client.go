@@ -244,7 +244,9 @@ func (c *Client) Call(ctx context.Context, method string, params any, result *js
 // CallStream is Call for a method whose handler sends parts of its answer
 // ahead of its response (Notify): onPartial gets the data of each, in
 // order, on the client's reading goroutine (so a slow onPartial slows the
-// server down, not the other way round), before Call returns.
+// server down, not the other way round), before Call returns. The data
+// is the connection's buffer: valid until onPartial returns, and not
+// checked to be JSON (its reader does that as it reads it).
 func (c *Client) CallStream(ctx context.Context, method string, params any, result *json.RawMessage, onPartial func(data json.RawMessage)) error {
 	return c.call(ctx, method, params, result, onPartial)
 }
@@ -561,19 +563,69 @@ func SplitResult(line []byte) (id uint64, result []byte, ok bool) {
 	if !ok {
 		return 0, nil, false
 	}
-	n := 0
-	for n < len(rest) && n < 20 && '0' <= rest[n] && rest[n] <= '9' {
-		n++
-	}
-	id, err := strconv.ParseUint(string(rest[:n]), 10, 64)
-	if err != nil || n > 1 && rest[0] == '0' {
+	id, rest, ok = cutID(rest)
+	if !ok {
 		return 0, nil, false
 	}
-	rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"result":`))
+	rest, ok = bytes.CutPrefix(rest, []byte(`,"result":`))
 	if !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
 		return 0, nil, false
 	}
 	return id, rest[:len(rest)-1], true
+}
+
+// partialData hands the data of a "partial" notification for the call id
+// to its onPartial, if it is a stream still waiting. The data is only
+// valid during the call.
+func (c *Client) partialData(id uint64, data []byte) {
+	c.mu.Lock()
+	fn := c.partial[id]
+	c.mu.Unlock()
+	if fn == nil {
+		return
+	}
+	c.inPartial.Store(true)
+	fn(data)
+	c.lastRead.Store(time.Now().UnixNano()) // the silence counts from now
+	c.inPartial.Store(false)
+}
+
+// partialPrefix starts every "partial" notification the server writes,
+// the request's id following (rpc/server's queuePartial).
+var partialPrefix = []byte(`{"jsonrpc":"2.0","method":"` + MethodPartial + `","params":{"id":`)
+
+// SplitPartial takes a "partial" notification line in the exact form the
+// server writes it, {"jsonrpc":"2.0","method":"partial","params":{"id":N,
+// "data":DATA}}, apart without reading DATA, as SplitResult does a
+// response: a stream's batches are read once, by the caller's onPartial.
+// ok is false for any other line.
+func SplitPartial(line []byte) (id uint64, data []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(line, partialPrefix)
+	if !ok {
+		return 0, nil, false
+	}
+	id, rest, ok = cutID(rest)
+	if !ok {
+		return 0, nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`,"data":`))
+	if !ok || len(rest) < 3 || rest[len(rest)-1] != '}' || rest[len(rest)-2] != '}' {
+		return 0, nil, false
+	}
+	return id, rest[:len(rest)-2], true
+}
+
+// cutID reads a request id (digits, no leading zero) from the front of b.
+func cutID(b []byte) (id uint64, rest []byte, ok bool) {
+	n := 0
+	for n < len(b) && n < 20 && '0' <= b[n] && b[n] <= '9' {
+		n++
+	}
+	id, err := strconv.ParseUint(string(b[:n]), 10, 64)
+	if err != nil || n > 1 && b[0] == '0' {
+		return 0, nil, false
+	}
+	return id, b[n:], true
 }
 
 // readLoop reads responses and hands each to the call waiting for its id,
@@ -590,6 +642,10 @@ func (c *Client) readLoop() {
 		}
 		if id, result, ok := SplitResult(line); ok {
 			c.deliver(id, response{result: bytes.Clone(result)})
+			continue
+		}
+		if id, data, ok := SplitPartial(line); ok {
+			c.partialData(id, data)
 			continue
 		}
 		var r struct {
@@ -609,15 +665,7 @@ func (c *Client) readLoop() {
 				Data json.RawMessage `json:"data"`
 			}
 			if json.Unmarshal(r.Params, &p) == nil {
-				c.mu.Lock()
-				fn := c.partial[p.ID]
-				c.mu.Unlock()
-				if fn != nil {
-					c.inPartial.Store(true)
-					fn(p.Data)
-					c.lastRead.Store(time.Now().UnixNano()) // the silence counts from now
-					c.inPartial.Store(false)
-				}
+				c.partialData(p.ID, p.Data)
 			}
 			continue
 		}

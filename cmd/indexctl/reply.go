@@ -178,10 +178,12 @@ func readList[T any](r *jsonread.Reader, member func(e *T, key string) bool) []T
 }
 
 func readMatches(r *jsonread.Reader) []envelope.GrepMatch {
+	file := "" // the last match's: a file's matches come together
 	return readList(r, func(m *envelope.GrepMatch, key string) bool {
 		switch key {
 		case "file":
-			m.File = r.String()
+			m.File = r.StringAs(file)
+			file = m.File
 		case "line":
 			m.Line = r.Int()
 		case "text":

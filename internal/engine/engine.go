@@ -39,7 +39,6 @@ import (
 	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/daemonapi"
-	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/mcp"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
@@ -159,11 +158,7 @@ func Direct(ctx context.Context, req client.Request, reason envelope.FallbackRea
 	tools := query.NewDirect(ws)
 	tools.Unlimited = req.Unlimited
 	if req.OnBatch != nil {
-		tools.Sink = func(b query.Batch) {
-			if js, err := jsonenc.Marshal(b); err == nil {
-				req.OnBatch(js)
-			}
-		}
+		tools.Sink = func(b query.Batch) { req.OnBatch(b.AppendJSON(nil)) }
 	}
 	if reason != "" {
 		tools.Searcher = daemon.FallbackWalk{Reason: reason}

@@ -176,6 +176,23 @@ func (r *Reader) String() string {
 	return string(r.str())
 }
 
+// StringAs reads a string as String does, returning prev itself when the
+// string holds the same bytes: no allocation for a value that repeats
+// (the file of each of a file's matches).
+func (r *Reader) StringAs(prev string) string {
+	if r.null() {
+		return ""
+	}
+	if r.Next() != '"' {
+		r.fail("want a string")
+		return ""
+	}
+	if b := r.str(); string(b) != prev {
+		return string(b)
+	}
+	return prev
+}
+
 // Int reads a number that is an integer in int's range; null reads as 0.
 func (r *Reader) Int() int {
 	if r.null() {

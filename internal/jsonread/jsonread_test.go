@@ -237,3 +237,32 @@ func TestStringAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// StringAs reads what String reads, and gives back prev itself (no new
+// string) when the bytes are the same.
+func TestStringAs(t *testing.T) {
+	for _, tc := range []struct{ text, prev, want string }{
+		{`"a.go"`, "a.go", "a.go"},
+		{`"a.go"`, "b.go", "a.go"},
+		{`"a\tb"`, "a\tb", "a\tb"},
+		{`"\u00e9"`, "é", "é"},
+		{`null`, "x", ""},
+		{`""`, "", ""},
+	} {
+		r := NewReader([]byte(tc.text))
+		got := r.StringAs(tc.prev)
+		if r.End(); r.Err() != nil || got != tc.want {
+			t.Errorf("StringAs(%s, %q) = %q, %v; want %q", tc.text, tc.prev, got, r.Err(), tc.want)
+		}
+	}
+	prev, text := "same/file.go", []byte(`"same/file.go"`)
+	as := testing.AllocsPerRun(100, func() { _ = NewReader(text).StringAs(prev) })
+	str := testing.AllocsPerRun(100, func() { _ = NewReader(text).String() })
+	if as >= str {
+		t.Errorf("StringAs of the same bytes allocates %v times, String %v", as, str)
+	}
+	r := NewReader([]byte(`7`))
+	if r.StringAs("x"); r.Err() == nil {
+		t.Error("StringAs of a number: no error")
+	}
+}

@@ -187,3 +187,35 @@ func checkResponseLine(t *testing.T, b []byte) {
 		t.Fatalf("SplitResult(%q) refused a success response", b)
 	}
 }
+
+// FuzzPartialLine: the client takes a "partial" notification apart
+// without reading its data (rpc.SplitPartial); for any data a handler
+// sends and any id, it agrees with the full decode of the line the server
+// writes.
+func FuzzPartialLine(f *testing.F) {
+	for _, d := range []string{`{"matches":[{"file":"a","line":1,"text":"x}}"}]}`, `"}}"`, `[1, 2]`, `{}`, `null`, "\"\xff\""} {
+		f.Add(uint64(7), d)
+	}
+	f.Fuzz(func(t *testing.T, id uint64, data string) {
+		if !json.Valid([]byte(data)) {
+			return
+		}
+		line, err := partialLine(json.RawMessage(strconv.FormatUint(id, 10)), []byte(data))
+		if err != nil {
+			t.Fatalf("partialLine(%q): %v", data, err)
+		}
+		var m struct {
+			Params struct {
+				ID   uint64          `json:"id"`
+				Data json.RawMessage `json:"data"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		gotID, got, ok := rpc.SplitPartial(bytes.TrimSuffix(line, []byte("\n")))
+		if !ok || gotID != id || !bytes.Equal(got, m.Params.Data) {
+			t.Fatalf("SplitPartial(%q) = %d, %q, %v; the line decodes to %d, %q", line, gotID, got, ok, id, m.Params.Data)
+		}
+	})
+}

@@ -805,14 +805,29 @@ func Notify(ctx context.Context, data any) error {
 	if rs == nil {
 		return ErrNoRequest
 	}
-	b, err := jsonenc.Marshal(data)
-	if err != nil {
-		return err
+	var line []byte
+	if a, ok := data.(Appender); ok {
+		line = partialLineOf(rs.id, a)
+	} else {
+		b, err := jsonenc.Marshal(data)
+		if err != nil {
+			return err
+		}
+		if line, err = partialLine(rs.id, b); err != nil {
+			return err
+		}
 	}
-	if err := rs.c.queuePartial(rs.id, b); err != nil {
+	if err := rs.c.queuePartial(line); err != nil {
 		return err
 	}
 	return ctx.Err()
+}
+
+// Appender is data that writes itself as JSON on one line in UTF-8 (its
+// strings escaped as jsonenc.AppendString does), which Notify sends as
+// it is, without encoding/json's reflection and checks.
+type Appender interface {
+	AppendJSON(dst []byte) []byte
 }
 
 // Reserve counts n bytes more toward the answer the request ctx is
@@ -900,19 +915,33 @@ var errStalled = errors.New("rpc: the connection's writer is stuck")
 // queuePartial queues a "partial" notification for the request id, waiting
 // for room in the reply budget as long as the connection lives (unlike a
 // response, it is never replaced: a slow reader is reading the answer).
-func (c *conn) queuePartial(id json.RawMessage, data []byte) error {
-	var buf bytes.Buffer
-	buf.WriteString(`{"jsonrpc":"2.0","method":"` + rpc.MethodPartial + `","params":{"id":`)
-	buf.Write(id)
-	buf.WriteString(`,"data":`)
-	if err := json.Compact(&buf, data); err != nil {
-		return err
-	}
-	buf.WriteString("}}\n")
-	b := toValidUTF8(buf.Bytes())
+func (c *conn) queuePartial(b []byte) error {
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
 	return c.admit(outgoing{line: b}, false)
+}
+
+// partialPrefix starts a "partial" notification's line, its id following.
+const partialPrefix = `{"jsonrpc":"2.0","method":"` + rpc.MethodPartial + `","params":{"id":`
+
+// partialLineOf is partialLine for data that writes itself (Appender).
+func partialLineOf(id json.RawMessage, data Appender) []byte {
+	b := append(append([]byte(partialPrefix), id...), `,"data":`...)
+	return append(data.AppendJSON(b), "}}\n"...)
+}
+
+// partialLine is the line of a "partial" notification for the request
+// id carrying data, in the form rpc.SplitPartial takes apart.
+func partialLine(id json.RawMessage, data []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(partialPrefix)
+	buf.Write(id)
+	buf.WriteString(`,"data":`)
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, err
+	}
+	buf.WriteString("}}\n")
+	return toValidUTF8(buf.Bytes()), nil
 }
 
 // send queues a protocol error's response line, whatever the budget (it
