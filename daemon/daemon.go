@@ -289,10 +289,13 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 	}
 	d.ctx, d.stop = context.WithCancel(ctx)
 	d.touch()
-	d.returner = &heapReturner{read: readHeap, free: debug.FreeOSMemory, quiet: func() bool {
+	d.returner = &heapReturner{read: readHeap, free: debug.FreeOSMemory, quiet: func() time.Duration {
 		// A build keeps the pages it frees for its next allocations
 		// (index's pacer) and hands them back itself once done.
-		return d.inflight.Load() == 0 && time.Since(time.Unix(0, d.lastActive.Load())) >= returnQuiet && !d.building()
+		if d.inflight.Load() != 0 || d.building() {
+			return 0
+		}
+		return time.Since(time.Unix(0, d.lastActive.Load()))
 	}}
 	d.methods = rpc.Methods{
 		rpc.MethodPing:     d.ping,
