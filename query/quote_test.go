@@ -315,3 +315,22 @@ func FuzzMatchKey(f *testing.F) {
 		}
 	})
 }
+
+// A name that is itself a complete quoted string ("sub", quotes
+// included) reaches the tools in the quoted form: the agent-facing rule
+// unquotes one level, so the path "sub" names sub/ and the path
+// "\"sub\"" names "sub"/, through the socket as through the CLI (which
+// sends such a name quoted).
+func TestQuotedNameThatIsQuoted(t *testing.T) {
+	tools, _ := setup(t, fsTree{"sub/p.txt": "needle\n", `"sub"/q.txt`: "needle\n"})
+	r := run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", `"sub"`))
+	equal(t, "path \"sub\"", r.matchLines(), []string{"sub/p.txt:1: needle"})
+	r = run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", `"\"sub\""`))
+	equal(t, `path "\"sub\""`, r.matchLines(), []string{`"\"sub\"/q.txt":1: needle`})
+	r = run(t, tools, ToolGlob, jsonArgs("pattern", `"\"sub\"/*"`))
+	equal(t, "Glob", r.paths(), []string{`"\"sub\"/q.txt"`})
+	r = run(t, tools, ToolLS, jsonArgs("path", `"\"sub\""`))
+	if r.Status != "success" || !strings.Contains(r.Text, "q.txt") {
+		t.Errorf("LS of \"sub\": %s", r.Text)
+	}
+}
