@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/query"
+	toolspec "github.com/indexd/indexd/tool"
 )
 
 // Names of the compatibility tools (seed 004).
@@ -110,6 +113,66 @@ func (d *toolDef) tool() *sdk.Tool {
 	}
 }
 
+// inputSchema is the JSON Schema of the named envelope tool's arguments:
+// its parameters in the table (tool.Spec.Params) that are offered to
+// agents, in the table's order, with their types, descriptions,
+// defaults, bounds and choices.
+func inputSchema(name string) string {
+	spec, err := toolspec.Lookup(name)
+	if err != nil {
+		panic(err) // the tools listed here are the table's
+	}
+	b := []byte(`{"type":"object","properties":{`)
+	var required []string
+	n := 0
+	for i := range spec.Params {
+		p := &spec.Params[i]
+		if p.Hidden {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(jsonenc.AppendString(b, p.Name), `:{"type":`...)
+		switch p.Kind {
+		case toolspec.String:
+			b = append(b, `"string"`...)
+		case toolspec.Int:
+			b = append(b, `"integer"`...)
+		case toolspec.Bool:
+			b = append(b, `"boolean"`...)
+		case toolspec.Strings:
+			b = append(b, `["string","array"],"items":{"type":"string"}`...)
+		}
+		b = jsonenc.AppendString(append(b, `,"description":`...), p.Doc)
+		if p.Kind == toolspec.Int {
+			b = strconv.AppendInt(append(b, `,"minimum":`...), int64(p.Min), 10)
+			if p.HasMax {
+				b = strconv.AppendInt(append(b, `,"maximum":`...), int64(p.Max), 10)
+			}
+		}
+		if len(p.Enum) > 0 {
+			js, _ := jsonenc.Marshal(p.Enum)
+			b = append(append(b, `,"enum":`...), js...)
+		}
+		if p.Default != nil {
+			js, _ := jsonenc.Marshal(p.Default)
+			b = append(append(b, `,"default":`...), js...)
+		}
+		b = append(b, '}')
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	b = append(b, '}')
+	if len(required) > 0 {
+		js, _ := jsonenc.Marshal(required)
+		b = append(append(b, `,"required":`...), js...)
+	}
+	return string(append(b, '}'))
+}
+
 // unknownArgument returns the INVALID_PARAM error of a call whose
 // arguments hold a key the tool's input schema does not list (a typo an
 // agent would otherwise never learn of: the tools ignore what they do not
@@ -120,13 +183,18 @@ func unknownArgument(tool string, args json.RawMessage) *envelope.Error {
 	if json.Unmarshal(args, &obj) != nil || len(obj) == 0 {
 		return nil
 	}
-	known := toolParams(tool)
-	if known == nil || tool == ToolFindFiles || tool == ToolSearchInFiles {
+	spec, err := toolspec.Lookup(tool)
+	if err != nil {
 		return nil // the compatibility tools take what their clients send
 	}
-	var bad []string
+	var known, bad []string
+	for _, p := range spec.Params {
+		if !p.Hidden {
+			known = append(known, p.Name)
+		}
+	}
 	for k := range obj {
-		if !slices.Contains(known, k) && !slices.Contains(unlisted[tool], k) {
+		if spec.Param(k) == nil {
 			bad = append(bad, k)
 		}
 	}
@@ -141,15 +209,6 @@ func unknownArgument(tool string, args json.RawMessage) *envelope.Error {
 	return envelope.Errorf(envelope.CodeInvalidParam, "%s %s. %s takes: %s.", what, quoteList(bad), tool, strings.Join(known, ", "))
 }
 
-// unlisted are the parameters each tool takes that its input schema does
-// not list (the command line's: indexctl's -v and -g, and the barrier's
-// sync), so that an agent sending them is not refused.
-var unlisted = map[string][]string{
-	query.ToolGlob:    {"glob", "sync"},
-	query.ToolGrep:    {"glob", "invert_match", "sync"},
-	query.ToolChanges: {"case_sensitive", "sync"},
-}
-
 // quoteList is 'a' or 'a', 'b'.
 func quoteList(names []string) string {
 	q := make([]string, len(names))
@@ -159,66 +218,7 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// toolParams returns the parameters the named tool's input schema lists,
-// in its order (nil for an unknown tool).
-func toolParams(tool string) []string {
-	for _, d := range toolDefs {
-		if d.name == tool {
-			return d.params()
-		}
-	}
-	return nil
-}
 
-// params reads the names of the input schema's properties, in order.
-func (d *toolDef) params() []string {
-	dec := json.NewDecoder(strings.NewReader(d.input))
-	var names []string
-	depth := 0
-	inProps := false
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return names
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			if t == '{' || t == '[' {
-				depth++
-			} else {
-				depth--
-				if depth == 1 {
-					inProps = false
-				}
-			}
-		case string:
-			if depth == 1 && t == "properties" {
-				inProps = true
-			} else if inProps && depth == 2 {
-				names = append(names, t)
-				// Skip the property's schema.
-				var skip json.RawMessage
-				if dec.Decode(&skip) != nil {
-					return names
-				}
-			}
-		}
-	}
-}
-
-// typeSchema describes Glob's and Grep's type and type_not, as members
-// of their input schemas' properties.
-const typeSchema = `    "type": {
-      "type": ["string", "array"],
-      "items": {"type": "string"},
-      "description": "Only files of this file type (or of any of these types), by ripgrep's type names, matched on the file name: 'go' (*.go), 'py' (*.py), 'ts' (*.ts, *.tsx), 'js', 'rust', 'c', 'cpp', 'java', 'md', 'yaml', 'json', 'make', 'docker', ... (rg --type-list)."
-    },
-    "type_not": {
-      "type": ["string", "array"],
-      "items": {"type": "string"},
-      "description": "Leave out files of this file type (or of any of these types), by ripgrep's type names as for type."
-    },
-`
 
 // The notes every envelope tool's description ends with.
 const envelopeNotes = ` All paths in arguments are relative to the workspace root (or absolute inside it; anything outside the root is denied), and all paths in results are relative to the workspace root. A name holding a control character (newline, CR, ESC, ...), a byte that is not UTF-8, a backslash or a double quote is shown as a double-quoted C-style string ("a\nb.go", "caf\xe9.txt"), and a line of a file holding a control character or such a byte is shown the same way; give a name back in that form (in path, include or pattern) to name exactly that file. The text content is the answer to read; structuredContent is the full response envelope: status ("success"; "partial" = usable but incomplete or discounted; "error" with error.code and error.message), data, text, stats and context (params_input echoes the arguments).`
@@ -232,53 +232,7 @@ var toolDefs = []*toolDef{
 The pattern is relative to "path" (default: the workspace root): with path "src", "*.ts" finds src/a.ts but not src/lib/b.ts; "**/*.ts" finds both. "*" and "?" never cross "/"; "**" matches zero or more directories, so "**/x.go" also matches x.go directly under path; braces ("*.{ts,tsx}") and classes ("[a-z]*.go") work. Hidden names (starting with ".") and ignored paths (.gitignore, .ignore, node_modules, build, dist, target, .venv, ...) are skipped unless include_hidden / include_ignored is true; a pattern segment naming a hidden directory (".github/**/*.yml") or a path inside an ignored one is searched anyway.
 
 data.paths holds the matches. data.truncated is true only when more files matched than "limit": narrow the pattern or path, or raise limit (max 200). data.aborted_reason says the search hit its time or entry breaker (results incomplete: narrow it). data.fallback_used means the index could not be trusted and a full walk answered (same results, only slower).` + envelopeNotes,
-		input: `{
-  "type": "object",
-  "properties": {
-    "pattern": {
-      "type": "string",
-      "description": "Glob pattern relative to path, e.g. '**/*.go', 'src/**/*.{ts,tsx}', '*.md', '**/Makefile'. '*' and '?' never cross '/'; '**' matches zero or more directories ('**/x' also matches x at the top of path)."
-    },
-    "path": {
-      "type": "string",
-      "description": "Directory to search from, relative to the workspace root (or absolute inside it). Default '.', the root.",
-      "default": "."
-    },
-    "limit": {
-      "type": "integer",
-      "description": "Maximum number of paths to return (1-200).",
-      "minimum": 1,
-      "maximum": 200,
-      "default": 50
-    },
-    "include_hidden": {
-      "type": "boolean",
-      "description": "If true, also match files and directories whose name starts with '.'.",
-      "default": false
-    },
-    "include_ignored": {
-      "type": "boolean",
-      "description": "If true, also search what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist, target, .venv (in a git work tree, those in which git tracks no file; the answer names the ones it skipped).",
-      "default": false
-    },
-    "case_sensitive": {
-      "type": "boolean",
-      "description": "If false, letters in the pattern match either case.",
-      "default": true
-    },
-` + typeSchema + `    "sort": {
-      "type": "string",
-      "description": "'path': byte order of the path. 'recent': files modified in the last 24 hours first, newest first, then the rest by path.",
-      "enum": ["path", "recent"],
-      "default": "path"
-    },
-    "changed_since": {
-      "type": "string",
-      "description": "Clock token of an earlier answer (context.clock): match only files created or modified since then (see Changes). If the changes since it cannot be known, every file is searched and data.fresh_instance is true."
-    }
-  },
-  "required": ["pattern"]
-}`,
+		input: inputSchema(query.ToolGlob),
 		output: envelopeOutputSchema,
 	},
 	{
@@ -289,95 +243,7 @@ data.paths holds the matches. data.truncated is true only when more files matche
 Restricting the files with "include" is highly recommended: "*.ts" or "*.{ts,tsx}" (matched against the file name), or "src/**/*.ts" (with a "/": matched against the path relative to "path"); or "type", a file type by ripgrep's names ("go", "py", "ts", "rust", "md", ...; a list for several; "type_not" leaves a type out). Narrow with "path" too. output_mode "files_with_matches" lists only the files, "count" the number of matching lines per file; context_before / context_after / context add lines around each match. A pattern never matches across lines unless multiline is true. Hidden files, ignored paths (.gitignore, node_modules, ...) and binary files are skipped unless include_hidden / include_ignored.
 
 data.matches holds {file, line, text}. data.truncated is true only when more results exist than "limit": narrow with path, include or a more specific pattern (or raise limit, max 1000). status "partial" also means a timeout fired with some results (data.aborted_reason "timeout": narrow the search or raise timeout_ms) or data.fallback_used: the index was still building or could not be trusted, so a full walk answered (results are still exact, only slower).` + envelopeNotes,
-		input: `{
-  "type": "object",
-  "properties": {
-    "pattern": {
-      "type": "string",
-      "description": "Regular expression to search for (Go RE2), e.g. 'func\\s+\\w+Handler', 'class User', 'TODO|FIXME'. With fixed_strings, a literal string."
-    },
-    "path": {
-      "type": "string",
-      "description": "Directory to search in, relative to the workspace root (or absolute inside it). Default '.', the root.",
-      "default": "."
-    },
-    "include": {
-      "type": "string",
-      "description": "Glob filter on the files searched. Highly recommended. Without '/' it matches the file name: '*.ts', '*.{ts,tsx}', 'Dockerfile'. With '/' it matches the path relative to path: 'src/**/*.ts'."
-    },
-` + typeSchema + `    "case_sensitive": {
-      "type": "boolean",
-      "description": "If true, the search is case-sensitive. Default false: case-insensitive.",
-      "default": false
-    },
-    "fixed_strings": {
-      "type": "boolean",
-      "description": "If true, pattern is a literal string, not a regular expression.",
-      "default": false
-    },
-    "limit": {
-      "type": "integer",
-      "description": "Maximum number of results (1-1000): matching lines, or files with output_mode files_with_matches or count.",
-      "minimum": 1,
-      "maximum": 1000,
-      "default": 100
-    },
-    "output_mode": {
-      "type": "string",
-      "description": "'content': the matching lines. 'files_with_matches': only the files that match. 'count': the number of matching lines per file.",
-      "enum": ["content", "files_with_matches", "count"],
-      "default": "content"
-    },
-    "context_before": {
-      "type": "integer",
-      "description": "Lines of context to show before each match (0-20). Overrides context.",
-      "minimum": 0,
-      "maximum": 20,
-      "default": 0
-    },
-    "context_after": {
-      "type": "integer",
-      "description": "Lines of context to show after each match (0-20). Overrides context.",
-      "minimum": 0,
-      "maximum": 20,
-      "default": 0
-    },
-    "context": {
-      "type": "integer",
-      "description": "Lines of context to show before and after each match (0-20).",
-      "minimum": 0,
-      "maximum": 20,
-      "default": 0
-    },
-    "multiline": {
-      "type": "boolean",
-      "description": "If true, a match may span lines (the pattern may contain \\n; use (?s) to let '.' match newlines too). A match is reported at its first line.",
-      "default": false
-    },
-    "timeout_ms": {
-      "type": "integer",
-      "description": "Give up after this many milliseconds (1-60000) and return what was found (status partial, data.aborted_reason 'timeout').",
-      "minimum": 1,
-      "maximum": 60000,
-      "default": 2000
-    },
-    "include_hidden": {
-      "type": "boolean",
-      "description": "If true, also search files and directories whose name starts with '.'.",
-      "default": false
-    },
-    "include_ignored": {
-      "type": "boolean",
-      "description": "If true, also search what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist, target, .venv (in a git work tree, those in which git tracks no file; the answer names the ones it skipped).",
-      "default": false
-    },
-    "changed_since": {
-      "type": "string",
-      "description": "Clock token of an earlier answer (context.clock): search only files created or modified since then, e.g. what the last build or formatter touched (see Changes). If the changes since it cannot be known, every file is searched and data.fresh_instance is true."
-    }
-  },
-  "required": ["pattern"]
-}`,
+		input: inputSchema(query.ToolGrep),
 		output: envelopeOutputSchema,
 	},
 	{
@@ -386,45 +252,7 @@ data.matches holds {file, line, text}. data.truncated is true only when more res
 		description: `List one directory (not recursively): directories first, then files, each group by name. A directory's name ends in "/", a symbolic link's in "@" ("@/" for a link to a directory); the text marks a link leading outside the workspace "-> <Outside Sandbox>" and a dangling one "-> <Broken Link>". Hidden names and ignored entries (node_modules, .gitignore matches, ...) are left out unless include_hidden / include_ignored; "ignore" leaves out more by glob.
 
 data.entries holds {path, type} with type "dir", "file" or "link"; stats.total counts the whole listing. data.truncated is true when entries remain after offset + limit: call again with a larger offset to page through them. To find files by name across directories, use Glob.` + envelopeNotes,
-		input: `{
-  "type": "object",
-  "properties": {
-    "path": {
-      "type": "string",
-      "description": "Directory to list, relative to the workspace root (or absolute inside it). Default '.', the root.",
-      "default": "."
-    },
-    "offset": {
-      "type": "integer",
-      "description": "Number of entries to skip, for paging through a long listing.",
-      "minimum": 0,
-      "default": 0
-    },
-    "limit": {
-      "type": "integer",
-      "description": "Maximum number of entries to return (1-200).",
-      "minimum": 1,
-      "maximum": 200,
-      "default": 100
-    },
-    "include_hidden": {
-      "type": "boolean",
-      "description": "If true, also list entries whose name starts with '.'.",
-      "default": false
-    },
-    "include_ignored": {
-      "type": "boolean",
-      "description": "If true, also list what ignore rules skip: .gitignore and .ignore entries, and directories such as node_modules, build, dist (in a git work tree, those in which git tracks no file; the answer names the ones it skipped).",
-      "default": false
-    },
-    "ignore": {
-      "type": "array",
-      "description": "Glob patterns of entries to leave out, matched against the entry's name and its path relative to the root and to the listed directory; '**/' is supported. E.g. ['*.log', '**/testdata'].",
-      "items": {"type": "string"},
-      "default": []
-    }
-  }
-}`,
+		input: inputSchema(query.ToolLS),
 		output: envelopeOutputSchema,
 	},
 	changesDef,

@@ -24,12 +24,11 @@ import (
 // data.fresh_instance true, status partial, an info line with the reason.
 
 // changedSince returns the Searcher for a query with the changed_since
-// parameter in a (t.Searcher when it is absent) and, when the changes
+// token tok (t.Searcher when it is "") and, when the changes
 // cannot be known, why.
-func (t *Tools) changedSince(ctx context.Context, a args, sync bool, dir string, includeIgnored bool) (s Searcher, fresh string, err *envelope.Error) {
-	tok, err := a.str("changed_since", "", "changed_since must be a string (a clock token).")
-	if err != nil || tok == "" {
-		return t.Searcher, "", err
+func (t *Tools) changedSince(ctx context.Context, tok string, sync bool, dir string, includeIgnored bool) (s Searcher, fresh string, err *envelope.Error) {
+	if tok == "" {
+		return t.Searcher, "", nil
 	}
 	if t.Changes == nil {
 		return t.Searcher, "no change journal is kept when answering without the daemon", nil

@@ -11,6 +11,7 @@ import (
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/journal"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -66,10 +67,10 @@ func (set ChangeSet) untrackedIn(dir string, includeIgnored bool) []string {
 	return u
 }
 
-// Changes' limits.
+// Changes' limits: the table's (package tool).
 const (
-	ChangesDefaultLimit = 1000
-	ChangesMaxLimit     = 10000
+	ChangesDefaultLimit = tool.ChangesDefaultLimit
+	ChangesMaxLimit     = tool.ChangesMaxLimit
 )
 
 // ChangesParams are Changes' checked parameters.
@@ -85,28 +86,29 @@ type ChangesParams struct {
 }
 
 func decodeChanges(a args, unlimited bool) (p ChangesParams, err *envelope.Error) {
-	if p.Since, err = a.str("since", "", "since must be a string (a clock token)."); err != nil {
+	d := newDecoder(a, tool.Changes, unlimited)
+	if p.Since, err = d.str("since"); err != nil {
 		return
 	}
-	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
+	if p.Path, err = d.str("path"); err != nil {
 		return
 	}
-	if p.Pattern, err = a.str("pattern", "**", "pattern must be a string if provided."); err != nil {
+	if p.Pattern, err = d.str("pattern"); err != nil {
 		return
 	}
-	if p.Limit, err = a.limit(ChangesDefaultLimit, ChangesMaxLimit, unlimited); err != nil {
+	if p.Limit, err = d.limit(); err != nil {
 		return
 	}
-	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
+	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
 		return
 	}
-	if p.IncludeIgnored, err = a.boolean("include_ignored", false); err != nil {
+	if p.IncludeIgnored, err = d.boolean("include_ignored"); err != nil {
 		return
 	}
-	if p.CaseSensitive, err = a.boolean("case_sensitive", true); err != nil {
+	if p.CaseSensitive, err = d.boolean("case_sensitive"); err != nil {
 		return
 	}
-	p.Sync, err = a.boolean("sync", true)
+	p.Sync, err = d.boolean("sync")
 	return
 }
 

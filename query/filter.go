@@ -26,17 +26,6 @@ type FilterParams struct {
 	Globs []string
 }
 
-func decodeFilter(a args) (p FilterParams, err *envelope.Error) {
-	if p.Types, err = a.strings("type"); err != nil {
-		return
-	}
-	if p.TypesNot, err = a.strings("type_not"); err != nil {
-		return
-	}
-	p.Globs, err = a.strings("glob")
-	return
-}
-
 // FileFilter is a compiled FilterParams; nil passes everything.
 type FileFilter struct {
 	types, typesNot []*GlobPattern // base-name globs

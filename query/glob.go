@@ -63,7 +63,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 	}
 	q := &GlobQuery{WS: t.WS, Dir: dir, Params: p, Pattern: pat, Glob: g, Filter: filter, Start: start}
 	ectx.Clock = t.clock(ctx, p.Sync)
-	searcher, fresh, err := t.changedSince(ctx, a, p.Sync, dir, p.IncludeIgnored)
+	searcher, fresh, err := t.changedSince(ctx, p.ChangedSince, p.Sync, dir, p.IncludeIgnored)
 	if err != nil {
 		return fail(err)
 	}

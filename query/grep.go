@@ -70,7 +70,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 		q.Sink = sink.take
 	}
 	ectx.Clock = t.clock(ctx, p.Sync)
-	searcher, fresh, err := t.changedSince(ctx, a, p.Sync, dir, p.IncludeIgnored)
+	searcher, fresh, err := t.changedSince(ctx, p.ChangedSince, p.Sync, dir, p.IncludeIgnored)
 	if err != nil {
 		return fail(err)
 	}

@@ -132,15 +132,15 @@ func (a args) strings(key string) ([]string, *envelope.Error) {
 	return nil, invalid("%s must be a list of strings.", key)
 }
 
-// Limits from the seeds and SPEC §6–8.
+// Limits of the tools: the table's (package tool).
 const (
-	GlobDefaultLimit = 50
-	GlobMaxLimit     = envelope.GlobMaxLimit
-	GrepDefaultLimit = 100
-	GrepMaxLimit     = 1000
-	LSDefaultLimit   = 100
-	LSMaxLimit       = 200
-	MaxContext       = 20
+	GlobDefaultLimit = tool.GlobDefaultLimit
+	GlobMaxLimit     = tool.GlobMaxLimit
+	GrepDefaultLimit = tool.GrepDefaultLimit
+	GrepMaxLimit     = tool.GrepMaxLimit
+	LSDefaultLimit   = tool.LSDefaultLimit
+	LSMaxLimit       = tool.LSMaxLimit
+	MaxContext       = tool.MaxContext
 	// GlobMaxVisited and GlobMaxDuration are the walk's breakers (seed 000
 	// §5.2); Glob's text quotes them.
 	GlobMaxVisited    = envelope.GlobMaxVisited
@@ -158,21 +158,109 @@ const (
 // command line (Tools.Unlimited) that gave none, or gave 0.
 const Unlimited = math.MaxInt32
 
-// limit returns the optional "limit" in [1, hi], def when absent. Under
-// the command line's rules (unlimited) a limit is any from 1 up, and a
-// limit of 0, or none, is Unlimited: as rg and fd, the command line has
-// no default cap.
-func (a args) limit(def, hi int, unlimited bool) (int, *envelope.Error) {
-	if !unlimited {
-		return a.integer("limit", def, 1, hi, fmt.Sprintf("limit must be an integer between 1 and %d.", hi))
+// decoder reads a call's arguments by its tool's table of parameters
+// (tool.Spec.Params): each parameter's type, default, bounds and choices,
+// and the message of a value it does not take, are the table's, so the
+// decoder agrees with the MCP schemas and the command line's flags, which
+// are written from the same table (TestParamsAgree).
+type decoder struct {
+	a    args
+	spec *tool.Spec
+	// unlimited: the command line's rules (Tools.Unlimited).
+	unlimited bool
+}
+
+func newDecoder(a args, name string, unlimited bool) *decoder {
+	spec, err := tool.Lookup(name)
+	if err != nil {
+		panic(err) // the runners are the table's (registry.go)
 	}
-	if v, ok := a["limit"]; ok {
+	return &decoder{a: a, spec: spec, unlimited: unlimited}
+}
+
+// param returns the table's parameter name. A decoder reading one its
+// table lacks is a mistake of this package, which every test of the tool
+// would meet first.
+func (d *decoder) param(name string) *tool.Param {
+	p := d.spec.Param(name)
+	if p == nil {
+		panic("query: " + d.spec.Name + " reads the parameter " + name + ", which its table lacks")
+	}
+	return p
+}
+
+// typeError is the message of a value p does not take.
+func typeError(p *tool.Param) string {
+	switch {
+	case p.TypeError != "":
+		return p.TypeError
+	case p.Kind == tool.Int && p.HasMax:
+		return fmt.Sprintf("%s must be an integer between %d and %d.", p.Name, p.Min, p.Max)
+	case p.Kind == tool.Int:
+		return fmt.Sprintf("%s must be a non-negative integer.", p.Name)
+	case p.Kind == tool.Bool:
+		return p.Name + " must be a boolean."
+	case p.Kind == tool.Strings:
+		return p.Name + " must be a list of strings."
+	case len(p.Enum) > 0:
+		return fmt.Sprintf("%s must be one of %q.", p.Name, p.Enum)
+	}
+	return p.Name + " must be a string."
+}
+
+// str reads a string parameter.
+func (d *decoder) str(name string) (string, *envelope.Error) {
+	p := d.param(name)
+	def, _ := p.Default.(string)
+	return d.a.str(name, def, typeError(p))
+}
+
+// boolean reads a boolean parameter.
+func (d *decoder) boolean(name string) (bool, *envelope.Error) {
+	p := d.param(name)
+	def, _ := p.Default.(bool)
+	return d.a.boolean(name, def)
+}
+
+// integer reads an integer parameter within its bounds, def when absent.
+func (d *decoder) integer(name string, def int) (int, *envelope.Error) {
+	p := d.param(name)
+	hi := math.MaxInt32
+	if p.HasMax {
+		hi = p.Max
+	}
+	return d.a.integer(name, def, p.Min, hi, typeError(p))
+}
+
+// oneOf reads a string parameter that must be one of its choices.
+func (d *decoder) oneOf(name string) (string, *envelope.Error) {
+	p := d.param(name)
+	def, _ := p.Default.(string)
+	return d.a.oneOf(name, def, p.Enum...)
+}
+
+// strings reads a list of strings (a single string is a list of one).
+func (d *decoder) strings(name string) ([]string, *envelope.Error) {
+	d.param(name)
+	return d.a.strings(name)
+}
+
+// limit reads "limit": in the table's bounds, its default when absent.
+// Under the command line's rules a limit is any from 1 up, and a limit
+// of 0, or none, is Unlimited: as rg and fd, the command line has no
+// default cap.
+func (d *decoder) limit() (int, *envelope.Error) {
+	p := d.param("limit")
+	if !d.unlimited {
+		return d.integer("limit", p.Default.(int))
+	}
+	if v, ok := d.a["limit"]; ok {
 		var f float64
 		if json.Unmarshal(v, &f) == nil && f == 0 {
 			return Unlimited, nil
 		}
 	}
-	return a.integer("limit", Unlimited, 1, Unlimited, "limit must be a non-negative integer (0: no limit).")
+	return d.a.integer("limit", Unlimited, 1, Unlimited, "limit must be a non-negative integer (0: no limit).")
 }
 
 // GlobParams are Glob's checked parameters.
@@ -192,9 +280,14 @@ type GlobParams struct {
 	Sync bool
 	// Filter: type, type_not and glob.
 	Filter FilterParams
+	// ChangedSince is a clock token: only the files changed since then
+	// ("": every file).
+	ChangedSince string
 }
 
 func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
+	d := newDecoder(a, tool.Glob, unlimited)
+	d.param("pattern")
 	if p.Pattern, err = a.pattern(); err != nil {
 		return
 	}
@@ -205,29 +298,32 @@ func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
 		err = invalid("Missing required parameter 'pattern'.")
 		return
 	}
-	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
+	if p.Path, err = d.str("path"); err != nil {
 		return
 	}
-	if p.Limit, err = a.limit(GlobDefaultLimit, GlobMaxLimit, unlimited); err != nil {
+	if p.Limit, err = d.limit(); err != nil {
 		return
 	}
 	p.NoBreakers = unlimited
-	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
+	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
 		return
 	}
-	if p.IncludeIgnored, err = a.boolean("include_ignored", false); err != nil {
+	if p.IncludeIgnored, err = d.boolean("include_ignored"); err != nil {
 		return
 	}
-	if p.CaseSensitive, err = a.boolean("case_sensitive", true); err != nil {
+	if p.CaseSensitive, err = d.boolean("case_sensitive"); err != nil {
 		return
 	}
-	if p.Sync, err = a.boolean("sync", true); err != nil {
+	if p.Sync, err = d.boolean("sync"); err != nil {
 		return
 	}
-	if p.Filter, err = decodeFilter(a); err != nil {
+	if p.Filter, err = decodeFilter(d); err != nil {
 		return
 	}
-	p.Sort, err = a.oneOf("sort", "path", "path", "recent")
+	if p.ChangedSince, err = d.str("changed_since"); err != nil {
+		return
+	}
+	p.Sort, err = d.oneOf("sort")
 	return
 }
 
@@ -252,9 +348,13 @@ type GrepParams struct {
 	// Invert (invert_match, indexctl's -v) selects the lines that do not
 	// match; not with Multiline.
 	Invert bool
+	// ChangedSince is as GlobParams'.
+	ChangedSince string
 }
 
 func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
+	d := newDecoder(a, tool.Grep, unlimited)
+	d.param("pattern")
 	if p.Pattern, err = a.pattern(); err != nil {
 		// Under the command line's rules an empty pattern is rg's: it
 		// matches every line. For agents it is a missing one.
@@ -263,62 +363,65 @@ func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
 		}
 		err = nil
 	}
-	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
+	if p.Path, err = d.str("path"); err != nil {
 		return
 	}
-	if p.Include, err = a.str("include", "", "include must be a string if provided."); err != nil {
+	if p.Include, err = d.str("include"); err != nil {
 		return
 	}
-	if p.CaseSensitive, err = a.boolean("case_sensitive", false); err != nil {
+	if p.CaseSensitive, err = d.boolean("case_sensitive"); err != nil {
 		return
 	}
-	if p.FixedStrings, err = a.boolean("fixed_strings", false); err != nil {
+	if p.FixedStrings, err = d.boolean("fixed_strings"); err != nil {
 		return
 	}
-	if p.Limit, err = a.limit(GrepDefaultLimit, GrepMaxLimit, unlimited); err != nil {
+	if p.Limit, err = d.limit(); err != nil {
 		return
 	}
-	if p.OutputMode, err = a.oneOf("output_mode", envelope.ModeContent, envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount); err != nil {
+	if p.OutputMode, err = d.oneOf("output_mode"); err != nil {
 		return
 	}
-	ctxMsg := func(k string) string { return fmt.Sprintf("%s must be an integer between 0 and %d.", k, MaxContext) }
 	var c int
-	if c, err = a.integer("context", 0, 0, MaxContext, ctxMsg("context")); err != nil {
+	if c, err = d.integer("context", 0); err != nil {
 		return
 	}
-	if p.Before, err = a.integer("context_before", c, 0, MaxContext, ctxMsg("context_before")); err != nil {
+	// context_before and context_after override context.
+	if p.Before, err = d.integer("context_before", c); err != nil {
 		return
 	}
-	if p.After, err = a.integer("context_after", c, 0, MaxContext, ctxMsg("context_after")); err != nil {
+	if p.After, err = d.integer("context_after", c); err != nil {
 		return
 	}
-	if p.Multiline, err = a.boolean("multiline", false); err != nil {
+	if p.Multiline, err = d.boolean("multiline"); err != nil {
 		return
 	}
-	if p.Invert, err = a.boolean("invert_match", false); err != nil {
+	if p.Invert, err = d.boolean("invert_match"); err != nil {
 		return
 	}
 	if p.Invert && p.Multiline {
 		err = invalid("invert_match cannot be combined with multiline.")
 		return
 	}
-	defTimeout := GrepDefaultTimeoutMS
+	defTimeout := d.param("timeout_ms").Default.(int)
 	if unlimited {
 		defTimeout = 0 // the command line has no default time limit
 	}
-	if p.TimeoutMS, err = a.integer("timeout_ms", defTimeout, 1, GrepMaxTimeoutMS, fmt.Sprintf("timeout_ms must be an integer between 1 and %d.", GrepMaxTimeoutMS)); err != nil {
+	if p.TimeoutMS, err = d.integer("timeout_ms", defTimeout); err != nil {
 		return
 	}
-	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
+	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
 		return
 	}
-	if p.Sync, err = a.boolean("sync", true); err != nil {
+	if p.Sync, err = d.boolean("sync"); err != nil {
 		return
 	}
-	if p.Filter, err = decodeFilter(a); err != nil {
+	if p.Filter, err = decodeFilter(d); err != nil {
 		return
 	}
-	p.IncludeIgnored, err = a.boolean("include_ignored", false)
+	if p.ChangedSince, err = d.str("changed_since"); err != nil {
+		return
+	}
+	p.IncludeIgnored, err = d.boolean("include_ignored")
 	return
 }
 
@@ -333,21 +436,35 @@ type LSParams struct {
 }
 
 func decodeLS(a args, unlimited bool) (p LSParams, err *envelope.Error) {
-	if p.Path, err = a.str("path", ".", "path must be a string."); err != nil {
+	d := newDecoder(a, tool.LS, unlimited)
+	if p.Path, err = d.str("path"); err != nil {
 		return
 	}
-	if p.Offset, err = a.integer("offset", 0, 0, math.MaxInt32, "offset must be a non-negative integer."); err != nil {
+	if p.Offset, err = d.integer("offset", 0); err != nil {
 		return
 	}
-	if p.Limit, err = a.limit(LSDefaultLimit, LSMaxLimit, unlimited); err != nil {
+	if p.Limit, err = d.limit(); err != nil {
 		return
 	}
-	if p.IncludeHidden, err = a.boolean("include_hidden", false); err != nil {
+	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
 		return
 	}
-	if p.IncludeIgnored, err = a.boolean("include_ignored", false); err != nil {
+	if p.IncludeIgnored, err = d.boolean("include_ignored"); err != nil {
 		return
 	}
-	p.Ignore, err = a.strings("ignore")
+	p.Ignore, err = d.strings("ignore")
+	return
+}
+
+// decodeFilter reads the file filters Glob and Grep share: type,
+// type_not and glob.
+func decodeFilter(d *decoder) (p FilterParams, err *envelope.Error) {
+	if p.Types, err = d.strings("type"); err != nil {
+		return
+	}
+	if p.TypesNot, err = d.strings("type_not"); err != nil {
+		return
+	}
+	p.Globs, err = d.strings("glob")
 	return
 }

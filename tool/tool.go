@@ -1,7 +1,8 @@
 // Package tool owns the table of agent tools every layer reads: each
 // tool's name as agents call it, its method on the daemon's socket, the
-// members of its answer's data that hold its results, and the time limits
-// a caller waits by. It imports only the standard library, so the query
+// members of its answer's data that hold its results, its parameters
+// (types, defaults, bounds, the descriptions agents read, the command
+// line's flags: params.go), and the time limits a caller waits by. It imports only the standard library, so the query
 // client (cmd/indexctl) can know the tools without linking the engine that
 // answers them; package query builds the tools' implementations on this
 // table (query/registry.go).
@@ -61,14 +62,17 @@ type Spec struct {
 	// answer found something when one of them is not empty (the exit
 	// code of indexctl).
 	ResultKeys []string
+	// Params are the tool's parameters (params.go), in the order they
+	// are listed.
+	Params []Param
 }
 
 // table is the table of tools, in the order they are listed.
 var table = []*Spec{
-	{Name: Glob, Method: MethodGlob, ResultKeys: []string{"paths"}},
-	{Name: Grep, Method: MethodGrep, ResultKeys: []string{"matches", "files", "counts"}},
-	{Name: LS, Method: MethodLS, ResultKeys: []string{"entries"}},
-	{Name: Changes, Method: MethodChanges, ResultKeys: []string{"changes"}},
+	{Name: Glob, Method: MethodGlob, ResultKeys: []string{"paths"}, Params: globParams},
+	{Name: Grep, Method: MethodGrep, ResultKeys: []string{"matches", "files", "counts"}, Params: grepParams},
+	{Name: LS, Method: MethodLS, ResultKeys: []string{"entries"}, Params: lsParams},
+	{Name: Changes, Method: MethodChanges, ResultKeys: []string{"changes"}, Params: changesParams},
 }
 
 // Specs returns the table of tools, in the order they are listed. The

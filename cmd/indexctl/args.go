@@ -124,39 +124,38 @@ func (p param) value(cmd *command, fs *cliflag.FlagSet) (json.RawMessage, error)
 	return jsonenc.Marshal(v)
 }
 
-// Parameters several tools share, so each is described once.
-
-func pathParam(usage string) param {
-	return param{key: "path", kind: kindString, usage: usage}
-}
-
-func limitParam(usage string) param {
-	return param{key: "limit", kind: kindInt, usage: usage}
-}
-
-func globParam() param {
-	return param{key: "glob", short: "g", kind: kindStrings,
-		usage: "only files matching `GLOB`, as rg -g: the base name without a '/', else the path relative to the search directory; '!' in front leaves out what matches (directories too); repeatable, the last match wins"}
-}
-
-func typeParam() param {
-	return param{key: "type", short: "t", kind: kindStrings,
-		usage: "only files of file type `TYPE` (rg's names: go, py, ts, rust, md, ...; see --type-list); repeatable"}
-}
-
-func typeNotParam() param {
-	return param{key: "type_not", short: "T", kind: kindStrings,
-		usage: "leave out files of file type `TYPE`; repeatable"}
-}
-
-func includeHiddenParam(verb string) param {
-	return param{key: "include_hidden", kind: kindBool,
-		usage: verb + " names starting with '.' too"}
-}
-
-func includeIgnoredParam(verb string) param {
-	return param{key: "include_ignored", kind: kindBool,
-		usage: verb + " what ignore rules leave out too (.gitignore, .ignore, node_modules, build, ...)"}
+// tableParams returns the flags of the tool's parameters, from its table
+// (tool.Spec.Params: name, type, short name, help), in the table's order,
+// each followed by the command line's aliases of it (aliases, by the
+// parameter's name: -i for case_sensitive, -l for output_mode, ...).
+func tableParams(name string, aliases map[string][]param) []param {
+	spec, err := tool.Lookup(name)
+	if err != nil {
+		panic(err) // the commands are the table's
+	}
+	var out []param
+	for _, tp := range spec.Params {
+		flag := tp.FlagName()
+		if flag == "" {
+			continue
+		}
+		p := param{key: tp.Name, short: tp.Short, usage: tp.Usage}
+		if flag != strings.ReplaceAll(tp.Name, "_", "-") {
+			p.name = flag
+		}
+		switch tp.Kind {
+		case tool.String:
+			p.kind = kindString
+		case tool.Int:
+			p.kind = kindInt
+		case tool.Bool:
+			p.kind = kindBool
+		case tool.Strings:
+			p.kind = kindStrings
+		}
+		out = append(append(out, p), aliases[tp.Name]...)
+	}
+	return out
 }
 
 // hiddenAlias is --hidden, rg's and fd's name for --include-hidden

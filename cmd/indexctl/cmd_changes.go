@@ -21,24 +21,19 @@ modified or deleted since --since TOKEN, most recently changed first, each
 with its kind and modification time. The token is the clock of an earlier
 answer: every query's --json output carries it as context.clock, and this
 command prints the current one on standard error ("clock: TOKEN"), or in
---json as data.clock. Without --since only the current clock is given.
-As for every query, the exit status is 1 when nothing is listed.
+--json as data.clock. Without --since only the current clock is given
+(exit status 0; 2 when there is none yet, as the root is still being
+indexed). With --since, the exit status is 1 when nothing changed.
 
 When the changes since TOKEN cannot be known (the daemon restarted, the
 token is of another root, too old, or events were lost) the answer is
 partial, data.fresh_instance is true, and every current file is listed:
 treat them all as changed. Hidden and ignored files follow the rules of
 glob.`,
-	params: []param{
-		{key: "since", kind: kindString, usage: "the clock `TOKEN` to list the changes since"},
-		pathParam("the directory `DIR`, instead of the positional argument"),
-		{key: "pattern", kind: kindString, usage: "list only paths matching the glob `PATTERN` (relative to the path)"},
-		limitParam("list at most `N` paths (default: all; with --args, the agent tool's 1000, at most 10000)"),
-		includeHiddenParam("list"),
-		includeIgnoredParam("list"),
-		hiddenAlias(""),
-		noIgnoreAlias(""),
-	},
+	params: tableParams(tool.Changes, map[string][]param{
+		"include_ignored": {hiddenAlias(""), noIgnoreAlias("")},
+	}),
+
 	examples: []string{
 		"indexctl changes                       # the current clock, on stderr",
 		"indexctl changes --since \"$CLOCK\"",
@@ -55,9 +50,4 @@ func printClock(w io.Writer, data json.RawMessage) {
 	if json.Unmarshal(data, &d) == nil && d.Clock != "" {
 		fmt.Fprintf(w, "clock: %s\n", d.Clock)
 	}
-}
-
-// changedSinceParam is the changed_since parameter of glob and grep.
-func changedSinceParam(verb string) param {
-	return param{key: "changed_since", kind: kindString, usage: verb + " only files created or modified since the clock `TOKEN` of an earlier answer (see changes)"}
 }

@@ -16,20 +16,10 @@ the current directory), matches a glob PATTERN.
 paths relative to the workspace root, in path order. Names starting with
 '.' and what ignore rules leave out are skipped unless asked for (or named
 in the pattern, as in '.github/**').`,
-	params: []param{
-		pathParam("search `DIR`, relative to the current directory (default: the current directory)"),
-		limitParam("list at most `N` files (default: all, as fd; with --args, the agent tool's 50, at most 200)"),
-		globParam(),
-		typeParam(),
-		typeNotParam(),
-		includeHiddenParam("match"),
-		includeIgnoredParam("match"),
-		hiddenAlias("H"),
-		noIgnoreAlias("I"),
-		changedSinceParam("match"),
-		{key: "case_sensitive", kind: kindBool, usage: "match case (default true; --case-sensitive=false ignores case)"},
-		{key: "sort", kind: kindString, usage: "`ORDER` of the files: path (default) or recent (changed in the last 24 hours first, newest first)"},
-	},
+	params: tableParams(tool.Glob, map[string][]param{
+		"include_ignored": {hiddenAlias("H"), noIgnoreAlias("I")},
+	}),
+
 	examples: []string{
 		"indexctl glob '**/*.go'",
 		"indexctl glob '**' -t go --all | wc -l",

@@ -22,32 +22,18 @@ wins. rg's -l, -c, -v, -w, -n, -g, -t, -T and -F work as in rg. -g and -t
 only narrow what the ignore rules let through (rg's -g can also bring
 back ignored files; here --include-ignored does). -w wraps PATTERN in
 \b(?:PATTERN)\b.`,
-	params: []param{
-		pathParam("search `DIR`, relative to the current directory (default: the current directory)"),
-		{key: "include", kind: kindString, usage: "search only files matching `GLOB`: the base name without a '/' (*.go, *.{ts,tsx}), else the path relative to --path (src/**/*.ts)"},
-		globParam(),
-		typeParam(),
-		typeNotParam(),
-		{key: "case_sensitive", short: "s", kind: kindBool, usage: "match case (default: case is ignored, unlike rg)"},
-		{key: "case_sensitive", short: "i", name: "ignore-case", fixed: "false", usage: "ignore case (the default)"},
-		{key: "case_sensitive", short: "S", name: "smart-case", fixed: smartCase, usage: "match case if PATTERN holds an upper-case letter, else ignore it (as rg -S)"},
-		{key: "fixed_strings", short: "F", kind: kindBool, usage: "PATTERN is a literal string, not a regular expression"},
-		{key: "invert_match", short: "v", kind: kindBool, usage: "show the lines that do not match (not with --multiline)"},
-		limitParam("show at most `N` matches (files, with -l or -c; default: all, as rg; with --args, the agent tool's 100, at most 1000)"),
-		{key: "output_mode", kind: kindString, usage: "show `MODE`: content (matching lines, default), files_with_matches (file names) or count (matching lines per file)"},
-		{key: "output_mode", short: "l", name: "files-with-matches", fixed: `"files_with_matches"`, usage: "show only the names of files with matches (--output-mode files_with_matches)"},
-		{key: "output_mode", short: "c", name: "count", fixed: `"count"`, usage: "show the number of matching lines per file (--output-mode count)"},
-		{key: "context_after", short: "A", kind: kindInt, usage: "show `N` lines after each match, 0-20"},
-		{key: "context_before", short: "B", kind: kindInt, usage: "show `N` lines before each match, 0-20"},
-		{key: "context", short: "C", kind: kindInt, usage: "show `N` lines before and after each match, 0-20"},
-		{key: "multiline", kind: kindBool, usage: "let PATTERN match across lines"},
-		{key: "timeout_ms", kind: kindInt, usage: "stop after `N` milliseconds, 1-60000 (default: no time limit, as rg; with --args, the agent tool's 2000); what was found by then is shown, and the exit status is 2"},
-		includeHiddenParam("search"),
-		includeIgnoredParam("search"),
-		hiddenAlias(""),
-		noIgnoreAlias(""),
-		changedSinceParam("search"),
-	},
+	params: tableParams(tool.Grep, map[string][]param{
+		"case_sensitive": {
+			{key: "case_sensitive", short: "i", name: "ignore-case", fixed: "false", usage: "ignore case (the default)"},
+			{key: "case_sensitive", short: "S", name: "smart-case", fixed: smartCase, usage: "match case if PATTERN holds an upper-case letter, else ignore it (as rg -S)"},
+		},
+		"output_mode": {
+			{key: "output_mode", short: "l", name: "files-with-matches", fixed: `"files_with_matches"`, usage: "show only the names of files with matches (--output-mode files_with_matches)"},
+			{key: "output_mode", short: "c", name: "count", fixed: `"count"`, usage: "show the number of matching lines per file (--output-mode count)"},
+		},
+		"include_ignored": {hiddenAlias(""), noIgnoreAlias("")},
+	}),
+
 	examples: []string{
 		"indexctl grep 'func main' -t go",
 		"indexctl grep -l TODO src docs -g '!*.md'",

@@ -132,3 +132,113 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 		t.Error("rpc.ToolForMethod(status) names a tool")
 	}
 }
+
+// TestEveryLayerAgrees: the command line's flags of each tool are its
+// table's (tool.Spec.Params): every parameter with a flag has it, with
+// its short name, setting that parameter with a value of its type; every
+// flag of a query command sets a parameter of the table (or is one of
+// the command line's own: --args, --all, rg's -e, -w, ...); and the MCP
+// server offers exactly the table's parameters that are not hidden, with
+// the table's bounds and choices. (query's TestParamsAgree holds the
+// decoders to the same table.)
+func TestEveryLayerAgrees(t *testing.T) {
+	values := map[tool.Kind]struct{ arg, json string }{
+		tool.String:  {"v", `"v"`},
+		tool.Int:     {"3", `3`},
+		tool.Bool:    {"", `true`},
+		tool.Strings: {"v", `["v"]`},
+	}
+	for _, spec := range tool.Specs() {
+		var cmd *command
+		for _, c := range commands {
+			if c.tool == spec.Name {
+				cmd = c
+			}
+		}
+		if cmd == nil {
+			t.Errorf("%s: no command", spec.Name)
+			continue
+		}
+		for _, p := range cmd.params {
+			if spec.Param(p.key) == nil {
+				t.Errorf("indexctl %s --%s sets %s, which the table of %s lacks", cmd.name, p.flag(), p.key, spec.Name)
+			}
+		}
+		var g globals
+		var q queryFlags
+		own, _ := cmd.flagSets(&g, &q)
+		for _, tp := range spec.Params {
+			name := tp.FlagName()
+			if name == "" {
+				continue
+			}
+			f := own.Lookup(name)
+			if f == nil {
+				t.Errorf("indexctl %s: no --%s for %s's %s", cmd.name, name, spec.Name, tp.Name)
+				continue
+			}
+			if f.Short != tp.Short {
+				t.Errorf("indexctl %s --%s: short -%s, the table's -%s", cmd.name, name, f.Short, tp.Short)
+			}
+			v := values[tp.Kind]
+			args := []string{"--" + name}
+			if v.arg != "" {
+				args = append(args, v.arg)
+			}
+			if cmd.positional == "pattern" {
+				args = append(args, "pat")
+			}
+			var g2 globals
+			var q2 queryFlags
+			fs, global := cmd.flagSets(&g2, &q2)
+			fs.Include(global)
+			if err := fs.Parse(args); err != nil {
+				t.Errorf("indexctl %s %q: %v", cmd.name, args, err)
+				continue
+			}
+			raw, _, err := toolArgs(cmd, fs, &q2, fs.Args(), strings.NewReader(""))
+			if err != nil {
+				t.Errorf("indexctl %s %q: %v", cmd.name, args, err)
+				continue
+			}
+			var obj map[string]json.RawMessage
+			json.Unmarshal(raw, &obj)
+			if got := string(obj[tp.Name]); got != v.json {
+				t.Errorf("indexctl %s %q sends %s = %s, want %s", cmd.name, args, tp.Name, got, v.json)
+			}
+		}
+		// The MCP schema offers the table's parameters that are not hidden.
+		def := mcp.Tool(spec.Name)
+		var schema struct {
+			Properties map[string]struct {
+				Minimum *int     `json:"minimum"`
+				Maximum *int     `json:"maximum"`
+				Enum    []string `json:"enum"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(def.InputSchema.(json.RawMessage), &schema); err != nil {
+			t.Fatal(err)
+		}
+		var offered []string
+		for _, tp := range spec.Params {
+			if tp.Hidden {
+				continue
+			}
+			offered = append(offered, tp.Name)
+			ps, ok := schema.Properties[tp.Name]
+			if !ok {
+				t.Errorf("MCP %s: %s is not offered", spec.Name, tp.Name)
+				continue
+			}
+			if tp.Kind == tool.Int && (ps.Minimum == nil || *ps.Minimum != tp.Min || tp.HasMax != (ps.Maximum != nil) || tp.HasMax && *ps.Maximum != tp.Max) {
+				t.Errorf("MCP %s.%s: bounds %v..%v, the table's %d..%d", spec.Name, tp.Name, ps.Minimum, ps.Maximum, tp.Min, tp.Max)
+			}
+			if !slices.Equal(ps.Enum, tp.Enum) {
+				t.Errorf("MCP %s.%s: choices %q, the table's %q", spec.Name, tp.Name, ps.Enum, tp.Enum)
+			}
+		}
+		if len(schema.Properties) != len(offered) {
+			t.Errorf("MCP %s offers %d parameters, the table %d (%v)", spec.Name, len(schema.Properties), len(offered), offered)
+		}
+	}
+}
