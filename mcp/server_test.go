@@ -265,7 +265,7 @@ func TestEnvelopeErrors(t *testing.T) {
 		{"Glob", `{"pattern":"x","limit":500}`, "INVALID_PARAM", "limit must be an integer between 1 and 200."},
 		// An argument the tool does not take is named, with the ones it
 		// takes, not ignored.
-		{"Grep", `{"pattern":"x","bogus":1}`, "INVALID_PARAM", "Unknown parameter 'bogus'. Grep takes: pattern, path, include, type, type_not, case_sensitive, fixed_strings, limit, output_mode, context_before, context_after, context, multiline, timeout_ms, include_hidden, include_ignored, changed_since."},
+		{"Grep", `{"pattern":"x","bogus":1}`, "INVALID_PARAM", "Unknown parameter 'bogus'. Grep takes: pattern, path, include, type, type_not, case_sensitive, fixed_strings, limit, output_mode, context_after, context_before, context, multiline, timeout_ms, include_hidden, include_ignored, changed_since."},
 		{"Glob", `{"pattern":"x","Limit":5,"include_hiden":true}`, "INVALID_PARAM", "Unknown parameters 'Limit', 'include_hiden'. Glob takes: pattern, path, limit, include_hidden, include_ignored, case_sensitive, type, type_not, sort, changed_since."},
 		{"LS", `{"pattern":"*.go"}`, "INVALID_PARAM", "Unknown parameter 'pattern'. LS takes: path, offset, limit, include_hidden, include_ignored, ignore."},
 		{"Changes", `{"sice":"x"}`, "INVALID_PARAM", "Unknown parameter 'sice'. Changes takes: since, path, pattern, limit, include_hidden, include_ignored."},

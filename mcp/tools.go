@@ -218,8 +218,6 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-
-
 // The notes every envelope tool's description ends with.
 const envelopeNotes = ` All paths in arguments are relative to the workspace root (or absolute inside it; anything outside the root is denied), and all paths in results are relative to the workspace root. A name holding a control character (newline, CR, ESC, ...), a byte that is not UTF-8, a backslash or a double quote is shown as a double-quoted C-style string ("a\nb.go", "caf\xe9.txt"), and a line of a file holding a control character or such a byte is shown the same way; give a name back in that form (in path, include or pattern) to name exactly that file. The text content is the answer to read; structuredContent is the full response envelope: status ("success"; "partial" = usable but incomplete or discounted; "error" with error.code and error.message), data, text, stats and context (params_input echoes the arguments).`
 
@@ -232,7 +230,7 @@ var toolDefs = []*toolDef{
 The pattern is relative to "path" (default: the workspace root): with path "src", "*.ts" finds src/a.ts but not src/lib/b.ts; "**/*.ts" finds both. "*" and "?" never cross "/"; "**" matches zero or more directories, so "**/x.go" also matches x.go directly under path; braces ("*.{ts,tsx}") and classes ("[a-z]*.go") work. Hidden names (starting with ".") and ignored paths (.gitignore, .ignore, node_modules, build, dist, target, .venv, ...) are skipped unless include_hidden / include_ignored is true; a pattern segment naming a hidden directory (".github/**/*.yml") or a path inside an ignored one is searched anyway.
 
 data.paths holds the matches. data.truncated is true only when more files matched than "limit": narrow the pattern or path, or raise limit (max 200). data.aborted_reason says the search hit its time or entry breaker (results incomplete: narrow it). data.fallback_used means the index could not be trusted and a full walk answered (same results, only slower).` + envelopeNotes,
-		input: inputSchema(query.ToolGlob),
+		input:  inputSchema(query.ToolGlob),
 		output: envelopeOutputSchema,
 	},
 	{
@@ -243,7 +241,7 @@ data.paths holds the matches. data.truncated is true only when more files matche
 Restricting the files with "include" is highly recommended: "*.ts" or "*.{ts,tsx}" (matched against the file name), or "src/**/*.ts" (with a "/": matched against the path relative to "path"); or "type", a file type by ripgrep's names ("go", "py", "ts", "rust", "md", ...; a list for several; "type_not" leaves a type out). Narrow with "path" too. output_mode "files_with_matches" lists only the files, "count" the number of matching lines per file; context_before / context_after / context add lines around each match. A pattern never matches across lines unless multiline is true. Hidden files, ignored paths (.gitignore, node_modules, ...) and binary files are skipped unless include_hidden / include_ignored.
 
 data.matches holds {file, line, text}. data.truncated is true only when more results exist than "limit": narrow with path, include or a more specific pattern (or raise limit, max 1000). status "partial" also means a timeout fired with some results (data.aborted_reason "timeout": narrow the search or raise timeout_ms) or data.fallback_used: the index was still building or could not be trusted, so a full walk answered (results are still exact, only slower).` + envelopeNotes,
-		input: inputSchema(query.ToolGrep),
+		input:  inputSchema(query.ToolGrep),
 		output: envelopeOutputSchema,
 	},
 	{
@@ -252,7 +250,7 @@ data.matches holds {file, line, text}. data.truncated is true only when more res
 		description: `List one directory (not recursively): directories first, then files, each group by name. A directory's name ends in "/", a symbolic link's in "@" ("@/" for a link to a directory); the text marks a link leading outside the workspace "-> <Outside Sandbox>" and a dangling one "-> <Broken Link>". Hidden names and ignored entries (node_modules, .gitignore matches, ...) are left out unless include_hidden / include_ignored; "ignore" leaves out more by glob.
 
 data.entries holds {path, type} with type "dir", "file" or "link"; stats.total counts the whole listing. data.truncated is true when entries remain after offset + limit: call again with a larger offset to page through them. To find files by name across directories, use Glob.` + envelopeNotes,
-		input: inputSchema(query.ToolLS),
+		input:  inputSchema(query.ToolLS),
 		output: envelopeOutputSchema,
 	},
 	changesDef,
