@@ -63,6 +63,7 @@ func tuneCollector() {
 //     live heap by returnIdleSlack, once in each such idle time (else the
 //     fragments a collection cannot give back would be collected again
 //     and again).
+//
 // So the resident set is back near its idle size within returnIdle and
 // returnEvery of the burst's end. Measured (bench/memfig): 8 parallel
 // grep --all --json of 29 MB left 60.6 MiB resident a minute later with
