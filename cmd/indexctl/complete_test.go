@@ -51,7 +51,7 @@ func TestIncompleteAnswers(t *testing.T) {
 			`{"status":"partial","data":{"paths":["a"],"truncated":false,"aborted_reason":"count_limit"},"text":"Found 1","stats":{"time_ms":1},` + ctx + `}`, agentBound, daemonapi.ExitError,
 			"the walk stopped after the agent tools' 20000 entries (with --args); what it found by then is shown"},
 		{"changes not tracked", tool.Changes, `{"since":"c1"}`,
-			`{"status":"partial","data":{"changes":[],"clock":"c2","fresh_instance":false,"truncated":false},"text":"No changes\n[Info: changes inside these directories are not tracked (node_modules); list them with Glob or LS.]","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitError,
+			`{"status":"partial","data":{"changes":[],"clock":"c2","fresh_instance":false,"truncated":false},"text":"No changes\n[Info: Directories on the default ignore list were skipped: build/. Set include_ignored=true to search them.]\n[Info: changes inside these directories are not tracked (node_modules); list them with Glob or LS.]","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitError,
 			"changes inside these directories are not tracked (node_modules); list them with Glob or LS."},
 		{"a fresh instance's listing", tool.Changes, `{"since":"c1"}`,
 			`{"status":"partial","data":{"changes":[{"path":"a","kind":"created","mtime":null}],"clock":"c2","fresh_instance":true,"truncated":false},"text":"Fresh instance: x.","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitFound, ""},

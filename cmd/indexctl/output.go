@@ -328,10 +328,20 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 	if d.Truncated || d.Fallback || d.Fresh {
 		return ""
 	}
-	// Partial for a reason of its own: its note says which.
-	for _, l := range strings.Split(rep.text, "\n") {
-		if strings.HasPrefix(l, "[Info:") || strings.HasPrefix(l, "[Partial:") {
-			return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(l, "[Info: "), "[Partial: "), "]")
+	// Partial for a reason of its own: its note says which (a
+	// "[Partial: ...]" one, else an "[Info: ...]" one of something not
+	// known: changes not tracked, changed_since not answered).
+	lines := strings.Split(rep.text, "\n")
+	for _, want := range []func(string) bool{
+		func(l string) bool { return strings.HasPrefix(l, "[Partial: ") },
+		func(l string) bool {
+			return strings.HasPrefix(l, "[Info: ") && (strings.Contains(l, "not tracked") || strings.Contains(l, "could not"))
+		},
+	} {
+		for _, l := range lines {
+			if want(l) {
+				return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(l, "[Info: "), "[Partial: "), "]")
+			}
 		}
 	}
 	return "the daemon marked the answer partial"
