@@ -20,6 +20,19 @@
 // handle, each holding the previous component's descriptor. Either way
 // there is no window between a check and an open of the same string.
 //
+// # Platforms
+//
+// The component walk is the portable primitive (POSIX openat, fstatat
+// and O_NOFOLLOW): it is all macOS and FreeBSD use, and Linux uses it
+// where openat2 is refused; ForceComponentWalk makes Linux use it for
+// every call, so the tests run, on Linux, the code the other systems
+// run. What is Linux's is in rooted_linux.go: openat2, O_PATH
+// descriptors (a directory is passed through, and the root held, without
+// the right to read it; elsewhere each is opened O_RDONLY, so a
+// directory that may be searched but not read cannot be passed through,
+// as with Go's os.Root), OpenPath, and statx for ID's birth time
+// (elsewhere fstatat gives it, st_birthtime, on macOS and FreeBSD).
+//
 // # What it does not cover
 //
 // A directory opened beneath the root and then moved out of it keeps
@@ -35,7 +48,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,7 +74,7 @@ type Root struct {
 // Open opens the directory at path (absolute; the last component must
 // not be a symlink) as a root.
 func Open(path string) (*Root, error) {
-	fd, err := openRetry(unix.AT_FDCWD, path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	fd, err := openRetry(unix.AT_FDCWD, path, dirFlags)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.ENOTDIR {
 			err = errors.Join(err, ErrNotBeneath)
@@ -106,24 +118,49 @@ func (r *Root) OpenFile(rel string) (int, error) {
 // described, not followed) once every component before it has been
 // reached through real directories.
 func (r *Root) Lstat(rel string) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	fd, err := r.open(rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if err != nil {
-		return st, err
+	if fast() {
+		return r.lstatPath(rel) // rooted_linux.go: the entry opened O_PATH
 	}
-	defer unix.Close(fd)
-	if err := unix.Fstat(fd, &st); err != nil {
-		return st, &os.PathError{Op: "fstat", Path: r.abs(rel), Err: err}
+	return r.lstatAt(rel)
+}
+
+// lstatAt is Lstat the portable way: the entry's directory opened
+// beneath the root, then fstatat of its name, not following a link.
+func (r *Root) lstatAt(rel string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	c, err := clean(rel)
+	if err != nil {
+		return st, &os.PathError{Op: "lstat", Path: r.abs(rel), Err: err}
+	}
+	if c == "." {
+		if err := unix.Fstat(r.fd, &st); err != nil {
+			return st, &os.PathError{Op: "fstat", Path: r.path, Err: err}
+		}
+		return st, nil
+	}
+	dir, name := split(c)
+	dfd := r.fd
+	if dir != "" {
+		fd, err := r.openParent(dir)
+		if err != nil {
+			return st, err
+		}
+		defer unix.Close(fd)
+		dfd = fd
+	}
+	if err := fstatatRetry(dfd, name, &st); err != nil {
+		return st, &os.PathError{Op: "lstat", Path: r.abs(rel), Err: err}
 	}
 	return st, nil
 }
 
-// OpenPath opens the entry at rel itself as an O_PATH descriptor, which
-// the caller closes: nothing is read through it and no device or FIFO is
-// opened, but it names the entry's inode, for fstat and for an inotify
-// watch added through /proc/self/fd.
-func (r *Root) OpenPath(rel string) (int, error) {
-	return r.open(rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+func fstatatRetry(dirfd int, name string, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // ID identifies a directory (or any entry) while it exists: its device,
@@ -140,25 +177,25 @@ type ID struct {
 // IDOf returns the ID of the entry at path itself (a final symlink is
 // not followed) and whether it is a directory.
 func IDOf(path string) (id ID, isDir bool, err error) {
-	return statxID(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW)
+	return idAt(unix.AT_FDCWD, path)
 }
 
 // ID returns the ID of the root directory the handle holds.
 func (r *Root) ID() (ID, error) {
-	id, _, err := statxID(r.fd, "", unix.AT_EMPTY_PATH)
+	id, _, err := idAt(r.fd, "")
 	return id, err
 }
 
-func statxID(dirfd int, path string, flags int) (id ID, isDir bool, err error) {
-	var sx unix.Statx_t
-	if err := unix.Statx(dirfd, path, flags, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_BTIME, &sx); err != nil {
-		return ID{}, false, &os.PathError{Op: "statx", Path: path, Err: err}
+// openParent opens the directory dir beneath the root to reach a name
+// in it. A link or a file at dir (ENOTDIR: O_PATH opens a final link
+// itself, then finds it no directory) is ErrNotBeneath, as it is where
+// dir's components are walked one at a time.
+func (r *Root) openParent(dir string) (int, error) {
+	fd, err := r.open(dir, dirFlags)
+	if errors.Is(err, unix.ENOTDIR) {
+		err = errors.Join(err, ErrNotBeneath)
 	}
-	id = ID{Dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), Ino: sx.Ino}
-	if sx.Mask&unix.STATX_BTIME != 0 {
-		id.Birth = sx.Btime.Sec*1e9 + int64(sx.Btime.Nsec)
-	}
-	return id, uint32(sx.Mode)&unix.S_IFMT == unix.S_IFDIR, nil
+	return fd, err
 }
 
 // open resolves rel beneath the root and opens it with flags.
@@ -243,18 +280,7 @@ func openBeneath(dirfd int, rel string, flags int) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	var fd int
-	if useOpenat2.Load() {
-		fd, err = openat2(dirfd, rel, flags)
-		if err == unix.ENOSYS {
-			// No openat2 here (an old kernel, or a seccomp filter that
-			// refuses it): walk the components ourselves from now on.
-			useOpenat2.Store(false)
-			fd, err = openEach(dirfd, rel, flags)
-		}
-	} else {
-		fd, err = openEach(dirfd, rel, flags)
-	}
+	fd, err := resolve(dirfd, rel, flags)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.EXDEV {
 			return -1, errors.Join(err, ErrNotBeneath)
@@ -262,33 +288,6 @@ func openBeneath(dirfd int, rel string, flags int) (int, error) {
 		return -1, err
 	}
 	return fd, nil
-}
-
-// useOpenat2 is cleared the first time openat2 proves unavailable.
-var useOpenat2 atomic.Bool
-
-func init() { useOpenat2.Store(true) }
-
-// ForceComponentWalk makes every Root resolve names one openat per
-// component, as on kernels without openat2; tests use it to exercise that
-// path. It returns a function restoring the previous mode.
-func ForceComponentWalk() (restore func()) {
-	prev := useOpenat2.Swap(false)
-	return func() { useOpenat2.Store(prev) }
-}
-
-const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
-
-func openat2(dirfd int, rel string, flags int) (int, error) {
-	how := unix.OpenHow{Flags: uint64(flags), Resolve: resolveFlags}
-	for range 16 {
-		fd, err := unix.Openat2(dirfd, rel, &how)
-		if err == unix.EINTR || err == unix.EAGAIN {
-			continue // EAGAIN: a concurrent rename made the kernel unsure; retry
-		}
-		return fd, err
-	}
-	return -1, unix.EAGAIN
 }
 
 // openEach opens rel one component at a time from dirfd, each
@@ -307,7 +306,7 @@ func openEach(dirfd int, rel string, flags int) (int, error) {
 			}
 			return fd, err
 		}
-		next, err := openRetry(cur, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		next, err := openRetry(cur, name, dirFlags)
 		if cur != dirfd {
 			unix.Close(cur)
 		}
@@ -321,12 +320,19 @@ func openEach(dirfd int, rel string, flags int) (int, error) {
 	}
 }
 
+// openRetry is openat, again after EINTR. FreeBSD refuses a final
+// link under O_NOFOLLOW with EMLINK where POSIX says ELOOP (as Go's
+// os.Root notes): it is ELOOP here.
 func openRetry(dirfd int, name string, flags int) (int, error) {
 	for {
 		fd, err := unix.Openat(dirfd, name, flags, 0)
-		if err != unix.EINTR {
-			return fd, err
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.EMLINK:
+			err = unix.ELOOP
 		}
+		return fd, err
 	}
 }
 
@@ -409,7 +415,7 @@ func (r *Root) Remove(rel string) error {
 	}
 	dfd := r.fd // a name at the top is unlinked from the root itself
 	if dir != "" {
-		fd, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		fd, err := r.openParent(dir)
 		if err != nil {
 			return err
 		}

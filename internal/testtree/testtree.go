@@ -72,12 +72,16 @@ func Names(t testing.TB, dir string) []string {
 }
 
 // ExchangeLoop exchanges the entries a and b (absolute paths; typically a
-// directory and a symlink to one outside the root) with renameat2
-// RENAME_EXCHANGE in a loop on a goroutine of its own, until the returned
-// stop is called; stop waits for the goroutine and returns how many
-// exchanges it made.
+// directory and a symlink to one outside the root) atomically (Linux's
+// renameat2 RENAME_EXCHANGE, macOS's renamex_np RENAME_SWAP) in a loop on
+// a goroutine of its own, until the returned stop is called; stop waits
+// for the goroutine and returns how many exchanges it made. Where the
+// system has no atomic exchange (FreeBSD) the test is skipped.
 func ExchangeLoop(t testing.TB, a, b string) (stop func() int64) {
 	t.Helper()
+	if exchange == nil {
+		t.Skip("testtree: no atomic exchange of two names on this system")
+	}
 	done := make(chan struct{})
 	var n atomic.Int64
 	var wg sync.WaitGroup
@@ -88,8 +92,8 @@ func ExchangeLoop(t testing.TB, a, b string) (stop func() int64) {
 				return
 			default:
 			}
-			if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
-				t.Errorf("renameat2 %s %s: %v", a, b, err)
+			if err := exchange(a, b); err != nil {
+				t.Errorf("exchange %s %s: %v", a, b, err)
 				return
 			}
 			n.Add(1)
@@ -112,7 +116,7 @@ func LeaveOneDescriptor(limit uint64) (release func(), err error) {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return nil, err
 	}
-	lim.Cur = limit
+	setCur(&lim, limit)
 	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return nil, err
 	}
