@@ -512,7 +512,7 @@ func (g *gitRepo) trackedDirs(hashLen int) map[string]struct{} {
 	zero := !slices.ContainsFunc(tr, func(b byte) bool { return b != 0 })
 	trackedCache.mu.Lock()
 	e := trackedCache.m[key]
-	if e != nil && e.dev == st.Dev && e.ino == st.Ino && e.size == st.Size &&
+	if e != nil && e.dev == uint64(st.Dev) && e.ino == st.Ino && e.size == st.Size &&
 		e.mtime == st.Mtim.Nano() && e.ctime == st.Ctim.Nano() && e.trailer == string(tr) && (!zero || !e.racy) {
 		trackedCache.mu.Unlock()
 		return e.set
@@ -523,7 +523,7 @@ func (g *gitRepo) trackedDirs(hashLen int) map[string]struct{} {
 	if err != nil {
 		set = nil // the default list applies, and answers say what it skipped
 	}
-	e = &trackedEntry{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(),
+	e = &trackedEntry{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(),
 		trailer: string(tr), racy: st.Ctim.Nano() >= t0.Add(-trackedRacy).UnixNano(), set: set}
 	trackedCache.mu.Lock()
 	if trackedCache.m == nil {

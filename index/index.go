@@ -281,8 +281,8 @@ func fileFromStat(rel string, st *unix.Stat_t) File {
 		ModTime: tree.Nanos(st.Mtim.Unix()),
 		Ctime:   tree.Nanos(st.Ctim.Unix()),
 		Ino:     st.Ino,
-		Dev:     st.Dev,
-		Mode:    tree.StatType(st.Mode),
+		Dev:     uint64(st.Dev),
+		Mode:    tree.StatType(uint32(st.Mode)),
 	}
 }
 

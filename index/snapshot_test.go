@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/internal/testtree"
-	"golang.org/x/sys/unix"
 )
 
 // waitFor waits for ch with a deadline (a hang is a failure, not a sleep).
@@ -927,7 +926,7 @@ func nofileChild() {
 		os.Exit(2)
 	}
 	lim := uint64(len(ents) + 64)
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: lim, Max: lim}); err != nil {
+	if err := testtree.SetNoFile(lim); err != nil {
 		fmt.Println(err)
 		os.Exit(2)
 	}

@@ -180,7 +180,7 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 func brokenAncestor(root *rooted.Root, rel string) string {
 	for i := strings.IndexByte(rel, '/'); i >= 0; {
 		a := rel[:i]
-		if st, err := root.Lstat(a); err != nil || !tree.StatType(st.Mode).IsDir() {
+		if st, err := root.Lstat(a); err != nil || !tree.StatType(uint32(st.Mode)).IsDir() {
 			return a
 		}
 		j := strings.IndexByte(rel[i+1:], '/')

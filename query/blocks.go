@@ -72,10 +72,10 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"syscall"
 	"time"
 
 	csindex "github.com/google/codesearch/index"
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rawfile"
@@ -272,8 +272,8 @@ type fileStamp struct {
 	size, mtime, ctime int64
 }
 
-func stampOf(st *syscall.Stat_t) fileStamp {
-	return fileStamp{dev: st.Dev, ino: st.Ino, size: st.Size,
+func stampOf(st *unix.Stat_t) fileStamp {
+	return fileStamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
 		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	csindex "github.com/google/codesearch/index"
+	"golang.org/x/sys/unix"
 )
 
 // shrinkBlocks makes block filters apply to the small files of a test:
@@ -384,8 +384,8 @@ func TestMediumBlockFilter(t *testing.T) {
 		return lines
 	}
 	stamp := func(rel string) fileStamp {
-		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(root, rel), &st); err != nil {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(root, rel), &st); err != nil {
 			t.Fatal(err)
 		}
 		return stampOf(&st)
@@ -438,8 +438,8 @@ func TestBlockCacheCloseStopsWaitingBuilder(t *testing.T) {
 	c := NewBlockCache(1 << 20)
 	c.scanning(1) // a scan runs: the builder waits for it
 	for _, rel := range []string{"a.txt", "b.txt"} {
-		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(root, rel), &st); err != nil {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(root, rel), &st); err != nil {
 			t.Fatal(err)
 		}
 		c.later(blockKey{root, rel}, stampOf(&st))
@@ -509,8 +509,8 @@ func TestBlockFilterBuiltWhileRewritten(t *testing.T) {
 	key := blockKey{root, "f.txt"}
 	built := 0
 	for range 1000 {
-		var st syscall.Stat_t
-		if err := syscall.Stat(p, &st); err != nil {
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
 			t.Fatal(err)
 		}
 		c.later(key, stampOf(&st))

@@ -113,7 +113,7 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		switch {
 		case err != nil:
 			return fileHit{fault: !rooted.Gone(err)}
-		case tree.StatType(st.Mode) != 0:
+		case tree.StatType(uint32(st.Mode)) != 0:
 			return fileHit{} // no longer a regular file: never listed now
 		}
 		h.info, h.mod, h.size = true, tree.Nanos(st.Mtim.Unix()), st.Size

@@ -264,7 +264,7 @@ func statListed(ctx context.Context, root string, files []FileRef, todo []int) e
 			case err != nil && rooted.Gone(err):
 			case err != nil:
 				unreadable(f)
-			case tree.StatType(st.Mode) == 0:
+			case tree.StatType(uint32(st.Mode)) == 0:
 				f.ModTime, f.Size, f.NoInfo = tree.Nanos(st.Mtim.Unix()), st.Size, false
 			}
 		}

@@ -79,7 +79,7 @@ func TestWalkInfoFields(t *testing.T) {
 		if err := unix.Lstat(filepath.Join(root, n), &st); err != nil {
 			t.Fatal(err)
 		}
-		want := Entry{Rel: n, Size: int64(len(n)), ModTime: Nanos(st.Mtim.Unix()), Ctime: Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: st.Dev, Nlink: uint32(st.Nlink), Info: true}
+		want := Entry{Rel: n, Size: int64(len(n)), ModTime: Nanos(st.Mtim.Unix()), Ctime: Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: uint64(st.Dev), Nlink: uint32(st.Nlink), Info: true}
 		if e != want {
 			t.Errorf("%s: entry %+v, want %+v", n, e, want)
 		}

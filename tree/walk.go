@@ -509,7 +509,7 @@ func (w *walker) read(nd *node) {
 			if err := unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 				e.typ = StatType(uint32(st.Mode))
 				e.size, e.mod, e.ctim = st.Size, Nanos(st.Mtim.Unix()), Nanos(st.Ctim.Unix())
-				e.ino, e.dev, e.info = st.Ino, st.Dev, true
+				e.ino, e.dev, e.info = st.Ino, uint64(st.Dev), true
 				e.nlink = uint32(min(uint64(st.Nlink), math.MaxUint32))
 			}
 		}

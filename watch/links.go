@@ -130,7 +130,7 @@ func (w *Watcher) watchLink(rel string, st *unix.Stat_t) {
 // leaves the file unwatched (linkUnwatched), unless it is gone, which an
 // event on its directory reports.
 func (w *Watcher) watchFile(rel string, seen *index.File) (reread bool) {
-	fd, err := w.r.OpenPath(rel)
+	fd, err := openWatchable(w.r, rel)
 	if err != nil {
 		if !rooted.Gone(err) {
 			w.linkUnwatched(rel, err)
@@ -160,7 +160,7 @@ func (w *Watcher) watchFile(rel string, seen *index.File) (reread bool) {
 	}
 	delete(w.linkFailed, rel)
 	if fresh {
-		w.fresh[fileKey{st.Dev, st.Ino}] = rel
+		w.fresh[fileKey{uint64(st.Dev), st.Ino}] = rel
 		w.checkLimit()
 	}
 	if seen == nil {
@@ -334,7 +334,7 @@ func (w *Watcher) otherLinks() []string {
 			continue // watched already (the known path, or found by the same walk)
 		}
 		st, err := w.r.Lstat(f.Path)
-		if err != nil || st.Ino != f.Ino || st.Dev != f.Dev {
+		if err != nil || st.Ino != f.Ino || uint64(st.Dev) != f.Dev {
 			continue // not that file any more: an event on its directory says so
 		}
 		if !w.fsw.AddLink(w.abs(fresh[fileKey{f.Dev, f.Ino}]), abs) {

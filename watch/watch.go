@@ -149,10 +149,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -566,14 +564,4 @@ func (w *Watcher) relOf(name string) (string, bool) {
 	}
 	rel, ok := strings.CutPrefix(name, w.prefix)
 	return rel, ok && rel != ""
-}
-
-// readMaxWatches reads the per-user inotify watch limit, 0 if unknown.
-func readMaxWatches() int {
-	data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	return n
 }

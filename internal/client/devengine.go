@@ -655,7 +655,7 @@ func fsClock(path string) func() (int64, error) {
 		if err := privdir.WriteFile(path, nil, 0o600); err != nil {
 			return 0, err
 		}
-		if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{{Nsec: utimeNow}, {Nsec: utimeNow}}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return 0, err
 		}
 		var st unix.Stat_t

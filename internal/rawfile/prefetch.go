@@ -1,7 +1,6 @@
 package rawfile
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -35,6 +34,11 @@ import (
 // and the next warmSkip are left to the readers, so a cached tree pays
 // one probe per (warmSkip+1)·prefetchBatch files. The first file found
 // not cached starts the other goroutines.
+//
+// Linux only (prefetch_linux.go): other systems have no RWF_NOWAIT probe,
+// and there StartPrefetch starts nothing, so readers wait for the disk
+// file by file (macOS's fcntl F_RDADVISE and FreeBSD's posix_fadvise
+// could ask ahead, without a probe; not done).
 //
 // The prefetcher opens files through the root like every reader (no
 // symlink followed, nothing outside the root opened), reads one byte of
@@ -84,9 +88,9 @@ type Prefetcher struct {
 //
 // For fewer than prefetchMin files it starts nothing and returns nil (a
 // valid Prefetcher that does nothing): their readers wait for no more
-// than a few reads.
+// than a few reads. So it does on systems but Linux.
 func StartPrefetch(root *rooted.Root, from, n int, path func(i int) (rel string, ok bool)) *Prefetcher {
-	if n-from < prefetchMin {
+	if n-from < prefetchMin || !prefetchSupported {
 		return nil
 	}
 	p := &Prefetcher{root: root, n: n, path: path, reached: from, next: from}
@@ -210,22 +214,11 @@ func (p *Prefetcher) ask(rel string, iov [][]byte) (cached, probed bool) {
 	if probeCached(fd, iov) {
 		return true, true
 	}
-	unix.Fadvise(fd, 0, min(st.Size, prefetchFileMax), unix.FADV_WILLNEED)
+	willNeed(fd, min(st.Size, prefetchFileMax))
 	return false, true
 }
 
 // probeCached reports whether the first page of the regular file open as
-// fd is cached, by a one-byte read that fails rather than wait for the
-// disk; false also where that cannot be told (a kernel or file system
-// without RWF_NOWAIT), so that the file is asked for. A variable so that
-// tests can have every file taken for uncached.
-var probeCached = func(fd int, iov [][]byte) bool {
-	_, err := unix.Preadv2(fd, iov, 0, unix.RWF_NOWAIT)
-	switch {
-	case err == nil:
-		return true
-	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
-		return false
-	}
-	return true // another error: the reader will meet it
-}
+// fd is cached (readNoWait). A variable so that tests can have every
+// file taken for uncached.
+var probeCached = readNoWait

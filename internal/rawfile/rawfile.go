@@ -21,6 +21,8 @@ import (
 	"os"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/indexd/indexd/internal/rooted"
 )
 
@@ -86,10 +88,10 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 
 // Stat returns the open file's status (fstat). Errors are
 // *os.PathError.
-func (f *File) Stat() (syscall.Stat_t, error) {
-	var st syscall.Stat_t
+func (f *File) Stat() (unix.Stat_t, error) {
+	var st unix.Stat_t
 	for {
-		err := syscall.Fstat(f.fd, &st)
+		err := unix.Fstat(f.fd, &st)
 		switch {
 		case err == syscall.EINTR:
 			continue

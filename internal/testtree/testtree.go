@@ -107,6 +107,14 @@ func ExchangeLoop(t testing.TB, a, b string) (stop func() int64) {
 	}
 }
 
+// SetNoFile sets the process's RLIMIT_NOFILE, soft and hard, to limit.
+func SetNoFile(limit uint64) error {
+	var lim unix.Rlimit
+	setCur(&lim, limit)
+	lim.Max = lim.Cur
+	return unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+}
+
 // LeaveOneDescriptor, for a child process that tests running out of file
 // descriptors, lowers its RLIMIT_NOFILE to limit and takes every free
 // descriptor below it but one (opening /dev/null until EMFILE). release

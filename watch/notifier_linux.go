@@ -13,6 +13,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // notifier is the watcher's inotify instance. It keeps fsnotify's Event
@@ -86,6 +88,24 @@ const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_ATTRIB |
 // its link count among them (IN_ATTRIB). Its deletion (the last link
 // removed, and the last descriptor closed) drops the watch (IN_IGNORED).
 const fileMask = unix.IN_MODIFY | unix.IN_ATTRIB
+
+// Supported reports whether this system has a notification backend the
+// watcher is proven on: here, inotify.
+const Supported = true
+
+// readMaxWatches reads the per-user inotify watch limit, 0 if unknown.
+func readMaxWatches() int {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n
+}
+
+// openWatchable opens the file at rel beneath r for AddFile: an O_PATH
+// descriptor, which opens no device or FIFO and reads nothing.
+func openWatchable(r *rooted.Root, rel string) (int, error) { return r.OpenPath(rel) }
 
 // errNotifierClosed: Add or Remove after Close.
 var errNotifierClosed = errors.New("watch: inotify instance closed")
