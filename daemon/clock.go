@@ -32,6 +32,19 @@ func (s *searcher) journalState() (*journal.Journal, Freshener, *index.Index) {
 	return w.journal, w.fresh, w.ix
 }
 
+// noJournal says why the root has no change journal now.
+func (s *searcher) noJournal() string {
+	if w, _ := s.ws(); w != nil {
+		w.mu.Lock()
+		unwatched := w.state == StateUnwatched
+		w.mu.Unlock()
+		if unwatched {
+			return "no file watcher keeps this root (none on this system), so its changes are not tracked"
+		}
+	}
+	return "the root's index is not ready, so no change journal is kept for it yet; call again once it is indexed"
+}
+
 // barrier passes the read-your-writes barrier once for the call.
 func (s *searcher) barrier(ctx context.Context, fresh Freshener) {
 	if s.synced || s.failed {
@@ -49,17 +62,18 @@ func (s *searcher) token(j *journal.Journal, pos uint64) string {
 	return journal.Clock{Instance: s.w.d.instance, Root: journal.RootID(s.w.root), Journal: j.ID(), Pos: pos}.String()
 }
 
-// Clock returns the root's current token, after the barrier when sync.
-func (s *searcher) Clock(ctx context.Context, sync bool) string {
+// Clock returns the root's current token, after the barrier when sync,
+// or "" and why there is none.
+func (s *searcher) Clock(ctx context.Context, sync bool) (token, why string) {
 	j, fresh, _ := s.journalState()
 	if j == nil {
-		return ""
+		return "", s.noJournal()
 	}
 	if sync {
 		s.barrier(ctx, fresh)
 	}
 	_, end := j.Positions()
-	return s.token(j, end)
+	return s.token(j, end), ""
 }
 
 // Since returns the net changes since token, after the barrier when sync,
@@ -71,7 +85,7 @@ func (s *searcher) Since(ctx context.Context, token string, sync bool) (query.Ch
 	}
 	j, fresh, ix := s.journalState()
 	if j == nil {
-		return query.ChangeSet{Fresh: true, Reason: "the root's index is not ready, so no change journal is kept for it yet"}, nil
+		return query.ChangeSet{Fresh: true, Reason: s.noJournal()}, nil
 	}
 	if sync {
 		s.barrier(ctx, fresh)

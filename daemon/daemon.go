@@ -30,6 +30,7 @@ import (
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/rpc/server"
+	"github.com/indexd/indexd/watch"
 )
 
 // DefaultMaxRoots is Config.MaxRoots's default.
@@ -94,6 +95,14 @@ type Config struct {
 	Build string
 	// NewFreshener keeps each ready index current. Default WatchFreshener.
 	NewFreshener FreshenerFunc
+	// NoWatcher serves every root without a watcher, and so without an
+	// index, which nothing could keep current: each root is unwatched
+	// (StateUnwatched) from the start, Glob and Grep walk for every
+	// query and say so (fallback_reason no_watcher), answers carry no
+	// clock, and Changes and changed_since answer fresh_instance. It is
+	// set wherever package watch has no backend (watch.Supported is
+	// false: every system but Linux); on Linux it is a choice (tests).
+	NoWatcher bool
 	// MaxAnswerBytes bounds the memory of the answers the daemon builds
 	// and queues, over all connections, and MaxConnAnswerBytes one
 	// connection's (the reply budget: rpc/server's MaxReplyBytes and
@@ -158,6 +167,9 @@ func (c Config) withDefaults() Config {
 		c.NewFreshener = WatchFreshener
 		c.catchUpByFreshener = true
 	}
+	if !watch.Supported {
+		c.NoWatcher = true
+	}
 	return c
 }
 
@@ -208,6 +220,9 @@ func Run(ctx context.Context, cfg Config) error {
 	ignore.SetPrivate(cfg.StateDir, filepath.Dir(cfg.SocketPath))
 	defer ignore.SetPrivate()
 
+	if cfg.NoWatcher {
+		log.Warn("no file watcher: roots are not indexed, every query walks (fallback_reason no_watcher)", "os", runtime.GOOS, "watcher_supported", watch.Supported)
+	}
 	d := newDaemon(ctx, cfg, log)
 	srv := &server.Server{
 		Handler:           d,

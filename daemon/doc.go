@@ -15,13 +15,15 @@
 // which reopens the saved index (DBName in the state directory) or builds
 // one (index.OpenOrBuild: a saved DB that fails its checks is moved aside
 // as DBName.corrupt-<ns>, logged, and rebuilt), then starts the root's
-// Freshener. A root is in one of three states:
+// Freshener. A root is in one of four states:
 //
 //	building  the index is being reopened or built (status shows the phase
 //	          and, while files are read, progress with an ETA)
 //	ready     the index answers
 //	error     the build failed; status shows last_error, and `index` for the
 //	          root starts a new attempt
+//	unwatched the daemon has no watcher (Config.NoWatcher), so it keeps no
+//	          index: no workspace goroutine runs and every query walks
 //
 // Glob and Grep are answered by a query.Searcher that looks at the root's
 // state at the moment of each query. A building root is first waited for
@@ -32,7 +34,8 @@
 // vouches for the query's directory; otherwise the walk answers and the
 // envelope says so in data.fallback_used and data.fallback_reason (which
 // makes Grep partial). The reasons: index_building, index_error,
-// index_stale (the sync barrier failed), daemon_stopping, whatever the
+// index_stale (the sync barrier failed), daemon_stopping, no_watcher
+// (below), whatever the
 // Freshener's Stale returns, and the index's own ignored_paths. LS always
 // reads the live directory.
 //
@@ -69,6 +72,19 @@
 // passes its read-your-writes barrier (SyncTimeout; sync=false skips it),
 // and subtrees it could not watch are walked and merged with the index's
 // answer (query.Indexed.Live, fallback watch_limit).
+//
+// # Without a watcher
+//
+// An index is trusted only while a watcher keeps it current and vouches
+// for it (the sync barrier). Where package watch has no backend
+// (watch.Supported is false: macOS, FreeBSD; docs/platforms.md) no index
+// is built at all, rather than one nothing could keep current: every
+// root is unwatched from the moment it is added, Glob and Grep walk and
+// say so (fallback_reason no_watcher, Grep partial), LS reads the live
+// directory as always, answers carry no clock, and Changes and
+// changed_since answer fresh_instance with that reason. Config.NoWatcher
+// selects the mode on Linux too (the test that compares its answers with
+// the index's).
 //
 // # Clocks and Changes
 //

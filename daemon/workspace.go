@@ -24,6 +24,9 @@ const (
 	StateBuilding = daemonapi.StateBuilding
 	StateReady    = daemonapi.StateReady
 	StateError    = daemonapi.StateError
+	// StateUnwatched: the daemon keeps no index of the root, having no
+	// watcher to keep one current (Config.NoWatcher).
+	StateUnwatched = daemonapi.StateUnwatched
 )
 
 // Phases of a root while it is building (RootStatus.Phase).
@@ -81,12 +84,19 @@ func newWorkspace(d *daemon, root string) *workspace {
 }
 
 // startLocked begins a build attempt: from new, or again after a
-// failure. The caller holds w.mu, and no attempt is running.
+// failure. The caller holds w.mu, and no attempt is running. Without a
+// watcher (Config.NoWatcher) there is none: the root is unwatched from
+// the start, no goroutine runs for it, and every query walks.
 func (w *workspace) startLocked() {
 	w.state, w.phase, w.lastErr = StateBuilding, "", ""
 	w.progress, w.reopened = index.Progress{}, false
 	w.started = time.Now()
 	w.attempt = make(chan struct{})
+	if w.d.cfg.NoWatcher {
+		w.state = StateUnwatched
+		close(w.attempt)
+		return
+	}
 	w.wg.Go(w.run)
 }
 
@@ -431,6 +441,8 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 		return nil, nil, envelope.ReasonIndexBuilding
 	case StateError:
 		return nil, nil, envelope.ReasonIndexError
+	case StateUnwatched:
+		return nil, nil, envelope.ReasonNoWatcher
 	}
 	if stopped(fresh) {
 		// The Freshener stopped (root moved or deleted): if a directory
@@ -532,6 +544,10 @@ func (w *workspace) status() RootStatus {
 		ixs := ix.Stats()
 		st.Files = ixs.Files
 		st.BaseBytes, st.HeapBytes, st.DeltaFiles, st.DeltaBytes, st.Merging = ixs.BaseBytes, ixs.HeapBytes, ixs.DeltaFiles, ixs.DeltaBytes, ixs.Compacting
+	}
+	if st.State == StateUnwatched {
+		st.DB = "" // no index: a DB left by a daemon with a watcher is not this one's
+		return st
 	}
 	if fi, err := os.Stat(w.db); err == nil {
 		st.IndexBytes = fi.Size()

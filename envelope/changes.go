@@ -94,6 +94,8 @@ func Changes(ctx Context, r ChangesRun) *Envelope {
 	status, err := decide(outcome{results: len(d.Changes), truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance && r.Since != "" || r.Untracked || d.Clock == ""})
 	var b strings.Builder
 	switch {
+	case r.Since == "" && d.Clock == "" && r.FreshReason != "":
+		fmt.Fprintf(&b, "No clock for '%s': %s.", displayPath(ctx), r.FreshReason)
 	case r.Since == "" && d.Clock == "":
 		fmt.Fprintf(&b, "No clock for '%s': no change journal is kept for this root yet (its index is not ready, or the answer was made without the daemon); call again once it is indexed.", displayPath(ctx))
 	case r.Since == "":
@@ -108,7 +110,7 @@ func Changes(ctx Context, r ChangesRun) *Envelope {
 	if r.Since != "" {
 		fmt.Fprintf(&b, "\nClock: %s", d.Clock)
 		if d.Clock == "" {
-			b.WriteString("(none: no change journal is kept for this root yet; call again once it is indexed)")
+			b.WriteString("(none: no change journal is kept for this root now)")
 		}
 	}
 	if d.Truncated {

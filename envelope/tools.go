@@ -37,12 +37,16 @@ const (
 	// ReasonDaemonUnavailable: the client could not reach a daemon and
 	// answered in its own process.
 	ReasonDaemonUnavailable FallbackReason = "daemon_unavailable"
+	// ReasonNoWatcher: the daemon has no file watcher to keep an index of
+	// the root current (none is proven on this system: docs/platforms.md),
+	// so it keeps none and walks for every query.
+	ReasonNoWatcher FallbackReason = "no_watcher"
 )
 
 // FallbackReasons lists every FallbackReason, in the order above.
 var FallbackReasons = []FallbackReason{
 	ReasonIndexBuilding, ReasonIndexStale, ReasonWatchLimit, ReasonIgnoredPaths,
-	ReasonIndexError, ReasonDaemonStopping, ReasonDaemonUnavailable,
+	ReasonIndexError, ReasonDaemonStopping, ReasonDaemonUnavailable, ReasonNoWatcher,
 }
 
 // Fallback describes an answer served by the uncached walk because the index
@@ -55,8 +59,11 @@ type Fallback struct {
 
 // infoLine renders the fallback note for text.
 func (f Fallback) infoLine() string {
-	if !f.Used {
+	switch {
+	case !f.Used:
 		return ""
+	case f.Reason == ReasonNoWatcher:
+		return fmt.Sprintf("[Info: No index is kept: the daemon has no file watcher on this system (%s); answered by a full walk.]", f.Reason)
 	}
 	return fmt.Sprintf("[Info: The index could not be trusted (%s); answered by a full walk.]", f.Reason)
 }

@@ -22,8 +22,9 @@ import (
 type ChangeLog interface {
 	// Clock returns the root's current clock token, having passed the
 	// read-your-writes barrier first when sync; "" when no journal is kept
-	// for the root now (its index is not ready).
-	Clock(ctx context.Context, sync bool) string
+	// for the root now (its index is not ready, or no watcher keeps it),
+	// and then why.
+	Clock(ctx context.Context, sync bool) (token, why string)
 	// Since returns the net changes since token and the current token,
 	// having passed the barrier first when sync. A token that is not one
 	// is journal.ErrBadToken.
@@ -118,7 +119,8 @@ func (t *Tools) clock(ctx context.Context, sync bool) string {
 	if t.Changes == nil {
 		return ""
 	}
-	return t.Changes.Clock(ctx, sync)
+	token, _ := t.Changes.Clock(ctx, sync)
+	return token
 }
 
 // changes answers Changes: the paths changed since a clock token under
@@ -157,7 +159,7 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 	case t.Changes == nil:
 		set = ChangeSet{Fresh: true, Reason: "no change journal is kept when answering without the daemon"}
 	case p.Since == "":
-		set.Clock = t.Changes.Clock(ctx, p.Sync)
+		set.Clock, set.Reason = t.Changes.Clock(ctx, p.Sync)
 	default:
 		var serr error
 		set, serr = t.Changes.Since(ctx, p.Since, p.Sync)
@@ -171,6 +173,9 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 	ectx.Clock = set.Clock
 	run.Data.Clock = set.Clock
 	if p.Since == "" {
+		if set.Clock == "" {
+			run.FreshReason = set.Reason
+		}
 		run.Stats.TimeMS = elapsedMS(start)
 		return envelope.Changes(ectx, run)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/indexd/indexd/index"
 )
 
-// Without a backend, Start refuses with ErrUnsupported, which the daemon
-// takes for "serve this root without a watcher".
+// Without a backend, Start refuses with ErrUnsupported (and the daemon,
+// seeing Supported false, never calls it: it keeps no index).
 func TestStartUnsupported(t *testing.T) {
 	root := tempRoot(t)
 	ix, err := index.Build(context.Background(), root, nil)

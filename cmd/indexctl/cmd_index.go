@@ -143,6 +143,8 @@ func summary(rs *daemonapi.RootStatus) string {
 			(time.Duration(rs.ReadyMS) * time.Millisecond).Round(time.Millisecond))
 	case daemonapi.StateError:
 		return fmt.Sprintf("%s: indexing failed: %s", rs.Root, rs.LastError)
+	case daemonapi.StateUnwatched:
+		return fmt.Sprintf("%s: %s", rs.Root, unwatchedText)
 	}
 	return fmt.Sprintf("%s: %s (queries walk the tree until the index is ready)", rs.Root, rs.State+": "+progressText(rs))
 }

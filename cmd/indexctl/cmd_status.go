@@ -103,12 +103,17 @@ func formatStatus(st *daemonapi.Status) string {
 		switch {
 		case r.State == daemonapi.StateBuilding:
 			fmt.Fprintf(&b, "%s: %s\n", r.Root, progressText(&r))
+		case r.State == daemonapi.StateUnwatched:
+			fmt.Fprintf(&b, "%s: %s\n", r.Root, unwatchedText)
 		case r.LastError != "":
 			fmt.Fprintf(&b, "%s: %s\n", r.Root, r.LastError)
 		}
 	}
 	return b.String()
 }
+
+// unwatchedText describes a root the daemon keeps no index of.
+const unwatchedText = "not indexed: the daemon has no file watcher on this system to keep an index current, so every query walks the tree (fallback no_watcher; docs/platforms.md)"
 
 // progressText describes a build's advance.
 func progressText(r *daemonapi.RootStatus) string {

@@ -57,7 +57,7 @@ func TestIncompleteAnswers(t *testing.T) {
 			`{"status":"partial","data":{"changes":[{"path":"a","kind":"created","mtime":null}],"clock":"c2","fresh_instance":true,"truncated":false},"text":"Fresh instance: x.","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitFound, ""},
 		{"a clock asked for, none kept", tool.Changes, `{}`,
 			`{"status":"partial","data":{"changes":[],"clock":"","fresh_instance":false,"truncated":false},"text":"No clock","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitError,
-			"no clock: no change journal is kept for this root (its index is still being built, and 'indexctl index --wait' waits for it; or the answer was made without the daemon)"},
+			"no clock: no change journal is kept for this root (its index is still being built, and 'indexctl index --wait' waits for it; or the daemon has no file watcher on this system; or the answer was made without the daemon)"},
 		{"a clock", tool.Changes, `{}`,
 			`{"status":"success","data":{"changes":[],"clock":"c2","fresh_instance":false,"truncated":false},"text":"Clock","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitFound, ""},
 	} {

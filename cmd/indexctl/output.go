@@ -300,7 +300,7 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *answerData) string {
 	if name == tool.Changes && rep.status != envelope.StatusError && d.Clock == "" && !argument(args, "since", new(json.RawMessage)) {
 		// The answer is the clock, and there is none.
-		return "no clock: no change journal is kept for this root (its index is still being built, and 'indexctl index --wait' waits for it; or the answer was made without the daemon)"
+		return "no clock: no change journal is kept for this root (its index is still being built, and 'indexctl index --wait' waits for it; or the daemon has no file watcher on this system; or the answer was made without the daemon)"
 	}
 	if rep.status != envelope.StatusPartial {
 		return ""

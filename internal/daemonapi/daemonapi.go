@@ -31,6 +31,10 @@ const (
 	StateBuilding = "building" // its index is being built or reopened; queries walk
 	StateReady    = "ready"    // queries use the index
 	StateError    = "error"    // the build failed (last_error); queries walk, `index` retries
+	// StateUnwatched: no file watcher can keep an index of the root
+	// current (none on this system, or the daemon runs without one), so
+	// none is kept: every query walks (fallback_reason no_watcher).
+	StateUnwatched = "unwatched"
 )
 
 // Phases of a root while it is building (RootStatus.Phase).
@@ -82,7 +86,7 @@ type MemoryStatus struct {
 // RootStatus is one root's part of status, and the result of index.
 type RootStatus struct {
 	Root  string `json:"root"`            // the real root path
-	State string `json:"state"`           // StateBuilding, StateReady or StateError
+	State string `json:"state"`           // StateBuilding, StateReady, StateError or StateUnwatched
 	Phase string `json:"phase,omitempty"` // while building: PhaseReopen, PhaseBuild, PhaseSave or PhaseCatchUp
 	// Files is the number of files in the index (while building: read so
 	// far).
