@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !freebsd
 
 package rpc
 
@@ -8,8 +8,9 @@ import (
 	"os"
 )
 
-// dialUnix is supported on Linux only: the server's user cannot be
-// checked here (see the server's SameUser), so no server is accepted.
+// dialUnix is supported on Linux, macOS and FreeBSD only: the server's
+// user cannot be checked here (package peercred), so no server is
+// accepted.
 func dialUnix(ctx context.Context, path string) (*os.File, error) {
 	return nil, errors.New("rpc: peer credentials are not supported on this system")
 }

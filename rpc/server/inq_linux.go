@@ -1,26 +1,6 @@
 package server
 
-import (
-	"net"
-	"syscall"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// queuedInput returns how many bytes wait unread in the connection's
-// receive queue (SIOCINQ), and whether it could tell.
-func queuedInput(nc net.Conn) (int, bool) {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return 0, false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	n, ierr := 0, error(nil)
-	if err := rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); err != nil || ierr != nil {
-		return 0, false
-	}
-	return n, true
-}
+// inqRequest is the ioctl that gives a socket's unread bytes: SIOCINQ.
+const inqRequest = unix.SIOCINQ

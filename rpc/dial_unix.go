@@ -1,3 +1,5 @@
+//go:build linux || darwin || freebsd
+
 package rpc
 
 import (
@@ -7,22 +9,25 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/peercred"
 )
 
 // dialUnix connects a Unix stream socket to the server at path and checks
-// that the server runs as the current user (SO_PEERCRED). The socket is
+// that the server runs as the current user (package peercred). The socket is
 // made here rather than with package net, which the query client does not
 // link: it is non-blocking and close-on-exec, and the returned file reads
 // and writes it through the runtime's poller, deadlines included.
 //
 // A server whose backlog is full refuses a non-blocking connect with
-// EAGAIN; dialUnix then tries again, backing off, until ctx is done, as a
-// blocking connect would wait for room.
+// EAGAIN on Linux; dialUnix then tries again, backing off, until ctx is
+// done, as a blocking connect would wait for room. (macOS and FreeBSD
+// refuse it with ECONNREFUSED, as if no server listened.)
 func dialUnix(ctx context.Context, path string) (*os.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, dialError(path, err)
 	}
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := socket()
 	if err != nil {
 		return nil, dialError(path, os.NewSyscallError("socket", err))
 	}
@@ -55,9 +60,9 @@ func dialUnix(ctx context.Context, path string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, dialError(path, os.NewSyscallError("connect", err))
 	}
-	if err := sameUser(fd); err != nil {
+	if err := peercred.SameUser(fd); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return nil, fmt.Errorf("rpc: the daemon's socket: %w", err)
 	}
 	return os.NewFile(uintptr(fd), "unix:"+path), nil
 }
@@ -66,17 +71,4 @@ func dialUnix(ctx context.Context, path string) (*os.File, error) {
 // net would ("dial unix PATH: connect: ...").
 func dialError(path string, err error) error {
 	return fmt.Errorf("dial unix %s: %w", path, err)
-}
-
-// sameUser accepts a server only when it runs as the current user, as the
-// kernel recorded it when the connection was made (SO_PEERCRED).
-func sameUser(fd int) error {
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil {
-		return fmt.Errorf("rpc: peer credentials: %w", err)
-	}
-	if me := os.Getuid(); cred.Uid != uint32(me) {
-		return fmt.Errorf("rpc: peer runs as uid %d, not %d", cred.Uid, me)
-	}
-	return nil
 }
