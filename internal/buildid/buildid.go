@@ -1,14 +1,15 @@
 // Package buildid tells which build of the program is running: the Go
 // build ID the linker writes into the executable (the ".note.go.buildid"
-// ELF note, what `go tool buildid` prints). Two builds of different
+// ELF note on Linux and FreeBSD; on macOS the start of the Mach-O
+// __text section), what `go tool buildid` prints. Two builds of different
 // sources or flags have different IDs, a developer build included, where
 // a version string would not change. A client compares its engine's
 // (internal/client) with its daemon's, so that a client is always
 // answered by a daemon of its own engine. HasDWARF tells whether a
 // developer's build was made by go run or by go build, so that the client
-// can make its engine's build the same way and check it. The ELF headers
-// are read here, not with debug/elf, which the query client does not
-// link.
+// can make its engine's build the same way and check it. The ELF and
+// Mach-O headers are read here, not with debug/elf and debug/macho, which
+// the query client does not link (macho.go).
 package buildid
 
 import (
@@ -20,9 +21,8 @@ import (
 )
 
 // Self returns the running executable's build ID, or "" if it cannot be
-// read (not an ELF file, no note). It reads /proc/self/exe once, which
-// works even when the file was deleted after the start (go run).
-var Self = sync.OnceValue(func() string { return Of("/proc/self/exe") })
+// read (no ELF or Mach-O file, no ID). It reads Executable once.
+var Self = sync.OnceValue(func() string { return Of(Executable()) })
 
 // ELF constants (see elf(5)); the package reads the few fields it needs
 // itself rather than link debug/elf into the query client.
@@ -84,13 +84,17 @@ func readHeader(f *os.File) (h header, ok bool) {
 
 // Of returns the build ID of the executable at path, or "". It reads the
 // ELF header, the program headers and the note segments (the Go linker
-// puts its ".note.go.buildid" note in one, near the file's start).
+// puts its ".note.go.buildid" note in one, near the file's start); or,
+// in a Mach-O file, the start of its __text section (ofMacho).
 func Of(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	if m, ok := readMacho(f); ok {
+		return m.buildID(f)
+	}
 	eh, ok := readHeader(f)
 	if !ok || eh.phnum == 0 || eh.phentsize < 32 || eh.phnum*eh.phentsize > maxNoteSize {
 		return ""
@@ -131,13 +135,17 @@ func Of(path string) string {
 // it (and without a symbol table), and what go build and go install
 // write with it, unless -ldflags strip it (-w, -s): so a developer's
 // build tells which of the two made it. It reads the section headers and
-// their names; false if they cannot be read.
+// their names (a Mach-O file's: "__debug_info" or "__zdebug_info"); false
+// if they cannot be read.
 func HasDWARF(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if m, ok := readMacho(f); ok {
+		return m.section("__debug_info") != nil || m.section("__zdebug_info") != nil
+	}
 	eh, ok := readHeader(f)
 	minEnt := 40 // an ELF32 section header; ELF64's is 64 bytes
 	if eh.class64 {

@@ -57,10 +57,12 @@ func TestSelfMatchesGoTool(t *testing.T) {
 }
 
 // HasDWARF tells a go build from a go run, and from a go build whose
-// -ldflags strip the debug information.
+// -ldflags strip the debug information, and Of reads what go tool buildid
+// does: in this system's executables, and in macOS's (Mach-O, built
+// here for darwin and read here, since the client reads its own there).
 func TestHasDWARF(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a program three times")
+		t.Skip("builds a program nine times")
 	}
 	dir := t.TempDir()
 	for name, content := range map[string]string{
@@ -72,27 +74,36 @@ func TestHasDWARF(t *testing.T) {
 		}
 	}
 	out := filepath.Join(dir, "out")
-	for _, tc := range []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"build", "-o", out, "."}, true},
-		{[]string{"build", "-ldflags=-w", "-o", out, "."}, false},
-		{[]string{"run", "-exec", "cp", ".", out}, false}, // cp BINARY OUT: the binary go run runs
-	} {
-		cmd := exec.Command("go", tc.args...)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %v: %v\n%s", tc.args, err, b)
-		}
-		if got := HasDWARF(out); got != tc.want {
-			t.Errorf("go %v: HasDWARF = %v, want %v", tc.args, got, tc.want)
-		}
-		if Of(out) == "" {
-			t.Errorf("go %v: no build ID", tc.args)
-		}
-		if err := os.Remove(out); err != nil {
-			t.Fatal(err)
+	for _, target := range []string{"", "darwin/arm64", "darwin/amd64"} {
+		for _, tc := range []struct {
+			args []string
+			want bool
+		}{
+			{[]string{"build", "-o", out, "."}, true},
+			{[]string{"build", "-ldflags=-w", "-o", out, "."}, false},
+			{[]string{"run", "-exec", "cp", ".", out}, false}, // cp BINARY OUT: the binary go run runs
+		} {
+			cmd := exec.Command("go", tc.args...)
+			cmd.Dir = dir
+			if goos, goarch, ok := strings.Cut(target, "/"); ok {
+				cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+			}
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s go %v: %v\n%s", target, tc.args, err, b)
+			}
+			if got := HasDWARF(out); got != tc.want {
+				t.Errorf("%s go %v: HasDWARF = %v, want %v", target, tc.args, got, tc.want)
+			}
+			want, err := exec.Command("go", "tool", "buildid", out).Output()
+			if err != nil {
+				t.Fatalf("go tool buildid: %v", err)
+			}
+			if got := Of(out); got == "" || got != strings.TrimSpace(string(want)) {
+				t.Errorf("%s go %v: Of = %q, go tool buildid says %q", target, tc.args, got, want)
+			}
+			if err := os.Remove(out); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, p := range []string{"/nonexistent", filepath.Join(dir, "main.go")} {

@@ -132,7 +132,7 @@ func thisDevBuild() (b devBuild, ok bool, err error) {
 		return b, true, noOwn("this indexctl is a development build whose Go build ID cannot be read on %s, so no engine can be checked to be of its build", runtime.GOOS)
 	}
 	b.flags, b.env = buildSettings(bi.Settings)
-	b.goRun = func() bool { return !buildid.HasDWARF("/proc/self/exe") && !ldflagsStrip(bi.Settings) }
+	b.goRun = func() bool { return !buildid.HasDWARF(buildid.Executable()) && !ldflagsStrip(bi.Settings) }
 	switch b.dir = compiledCheckout(); {
 	case b.dir != "" && !modFileDeclares(filepath.Join(b.dir, "go.mod"), modulePath):
 		return b, true, noOwn("the checkout this indexctl was built from, %s, is no longer there", b.dir)
