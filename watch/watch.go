@@ -123,7 +123,10 @@
 //
 // # Caveats
 //
-//   - Linux only (inotify; ENOSPC and /proc/sys/fs/inotify).
+//   - Linux only: the backend is inotify (notifier.go says what a
+//     backend must give; notifier_linux.go, with ENOSPC and
+//     /proc/sys/fs/inotify). Elsewhere Supported is false and Start
+//     fails with ErrUnsupported.
 //   - The .ignore files of the root's ancestors above every repository
 //     (outside a repository: of all its ancestors), and a .git made in
 //     such an ancestor, are not watched (ignore.AboveInputs says why); a
