@@ -26,7 +26,8 @@
 // and O_NOFOLLOW): it is all macOS and FreeBSD use, and Linux uses it
 // where openat2 is refused; ForceComponentWalk makes Linux use it for
 // every call, so the tests run, on Linux, the code the other systems
-// run. What is Linux's is in rooted_linux.go: openat2, O_PATH
+// run (with O_PATH for the directories passed through, the one flag that
+// differs). What is Linux's is in rooted_linux.go: openat2, O_PATH
 // descriptors (a directory is passed through, and the root held, without
 // the right to read it; elsewhere each is opened O_RDONLY, so a
 // directory that may be searched but not read cannot be passed through,
@@ -118,10 +119,7 @@ func (r *Root) OpenFile(rel string) (int, error) {
 // described, not followed) once every component before it has been
 // reached through real directories.
 func (r *Root) Lstat(rel string) (unix.Stat_t, error) {
-	if fast() {
-		return r.lstatPath(rel) // rooted_linux.go: the entry opened O_PATH
-	}
-	return r.lstatAt(rel)
+	return r.lstat(rel) // rooted_linux.go, rooted_other.go
 }
 
 // lstatAt is Lstat the portable way: the entry's directory opened

@@ -19,10 +19,6 @@ var useOpenat2 atomic.Bool
 
 func init() { useOpenat2.Store(true) }
 
-// fast reports whether names are resolved by openat2, and so a final
-// entry may be opened O_PATH in the same call (Lstat).
-func fast() bool { return useOpenat2.Load() }
-
 // ForceComponentWalk makes every Root resolve names one openat per
 // component, and stat an entry through its directory, as on kernels
 // without openat2 and on every other system; tests use it to exercise
@@ -62,9 +58,13 @@ func openat2(dirfd int, rel string, flags int) (int, error) {
 	return -1, unix.EAGAIN
 }
 
-// lstatPath is Lstat by openat2: the entry itself opened O_PATH (a final
-// link is opened, not followed), then fstat.
-func (r *Root) lstatPath(rel string) (unix.Stat_t, error) {
+// lstat is Lstat: while names are resolved by openat2, the entry itself
+// opened O_PATH in that one call (a final link is opened, not followed),
+// then fstat; else as on other systems (lstatAt).
+func (r *Root) lstat(rel string) (unix.Stat_t, error) {
+	if !useOpenat2.Load() {
+		return r.lstatAt(rel)
+	}
 	var st unix.Stat_t
 	fd, err := r.open(rel, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {

@@ -14,10 +14,6 @@ import (
 // a directory that may be searched but not read cannot be passed through.
 const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-// fast reports whether a final entry may be opened without reading it
-// (Linux's O_PATH): never here.
-func fast() bool { return false }
-
 // ForceComponentWalk is for tests (on Linux it selects the component
 // walk): names are always resolved one component at a time here. The
 // returned function does nothing.
@@ -29,8 +25,8 @@ func resolve(dirfd int, rel string, flags int) (int, error) {
 	return openEach(dirfd, rel, flags)
 }
 
-// lstatPath is never called (fast is false).
-func (r *Root) lstatPath(rel string) (unix.Stat_t, error) { return r.lstatAt(rel) }
+// lstat is Lstat: through the entry's directory (lstatAt).
+func (r *Root) lstat(rel string) (unix.Stat_t, error) { return r.lstatAt(rel) }
 
 // idAt is ID by fstatat (fstat when path is ""), whose st_birthtime
 // macOS and FreeBSD fill in where the file system records one (APFS,
