@@ -20,9 +20,13 @@ definitions. run() answers as the MCP server's tools do:
 - when no daemon can be reached or started, the call is answered by
   `indexctl --json`, which walks the tree without the daemon and says so
   (data.fallback_used, fallback_reason "daemon_unavailable");
-- when there is no envelope at all (the daemon hung, the connection was
-  lost twice, indexctl could not walk either), an INTERNAL_ERROR envelope
-  made here says why.
+- when the daemon hangs (NoAnswer), a TIMEOUT envelope made here says so;
+- when there is no envelope at all otherwise (the connection was lost
+  twice, indexctl could not walk either), an INTERNAL_ERROR envelope made
+  here says why.
+
+Paths in arguments are relative to the workspace root, as the
+descriptions say, unless the framework gives the tools a working_dir.
 
 So run() always returns an envelope; the Client's methods raise instead
 (see indexd.errors).
@@ -33,16 +37,19 @@ import subprocess
 
 from . import _defs
 from .client import Client
-from .errors import DaemonUnavailable, IndexdError
+from ._locate import locate
+from .errors import DaemonUnavailable, IndexdError, NoAnswer
 
 
 class IndexdTool:
     """An agent tool answered by the indexd daemon. Subclasses name the
     tool; the rest comes from its definition.
 
-    project_root and working_dir are where the framework runs the tool
-    (Client's root and cwd); client, if given, is used instead of a new
-    Client (tools made by make_tools share one)."""
+    project_root is the workspace root (default: as indexctl finds it
+    from the current directory); working_dir, the directory relative
+    paths in arguments are resolved against (default: the root, as the
+    MCP tools resolve them); client, if given, is used instead of a new
+    Client for them (tools made by make_tools share one)."""
 
     #: The tool's name as agents call it ("Glob", "Grep", "LS", "Changes").
     name = None
@@ -57,7 +64,7 @@ class IndexdTool:
         self.parameters = d["input_schema"]
         self._method = d["method"]
         self._taken = set(self.parameters.get("properties", {})) | set(d["hidden_params"])
-        self.client = client if client is not None else Client(project_root, cwd=working_dir)
+        self.client = client if client is not None else _client(project_root, working_dir)
 
     def run(self, parameters=None):
         """Call the tool with parameters (a dict, or its JSON text) and
@@ -79,6 +86,10 @@ class IndexdTool:
             return self.client.query_json(self.name, args)
         except DaemonUnavailable as e:
             return self._walk(args, e)
+        except NoAnswer as e:
+            # A hung daemon: walking would hide it (as indexctl and the
+            # MCP server do not).
+            return _dumps(_fail(args, "TIMEOUT", "%s; try 'indexctl stop'" % e))
         except IndexdError as e:
             return _dumps(_fail(args, "INTERNAL_ERROR", str(e)))
 
@@ -165,10 +176,19 @@ TOOL_CLASSES = [GlobTool, GrepTool, LSTool, ChangesTool]
 
 def make_tools(project_root=None, working_dir=None, client=None):
     """One instance of each tool class, sharing one Client (client, or a
-    new one for project_root and working_dir)."""
+    new one for project_root and working_dir, as IndexdTool takes them)."""
     if client is None:
-        client = Client(project_root, cwd=working_dir)
+        client = _client(project_root, working_dir)
     return [cls(client=client) for cls in TOOL_CLASSES]
+
+
+def _client(project_root, working_dir):
+    """The Client of tools run at project_root from working_dir (default:
+    the root itself, so that relative paths are the root's)."""
+    if working_dir is None:
+        root = locate(project_root).root
+        return Client(root, cwd=root)
+    return Client(project_root, cwd=working_dir)
 
 
 def _fail(args, code, message):

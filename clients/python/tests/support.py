@@ -11,6 +11,7 @@ which stops the daemon and checks that no process of that directory is
 left running.
 """
 
+import atexit
 import copy
 import json
 import os
@@ -43,6 +44,7 @@ def setup():
     if BASE is not None:
         return
     BASE = tempfile.mkdtemp(prefix="indexd-py-")
+    atexit.register(shutil.rmtree, BASE, True)
     home = os.path.join(BASE, "home")
     os.makedirs(home)
     os.environ.update(
