@@ -23,6 +23,7 @@ const pythonToolsFile = "../clients/python/indexd/tools.json"
 // pythonTool is one tool in pythonToolsFile.
 type pythonTool struct {
 	Name        string          `json:"name"`
+	Method      string          `json:"method"` // on the daemon's socket
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
@@ -42,7 +43,7 @@ func pythonToolsJSON(t *testing.T) []byte {
 		Generated string       `json:"generated"`
 		Tools     []pythonTool `json:"tools"`
 	}
-	file.Generated = "by 'go test ./mcp -run TestPythonToolsJSON -update' from the MCP tools' definitions (mcp/tools.go, tool/params.go); do not edit"
+	file.Generated = "by 'go test ./mcp -run TestPythonToolsJSON -update' from the MCP tools' definitions (mcp/tools.go, and the table of tools in tool/tool.go and tool/params.go); do not edit"
 	for _, name := range DefaultTools {
 		def := Tool(name)
 		if def == nil {
@@ -62,7 +63,7 @@ func pythonToolsJSON(t *testing.T) []byte {
 				hidden = append(hidden, p.Name)
 			}
 		}
-		file.Tools = append(file.Tools, pythonTool{Name: def.Name, Title: def.Title, Description: def.Description, InputSchema: schema, HiddenParams: hidden})
+		file.Tools = append(file.Tools, pythonTool{Name: def.Name, Method: spec.Method, Title: def.Title, Description: def.Description, InputSchema: schema, HiddenParams: hidden})
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
