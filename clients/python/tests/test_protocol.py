@@ -278,7 +278,10 @@ class TestProtocol(FakeTestCase):
 
     @unittest.skipUnless(os.getuid() == 0 and sys.platform.startswith("linux"), "needs root to run a daemon as another user")
     def test_daemon_of_another_user(self):
-        os.chmod(self.tmp, 0o777)
+        # The socket is bound here; the child becomes user nobody before it
+        # listens, and the kernel records the listener's credentials then.
+        ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        ls.bind(self.path)
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: a daemon of user nobody
@@ -287,8 +290,6 @@ class TestProtocol(FakeTestCase):
                 os.close(r)
                 os.setgid(65534)
                 os.setuid(65534)
-                ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                ls.bind(self.path)
                 ls.listen(1)
                 ls.settimeout(DEADLINE)
                 os.write(w, b"ready")
@@ -297,6 +298,7 @@ class TestProtocol(FakeTestCase):
                 code = 0
             finally:
                 os._exit(code)
+        ls.close()
         os.close(w)
         self.addCleanup(os.waitpid, pid, 0)
         with os.fdopen(r, "rb") as f:
