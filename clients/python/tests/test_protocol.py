@@ -159,6 +159,27 @@ class TestProtocol(FakeTestCase):
             "error": {"code": "TIMEOUT", "message": "indexd did not answer within 300ms (socket %s); try 'indexctl stop'" % self.path},
         })
 
+    def test_slow_answer_of_a_live_daemon(self):
+        # The daemon answers the call only after the client's third
+        # liveness ping, well past the answer timeout of silence: a live
+        # daemon's slow answer is waited for.
+        def script(n, conn):
+            call, pings = None, 0
+            while True:
+                m = conn.read()
+                if m is None:
+                    return
+                if m["method"] != "ping":
+                    call = m
+                    continue
+                conn.send(result(m["id"], "pong"))
+                pings += 1
+                if pings == 3:
+                    conn.send(result(call["id"], ENVELOPE))
+
+        self.fake(script)
+        self.assertEqual(self.client(answer_timeout=1.0).glob(pattern="*"), ENVELOPE)
+
     def test_alive_daemon_past_the_deadline(self):
         def script(n, conn):
             while True:
@@ -228,7 +249,7 @@ class TestProtocol(FakeTestCase):
             conn.drain()
 
         self.fake(script)
-        c = self.client(answer_timeout=0.2)
+        c = self.client(answer_timeout=1.0)
         with c.stream("Glob", pattern="*") as s:
             batches = []
             for b in s:
