@@ -194,26 +194,46 @@ class Conn:
             self.last_read = time.monotonic()
 
 
-def request_line(rid, method, params):
-    """A request line; rid None makes a notification."""
+# The longest request line the daemon reads (rpc.DefaultMaxRequestSize,
+# its newline aside): it answers a longer one with an error whose id is
+# null, which no call could be told of, so it is refused here.
+MAX_REQUEST = 1 << 20
+
+
+def encode_params(params):
+    """params as the JSON text of a request (None for none). ValueError for
+    values that are not JSON (NaN, infinities) and for a request that
+    would be over MAX_REQUEST; TypeError for values JSON has no form of."""
+    if params is None:
+        return None
+    text = json.dumps(params, separators=(",", ":"), allow_nan=False)
+    if len(text) > MAX_REQUEST - 64:  # the rest of a request line is shorter
+        raise ValueError("indexd: request too large (%d bytes of params, limit %d for the whole request)" % (len(text), MAX_REQUEST))
+    return text
+
+
+def request_line(rid, method, params_json):
+    """A request line, its params given as JSON text (encode_params); rid
+    None makes a notification."""
     req = '{"jsonrpc":"2.0",'
     if rid is not None:
         req += '"id":%d,' % rid
     req += '"method":' + json.dumps(method)
-    if params is not None:
-        req += ',"params":' + json.dumps(params, separators=(",", ":"))
+    if params_json is not None:
+        req += ',"params":' + params_json
     return (req + "}\n").encode()
 
 
 class Exchange:
-    """Reads the answer to one call: its partial notifications, then its
+    """Sends one call (its params already encode_params's JSON text) and
+    reads its answer: its partial notifications, then its
     result, within the silence rule of rpc's Client (see rpc/doc.go,
     "Client timeouts"): when nothing at all has come for half the answer
     timeout, a ping is sent, which a live daemon answers at once; when
     nothing has come for the whole answer timeout, NoAnswer. deadline
     (time.monotonic(), or None) bounds the whole call."""
 
-    def __init__(self, conn, method, params, answer_timeout, deadline):
+    def __init__(self, conn, method, params_json, answer_timeout, deadline):
         self.conn = conn
         self.method = method
         self.answer_timeout = answer_timeout
@@ -221,7 +241,7 @@ class Exchange:
         self.rid = conn.new_id()
         self.received = False
         self.sent = time.monotonic()
-        conn.send(request_line(self.rid, method, params), answer_timeout or None)
+        conn.send(request_line(self.rid, method, params_json), answer_timeout or None)
         self.probed = None  # when the last liveness ping was sent
 
     def next(self):

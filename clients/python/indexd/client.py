@@ -29,9 +29,9 @@ import time
 import weakref
 
 from . import _defs
-from ._conn import KEEPALIVE, Broken, Conn, Exchange, dial
+from ._conn import KEEPALIVE, Broken, Conn, Exchange, dial, encode_params
 from ._locate import clean, default_socket_path, getwd, locate
-from .errors import ConnectionLost, DaemonUnavailable, NoAnswer, RPCError
+from .errors import ConnectionLost, DaemonUnavailable, IndexdError, NoAnswer, RPCError
 
 # The default of a call's timeout: the tool's own time limit plus this
 # margin (internal/client's requestMargin), for the daemon's
@@ -248,6 +248,7 @@ class Client:
         as the JSON bytes the daemon wrote. A connection found broken
         before any of the answer came is replaced and the call made again,
         once (every method called through here may be asked twice)."""
+        params = encode_params(params)  # its faults are the caller's, before any connection
         with self._lock:
             for attempt in (0, 1):
                 conn = self._connection(start)
@@ -409,7 +410,7 @@ class _Whole:
             return env
         data = env.get("data")
         if not isinstance(data, dict) or data.get(self.key) != []:
-            raise ConnectionLost("indexd: malformed response: the envelope of a streamed answer has no empty data.%s" % self.key)
+            raise IndexdError("indexd: malformed response: the envelope of a streamed answer has no empty data.%s" % self.key)
         data[self.key] = self.items
         text = "".join(self.text)
         if text:
@@ -454,7 +455,7 @@ class Stream:
         self.envelope = None
         self._client = client
         self._method = method
-        self._params = params
+        self._params = encode_params(params)
         # The keep-alive, once started, is held apart from the stream so
         # that a stream dropped unclosed is collected and its finalizer
         # stops the thread.

@@ -292,6 +292,21 @@ class TestProtocol(FakeTestCase):
         self.fake(script)
         self.assertEqual(self.client().glob(pattern="*", unlimited=True), ENVELOPE)
 
+    def test_requests_the_daemon_would_refuse(self):
+        # Refused before they are sent: the daemon's answer to them would
+        # name no call.
+        fake = self.fake(lambda n, conn: conn.drain())
+        c = self.client()
+        with self.assertRaisesRegex(ValueError, r"request too large \(\d+ bytes of params, limit 1048576 for the whole request\)"):
+            c.grep(pattern="x" * (1 << 20))
+        with self.assertRaises(ValueError):
+            c.grep(pattern="x", limit=float("nan"))
+        with self.assertRaises(TypeError):
+            c.grep(pattern=object())
+        c.close()
+        fake.close()
+        self.assertEqual(self.methods(fake), [])
+
     def test_no_daemon_and_no_indexctl(self):
         c = self.client()
         with self.assertRaisesRegex(indexd.DaemonUnavailable, "no daemon answers on %s, and .*no-indexctl, which starts it, was not found" % self.path):
