@@ -118,8 +118,9 @@ class Client:
         return self._place.root_from
 
     def close(self):
-        """Close the connection (the daemon cancels a call still running on
-        it). The client may be used again: it reconnects."""
+        """Close the connection, once a call in flight on it (in another
+        thread) has returned. The client may be used again: it
+        reconnects."""
         with self._lock:
             self._drop()
 
