@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/glob"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/journal"
@@ -247,7 +248,7 @@ func untracked(ix *index.Index, dir string, includeIgnored bool) []string {
 // currentFiles lists every current file under dir matching the pattern
 // (Glob's rules and Searcher, so the index when it can be trusted), each
 // as created, with its mtime.
-func (t *Tools) currentFiles(ctx context.Context, run *envelope.ChangesRun, dir, pat string, g *GlobPattern, p ChangesParams, start time.Time) *envelope.Error {
+func (t *Tools) currentFiles(ctx context.Context, run *envelope.ChangesRun, dir, pat string, g *glob.Pattern, p ChangesParams, start time.Time) *envelope.Error {
 	q := &GlobQuery{WS: t.WS, Dir: dir, Pattern: pat, Glob: g, Start: start, Params: GlobParams{
 		Pattern: pat, Path: p.Path, Limit: p.Limit, IncludeHidden: p.IncludeHidden, IncludeIgnored: p.IncludeIgnored,
 		CaseSensitive: p.CaseSensitive, Sort: SortPath, Sync: false, // the barrier was passed (or failed) for the clock

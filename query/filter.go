@@ -1,9 +1,11 @@
 package query
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/glob"
 	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/internal/suggest"
@@ -26,52 +28,30 @@ type FilterParams struct {
 	Globs []string
 }
 
-// FileFilter is a compiled FilterParams; nil passes everything.
-type FileFilter struct {
-	types, typesNot []*GlobPattern // base-name globs
-	globs           []filterGlob
-	whitelist       bool // a glob without "!" was given
-}
-
-type filterGlob struct {
-	g       *GlobPattern
-	base    bool // matched against the base name
-	dirOnly bool
-	negate  bool
-}
-
-// CompileFilter checks and compiles p; nil when p filters nothing.
-func CompileFilter(p FilterParams) (*FileFilter, *envelope.Error) {
+// CompileFilter checks and compiles p; nil when p filters nothing. A glob
+// in the quoted form (internal/quote; after its "!") is unquoted first.
+func CompileFilter(p FilterParams) (*glob.Filter, *envelope.Error) {
 	if len(p.Types)+len(p.TypesNot)+len(p.Globs) == 0 {
 		return nil, nil
 	}
-	f := &FileFilter{}
-	var err *envelope.Error
-	if f.types, err = typeGlobs("type", p.Types); err != nil {
+	types, err := typeGlobs("type", p.Types)
+	if err != nil {
 		return nil, err
 	}
-	if f.typesNot, err = typeGlobs("type_not", p.TypesNot); err != nil {
+	typesNot, err := typeGlobs("type_not", p.TypesNot)
+	if err != nil {
 		return nil, err
 	}
+	var globs []glob.FilterGlob
 	for _, given := range p.Globs {
 		s, neg := strings.CutPrefix(given, "!")
-		s = quote.Unquote(s)
-		fg := filterGlob{negate: neg}
-		if rest, ok := strings.CutSuffix(s, "/"); ok {
-			s, fg.dirOnly = rest, true
-		}
-		anchored := strings.HasPrefix(s, "/")
-		s = strings.TrimLeft(s, "/")
-		fg.base = !anchored && !strings.Contains(s, "/")
-		g, gerr := CompileGlob(s, false)
-		if s == "" || gerr != nil {
+		fg, gerr := glob.ParseFilterGlob(quote.Unquote(s), neg)
+		if gerr != nil {
 			return nil, invalid("Invalid glob '%s'.", given)
 		}
-		fg.g = g
-		f.globs = append(f.globs, fg)
-		f.whitelist = f.whitelist || !neg
+		globs = append(globs, fg)
 	}
-	return f, nil
+	return glob.NewFilter(types, typesNot, globs), nil
 }
 
 // didYouMean is " (did you mean 'NAME'?)" for the file type nearest to
@@ -87,15 +67,17 @@ func didYouMean(n string) string {
 	return ""
 }
 
-func typeGlobs(key string, names []string) ([]*GlobPattern, *envelope.Error) {
-	var out []*GlobPattern
+// typeGlobs returns the base-name globs of the file types names, the
+// parameter key's.
+func typeGlobs(key string, names []string) ([]*glob.Pattern, *envelope.Error) {
+	var out []*glob.Pattern
 	for _, n := range names {
 		t, ok := filetype.Lookup(n)
 		if !ok {
 			return nil, invalid("%s: unknown file type '%s'%s. The types are ripgrep's names, such as go, py, js, ts, rust, java, c, cpp, md (%d in all).", key, n, didYouMean(n), len(filetype.All()))
 		}
 		for _, s := range t.Globs {
-			g, err := CompileGlob(s, false)
+			g, err := glob.Compile(s, false)
 			if err != nil {
 				return nil, internal(errorString("file type " + n + ": bad glob " + s))
 			}
@@ -109,79 +91,54 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-func baseName(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
-
-func anyMatch(gs []*GlobPattern, name string) bool {
-	for _, g := range gs {
-		if g.Match(name) {
-			return true
-		}
+// compileGlob compiles a Glob pattern (or Changes'), refusing one that is
+// not a glob with the agent's message.
+func compileGlob(pattern string, fold bool) (*glob.Pattern, *envelope.Error) {
+	g, err := glob.Compile(pattern, fold)
+	if err != nil {
+		return nil, invalid("Invalid glob pattern '%s'.", pattern)
 	}
-	return false
+	return g, nil
 }
 
-// Match reports whether the file at rel (relative to the search
-// directory) passes.
-func (f *FileFilter) Match(rel string) bool {
-	if f == nil {
-		return true
+// compileInclude compiles Grep's include; "" means no filter (nil). An
+// include in the quoted form (internal/quote) is unquoted first, so a
+// file's printed name, given back, matches exactly that file.
+func compileInclude(given string) (*glob.Include, *envelope.Error) {
+	if given == "" {
+		return nil, nil
 	}
-	base := baseName(rel)
-	if f.types != nil && !anyMatch(f.types, base) || anyMatch(f.typesNot, base) {
-		return false
+	in, err := glob.NewInclude(quote.Unquote(given))
+	if err != nil {
+		return nil, invalid("Invalid include pattern '%s'.", strings.TrimPrefix(given, "./"))
 	}
-	if len(f.globs) == 0 {
-		return true
-	}
-	// A file in a directory the globs exclude is excluded too: the walk
-	// never descends there (Descend), and the index must agree.
-	for i := strings.IndexByte(rel, '/'); i >= 0; i = nextSlash(rel, i) {
-		if !f.Descend(rel[:i]) {
-			return false
-		}
-	}
-	for i := len(f.globs) - 1; i >= 0; i-- {
-		fg := f.globs[i]
-		if fg.dirOnly {
-			continue
-		}
-		if fg.matches(rel, base) {
-			return !fg.negate
-		}
-	}
-	return !f.whitelist
+	return in, nil
 }
 
-// nextSlash returns the index of the first "/" in s after i, or -1.
-func nextSlash(s string, i int) int {
-	j := strings.IndexByte(s[i+1:], '/')
-	if j < 0 {
-		return -1
-	}
-	return i + 1 + j
-}
-
-func (fg filterGlob) matches(rel, base string) bool {
-	if fg.base {
-		return fg.g.Match(base)
-	}
-	return fg.g.Match(rel)
-}
-
-// descendsAll reports whether Descend is true of every directory.
-func (f *FileFilter) descendsAll() bool { return f == nil || len(f.globs) == 0 }
-
-// Descend reports whether the directory rel (relative to the search
-// directory) is searched: not when the last glob matching it excludes it.
-func (f *FileFilter) Descend(rel string) bool {
-	if f == nil {
-		return true
-	}
-	base := baseName(rel)
-	for i := len(f.globs) - 1; i >= 0; i-- {
-		if fg := f.globs[i]; fg.matches(rel, base) {
-			return !fg.negate
+// normalizeGlob turns an agent's pattern into one relative to the search
+// directory: a quoted form (internal/quote) unquoted to the bytes it stands
+// for, leading "./" removed, and an absolute pattern inside the search
+// directory made relative. dirAbs is the search directory's absolute path
+// (real or as given).
+func normalizeGlob(pattern string, dirAbs ...string) (string, *envelope.Error) {
+	p := quote.Unquote(pattern)
+	if strings.HasPrefix(p, "/") {
+		for _, d := range dirAbs {
+			d = filepath.ToSlash(d)
+			if rest, ok := strings.CutPrefix(p, d+"/"); ok {
+				p = rest
+				break
+			}
+		}
+		if strings.HasPrefix(p, "/") {
+			return "", invalid("pattern '%s' is absolute; give it relative to path.", pattern)
 		}
 	}
-	return true
+	for strings.HasPrefix(p, "./") {
+		p = strings.TrimLeft(p[2:], "/")
+	}
+	if p == "" || p == "." {
+		return "", invalid("Missing required parameter 'pattern'.")
+	}
+	return p, nil
 }

@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
 )
@@ -118,106 +116,6 @@ func withinByComponents(root, p string) bool {
 		}
 	}
 	return true
-}
-
-// FuzzGlobMatch: CompileGlob, Match, Descend and AllowHidden never panic,
-// and Descend never prunes a directory holding a match: when Match(p) holds
-// for a clean relative path p, Descend holds for each of p's parent
-// directories (otherwise the walk would lose the match). The same for
-// Grep's include filter.
-func FuzzGlobMatch(f *testing.F) {
-	for _, s := range []struct {
-		pat, path string
-		fold      bool
-	}{
-		{"**/*.go", "a/b/c.go", false}, {"**/x", "x", false}, {"src/**/*.ts", "src/a/b.ts", false},
-		{"*.{ts,tsx}", "a.tsx", false}, {"{a,b/c}/d", "b/c/d", false}, {"[a-z]/?.go", "q/x.go", true},
-		{".github/**/*.yml", ".github/w/ci.yml", false}, {"a\\[1\\].txt", "a[1].txt", false},
-		{"A/**/B", "a/x/b", true}, {"**", "a/b", false}, {"a/**", "a/b/c", false},
-		{"a/**/b/**/c", "a/b/c", false}, {"*/**", "x/y", false}, {"{a,b}/**/c", "b/c", false},
-		{"[!.]*/*", "x/y", false}, {"a**/b", "ab/b", false}, {"**/", "a/", false},
-		{"\\*/x", "*/x", false}, {"{a,{b,c/d}}/e", "c/d/e", false}, {"[/]x", "/x", false},
-		{"a***/b", "a/b", false}, {"a***/**", "a/b.go", false}, {"[0\\/]", "0", false},
-	} {
-		f.Add(s.pat, s.path, s.fold)
-	}
-	f.Fuzz(func(t *testing.T, pat, p string, fold bool) {
-		g, err := CompileGlob(pat, fold)
-		if err != nil {
-			if err.Code != envelope.CodeInvalidParam {
-				t.Fatalf("CompileGlob(%q): %v", pat, err)
-			}
-			return
-		}
-		m := g.Match(p)
-		if g.rawNeeds { // the needs looked for in the raw path: as in its matchKey form
-			slow := *g
-			slow.rawNeeds = false
-			if slow.Match(p) != m {
-				t.Fatalf("CompileGlob(%q).Match(%q) = %v with the needs looked for in the raw path, %v in its matchKey form", pat, p, m, !m)
-			}
-		}
-		g.Descend(p)
-		g.AllowHidden(p)
-		in, ierr := CompileInclude(pat)
-		if ierr == nil && in != nil {
-			in.Match(p)
-			in.Descend(p)
-			in.AllowHidden(p)
-		}
-		if !cleanRel(p) {
-			return
-		}
-		// The oracle: doublestar, the semantics SPEC §6 names, on the
-		// patterns and paths both read the same way (valid UTF-8, no
-		// case folding).
-		if !fold && utf8.ValidString(pat) && utf8.ValidString(p) && doublestar.ValidatePattern(pat) {
-			if want, err := doublestar.Match(pat, p); err == nil && want != m {
-				t.Fatalf("CompileGlob(%q).Match(%q) = %v, doublestar says %v", pat, p, m, want)
-			}
-		}
-		dirs := parents(p)
-		if m {
-			for _, d := range dirs {
-				if !g.Descend(d) {
-					t.Fatalf("CompileGlob(%q, fold=%v): Match(%q) but not Descend(%q)", pat, fold, p, d)
-				}
-			}
-		}
-		if ierr == nil && in != nil && in.Match(p) {
-			for _, d := range dirs {
-				if !in.Descend(d) {
-					t.Fatalf("CompileInclude(%q): Match(%q) but not Descend(%q)", pat, p, d)
-				}
-			}
-		}
-	})
-}
-
-// cleanRel reports whether p is a relative slash path with no empty, "."
-// or ".." segments: the form the walk hands to Match.
-func cleanRel(p string) bool {
-	if p == "" {
-		return false
-	}
-	for _, s := range strings.Split(p, "/") {
-		if s == "" || s == "." || s == ".." {
-			return false
-		}
-	}
-	return true
-}
-
-// parents returns the proper parent directories of a clean relative path,
-// shallowest first: "a/b/c" -> "a", "a/b".
-func parents(p string) []string {
-	var out []string
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' {
-			out = append(out, p[:i])
-		}
-	}
-	return out
 }
 
 // FuzzDecodeArgs: Run with arbitrary bytes as arguments never panics and

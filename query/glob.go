@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/glob"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/internal/rooted"
@@ -32,7 +33,7 @@ type GlobResult struct {
 // resolveGlob resolves a tool's path parameter (what names it in errors)
 // against the caller's directory, recording it in ectx, and normalizes
 // and compiles the glob pattern relative to it.
-func (t *Tools) resolveGlob(ectx *envelope.Context, path, what, pattern string, caseSensitive bool) (dir, pat string, g *GlobPattern, err *envelope.Error) {
+func (t *Tools) resolveGlob(ectx *envelope.Context, path, what, pattern string, caseSensitive bool) (dir, pat string, g *glob.Pattern, err *envelope.Error) {
 	if dir, err = t.WS.resolveDir(ectx.Cwd, path, what); err != nil {
 		return
 	}
@@ -40,7 +41,7 @@ func (t *Tools) resolveGlob(ectx *envelope.Context, path, what, pattern string, 
 	if pat, err = normalizeGlob(pattern, t.WS.Abs(dir), t.WS.givenAbs(dir)); err != nil {
 		return
 	}
-	g, err = CompileGlob(pat, !caseSensitive)
+	g, err = compileGlob(pat, !caseSensitive)
 	return
 }
 
@@ -123,7 +124,7 @@ func depthHint(ctx context.Context, s Searcher, q *GlobQuery) string {
 		return ""
 	}
 	deep := "**/" + q.Pattern
-	g, err := CompileGlob(deep, !q.Params.CaseSensitive)
+	g, err := glob.Compile(deep, !q.Params.CaseSensitive)
 	if err != nil {
 		return ""
 	}
@@ -337,3 +338,5 @@ func listSome(names []string) string {
 	}
 	return strings.Join(names[:show], ", ") + ", …"
 }
+
+func baseName(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }

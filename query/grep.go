@@ -50,7 +50,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	if err != nil {
 		return fail(err)
 	}
-	inc, err := CompileInclude(p.Include)
+	inc, err := compileInclude(p.Include)
 	if err != nil {
 		return fail(err)
 	}
@@ -58,7 +58,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	if err != nil {
 		return fail(err)
 	}
-	inc = inc.withFilter(filter)
+	inc = inc.WithFilter(filter)
 	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Search root")
 	if err != nil {
 		return fail(err)

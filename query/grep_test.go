@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/glob"
 )
 
 // Grep (SPEC §7, seed 001): order, exact truncation, binary and long lines,
@@ -383,7 +384,7 @@ func TestWalkerExpiredDeadlineIsNeverComplete(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(16)) // more walk workers: a wider window
 	tools, _ := setup(t, fsTree{"a/x.txt": "needle\n", "y.txt": "needle\n"})
 	m, _ := CompileMatcher("needle", MatchOptions{})
-	g, _ := CompileGlob("**", false)
+	g, _ := glob.Compile("**", false)
 	for i := range 30000 {
 		past := time.Now().Add(-time.Minute)
 		if i%2 == 0 {

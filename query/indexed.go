@@ -250,7 +250,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var fb envelope.Fallback
 	walkedIgnored := 0
 	var walkedSkips []tree.Skip
-	reached := newReach(q.Dir, q.Include.enter(), q.Include.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
+	reached := newReach(q.Dir, includeEnter(q.Include), q.Include.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
 	if !settled {
 		files = candidates(math.MinInt64)
 		for _, sub := range live {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // Names and lines that could forge the text (SPEC §3): control characters
@@ -291,29 +290,6 @@ func TestQuotedNamesIndexed(t *testing.T) {
 	} {
 		diffEngines(t, walk, idx, c.tool, c.args)
 	}
-}
-
-// FuzzMatchKey: matchKey is one to one and yields valid UTF-8, so globs
-// matched in its form tell apart every two names.
-func FuzzMatchKey(f *testing.F) {
-	for _, s := range [][2]string{
-		{"a\xff", "a\xfe"}, {"a\xff", "a\ufffd"}, {"\U0010FFFF", "\xff"}, {"\U0010FF7F\U0010FEFF", "\U0010FFFF"},
-		{"é", "\xc3\xa9"}, {"\xc3", "\xc3\xa9"}, {"\xed\xa0\x80", "\ufffd\ufffd\ufffd"},
-	} {
-		f.Add(s[0], s[1])
-	}
-	f.Fuzz(func(t *testing.T, a, b string) {
-		ka, kb := matchKey(a), matchKey(b)
-		if !utf8.ValidString(ka) {
-			t.Fatalf("matchKey(%q) = %q is not UTF-8", a, ka)
-		}
-		if a != b && ka == kb {
-			t.Fatalf("matchKey(%q) = matchKey(%q) = %q", a, b, ka)
-		}
-		if utf8.ValidString(a) && !strings.ContainsFunc(a, func(r rune) bool { return r >= keyEsc }) && ka != a {
-			t.Fatalf("matchKey(%q) = %q, want it unchanged", a, ka)
-		}
-	})
 }
 
 // A name that is itself a complete quoted string ("sub", quotes

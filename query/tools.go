@@ -23,6 +23,7 @@ import (
 	csindex "github.com/google/codesearch/index"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/glob"
 	"github.com/indexd/indexd/internal/jsonenc"
 )
 
@@ -42,8 +43,8 @@ type GlobQuery struct {
 	// Pattern is the normalized pattern (relative to Dir), Glob its
 	// compiled form.
 	Pattern string
-	Glob    *GlobPattern
-	Filter  *FileFilter // type, type_not and glob; nil: none
+	Glob    *glob.Pattern
+	Filter  *glob.Filter // type, type_not and glob; nil: none
 	Start   time.Time
 }
 
@@ -57,10 +58,19 @@ func (q *GlobQuery) descend(rel string) bool { return q.Glob.Descend(rel) && q.F
 // enter is descend, or nil when descend is true of every directory (for
 // index.FilesEntering).
 func (q *GlobQuery) enter() func(rel string) bool {
-	if q.Glob.DescendsAll() && q.Filter.descendsAll() {
+	if q.Glob.DescendsAll() && q.Filter.DescendsAll() {
 		return nil
 	}
 	return q.descend
+}
+
+// includeEnter is in.Descend, or nil when Descend is true of every
+// directory (for reach).
+func includeEnter(in *glob.Include) func(rel string) bool {
+	if in.DescendsAll() {
+		return nil
+	}
+	return in.Descend
 }
 
 // GrepQuery is a checked Grep request.
@@ -69,7 +79,7 @@ type GrepQuery struct {
 	Dir     string // resolved search directory, root-relative
 	Params  GrepParams
 	Matcher *Matcher
-	Include *Include // nil: every file
+	Include *glob.Include // nil: every file
 	Start   time.Time
 	// Sink, if set, takes the results in the answer's order as the scan
 	// completes them, instead of the answer's data (Tools.Sink, through

@@ -1,4 +1,4 @@
-package query
+package glob
 
 import (
 	"math/rand/v2"
@@ -38,7 +38,7 @@ func TestFastGlobAgreesWithDoublestar(t *testing.T) {
 		if got := matchSegments(fast, path); got != want {
 			t.Fatalf("pattern %q path %q: fast %v, doublestar %v", pat, path, got, want)
 		}
-		g, err := CompileGlob(pat, false)
+		g, err := Compile(pat, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestFastGlobAgreesWithDoublestar(t *testing.T) {
 
 // matchKey changes only non-ASCII bytes, into non-ASCII runes, so an
 // ASCII string is a substring or suffix of a path exactly when it is one
-// of the path's matchKey form (GlobPattern.rawNeeds relies on it).
+// of the path's matchKey form (Pattern.rawNeeds relies on it).
 func TestMatchKeyKeepsASCII(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	pieces := []string{"a", ".go", "/", "\xff", "\xc3", "é", "\U0010FF7F", "\U0010FFFF", "\U0010FF80", "go", "\x80"}

@@ -1,18 +1,19 @@
-package query
+package glob
 
 import (
-	"path/filepath"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-
-	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/internal/quote"
 )
 
-// GlobPattern is a compiled glob (doublestar semantics: "*" and "?" never
+// ErrBadPattern is the error of a pattern that is not a glob.
+var ErrBadPattern = errors.New("glob: invalid pattern")
+
+// Pattern is a compiled glob (doublestar semantics: "*" and "?" never
 // cross "/", "**" spans zero or more directories, braces and classes). It
 // matches paths relative to the directory it was given for, and can tell
 // which directories could hold a match and which hidden names it names.
@@ -20,7 +21,7 @@ import (
 // Pattern and names are matched byte for byte: both are compared in their
 // matchKey form, in which every byte that is not part of valid UTF-8 is a
 // character of its own, so "a\xff" never matches "a\xfe".
-type GlobPattern struct {
+type Pattern struct {
 	pat   string   // as matched: matchKey form, lowercased when fold
 	fold  bool     // case-insensitive
 	keyed bool     // matchKey changed the pattern
@@ -40,13 +41,14 @@ type GlobPattern struct {
 	rawNeeds bool
 }
 
-// CompileGlob checks and compiles pattern. fold makes it case-insensitive.
-func CompileGlob(pattern string, fold bool) (*GlobPattern, *envelope.Error) {
+// Compile checks and compiles pattern; an error wraps ErrBadPattern. fold
+// makes it case-insensitive.
+func Compile(pattern string, fold bool) (*Pattern, error) {
 	if !doublestar.ValidatePattern(pattern) {
-		return nil, invalid("Invalid glob pattern '%s'.", pattern)
+		return nil, fmt.Errorf("%w: %q", ErrBadPattern, pattern)
 	}
 	key := matchKey(pattern)
-	g := &GlobPattern{pat: key, fold: fold, keyed: key != pattern}
+	g := &Pattern{pat: key, fold: fold, keyed: key != pattern}
 	if fold {
 		g.pat = strings.ToLower(key)
 	}
@@ -160,7 +162,7 @@ func starInBrace(seg string) bool {
 }
 
 // norm returns the name s in the form the pattern is matched against.
-func (g *GlobPattern) norm(s string) string {
+func (g *Pattern) norm(s string) string {
 	s = matchKey(s)
 	if g.fold {
 		return strings.ToLower(s)
@@ -241,7 +243,7 @@ func asciiPrefix(s string) int {
 }
 
 // Match reports whether rel (relative to the pattern's directory) matches.
-func (g *GlobPattern) Match(rel string) bool {
+func (g *Pattern) Match(rel string) bool {
 	if g.fast != nil {
 		if g.rawNeeds && !g.holdsNeeds(rel) {
 			return false
@@ -262,7 +264,7 @@ func (g *GlobPattern) Match(rel string) bool {
 }
 
 // holdsNeeds reports whether rel has the suffix and holds the needs.
-func (g *GlobPattern) holdsNeeds(rel string) bool {
+func (g *Pattern) holdsNeeds(rel string) bool {
 	if !strings.HasSuffix(rel, g.suffix) {
 		return false
 	}
@@ -281,7 +283,7 @@ func isASCII(s string) bool { return asciiPrefix(s) == len(s) }
 // directory) can hold a match: its leading segments must match the
 // pattern's segments before the first "**", and without "**" it must be
 // shallower than the pattern.
-func (g *GlobPattern) Descend(rel string) bool {
+func (g *Pattern) Descend(rel string) bool {
 	if g.segs == nil {
 		return true
 	}
@@ -298,13 +300,13 @@ func (g *GlobPattern) Descend(rel string) bool {
 }
 
 // DescendsAll reports whether Descend is true of every directory.
-func (g *GlobPattern) DescendsAll() bool { return g.segs == nil || g.globstar && g.lead == 0 }
+func (g *Pattern) DescendsAll() bool { return g.segs == nil || g.globstar && g.lead == 0 }
 
 // LiteralPrefix returns the leading directories of the pattern that hold
 // no wildcard ("src/" for "src/**/*.go"), which every match starts with;
 // "" when there are none, the pattern is case-insensitive or it is not
 // its own matchKey (the prefix is of raw names).
-func (g *GlobPattern) LiteralPrefix() string {
+func (g *Pattern) LiteralPrefix() string {
 	if g.fold || g.keyed || g.segs == nil {
 		return ""
 	}
@@ -320,7 +322,7 @@ func (g *GlobPattern) LiteralPrefix() string {
 
 // AllowHidden reports whether a segment of the pattern that itself starts
 // with "." matches name: naming a hidden entry explicitly shows it.
-func (g *GlobPattern) AllowHidden(name string) bool {
+func (g *Pattern) AllowHidden(name string) bool {
 	name = g.norm(name)
 	for _, s := range g.hidden {
 		if doublestar.MatchUnvalidated(s, name) {
@@ -330,48 +332,20 @@ func (g *GlobPattern) AllowHidden(name string) bool {
 	return false
 }
 
-// normalizeGlob turns an agent's pattern into one relative to the search
-// directory: a quoted form (internal/quote) unquoted to the bytes it stands
-// for, leading "./" removed, and an absolute pattern inside the search
-// directory made relative. dirAbs is the search directory's absolute path
-// (real or as given).
-func normalizeGlob(pattern string, dirAbs ...string) (string, *envelope.Error) {
-	p := quote.Unquote(pattern)
-	if strings.HasPrefix(p, "/") {
-		for _, d := range dirAbs {
-			d = filepath.ToSlash(d)
-			if rest, ok := strings.CutPrefix(p, d+"/"); ok {
-				p = rest
-				break
-			}
-		}
-		if strings.HasPrefix(p, "/") {
-			return "", invalid("pattern '%s' is absolute; give it relative to path.", pattern)
-		}
-	}
-	for strings.HasPrefix(p, "./") {
-		p = strings.TrimLeft(p[2:], "/")
-	}
-	if p == "" || p == "." {
-		return "", invalid("Missing required parameter 'pattern'.")
-	}
-	return p, nil
-}
-
 // Include is Grep's file filter (SPEC §7): a pattern without "/" matches
 // the base name ("*.ts", "*.{ts,tsx}"); one with "/" matches the path
 // relative to the search directory ("src/**/*.ts").
 //
-// An Include also carries the query's FileFilter (types and globs), so
+// An Include also carries the query's Filter (types and globs), so
 // that every place that selects Grep's files applies both.
 type Include struct {
-	g      *GlobPattern // nil: only the filter
+	g      *Pattern // nil: only the filter
 	base   bool
-	filter *FileFilter
+	filter *Filter
 }
 
-// withFilter returns in with the filter f added; nil when both are nil.
-func (in *Include) withFilter(f *FileFilter) *Include {
+// WithFilter returns in with the filter f added; nil when both are nil.
+func (in *Include) WithFilter(f *Filter) *Include {
 	if f == nil {
 		return in
 	}
@@ -383,17 +357,14 @@ func (in *Include) withFilter(f *FileFilter) *Include {
 	return &c
 }
 
-// CompileInclude compiles Grep's include; "" means no filter (nil). An
-// include in the quoted form (internal/quote) is unquoted first, so a
-// file's printed name, given back, matches exactly that file.
-func CompileInclude(given string) (*Include, *envelope.Error) {
-	if given == "" {
-		return nil, nil
-	}
-	s := strings.TrimPrefix(quote.Unquote(given), "./")
-	g, err := CompileGlob(s, false)
+// NewInclude compiles Grep's include pattern (a leading "./" is
+// dropped). An error wraps ErrBadPattern. (No include at all is a nil
+// *Include.)
+func NewInclude(pattern string) (*Include, error) {
+	s := strings.TrimPrefix(pattern, "./")
+	g, err := Compile(s, false)
 	if err != nil {
-		return nil, invalid("Invalid include pattern '%s'.", strings.TrimPrefix(given, "./"))
+		return nil, err
 	}
 	return &Include{g: g, base: !strings.Contains(s, "/")}, nil
 }
@@ -424,13 +395,9 @@ func (in *Include) Descend(rel string) bool {
 	return in.filter.Descend(rel) && (in.g == nil || in.base || in.g.Descend(rel))
 }
 
-// enter is Descend, or nil when Descend is true of every directory (for
-// reach).
-func (in *Include) enter() func(rel string) bool {
-	if in == nil || in.filter.descendsAll() && (in.g == nil || in.base || in.g.DescendsAll()) {
-		return nil
-	}
-	return in.Descend
+// DescendsAll reports whether Descend is true of every directory.
+func (in *Include) DescendsAll() bool {
+	return in == nil || in.filter.DescendsAll() && (in.g == nil || in.base || in.g.DescendsAll())
 }
 
 // AllowHidden reports whether the include names a hidden entry.
