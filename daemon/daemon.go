@@ -276,8 +276,8 @@ type daemon struct {
 	lastActive atomic.Int64 // when a request last began or ended (UnixNano)
 
 	// blocks keeps the block filters of the large files Grep reads, for
-	// every root (query.BlockCache; it holds memory only).
-	blocks *query.BlockCache
+	// every root (index.BlockCache; it holds memory only).
+	blocks *index.BlockCache
 
 	// srv is the protocol's server (its reply budget's figures, for
 	// status); set before it serves.
@@ -300,7 +300,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 		instance:   journal.NewInstance(),
 		roots:      make(map[string]*workspace),
 		forgetting: make(map[string]chan struct{}),
-		blocks:     query.NewBlockCache(query.DefaultBlockCacheBytes),
+		blocks:     index.NewBlockCache(index.DefaultBlockCacheBytes),
 	}
 	d.ctx, d.stop = context.WithCancel(ctx)
 	d.touch()

@@ -214,7 +214,7 @@ func TestExchangeLoopDuringQueries(t *testing.T) {
 		{"grep", `{"pattern":"OUTSIDE|inside|deep"}`},
 		{"grep", `{"pattern":"OUTSIDE|inside","path":"d"}`},
 		// Settled early: a walk's prescan stops, and the files it listed
-		// and never read are stat'd by directory (query.statListed).
+		// and never read are stat'd by directory (grep's statListed).
 		{"grep", `{"pattern":"OUTSIDE|inside|deep|top","limit":1,"sync":false}`},
 		{"glob", `{"pattern":"**/*.txt","sync":false}`},
 		{"glob", `{"pattern":"**/*"}`},

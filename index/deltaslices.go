@@ -9,7 +9,7 @@ import (
 
 // The delta's signatures, bit-sliced. Each file in the delta holds a
 // slot; row r of the slices has bit s set when the file in slot s holds
-// a trigram whose sliceBits-bit hash (TrigramHash) is r. A query is
+// a trigram whose sliceBits-bit hash (trigramHash) is r. A query is
 // evaluated over the rows a word — 64 files — at a time (admit): an AND
 // of trigrams is an AND of their rows, an OR an OR, so a query names the
 // files that may match it after reading a few rows, not a signature per

@@ -3,6 +3,8 @@ package index
 import (
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Seams for the external tests (package index_test), which answer through
@@ -51,4 +53,53 @@ func SetClock(at time.Time) (restore func()) {
 	old := now
 	now = func() time.Time { return at }
 	return func() { now = old }
+}
+
+// ShrinkBlocks makes block filters apply to the small files of a test:
+// files from 1 KiB, blocks of 256 bytes or fewer once 96 bits are set (so
+// both rules cut blocks), the racy window racy (0: a filter is built from
+// a file written a moment ago). It returns a function restoring the
+// sizes, and dropping the hooks (SetBlockBuildHook, SetBlockReadHook).
+func ShrinkBlocks(racy time.Duration) (restore func()) {
+	minF, largeF, maxF, size, fill, bmax, rw := blockMinFile, blockLargeFile, blockMaxFile, blockBytes, blockFill, blockMax, blockRacyWindow
+	blockMinFile, blockLargeFile, blockMaxFile, blockBytes, blockFill, blockMax, blockRacyWindow = 1<<10, 1<<10, 1<<20, 256, 96, 8<<10, racy
+	return func() {
+		blockMinFile, blockLargeFile, blockMaxFile, blockBytes, blockFill, blockMax, blockRacyWindow = minF, largeF, maxF, size, fill, bmax, rw
+		testHookBlockRead, testHookBlockBuild = nil, nil
+	}
+}
+
+// SetBlockLargeFile sets the size from which a file gets a filter after
+// any scan that read it (ShrinkBlocks' restore puts it back).
+func SetBlockLargeFile(n int64) { blockLargeFile = n }
+
+// SetBlockBuildHook sets the hook called, with the number of scans
+// running, each time the builder takes a file (nil: none).
+func SetBlockBuildHook(build func(scans int)) { testHookBlockBuild = build }
+
+// SetBlockReadHook sets the hook called with each block a filtered scan
+// is given (nil: none).
+func SetBlockReadHook(read func(rel string, block int)) { testHookBlockRead = read }
+
+// Settle waits until the cache's builder has nothing left to do.
+func (c *BlockCache) Settle() { c.settle() }
+
+// Filters returns how many filters the cache holds, and how many files
+// wait for the builder.
+func (c *BlockCache) Filters() (held, waiting int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.files), len(c.queue)
+}
+
+// HasFilter reports whether the cache holds a filter of root/rel for the
+// status st.
+func (c *BlockCache) HasFilter(root, rel string, st *unix.Stat_t) bool {
+	return c.get(blockKey{root, rel}, stampOf(st)) != nil
+}
+
+// AskLater asks for a filter of root/rel with the status st (which the
+// file may no longer have).
+func (c *BlockCache) AskLater(root, rel string, st *unix.Stat_t) {
+	c.later(blockKey{root, rel}, stampOf(st))
 }

@@ -54,7 +54,7 @@ var lower = func() (t [256]byte) {
 // nextBin spreads the bytes of source code evenly over eight bins: bytes
 // were assigned, most frequent first, each to the bin with the least
 // total frequency so far, by their frequency (ASCII case folded) over the
-// .go files of GOROOT/src (query/kernelfreq.go); the space alone fills
+// .go files of GOROOT/src (grep/kernelfreq.go); the space alone fills
 // bin 0. A mask has four bits, bins b and b+4 sharing bit b (schema 5
 // had a bit per bin: twice the masks' bytes, while the fourth bit of the
 // fold cost few candidates; see store.go's version log). It is part of
@@ -178,16 +178,17 @@ func findPacked(tris []uint32, t uint32) int {
 // matchSet reports whether a file with the sorted packed postings tris
 // can satisfy q.
 func matchSet(q *csindex.Query, tris []uint32) bool {
-	return Holds(q, func(t uint32) bool { return findPacked(tris, t) >= 0 })
+	return holds(q, func(t uint32) bool { return findPacked(tris, t) >= 0 })
 }
 
-// Holds evaluates the trigram query q over a text of which has tells
+// holds evaluates the trigram query q over a text of which has tells
 // whether it holds a trigram, given ASCII-lowercased and packed as 24 bits
 // (the index's folding: lowercasing both sides makes a case-insensitive
 // query one lookup, and a superset). A text whose has answers true for
-// every trigram it holds (and maybe others) and for which Holds is false
-// cannot match the regexp q was made from.
-func Holds(q *csindex.Query, has func(tri uint32) bool) bool {
+// every trigram it holds (and maybe others) and for which holds is false
+// cannot match the regexp q was made from. The index's postings (matchSet)
+// and the block filters of large files (blocks.go) are read through it.
+func holds(q *csindex.Query, has func(tri uint32) bool) bool {
 	switch q.Op {
 	case csindex.QAll:
 		return true
@@ -200,7 +201,7 @@ func Holds(q *csindex.Query, has func(tri uint32) bool) bool {
 			}
 		}
 		for _, s := range q.Sub {
-			if !Holds(s, has) {
+			if !holds(s, has) {
 				return false
 			}
 		}
@@ -212,7 +213,7 @@ func Holds(q *csindex.Query, has func(tri uint32) bool) bool {
 			}
 		}
 		for _, s := range q.Sub {
-			if Holds(s, has) {
+			if holds(s, has) {
 				return true
 			}
 		}
@@ -224,9 +225,10 @@ func Holds(q *csindex.Query, has func(tri uint32) bool) bool {
 // the index's hash of a trigram into a power-of-two table.
 func fibHash(x uint32, shift uint) uint32 { return (x * 0x9E3779B1) >> shift }
 
-// TrigramHash hashes the trigram t (24 bits, ASCII-folded) to bits bits
-// (1 to 32), as the index hashes trigrams into its tables and signatures.
-func TrigramHash(t uint32, bits uint) uint32 { return fibHash(t, 32-bits) }
+// trigramHash hashes the trigram t (24 bits, ASCII-folded) to bits bits
+// (1 to 32), as the index hashes trigrams into its tables, signatures
+// and block filters.
+func trigramHash(t uint32, bits uint) uint32 { return fibHash(t, 32-bits) }
 
 // setDelta records tris as id's delta set, with its signature. Caller
 // holds mu (or owns ix).

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/internal/quote"
 )
 
@@ -126,6 +127,11 @@ func (s *answerSink) take(b Batch) bool {
 	}
 	s.stream(b)
 	return !s.truncated
+}
+
+// takeGrep is take for a batch of Grep's scan (GrepQuery.Sink).
+func (s *answerSink) takeGrep(b grep.Batch) bool {
+	return s.take(Batch{Matches: matchesOf(b.Matches), Files: b.Files, Counts: countsOf(b.Counts)})
 }
 
 // count adds a kept batch to the stats as assemble counts the data:

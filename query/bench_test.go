@@ -79,7 +79,7 @@ func indexedTools(b *testing.B) *Tools {
 	db := os.Getenv("INDEXD_BENCH_DB")
 	if db == "" {
 		_, benchIndexed = buildTools(b, gorootSrc(b).Root)
-		benchIndexed.Searcher = Indexed{Index: benchIndexed.Searcher.(Indexed).Index, Blocks: NewBlockCache(DefaultBlockCacheBytes)} // as the daemon's
+		benchIndexed.Searcher = Indexed{Index: benchIndexed.Searcher.(Indexed).Index, Blocks: index.NewBlockCache(index.DefaultBlockCacheBytes)} // as the daemon's
 		return benchIndexed
 	}
 	ws := gorootSrc(b)
@@ -92,7 +92,7 @@ func indexedTools(b *testing.B) *Tools {
 			b.Fatal(err)
 		}
 	}
-	benchIndexed = &Tools{WS: ws, Searcher: Indexed{Index: ix, Blocks: NewBlockCache(DefaultBlockCacheBytes)}}
+	benchIndexed = &Tools{WS: ws, Searcher: Indexed{Index: ix, Blocks: index.NewBlockCache(index.DefaultBlockCacheBytes)}}
 	return benchIndexed
 }
 

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/tree"
@@ -117,17 +118,17 @@ func (c changedOnly) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error
 	p := q.Params
 	ctx, cancel := q.deadline(ctx)
 	defer cancel()
-	var files []FileRef
+	var files []grep.File
 	err := c.each(q.WS.Root, q.Dir, p.IncludeHidden, p.IncludeIgnored, q.Include.AllowHidden, q.Include.Match, func(path string, st *unix.Stat_t) {
 		if st.Mode&unix.S_IFMT == unix.S_IFREG {
-			files = append(files, FileRef{Rel: path, ModTime: tree.Nanos(st.Mtim.Sec, st.Mtim.Nsec), Size: st.Size})
+			files = append(files, grep.File{Rel: path, ModTime: tree.Nanos(st.Mtim.Sec, st.Mtim.Nsec), Size: st.Size})
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	n := len(files)
-	res := &GrepResult{Run: Scan(ctx, q, files)}
+	res := &GrepResult{Run: runOf(grep.Scan(ctx, q.search(nil), files))}
 	res.Run.Stats.Candidates = &n
 	return res, nil
 }

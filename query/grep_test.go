@@ -11,6 +11,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/glob"
+	"github.com/indexd/indexd/grep"
 )
 
 // Grep (SPEC §7, seed 001): order, exact truncation, binary and long lines,
@@ -383,7 +384,7 @@ func TestWalkerExpiredDeadlineIsNeverComplete(t *testing.T) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(16)) // more walk workers: a wider window
 	tools, _ := setup(t, fsTree{"a/x.txt": "needle\n", "y.txt": "needle\n"})
-	m, _ := CompileMatcher("needle", MatchOptions{})
+	m, _ := grep.CompileMatcher("needle", grep.MatchOptions{})
 	g, _ := glob.Compile("**", false)
 	for i := range 30000 {
 		past := time.Now().Add(-time.Minute)

@@ -13,6 +13,7 @@ import (
 	csindex "github.com/google/codesearch/index"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/tree"
 )
@@ -32,8 +33,8 @@ type Indexed struct {
 	Live []string
 	// Blocks, if not nil, keeps block filters of the large files a Grep
 	// reads, so that later ones read only the blocks that may match (see
-	// blocks.go).
-	Blocks *BlockCache
+	// index/blocks.go).
+	Blocks *index.BlockCache
 }
 
 // liveSplit returns the Live subtrees strictly below dir, or inside=true
@@ -225,19 +226,19 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	if p.Invert {
 		tq, ph = &csindex.Query{Op: csindex.QAll}, nil // a line without the pattern can be in any file
 	}
+	var blocks grep.Blocks
 	if s.Blocks != nil && !p.Invert && !p.Multiline && p.Before == 0 && p.After == 0 {
-		bq := *q
-		bq.blocks, bq.blockQ = s.Blocks, tq
-		q = &bq
+		blocks = s.Blocks.Query(q.WS.Root, tq)
 	}
-	var files []FileRef
-	var read map[string]*fileHit // the files grepNewest read, by path
-	candidates := func(since int64) []FileRef {
+	search := q.search(blocks)
+	var files []grep.File
+	var read grep.Known // the files grepNewest read
+	candidates := func(since int64) []grep.File {
 		files = files[:0]
 		s.Index.EachPhraseCandidateSince(tq, ph, walkStart(q.Dir), since, func(f *index.File) {
 			rel := relTo(q.Dir, f.Path)
 			if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
-				files = append(files, FileRef{Rel: f.Path, ModTime: f.ModTime, Size: f.Size, pre: read[f.Path]})
+				files = append(files, read.File(f.Path, f.ModTime, f.Size))
 			}
 		})
 		return files
@@ -245,7 +246,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var run envelope.GrepRun
 	settled := false
 	if len(live) == 0 && q.Sink == nil && p.Limit != Unlimited {
-		run, settled = s.grepNewest(ctx, q, tq, candidates, &read)
+		run, settled = s.grepNewest(ctx, q.Dir, search, tq, candidates, &read)
 	}
 	var fb envelope.Fallback
 	walkedIgnored := 0
@@ -260,7 +261,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 			fb = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
 			st, err := tree.Walk(ctx, q.WS.Root, sub, dirRules(q.WS, sub), grepWalkOptions(q), func(e tree.Entry) error {
 				if e.Type.IsRegular() && q.Include.Match(relTo(q.Dir, e.Rel)) {
-					files = append(files, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
+					files = append(files, grep.File{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
 				}
 				return nil
 			})
@@ -270,7 +271,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 			walkedIgnored += st.Ignored
 			walkedSkips = append(walkedSkips, st.Skipped...)
 		}
-		run = Scan(ctx, q, files)
+		run = runOf(grep.Scan(ctx, search, files))
 	}
 	n := len(files)
 	res := &GrepResult{Run: run}
@@ -282,35 +283,31 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	return res, nil
 }
 
-// grepNewest looks for q's answer among its newest candidates first
-// (newestFirst; candidates(since) lists those with an mtime at or after
-// since). settled says it found it there, or ran out of time: run is then
-// the answer. Otherwise it sets *read to the hits of the files already
-// read, by path, and candidates gives them to the scan of all the
-// candidates (FileRef.pre), so a prefix read whole without settling is
-// the start of the next one, and no file is read twice.
-func (s Indexed) grepNewest(ctx context.Context, q *GrepQuery, tq *csindex.Query, candidates func(since int64) []FileRef, read *map[string]*fileHit) (run envelope.GrepRun, settled bool) {
-	need, _ := scanNeeds(q.Params)
+// grepNewest looks for the answer of the search of dir among its newest
+// candidates first (newestFirst; candidates(since) lists those with an
+// mtime at or after since). settled says it found it there, or ran out
+// of time: run is then the answer. Otherwise it sets *read to what it
+// read, and candidates gives it to the scan of all the candidates
+// (grep.Known), so a prefix read whole without settling is the start of
+// the next one, and no file is read twice.
+func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search, tq *csindex.Query, candidates func(since int64) []grep.File, read *grep.Known) (run envelope.GrepRun, settled bool) {
+	need := search.Limit + 1 // the results that settle the answer: lines, or files
 	last := int64(math.MinInt64)
-	for k, all := s.newestFirst(tq, q.Dir); k > 0 && k <= all/newestFirstMost; {
-		since := s.Index.NewestSince(walkStart(q.Dir), k)
+	for k, all := s.newestFirst(tq, dir); k > 0 && k <= all/newestFirstMost; {
+		since := s.Index.NewestSince(walkStart(dir), k)
 		if since == math.MinInt64 || since == last {
 			break // all files, or the same prefix again (mtimes tied)
 		}
 		last = since
-		var done scanned
-		run, done = scanFiles(ctx, q, candidates(since))
-		if run.Data.Truncated || !done.complete {
+		res, done := grep.ScanRead(ctx, search, candidates(since))
+		run = runOf(res)
+		if res.Truncated || !done.Complete() {
 			return run, true
 		}
-		pre := make(map[string]*fileHit, len(done.files))
-		for i := range done.files {
-			pre[done.files[i].Rel] = &done.hits[i]
-		}
-		*read = pre
+		*read = done.Known()
 		// The next prefix holds twice the files that would give the
 		// results still missing at the rate this one gave them.
-		have := len(run.Data.Matches) + len(run.Data.Files) + len(run.Data.Counts)
+		have := len(res.Matches) + len(res.Files) + len(res.Counts)
 		k = int(min(int64(k)*2*int64(need)/int64(max(have, 1)), int64(all)))
 	}
 	return run, false

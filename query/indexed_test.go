@@ -96,7 +96,7 @@ func gorootTools(t testing.TB) (walk, idx *Tools) {
 			return
 		}
 		// With block filters: GOROOT holds large files dense in trigrams.
-		gorootOnce.walk, gorootOnce.idx = NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix, Blocks: NewBlockCache(DefaultBlockCacheBytes)}}
+		gorootOnce.walk, gorootOnce.idx = NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix, Blocks: index.NewBlockCache(index.DefaultBlockCacheBytes)}}
 	})
 	if gorootOnce.err != nil {
 		t.Fatal(gorootOnce.err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/tool"
 )
 
@@ -150,8 +151,8 @@ const (
 	GrepMaxTimeoutMS     = tool.GrepMaxTimeoutMS
 	// MaxLineBytes is the longest line text returned; longer lines are cut
 	// and marked with LineCutMark.
-	MaxLineBytes = 2000
-	LineCutMark  = " [... line truncated]"
+	MaxLineBytes = grep.MaxLineBytes
+	LineCutMark  = grep.LineCutMark
 )
 
 // Unlimited is the limit of a query held to no limit: one from the

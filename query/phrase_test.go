@@ -14,6 +14,7 @@ import (
 
 	csindex "github.com/google/codesearch/index"
 
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/index"
 )
 
@@ -93,17 +94,18 @@ func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
 			pat = "(" + regexp.QuoteMeta(piece()) + "|" + regexp.QuoteMeta(flip(piece())) + ")"
 		}
 		cs := r.IntN(2) == 0
-		m, e := CompileMatcher(pat, MatchOptions{CaseSensitive: cs})
+		m, e := grep.CompileMatcher(pat, grep.MatchOptions{CaseSensitive: cs})
 		if e != nil {
 			t.Fatalf("%q: %v", pat, e)
 		}
+		re := regexp.MustCompile(m.Syntax().String()) // what the matcher runs
 		q := csindex.RegexpQuery(m.Syntax())
 		var got, all []string
 		ix.EachPhraseCandidate(q, index.NewPhrases(m.Literals()), "", func(f *index.File) { got = append(got, f.Path) })
 		ix.EachPhraseCandidate(q, nil, "", func(f *index.File) { all = append(all, f.Path) })
 		dropped += len(all) - len(got)
 		for p, c := range files {
-			if m.re.MatchString(c) {
+			if re.MatchString(c) {
 				tested++
 				if !slices.Contains(got, p) {
 					t.Fatalf("pattern %q (case-sensitive %v, literals %q) matches %s (%q), which is not a candidate", pat, cs, m.Literals(), p, c)

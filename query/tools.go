@@ -20,10 +20,9 @@ import (
 	"errors"
 	"time"
 
-	csindex "github.com/google/codesearch/index"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/glob"
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/internal/jsonenc"
 )
 
@@ -78,20 +77,14 @@ type GrepQuery struct {
 	WS      *Workspace
 	Dir     string // resolved search directory, root-relative
 	Params  GrepParams
-	Matcher *Matcher
+	Matcher *grep.Matcher
 	Include *glob.Include // nil: every file
 	Start   time.Time
 	// Sink, if set, takes the results in the answer's order as the scan
 	// completes them, instead of the answer's data (Tools.Sink, through
 	// an answerSink). It reports false once it wants no more: the scan
 	// then stops, its answer ending before the batch refused.
-	Sink func(Batch) bool
-
-	// blocks and blockQ (the pattern's trigram query), when set
-	// (Indexed.Grep, for a plain search), let the scan read large files
-	// through their block filters.
-	blocks *BlockCache
-	blockQ *csindex.Query
+	Sink func(grep.Batch) bool
 }
 
 // deadline bounds ctx by the query's time limit, when it has one
@@ -183,7 +176,7 @@ func (b *Batch) AppendJSON(dst []byte) []byte {
 
 // BatchSize is how many results a Batch holds at most (Grep's may hold
 // more: a file's matches are never split between two).
-const BatchSize = 1024
+const BatchSize = grep.BatchSize
 
 // NewDirect returns Tools answering from the live tree (no index).
 func NewDirect(ws *Workspace) *Tools { return &Tools{WS: ws, Searcher: Walker{}} }

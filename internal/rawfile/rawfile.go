@@ -86,6 +86,23 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	}
 }
 
+// ReadFullAt reads len(p) bytes at offset off, fewer only at the end of
+// the file (without io.EOF), without moving the file's position.
+func (f *File) ReadFullAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := f.ReadAt(p[n:], off+int64(n))
+		n += m
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // Stat returns the open file's status (fstat). Errors are
 // *os.PathError.
 func (f *File) Stat() (unix.Stat_t, error) {

@@ -1,4 +1,4 @@
-package query
+package grep
 
 // Scanning one file with bounded work between two looks at the context.
 //
@@ -26,10 +26,10 @@ package query
 //   - Multiline mode needs the whole file: it reads at most multilineMax
 //     bytes of one (cut after the last line break before that), searches
 //     them through a lineReader when they are over scanWindow, and a file
-//     it could not read whole makes the answer partial (size_limit).
+//     it could not read whole makes the answer incomplete (SizeLimit).
 //
 // An interrupted file is reported as such (fileHit.interrupted) and Scan
-// leaves it out of the answer, which is then a timeout.
+// leaves it out of the answer, which then ends with a Timeout.
 
 import (
 	"bytes"
@@ -37,7 +37,8 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"github.com/indexd/indexd/envelope"
+	"golang.org/x/sys/unix"
+
 	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
@@ -55,7 +56,7 @@ var (
 	// 5,400) and 5% more time than at 256 KiB.
 	chunkSize = 256 << 10
 	// multilineMax is how much of a file multiline mode reads.
-	multilineMax = envelope.GrepMultilineMaxBytes
+	multilineMax = MultilineMaxBytes
 	// checkEvery is how many runes a lineReader hands out between two
 	// looks at the context.
 	checkEvery = 16 << 10
@@ -75,7 +76,12 @@ type fileScanner struct {
 	head  []byte // the first bytes of a streamed line, for display
 	tail  []byte // a streamed line's last bytes, for literals across reads
 	rr    lineReader
-	hits  []int // invert_match: the starts of a window's matching lines
+	hits  []int // Search.Invert: the starts of a window's matching lines
+	// st is the scan of the file being read (scanOpen). It lives here,
+	// not on scanOpen's stack, because a scan through a block filter
+	// hands a function that reaches it to Blocks.Admitted, which would
+	// otherwise move it to the heap for every file.
+	st fileState
 }
 
 // keepBytes is how much buffer a fileScanner keeps between files; a
@@ -86,6 +92,7 @@ func keepBytes() int { return 3 * chunkSize }
 // case needs.
 func (fs *fileScanner) release() {
 	fs.root = nil
+	fs.st = fileState{}
 	fs.rd.Release(keepBytes())
 	if cap(fs.chunk) > keepBytes() {
 		fs.chunk = nil // grown for a block filter's build
@@ -96,7 +103,7 @@ func (fs *fileScanner) release() {
 // maxHits < 0; counting continues past it only in count mode). It looks
 // at ctx between bounded pieces of work (see the top of this file) and
 // reports a file it could not finish as interrupted.
-func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHits int) fileHit {
+func (fs *fileScanner) scan(ctx context.Context, s *Search, f File, maxHits int) fileHit {
 	file, err := rawfile.Open(fs.root, f.Rel)
 	if err != nil {
 		// Gone or replaced since it was listed: nothing to find. Anything
@@ -104,7 +111,7 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 		return fileHit{fault: !rooted.Gone(err)}
 	}
 	defer file.Close()
-	h := fs.scanOpen(ctx, q, f, file, maxHits)
+	h := fs.scanOpen(ctx, s, f, file, maxHits)
 	if f.NoInfo && !h.interrupted && h.reports() {
 		// The answer's order needs this file's mtime (see stateFiles):
 		// it is the open file's. A file with nothing to report goes
@@ -122,27 +129,27 @@ func (fs *fileScanner) scan(ctx context.Context, q *GrepQuery, f FileRef, maxHit
 }
 
 // scanOpen is scan of the open file.
-func (fs *fileScanner) scanOpen(ctx context.Context, q *GrepQuery, f FileRef, file *rawfile.File, maxHits int) fileHit {
+func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *rawfile.File, maxHits int) fileHit {
 	h := fileHit{}
-	p := &q.Params
-	st := &fileState{
+	st := &fs.st
+	*st = fileState{
 		fs:      fs,
 		done:    ctx.Done(),
-		m:       q.Matcher,
-		p:       p,
+		m:       s.Matcher,
+		s:       s,
 		rel:     f.Rel,
-		content: p.OutputMode == envelope.ModeContent,
+		content: s.Mode == ModeContent,
 		max:     maxHits,
 		h:       &h,
 		line:    1,
 		cur:     1,
 	}
-	if q.blockQ != nil && f.Size >= blockMinFile && fs.scanBlocks(st, q, f, file) {
+	if s.Blocks != nil && s.Blocks.Worth(f.Size) && fs.scanBlocks(st, f, file) {
 		h.interrupted = st.interrupted
 		return h
 	}
 	limit := chunkSize
-	if p.Multiline {
+	if s.Matcher.multiline {
 		limit = multilineMax
 	}
 	data, eof, err := fs.rd.ReadPrefix(file, f.Size, limit)
@@ -161,7 +168,7 @@ func (fs *fileScanner) scanOpen(ctx context.Context, q *GrepQuery, f FileRef, fi
 		data, st.skipped = data[len(utf8BOM):], int64(len(utf8BOM))
 	}
 	switch {
-	case p.Multiline:
+	case s.Matcher.multiline:
 		if !eof {
 			data = data[:lineStart(data, multilineMax)]
 			h.cut = true
@@ -173,8 +180,8 @@ func (fs *fileScanner) scanOpen(ctx context.Context, q *GrepQuery, f FileRef, fi
 		fs.chunked(st, file, data)
 	}
 	h.interrupted = st.interrupted
-	if st.later != nil && !h.interrupted && (h.count == 0 || st.later.size >= blockLargeFile) {
-		q.blocks.later(blockKey{q.WS.Root, f.Rel}, *st.later)
+	if st.later && !h.interrupted {
+		s.Blocks.Later(f.Rel, st.laterStat, h.count > 0)
 	}
 	return h
 }
@@ -185,7 +192,7 @@ type fileState struct {
 	fs      *fileScanner
 	done    <-chan struct{}
 	m       *Matcher
-	p       *GrepParams
+	s       *Search
 	rel     string
 	content bool
 	max     int
@@ -193,13 +200,16 @@ type fileState struct {
 
 	line    int      // the number of the first line of the current region
 	cur, at int      // line cur starts at or before offset at of the region (match numbering)
-	prev    []string // the last p.Before lines before the current region
-	pending []int    // matches (indexes in h.matches) still short of p.After lines
+	prev    []string // the last s.Before lines before the current region
+	pending []int    // matches (indexes in h.matches) still short of s.After lines
 	full    bool     // max matches found: only pending context is still wanted
 
 	interrupted bool // the context ended before the file was done
 
-	later *fileStamp // a file with no block filter yet: its stamp (scanBlocks)
+	// later: the file has no block filter yet; laterStat is its status,
+	// for Blocks.Later after the scan (scanBlocks).
+	later     bool
+	laterStat unix.Stat_t
 
 	skipped int64 // bytes at the file's start not scanned (a UTF-8 BOM)
 }
@@ -227,7 +237,7 @@ func (st *fileState) cancelled() bool {
 func (st *fileState) region(buf []byte, final bool) bool {
 	st.cur, st.at = st.line, 0
 	if len(st.pending) > 0 {
-		st.fillPending(linesAfter(buf, -1, st.p.After))
+		st.fillPending(linesAfter(buf, -1, st.s.After))
 	}
 	for pos := 0; pos < len(buf) && !st.full; {
 		if st.cancelled() {
@@ -239,7 +249,7 @@ func (st *fileState) region(buf []byte, final bool) bool {
 		}
 		if end > pos {
 			base := pos
-			if st.p.Invert {
+			if st.s.Invert {
 				st.invertWindow(buf, base, end)
 			} else {
 				st.m.Scan(&st.fs.sc, buf[pos:end], func(s, e int) bool { return st.match(buf, base+s, base+e) })
@@ -253,7 +263,7 @@ func (st *fileState) region(buf []byte, final bool) bool {
 		if !ok {
 			return false
 		}
-		if matched != st.p.Invert {
+		if matched != st.s.Invert {
 			st.match(buf, pos, le)
 		}
 		pos = le + 1
@@ -262,13 +272,13 @@ func (st *fileState) region(buf []byte, final bool) bool {
 		return false
 	}
 	st.line = st.cur + bytes.Count(buf[st.at:], []byte{'\n'})
-	if st.p.Before > 0 && len(buf) > 0 {
-		st.prev = lastLines(st.prev, linesBefore(buf, len(buf), st.p.Before), st.p.Before)
+	if st.s.Before > 0 && len(buf) > 0 {
+		st.prev = lastLines(st.prev, linesBefore(buf, len(buf), st.s.Before), st.s.Before)
 	}
 	return !st.full || len(st.pending) > 0
 }
 
-// invertWindow records, for invert_match, each line of buf[s:e] (whole
+// invertWindow records, for Search.Invert, each line of buf[s:e] (whole
 // lines) that does not match, and reports whether to look for more.
 func (st *fileState) invertWindow(buf []byte, s, e int) bool {
 	hits := st.fs.hits[:0]
@@ -299,14 +309,14 @@ func (st *fileState) match(buf []byte, s, e int) bool {
 	st.at = s
 	st.h.count++
 	if st.content {
-		m := envelope.GrepMatch{File: st.rel, Line: st.cur, Text: lineText(buf[s:e])}
-		if n := st.p.Before; n > 0 {
+		m := Match{File: st.rel, Line: st.cur, Text: lineText(buf[s:e])}
+		if n := st.s.Before; n > 0 {
 			m.Before = linesBefore(buf, s, n)
 			if len(m.Before) < n && len(st.prev) > 0 {
 				m.Before = append(lastLines(nil, st.prev, n-len(m.Before)), m.Before...)
 			}
 		}
-		if n := st.p.After; n > 0 {
+		if n := st.s.After; n > 0 {
 			m.After = linesAfter(buf, e, n)
 			if len(m.After) < n {
 				st.pending = append(st.pending, len(st.h.matches))
@@ -329,11 +339,11 @@ func (st *fileState) streamedLine(text string, matched bool) {
 	if matched && !st.full {
 		st.h.count++
 		if st.content {
-			m := envelope.GrepMatch{File: st.rel, Line: st.line, Text: text}
-			if n := st.p.Before; n > 0 {
+			m := Match{File: st.rel, Line: st.line, Text: text}
+			if n := st.s.Before; n > 0 {
 				m.Before = lastLines(nil, st.prev, n)
 			}
-			if st.p.After > 0 {
+			if st.s.After > 0 {
 				st.pending = append(st.pending, len(st.h.matches))
 			}
 			st.h.matches = append(st.h.matches, m)
@@ -342,7 +352,7 @@ func (st *fileState) streamedLine(text string, matched bool) {
 			st.full = true
 		}
 	}
-	if n := st.p.Before; n > 0 {
+	if n := st.s.Before; n > 0 {
 		st.prev = lastLines(st.prev, []string{text}, n)
 	}
 	st.line++
@@ -354,9 +364,9 @@ func (st *fileState) fillPending(next []string) {
 	keep := st.pending[:0]
 	for _, i := range st.pending {
 		m := &st.h.matches[i]
-		take := min(st.p.After-len(m.After), len(next))
+		take := min(st.s.After-len(m.After), len(next))
 		m.After = append(m.After, next[:take]...)
-		if len(m.After) < st.p.After {
+		if len(m.After) < st.s.After {
 			keep = append(keep, i)
 		}
 	}
@@ -548,7 +558,7 @@ func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, of
 	if end-start <= MaxLineBytes { // only with a chunkSize shrunk by a test
 		text = lineText(fs.head)
 	}
-	st.streamedLine(text, matched != st.p.Invert)
+	st.streamedLine(text, matched != st.s.Invert)
 	if st.full && len(st.pending) == 0 {
 		return nil, 0, false
 	}

@@ -1,4 +1,4 @@
-package query
+package grep
 
 import (
 	"encoding/binary"

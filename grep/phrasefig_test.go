@@ -1,4 +1,4 @@
-package query
+package grep
 
 import (
 	"encoding/binary"
@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	csindex "github.com/google/codesearch/index"
-
-	"github.com/indexd/indexd/index"
 )
 
 // The measurement that chose the index's next masks (schema 5): for a
@@ -25,7 +23,7 @@ import (
 // nextBin(next byte), what the index keeps; both16 = the two; l4n4 = loc
 // and next mod 4 (one byte); next4 = next mod 4 (half a byte).
 //
-//	INDEXD_PHRASE_TREE=$(go env GOROOT)/src go test ./query -run TestPhraseFigures -v
+//	INDEXD_PHRASE_TREE=$(go env GOROOT)/src go test ./grep -run TestPhraseFigures -v
 //
 // TestPhraseBins prints the bin table balanced over byteFreq (the
 // index's nextBin).
@@ -196,8 +194,43 @@ func phraseOK(lits [][]byte, masks map[uint32]*triMask, v int, h8, h4 [256]byte)
 	return false
 }
 
+// matchSetT evaluates the trigram query q over the sorted trigrams tris
+// (ASCII-lowercased, packed), as the index evaluates it over a file's.
 func matchSetT(q *csindex.Query, tris []uint32) bool {
-	return index.Holds(q, func(t uint32) bool { _, ok := slices.BinarySearch(tris, t); return ok })
+	has := func(t string) bool {
+		tr := uint32(lowerTable[t[0]])<<16 | uint32(lowerTable[t[1]])<<8 | uint32(lowerTable[t[2]])
+		_, ok := slices.BinarySearch(tris, tr)
+		return ok
+	}
+	switch q.Op {
+	case csindex.QAll:
+		return true
+	case csindex.QNone:
+		return false
+	case csindex.QAnd:
+		for _, t := range q.Trigram {
+			if !has(t) {
+				return false
+			}
+		}
+		for _, s := range q.Sub {
+			if !matchSetT(s, tris) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, t := range q.Trigram { // QOr
+		if has(t) {
+			return true
+		}
+	}
+	for _, s := range q.Sub {
+		if matchSetT(s, tris) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestPhraseBins(t *testing.T) {

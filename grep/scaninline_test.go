@@ -1,4 +1,4 @@
-package query
+package grep
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/testtree"
 )
 
@@ -28,33 +27,28 @@ func TestSmallScanSameAnswers(t *testing.T) {
 	files["bin.dat"] = "needle\x00"
 	root := testtree.Write(t, files)
 	base := time.Now().Add(-time.Hour)
-	var refs []FileRef
+	var refs []File
 	for i := range 8 {
 		rel := fmt.Sprintf("f%d.txt", i)
 		mt := base.Add(time.Duration((i*5)%8) * time.Second) // not in name order
 		if err := os.Chtimes(filepath.Join(root, rel), mt, mt); err != nil {
 			t.Fatal(err)
 		}
-		refs = append(refs, FileRef{Rel: rel, ModTime: mt.UnixNano(), Size: int64(len(files[rel]))})
+		refs = append(refs, File{Rel: rel, ModTime: mt.UnixNano(), Size: int64(len(files[rel]))})
 	}
-	refs = append(refs, FileRef{Rel: "bin.dat", ModTime: base.UnixNano(), Size: 7}, FileRef{Rel: "gone.txt", ModTime: base.UnixNano()})
-	ws, err := NewWorkspace(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	refs = append(refs, File{Rel: "bin.dat", ModTime: base.UnixNano(), Size: 7}, File{Rel: "gone.txt", ModTime: base.UnixNano()})
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, n := range []int{8, 3, 1, 0} {
-		for _, mode := range []string{envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount} {
+		for _, mode := range []Mode{ModeContent, ModeFiles, ModeCount} {
 			for _, limit := range []int{1, 2, 3, 100} {
 				for _, ctx := range []context.Context{context.Background(), cancelled} {
-					m, eerr := CompileMatcher("needle", MatchOptions{CaseSensitive: true})
-					if eerr != nil {
-						t.Fatal(eerr)
+					m, err := CompileMatcher("needle", MatchOptions{CaseSensitive: true})
+					if err != nil {
+						t.Fatal(err)
 					}
-					q := &GrepQuery{WS: ws, Dir: ".", Matcher: m, Start: time.Now(),
-						Params: GrepParams{Pattern: "needle", Limit: limit, OutputMode: mode, CaseSensitive: true, TimeoutMS: 60000}}
-					in := append([]FileRef(nil), refs[len(refs)-n:]...)
+					q := &Search{Root: root, Matcher: m, Mode: mode, Limit: limit}
+					in := append([]File(nil), refs[len(refs)-n:]...)
 					if !smallScan(in) {
 						t.Fatalf("%d files are not a small scan", n)
 					}
@@ -62,14 +56,14 @@ func TestSmallScanSameAnswers(t *testing.T) {
 					if n == 0 && ctx.Err() != nil {
 						// Nothing to read: the answer is complete, ended
 						// context or not.
-						if got.Data.AbortedReason != "" {
-							t.Errorf("an empty scan says %q", got.Data.AbortedReason)
+						if got.Abort != Complete {
+							t.Errorf("an empty scan says %v", got.Abort)
 						}
 						continue
 					}
 					saved := inlineFiles
 					inlineFiles = -1
-					want := Scan(ctx, q, append([]FileRef(nil), refs[len(refs)-n:]...))
+					want := Scan(ctx, q, append([]File(nil), refs[len(refs)-n:]...))
 					inlineFiles = saved
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("n=%d mode=%s limit=%d ctx err %v:\n here    %+v\n workers %+v", n, mode, limit, ctx.Err(), got, want)

@@ -1,4 +1,4 @@
-package query
+package grep
 
 // Prescan: reading files while the walk lists them.
 //
@@ -15,7 +15,8 @@ package query
 //
 // A file the walk listed with its status is offered: left to Scan when
 // the prescan's workers are busy and its queue full, so the walk is not
-// slowed. A file listed without it (see Walker.Grep) is handed over,
+// slowed. A file listed without it (the walk does not stat the files the
+// prescan reads: query's Walker.Grep) is handed over,
 // waiting for room in the queue: the prescan learns its mtime as it
 // reads it. The prescan stops reading once the files it read hold need
 // results (the lines, or files, that settle the answer's truncation): a
@@ -23,7 +24,10 @@ package query
 // Scan reads, and more prescanned results would be reads and memory
 // spent on files the answer may never reach.
 //
-// Goroutines: startPrescan starts the workers; finish stops them and
+// Once the walk is done, Finish gives each file its hit and fills in the
+// status of the files listed without it (stateFiles): Scan's input.
+//
+// Goroutines: StartPrescan starts the workers; Finish stops them and
 // waits for them (the walk's caller calls it once the walk is done,
 // whatever its outcome), so no worker outlives the query.
 
@@ -39,10 +43,12 @@ import (
 // prescanQueue is how many offered files may wait for a worker.
 const prescanQueue = 256
 
-type prescan struct {
+// Prescan reads the files a walk lists while it lists them (see above).
+// Its methods are called by the walk's goroutine.
+type Prescan struct {
 	ctx           context.Context
-	q             *GrepQuery
-	root          *rooted.Root
+	s             *Search
+	root          *rooted.Root // nil: the root could not be opened, nothing is read
 	need, perFile int
 	work          chan offered
 	stop          atomic.Bool // finish was called, or enough results are held
@@ -57,30 +63,33 @@ type prescan struct {
 // offered is a file handed to the workers, and its place.
 type offered struct {
 	i   int
-	ref FileRef
+	ref File
 }
 
-// startPrescan starts a prescan for q's walk; nil (whose offer and finish
-// do nothing) when the root cannot be opened, which the walk then reports.
-func startPrescan(ctx context.Context, q *GrepQuery) *prescan {
-	root, err := rooted.Open(q.WS.Root)
+// StartPrescan starts a prescan of s for a walk of its root, which ends
+// with ctx. When the root cannot be opened (which the walk then
+// reports), it reads nothing.
+func StartPrescan(ctx context.Context, s *Search) *Prescan {
+	ps := &Prescan{ctx: ctx, s: s}
+	root, err := rooted.Open(s.Root)
 	if err != nil {
-		return nil
+		ps.stop.Store(true)
+		return ps
 	}
-	ps := &prescan{ctx: ctx, q: q, root: root, work: make(chan offered, prescanQueue)}
-	ps.need, ps.perFile = scanNeeds(q.Params)
+	ps.root, ps.work = root, make(chan offered, prescanQueue)
+	ps.need, ps.perFile = scanNeeds(s)
 	for range runtime.GOMAXPROCS(0) {
 		ps.wg.Go(ps.run)
 	}
 	return ps
 }
 
-// offer is given each file the walk lists, in order, and hands it to the
+// Offer is given each file the walk lists, in order, and hands it to the
 // workers unless they are done, or behind and wait is false. A file
 // handed over may still go unread (the prescan stops, or ctx ends, before
 // a worker takes it): its hit is then nil.
-func (ps *prescan) offer(ref FileRef, wait bool) {
-	if ps == nil {
+func (ps *Prescan) Offer(ref File, wait bool) {
+	if ps.root == nil {
 		return
 	}
 	ps.mu.Lock()
@@ -102,10 +111,24 @@ func (ps *prescan) offer(ref FileRef, wait bool) {
 	}
 }
 
-// stopped reports whether the prescan reads no more files (a nil one
-// never read any): a walk lists files with their status from then on.
-func (ps *prescan) stopped() bool {
-	return ps == nil || ps.stop.Load()
+// Stopped reports whether the prescan reads no more files (one that
+// could not open the root never read any): a walk lists files with
+// their status from then on.
+func (ps *Prescan) Stopped() bool {
+	return ps.stop.Load()
+}
+
+// Finish stops the workers and waits for them. When the walk listed
+// every file (complete), files being those the walk offered, in the order
+// offered, it returns them ready for Scan: each with its hit, and with the
+// status of those listed without it, as stateFiles gives them; a file
+// found gone drops out. Otherwise it returns files as they are.
+func (ps *Prescan) Finish(files []File, complete bool) ([]File, error) {
+	hits := ps.finish(complete)
+	if !complete {
+		return files, nil
+	}
+	return stateFiles(ps.ctx, ps.s, files, hits)
 }
 
 // finish stops the workers, waits for them and returns the hits of the
@@ -113,8 +136,8 @@ func (ps *prescan) stopped() bool {
 // walk listed every file), the files still queued are read first, unless
 // the prescan has stopped: Scan would read them anyway, and they would
 // have to be stat'd first.
-func (ps *prescan) finish(drain bool) []*fileHit {
-	if ps == nil {
+func (ps *Prescan) finish(drain bool) []*fileHit {
+	if ps.root == nil {
 		return nil
 	}
 	if !drain {
@@ -126,7 +149,7 @@ func (ps *prescan) finish(drain bool) []*fileHit {
 	return ps.hits
 }
 
-func (ps *prescan) run() {
+func (ps *Prescan) run() {
 	for o := range ps.work {
 		if ps.stop.Load() {
 			continue // drain: finish closes the queue
@@ -136,14 +159,14 @@ func (ps *prescan) run() {
 			continue // ctx ended: Scan finds it ended too
 		}
 		fs.root = ps.root
-		h := fs.scan(ps.ctx, ps.q, o.ref, ps.perFile)
+		h := fs.scan(ps.ctx, ps.s, o.ref, ps.perFile)
 		scanners.put(fs)
 		if h.interrupted {
 			continue
 		}
 		ps.mu.Lock()
 		ps.hits[o.i] = &h
-		ps.found += h.results(ps.q.Params.OutputMode)
+		ps.found += h.results(ps.s.Mode)
 		if ps.perFile >= 0 && ps.found >= ps.need {
 			ps.stop.Store(true)
 		}

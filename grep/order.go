@@ -1,10 +1,10 @@
-package query
+package grep
 
 import "slices"
 
 // newer reports whether a comes before b in Grep's order: mtime
 // descending, then path.
-func newer(a, b *FileRef) bool {
+func newer(a, b *File) bool {
 	if a.ModTime != b.ModTime {
 		return a.ModTime > b.ModTime
 	}
@@ -22,11 +22,11 @@ func newer(a, b *FileRef) bool {
 // read files[:placed] while another goroutine (holding the owner's lock)
 // places more.
 type ordering struct {
-	files  []FileRef
+	files  []File
 	placed int
 }
 
-func newOrdering(files []FileRef) *ordering {
+func newOrdering(files []File) *ordering {
 	o := &ordering{files: files}
 	for h := len(files)/2 - 1; h >= 0; h-- {
 		o.down(h)
@@ -35,7 +35,7 @@ func newOrdering(files []FileRef) *ordering {
 }
 
 // at returns the file at heap index h.
-func (o *ordering) at(h int) *FileRef { return &o.files[len(o.files)-1-h] }
+func (o *ordering) at(h int) *File { return &o.files[len(o.files)-1-h] }
 
 // down sifts heap index h down to its place: the file there is held
 // aside while the newer children move up into the hole, and written
@@ -91,7 +91,7 @@ func (o *ordering) upTo(n int) {
 	if o.placed >= sortPast && o.placed < len(o.files) && 2*o.placed >= len(o.files)-o.placed {
 		// The heap's files, in any order, sorted: they follow the placed.
 		rest := o.files[o.placed:]
-		slices.SortFunc(rest, func(a, b FileRef) int {
+		slices.SortFunc(rest, func(a, b File) int {
 			switch {
 			case newer(&a, &b):
 				return -1

@@ -1,4 +1,4 @@
-package query
+package grep
 
 import (
 	"cmp"
@@ -16,12 +16,12 @@ func TestOrderingEqualsSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000, 3000, 5000} { // 3000, 5000: past sortPast, sorted at 1024 and 1667
 		for _, mtimes := range []int{1, 3, 1 << 30} { // all tied, few, distinct
-			files := make([]FileRef, n)
+			files := make([]File, n)
 			for i := range files {
-				files[i] = FileRef{Rel: fmt.Sprintf("d%d/f%d", rng.IntN(50), rng.IntN(1000)), ModTime: int64(rng.IntN(mtimes))}
+				files[i] = File{Rel: fmt.Sprintf("d%d/f%d", rng.IntN(50), rng.IntN(1000)), ModTime: int64(rng.IntN(mtimes))}
 			}
 			want := slices.Clone(files)
-			slices.SortStableFunc(want, func(a, b FileRef) int {
+			slices.SortStableFunc(want, func(a, b File) int {
 				return cmp.Or(cmp.Compare(b.ModTime, a.ModTime), strings.Compare(a.Rel, b.Rel))
 			})
 			o := newOrdering(files)
@@ -49,13 +49,13 @@ func TestOrderingEqualsSort(t *testing.T) {
 // distinct mtimes (a dense pattern on a large tree).
 func BenchmarkOrdering(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	files := make([]FileRef, 200_000)
+	files := make([]File, 200_000)
 	for i := range files {
-		files[i] = FileRef{Rel: fmt.Sprintf("d%d/f%d.go", rng.IntN(5000), i), ModTime: rng.Int64()}
+		files[i] = File{Rel: fmt.Sprintf("d%d/f%d.go", rng.IntN(5000), i), ModTime: rng.Int64()}
 	}
 	for _, k := range []int{len(files) / 10, len(files)} {
 		b.Run(fmt.Sprint(k), func(b *testing.B) {
-			work := make([]FileRef, len(files))
+			work := make([]File, len(files))
 			for b.Loop() {
 				b.StopTimer()
 				copy(work, files)

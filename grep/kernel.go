@@ -1,4 +1,4 @@
-package query
+package grep
 
 // The literal scan kernel: finding a Matcher's prefilter literals in a
 // file's bytes, in place, at close to memory speed.

@@ -1,15 +1,14 @@
-package query
+package grep
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/indexd/indexd/envelope"
 )
 
 // Matcher finds the lines of a file's contents that Grep reports.
@@ -81,9 +80,13 @@ func (m *Matcher) Literals() [][]byte {
 	return out
 }
 
-// CompileMatcher compiles a Grep pattern. Its errors are INVALID_PARAM
-// envelope errors with the parser's details.
-func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) {
+// ErrLineBreak is the error of a pattern that spells out a line break,
+// which no line holds outside multiline mode.
+var ErrLineBreak = errors.New("grep: the pattern matches a line break; set multiline to match across lines")
+
+// CompileMatcher compiles a Grep pattern. Its errors are ErrLineBreak and
+// the regexp parser's (*syntax.Error), as the parser words them.
+func CompileMatcher(pattern string, o MatchOptions) (*Matcher, error) {
 	expr := pattern
 	if o.FixedStrings {
 		expr = regexp.QuoteMeta(pattern)
@@ -94,18 +97,18 @@ func CompileMatcher(pattern string, o MatchOptions) (*Matcher, *envelope.Error) 
 	}
 	tree, err := syntax.Parse(expr, flags)
 	if err != nil {
-		return nil, envelope.Errorf(envelope.CodeInvalidParam, "Invalid regex pattern: %v", err)
+		return nil, err
 	}
 	if !o.Multiline {
 		if hasLiteralNewline(tree) {
-			return nil, envelope.Errorf(envelope.CodeInvalidParam, "Invalid regex pattern: it matches a line break; set multiline=true to match across lines")
+			return nil, ErrLineBreak
 		}
 		noNewline(tree)
 	}
 	tree = tree.Simplify()
 	re, err := regexp.Compile(tree.String())
 	if err != nil {
-		return nil, envelope.Errorf(envelope.CodeInvalidParam, "Invalid regex pattern: %v", err)
+		return nil, err
 	}
 	m := &Matcher{re: re, syntax: tree, multiline: o.Multiline}
 	if !o.Multiline {

@@ -1,4 +1,4 @@
-package query
+package index
 
 // Block filters: searching a large file without reading all of it.
 //
@@ -20,13 +20,13 @@ package query
 // first `func main` limit 1000 on GOROOT/src take 17–18 ms instead of
 // 4.8–5.2, and `func \w+Handler\(` 16 instead of 2.2). A scan that read
 // a file of blockLargeFile bytes or more, or one of blockMinFile or more
-// and found nothing in it, asks the cache for its filter
-// (BlockCache.later); the cache's builder goroutine reads the file again
+// and found nothing in it, asks the cache for its filter (BlockQuery.Later,
+// through grep.Blocks); the cache's builder goroutine reads the file again
 // and builds it, for the queries that follow. Smaller files are always
 // read whole: their filter would say little more than the index does.
 //
 // Blocks. A block is a run of whole lines: it starts where the previous
-// one ended and ends after the first line break at or past blockSize
+// one ended and ends after the first line break at or past blockBytes
 // bytes from its start, or, sooner, after the first line break once its
 // filter has blockFill bits set (the last block at the end of the file).
 // The second rule keeps blocks short where the file is dense in
@@ -36,7 +36,7 @@ package query
 // hold the literal (xyzzy read 17 of that fixture's 96 blocks, none
 // holding it; absent five-letter literals admit 39% of 16 KiB blocks of
 // random base64 and 2.7% of those cut at blockFill). Source code rarely
-// reaches blockFill within blockSize. A file with a block over blockMax
+// reaches blockFill within blockBytes. A file with a block over blockMax
 // bytes (a line that long) gets no filter.
 //
 // Filters. A block's filter is a bitmap of blockBits bits, one hash of
@@ -60,7 +60,10 @@ package query
 // which no user can set.
 //
 // Only plain searches use filters: not multiline, not invert_match, no
-// context lines (those read lines outside the matching ones).
+// context lines (those read lines outside the matching ones). The scan
+// (package grep) reads a file through its filter by the grep.Blocks a
+// query's BlockQuery implements; this file owns the filters, their
+// trigram hashing and when they are built.
 //
 // Goroutines: a BlockCache runs at most one builder, started when a
 // filter is asked for and none runs, ending when none is left to build
@@ -69,15 +72,12 @@ package query
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"sync"
 	"time"
 
 	csindex "github.com/google/codesearch/index"
 	"golang.org/x/sys/unix"
 
-	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/internal/rooted"
 )
@@ -93,15 +93,15 @@ var (
 	// blockMaxFile: larger files get no filter (building one reads the
 	// file into memory).
 	blockMaxFile int64 = 16 << 20
-	// blockSize is where a block's last line may end, at the earliest.
-	blockSize = 16 << 10
+	// blockBytes is where a block's last line may end, at the earliest.
+	blockBytes = 16 << 10
 	// blockFill: a block ends with the line during which its filter's
-	// set bits reach this many, if that comes before blockSize.
+	// set bits reach this many, if that comes before blockBytes.
 	blockFill = blockBits / 8
 	// blockMax bounds one block, so a block read stays bounded.
 	blockMax = 1 << 20
 	// blockRacyWindow: a file changed this recently gets no filter.
-	blockRacyWindow = index.RacyWindow
+	blockRacyWindow = RacyWindow
 )
 
 // blockBits is the number of bits of one block's filter, 2^blockLog.
@@ -119,7 +119,8 @@ const blockQueueMax = 1024
 const DefaultBlockCacheBytes = 32 << 20
 
 // BlockCache holds the block filters of files of blockMinFile bytes and
-// more, for the scans of Indexed.Grep, and builds them (later). It is
+// more, for the scans of index-backed Greps (a query's view: Query), and
+// builds them (later). One cache serves every root of a process. It is
 // safe for concurrent use. The zero value is not usable; see
 // NewBlockCache.
 type BlockCache struct {
@@ -184,7 +185,7 @@ func (c *BlockCache) scanning(delta int) {
 // or the file changed too recently to get one (it would be read again
 // for nothing: a log being written would be, after every scan).
 func (c *BlockCache) later(k blockKey, s fileStamp) {
-	if racy(s) {
+	if racyStamp(s) {
 		return
 	}
 	c.mu.Lock()
@@ -334,13 +335,13 @@ func (c *BlockCache) put(k blockKey, bf *blockFilter) {
 
 // blockHash is the bit of the ASCII-folded trigram t (24 bits) in a
 // block's filter.
-func blockHash(t uint32) uint32 { return index.TrigramHash(t, blockLog) }
+func blockHash(t uint32) uint32 { return trigramHash(t, blockLog) }
 
 // buildBlockFilter computes the filter of data, the whole file stamped s,
 // or one with no blocks if the file is unfit.
 func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
 	bf := &blockFilter{stamp: s}
-	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
+	if bytes.IndexByte(data[:min(len(data), BinarySniff)], 0) >= 0 {
 		return bf
 	}
 	var starts []int64
@@ -357,12 +358,12 @@ func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
 		// bits its filter has set so far.
 		t := uint32(0)
 		for q := max(0, start-2); q < start; q++ {
-			t = t<<8 | uint32(lowerTable[data[q]])
+			t = t<<8 | uint32(lower[data[q]])
 		}
 		end, set := len(data), 0
 		for p := start; p < len(data); p++ {
 			c := data[p]
-			t = (t<<8 | uint32(lowerTable[c])) & 0xFFFFFF
+			t = (t<<8 | uint32(lower[c])) & 0xFFFFFF
 			if p >= 2 {
 				h := blockHash(t)
 				if m := uint64(1) << (h & 63); w[h>>6]&m == 0 {
@@ -375,7 +376,7 @@ func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
 			}
 			if c == '\n' {
 				line++
-				if p+1-start >= blockSize || set >= blockFill {
+				if p+1-start >= blockBytes || set >= blockFill {
 					end = p + 1
 					break
 				}
@@ -388,10 +389,10 @@ func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
 	return bf
 }
 
-// admits reports whether a block with filter w may hold a match of the
+// blockAdmits reports whether a block with filter w may hold a match of the
 // trigram query q.
-func admits(q *csindex.Query, w []uint64) bool {
-	return index.Holds(q, func(t uint32) bool {
+func blockAdmits(q *csindex.Query, w []uint64) bool {
+	return holds(q, func(t uint32) bool {
 		h := blockHash(t)
 		return w[h>>6]&(1<<(h&63)) != 0
 	})
@@ -402,70 +403,78 @@ func admits(q *csindex.Query, w []uint64) bool {
 var testHookBlockBuild func(scans int)
 
 // testHookBlockRead, if set, is called with each block a filtered scan
-// searches.
+// is given (BlockQuery.Admitted).
 var testHookBlockRead func(rel string, block int)
 
-// scanBlocks scans file (f, open as file) through its block filter, the
-// blocks it admits read with pread. ok is false if the cache has no
-// usable filter for the file as it is now: the caller scans it whole,
-// from its start (scanBlocks reads with pread only), and st.later is its
-// stamp when it has none yet, for a filter built after the scan (see the
-// top of this file).
-func (fs *fileScanner) scanBlocks(st *fileState, q *GrepQuery, f FileRef, file *rawfile.File) (ok bool) {
-	sys, err := file.Stat()
-	if err != nil {
-		return false
-	}
-	stamp := stampOf(&sys)
+// BlockQuery is a BlockCache as one Grep over one root sees it: the
+// filters of the root's files, and the trigram query of the Grep's
+// pattern, which decides which blocks may hold a match. It implements
+// grep.Blocks.
+type BlockQuery struct {
+	c    *BlockCache
+	root string
+	q    *csindex.Query
+}
+
+// Query returns the cache's view for a Grep over root (absolute, the
+// files named beneath it) whose pattern's trigram query is q.
+func (c *BlockCache) Query(root string, q *csindex.Query) *BlockQuery {
+	return &BlockQuery{c: c, root: root, q: q}
+}
+
+// Scanning counts a scan that reads through the filters in (+1) or out
+// (-1): the builder builds while none runs, so that a query does not
+// share the processors with the filters its own misses asked for.
+func (b *BlockQuery) Scanning(delta int) { b.c.scanning(delta) }
+
+// Worth reports whether a file of size bytes may have a filter: smaller
+// files are always read whole.
+func (b *BlockQuery) Worth(size int64) bool { return size >= blockMinFile }
+
+// Admitted calls fn with the blocks of the file rel (status st) whose
+// filter admits the query, in order, until fn returns false; false, and
+// fn never called, when the cache holds no filter of the file with that
+// status, or only the entry of a file unfit for one.
+func (b *BlockQuery) Admitted(rel string, st unix.Stat_t, fn func(start, end int64, line int) bool) bool {
+	stamp := stampOf(&st)
 	if stamp.size < blockMinFile || stamp.size > blockMaxFile {
 		return false
 	}
-	bf := q.blocks.get(blockKey{q.WS.Root, f.Rel}, stamp)
-	if bf == nil {
-		st.later = &stamp
+	bf := b.c.get(blockKey{b.root, rel}, stamp)
+	if bf == nil || len(bf.starts) == 0 {
 		return false
 	}
-	if len(bf.starts) == 0 {
-		return false
-	}
-	st.h.read = true
 	for i := range len(bf.starts) - 1 {
-		if !admits(q.blockQ, bf.bits[i*blockWords:(i+1)*blockWords]) {
+		if !blockAdmits(b.q, bf.bits[i*blockWords:(i+1)*blockWords]) {
 			continue
 		}
-		if st.cancelled() {
-			return true
-		}
 		if testHookBlockRead != nil {
-			testHookBlockRead(f.Rel, i)
+			testHookBlockRead(rel, i)
 		}
-		n := int(bf.starts[i+1] - bf.starts[i])
-		if cap(fs.chunk) < n {
-			fs.chunk = make([]byte, 0, max(n, 2*chunkSize))
-		}
-		got, err := readFull(file, fs.chunk[:n], bf.starts[i])
-		if err != nil {
-			st.h.fault = true
-			return true
-		}
-		buf := fs.chunk[:got]
-		if i == 0 && bytes.HasPrefix(buf, utf8BOM) {
-			buf = buf[len(utf8BOM):]
-		}
-		st.line = bf.lines[i]
-		st.region(buf, true)
-		if st.full || st.interrupted {
-			return true
+		if !fn(bf.starts[i], bf.starts[i+1], bf.lines[i]) {
+			break
 		}
 	}
 	return true
+}
+
+// Later asks for a filter of the file rel (status st), which a scan read
+// whole without one and found a match in or not (found): for a file of
+// blockLargeFile bytes or more whatever it found, for a medium one
+// (blockMinFile or more) only when it found nothing. See later.
+func (b *BlockQuery) Later(rel string, st unix.Stat_t, found bool) {
+	stamp := stampOf(&st)
+	if stamp.size < blockMinFile || stamp.size > blockMaxFile || found && stamp.size < blockLargeFile {
+		return
+	}
+	b.c.later(blockKey{b.root, rel}, stamp)
 }
 
 // buildFilter reads the whole file (stamped stamp) into *chunk, grown as
 // needed, and builds its filter, or returns nil if the file is too new to
 // trust its status, or changed while read.
 func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilter {
-	if racy(stamp) {
+	if racyStamp(stamp) {
 		return nil
 	}
 	n := int(stamp.size)
@@ -473,7 +482,7 @@ func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilte
 		*chunk = make([]byte, 0, n)
 	}
 	buf := (*chunk)[:n]
-	got, err := readFull(file, buf, 0)
+	got, err := file.ReadFullAt(buf, 0)
 	if err != nil || got != n {
 		return nil
 	}
@@ -483,25 +492,9 @@ func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilte
 	return buildBlockFilter(buf, stamp)
 }
 
-// racy reports whether a file stamped s changed within blockRacyWindow:
+// racyStamp reports whether a file stamped s changed within blockRacyWindow:
 // too recently to trust its status, so it gets no filter.
-func racy(s fileStamp) bool {
+func racyStamp(s fileStamp) bool {
 	bound := time.Now().Add(-blockRacyWindow).UnixNano()
 	return s.mtime >= bound || s.ctime >= bound
-}
-
-// readFull reads len(p) bytes at off, or fewer at the end of the file.
-func readFull(f *rawfile.File, p []byte, off int64) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := f.ReadAt(p[n:], off+int64(n))
-		n += m
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }

@@ -1,4 +1,4 @@
-package query
+package grep
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/tree"
 )
@@ -45,15 +45,14 @@ func TestPrescanSameAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, err := NewWorkspace(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	walkRefs := func(q *GrepQuery) []FileRef {
-		var refs []FileRef
-		_, err := tree.Walk(context.Background(), ws.Root, "", dirRules(ws, "."), grepWalkOptions(q), func(e tree.Entry) error {
+	// walkRefs lists the files as query's Walker.Grep does (a walk of the
+	// root with its ignore rules, each file with its status).
+	walkRefs := func() []File {
+		rt := testtree.Open(t, root)
+		var refs []File
+		_, err := tree.Walk(context.Background(), root, "", ignore.NewCache(rt).At(""), tree.Options{Info: true}, func(e tree.Entry) error {
 			if e.Type.IsRegular() {
-				refs = append(refs, FileRef{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
+				refs = append(refs, File{Rel: e.Rel, ModTime: e.ModTime, Size: e.Size})
 			}
 			return nil
 		})
@@ -63,15 +62,14 @@ func TestPrescanSameAnswers(t *testing.T) {
 		return refs
 	}
 	for _, pattern := range []string{"common needle", "RareToken", "line"} {
-		for _, mode := range []string{envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount} {
+		for _, mode := range []Mode{ModeContent, ModeFiles, ModeCount} {
 			for _, limit := range []int{1, 3, 5, 150, 1000} { // RareToken: 4 files, 4 lines
-				m, eerr := CompileMatcher(pattern, MatchOptions{CaseSensitive: true})
-				if eerr != nil {
-					t.Fatal(eerr)
+				m, err := CompileMatcher(pattern, MatchOptions{CaseSensitive: true})
+				if err != nil {
+					t.Fatal(err)
 				}
-				q := &GrepQuery{WS: ws, Dir: ".", Matcher: m, Start: time.Now(),
-					Params: GrepParams{Pattern: pattern, Limit: limit, OutputMode: mode, CaseSensitive: true, TimeoutMS: 60000}}
-				plain := walkRefs(q)
+				q := &Search{Root: root, Matcher: m, Mode: mode, Limit: limit}
+				plain := walkRefs()
 				listed := slices.Clone(plain) // Scan reorders its slice
 				want := Scan(context.Background(), q, plain)
 
@@ -80,15 +78,15 @@ func TestPrescanSameAnswers(t *testing.T) {
 					// may be left to Scan; listed without, they are
 					// handed over and their status comes from the
 					// prescan's read or from stateFiles.
-					refs := walkRefs(q)
+					refs := walkRefs()
 					if noInfo {
 						for i := range refs {
-							refs[i] = FileRef{Rel: refs[i].Rel, NoInfo: true}
+							refs[i] = File{Rel: refs[i].Rel, NoInfo: true}
 						}
 					}
-					ps := startPrescan(context.Background(), q)
+					ps := StartPrescan(context.Background(), q)
 					for _, r := range refs { // every file offered until taken, or the prescan has enough
-						ps.offer(r, true)
+						ps.Offer(r, true)
 					}
 					hits := ps.finish(noInfo)
 					read := 0
@@ -102,10 +100,10 @@ func TestPrescanSameAnswers(t *testing.T) {
 					}
 					// Every file holds "line": once two are read (limit 1's
 					// need), only the files already being read are added.
-					if pattern == "line" && mode != envelope.ModeCount && limit == 1 && read > 2+runtime.GOMAXPROCS(0) {
+					if pattern == "line" && mode != ModeCount && limit == 1 && read > 2+runtime.GOMAXPROCS(0) {
 						t.Errorf("%q %s limit 1: the prescan read %d files, past the answer's need", pattern, mode, read)
 					}
-					refs, err := stateFiles(context.Background(), ws.Root, q.Params, refs, hits)
+					refs, err := stateFiles(context.Background(), q, refs, hits)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -122,16 +120,15 @@ func TestPrescanSameAnswers(t *testing.T) {
 						if bare == listed[i] {
 							continue
 						}
-						if f.pre == nil || !f.pre.quiet() || want.Data.Truncated || bare != (FileRef{Rel: listed[i].Rel}) {
+						if f.pre == nil || !f.pre.quiet() || want.Truncated || bare != (File{Rel: listed[i].Rel}) {
 							t.Fatalf("%q %s limit %d noInfo %v: %+v after the prescan, the walk listed %+v", pattern, mode, limit, noInfo, f, listed[i])
 						}
 						unstated++
 					}
-					if noInfo && !want.Data.Truncated && pattern != "line" && unstated == 0 { // every file holds "line"
+					if noInfo && !want.Truncated && pattern != "line" && unstated == 0 { // every file holds "line"
 						t.Errorf("%q %s limit %d: every file quiet was stat'd", pattern, mode, limit)
 					}
 					got := Scan(context.Background(), q, refs)
-					want.Stats.TimeMS, got.Stats.TimeMS = 0, 0
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("%q %s limit %d noInfo %v (%d files prescanned):\n got %+v\nwant %+v", pattern, mode, limit, noInfo, read, got, want)
 					}
@@ -156,9 +153,9 @@ func TestStateFilesAfterChanges(t *testing.T) {
 		"d/x.txt":   "inside x",
 		"e/kept.go": "package e",
 	})
-	var refs []FileRef
+	var refs []File
 	for _, rel := range []string{"d/x.txt", "dir.txt", "e/kept.go", "gone.txt", "keep.txt", "link.txt"} {
-		refs = append(refs, FileRef{Rel: rel, NoInfo: true})
+		refs = append(refs, File{Rel: rel, NoInfo: true})
 	}
 	must := func(err error) {
 		t.Helper()
@@ -174,7 +171,7 @@ func TestStateFilesAfterChanges(t *testing.T) {
 	must(os.RemoveAll(filepath.Join(root, "d")))
 	must(os.Symlink(filepath.Join(outside, "d"), filepath.Join(root, "d")))
 
-	got, err := stateFiles(context.Background(), root, GrepParams{Limit: 10, OutputMode: envelope.ModeContent}, refs, nil)
+	got, err := stateFiles(context.Background(), &Search{Root: root, Limit: 10, Mode: ModeContent}, refs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,16 +213,16 @@ func TestStateFilesOutOfDescriptors(t *testing.T) {
 // stateFilesEMFILEChild leaves one descriptor free and prints, for each
 // file stateFiles keeps, its path and "fault" or "stat'd".
 func stateFilesEMFILEChild(root string) {
-	var refs []FileRef
+	var refs []File
 	for _, rel := range []string{"a/x.txt", "a/y.txt", "b/z.txt"} {
-		refs = append(refs, FileRef{Rel: rel, NoInfo: true})
+		refs = append(refs, File{Rel: rel, NoInfo: true})
 	}
 	release, err := testtree.LeaveOneDescriptor(256)
 	if err != nil {
 		fmt.Println("setup:", err)
 		os.Exit(0)
 	}
-	got, err := stateFiles(context.Background(), root, GrepParams{Limit: 10, OutputMode: envelope.ModeContent}, refs, nil)
+	got, err := stateFiles(context.Background(), &Search{Root: root, Limit: 10, Mode: ModeContent}, refs, nil)
 	release()
 	if err != nil {
 		fmt.Println("error:", err)

@@ -1,8 +1,9 @@
-package query
+package grep
 
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,6 +66,15 @@ func kernelCorpus(b *testing.B) []byte {
 	return c.buf
 }
 
+// goroot returns $(go env GOROOT), skipping the test without it.
+func goroot(t testing.TB) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skip("go env GOROOT:", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 func benchKernel(b *testing.B, pattern string, o MatchOptions) {
 	benchScan(b, compileBench(b, pattern, o))
 }
@@ -72,7 +82,7 @@ func benchKernel(b *testing.B, pattern string, o MatchOptions) {
 func compileBench(b *testing.B, pattern string, o MatchOptions) *Matcher {
 	m, err := CompileMatcher(pattern, o)
 	if err != nil {
-		b.Fatal(err.Message)
+		b.Fatal(err)
 	}
 	return m
 }

@@ -1,4 +1,4 @@
-package query
+package grep
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // generous bounds how long a deadline test waits for an answer that is due
@@ -67,78 +67,28 @@ func waitGoroutines(t testing.TB, base int) {
 	}
 }
 
-// A Grep with timeout_ms 200 over a 64 MiB file that the pattern makes
-// slow answers with a timeout, not after the whole file: one huge line
-// (searched through the context-checking reader) and 64 MiB of short
-// lines (searched in windows).
-func TestGrepTimeoutHoldsOnHugeFiles(t *testing.T) {
-	const size = 64 << 20
-	for _, tc := range []struct {
-		name string
-		unit string
-	}{
-		{"one line", "a"},
-		{"short lines", strings.Repeat("a", 63) + "\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := newRoot(t, nil)
-			writeRepeated(t, filepath.Join(root, "big.txt"), []byte(tc.unit), size)
-			tools := newTools(t, root)
-			base := runtime.NumGoroutine()
-			ch := make(chan *envelope.Envelope, 1)
-			go func() {
-				ch <- tools.Run(context.Background(), ToolGrep, ".", []byte(`{"pattern":"`+slowPattern+`","timeout_ms":200}`))
-			}()
-			var e *envelope.Envelope
-			select {
-			case e = <-ch:
-			case <-time.After(generous):
-				t.Fatalf("no answer within %v of a 200 ms timeout", generous)
-			}
-			if e.Status != envelope.StatusError || e.Error == nil || e.Error.Code != envelope.CodeTimeout {
-				t.Errorf("status %s, error %+v; want a TIMEOUT error", e.Status, e.Error)
-			}
-			if d, ok := e.Data.(*envelope.GrepData); !ok || d.AbortedReason != envelope.AbortTimeout {
-				t.Errorf("data %+v; want aborted_reason timeout", e.Data)
-			}
-			// Nothing keeps scanning after the answer.
-			waitGoroutines(t, base)
-		})
-	}
-}
-
-// scanOne builds a query for pattern over the workspace at root and scans
-// the one file rel with ctx.
-func scanOne(ctx context.Context, t testing.TB, root, rel, pattern string, p GrepParams) envelope.GrepRun {
+// scanOne builds a search for pattern (case-insensitive, multiline or
+// not, 100 lines in content mode) beneath root and scans the one file rel
+// with ctx.
+func scanOne(ctx context.Context, t testing.TB, root, rel, pattern string, multiline bool) Result {
 	t.Helper()
-	ws, err := NewWorkspace(root)
+	m, err := CompileMatcher(pattern, MatchOptions{Multiline: multiline})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, eerr := CompileMatcher(pattern, MatchOptions{CaseSensitive: p.CaseSensitive, Multiline: p.Multiline})
-	if eerr != nil {
-		t.Fatal(eerr)
-	}
-	p.Pattern = pattern
-	if p.Limit == 0 {
-		p.Limit = 100
-	}
-	if p.OutputMode == "" {
-		p.OutputMode = envelope.ModeContent
-	}
-	q := &GrepQuery{WS: ws, Dir: ".", Params: p, Matcher: m, Start: time.Now()}
+	s := &Search{Root: root, Matcher: m, Mode: ModeContent, Limit: 100}
 	fi, err := os.Stat(filepath.Join(root, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Scan(ctx, q, []FileRef{{Rel: rel, ModTime: fi.ModTime().UnixNano(), Size: fi.Size()}})
+	return Scan(ctx, s, []File{{Rel: rel, ModTime: fi.ModTime().UnixNano(), Size: fi.Size()}})
 }
 
 // Cancelling the context in the middle of a file (one huge line, short
 // lines, a multiline search) makes Scan return at once with a timeout and
 // no result from that file.
 func TestScanCancelMidFile(t *testing.T) {
-	root := newRoot(t, nil)
+	root := testtree.Write(t, nil)
 	hugeLine(t, root, "line.txt", 64<<20)
 	writeRepeated(t, filepath.Join(root, "lines.txt"), []byte(strings.Repeat("a", 63)+"\n"), 64<<20)
 	for _, tc := range []struct {
@@ -162,20 +112,20 @@ func TestScanCancelMidFile(t *testing.T) {
 				}
 			}
 			defer func() { testHookCheck = nil }()
-			ch := make(chan envelope.GrepRun, 1)
-			go func() { ch <- scanOne(ctx, t, root, tc.rel, tc.pattern, GrepParams{Multiline: tc.multiline}) }()
-			var run envelope.GrepRun
+			ch := make(chan Result, 1)
+			go func() { ch <- scanOne(ctx, t, root, tc.rel, tc.pattern, tc.multiline) }()
+			var res Result
 			select {
-			case run = <-ch:
+			case res = <-ch:
 			case <-time.After(generous):
 				t.Fatalf("Scan did not return within %v of its cancellation", generous)
 			}
 			if checks.Load() < 3 {
 				t.Fatalf("Scan returned after %d looks at its context, before it was cancelled", checks.Load())
 			}
-			if run.Data.AbortedReason != envelope.AbortTimeout || len(run.Data.Matches) != 0 || run.Stats.FilesScanned != 0 {
-				t.Errorf("run after cancel: aborted %q, %d matches, %d files scanned; want a timeout and nothing",
-					run.Data.AbortedReason, len(run.Data.Matches), run.Stats.FilesScanned)
+			if res.Abort != Timeout || len(res.Matches) != 0 || res.FilesScanned != 0 {
+				t.Errorf("result after cancel: abort %v, %d matches, %d files scanned; want a timeout and nothing",
+					res.Abort, len(res.Matches), res.FilesScanned)
 			}
 			waitGoroutines(t, base)
 		})
@@ -195,14 +145,13 @@ func shrinkSizes(t testing.TB, window, chunk, multiline int) {
 
 // refScan is the scan of a whole file in memory as Grep did it before
 // files were read in chunks: one Matcher.Scan over all of it.
-func refScan(q *GrepQuery, rel string, data []byte, max int) fileHit {
+func refScan(q *Search, rel string, data []byte, max int) fileHit {
 	h := fileHit{read: true}
 	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {
 		h.binary = true
 		return h
 	}
-	p := q.Params
-	content := p.OutputMode == envelope.ModeContent
+	content := q.Mode == ModeContent
 	line, last := 1, 0
 	var sc Scanner
 	q.Matcher.Scan(&sc, data, func(s, e int) bool {
@@ -210,12 +159,12 @@ func refScan(q *GrepQuery, rel string, data []byte, max int) fileHit {
 		last = s
 		h.count++
 		if content {
-			m := envelope.GrepMatch{File: rel, Line: line, Text: lineText(data[s:e])}
-			if p.Before > 0 {
-				m.Before = linesBefore(data, s, p.Before)
+			m := Match{File: rel, Line: line, Text: lineText(data[s:e])}
+			if q.Before > 0 {
+				m.Before = linesBefore(data, s, q.Before)
 			}
-			if p.After > 0 {
-				m.After = linesAfter(data, e, p.After)
+			if q.After > 0 {
+				m.After = linesAfter(data, e, q.After)
 			}
 			h.matches = append(h.matches, m)
 		}
@@ -264,11 +213,7 @@ func TestChunkedScanMatchesWholeFile(t *testing.T) {
 
 func testChunkedScan(t *testing.T, window, chunk int) {
 	shrinkSizes(t, window, chunk, 1<<20)
-	root := newRoot(t, nil)
-	ws, err := NewWorkspace(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testtree.Write(t, nil)
 	rt, err := rooted.Open(root)
 	if err != nil {
 		t.Fatal(err)
@@ -290,12 +235,18 @@ func testChunkedScan(t *testing.T, window, chunk int) {
 			t.Fatal(err)
 		}
 		pattern := patterns[r.IntN(len(patterns))]
-		p := GrepParams{
+		p := struct {
+			Pattern                  string
+			CaseSensitive, Multiline bool
+			Limit                    int
+			Mode                     Mode
+			Before, After            int
+		}{
 			Pattern:       pattern,
 			CaseSensitive: r.IntN(2) == 0,
 			Multiline:     r.IntN(6) == 0,
 			Limit:         1 + r.IntN(8),
-			OutputMode:    []string{envelope.ModeContent, envelope.ModeContent, envelope.ModeFiles, envelope.ModeCount}[r.IntN(4)],
+			Mode:          []Mode{ModeContent, ModeContent, ModeFiles, ModeCount}[r.IntN(4)],
 			Before:        r.IntN(4),
 			After:         r.IntN(4),
 		}
@@ -303,16 +254,16 @@ func testChunkedScan(t *testing.T, window, chunk int) {
 			pattern = `b\s+a`
 			p.Pattern = pattern
 		}
-		m, eerr := CompileMatcher(pattern, MatchOptions{CaseSensitive: p.CaseSensitive, Multiline: p.Multiline})
-		if eerr != nil {
-			t.Fatal(eerr)
+		m, err := CompileMatcher(pattern, MatchOptions{CaseSensitive: p.CaseSensitive, Multiline: p.Multiline})
+		if err != nil {
+			t.Fatal(err)
 		}
-		q := &GrepQuery{WS: ws, Dir: ".", Params: p, Matcher: m, Start: time.Now()}
+		q := &Search{Root: root, Matcher: m, Mode: p.Mode, Limit: p.Limit, Before: p.Before, After: p.After}
 		max := p.Limit + 1
-		switch p.OutputMode {
-		case envelope.ModeFiles:
+		switch p.Mode {
+		case ModeFiles:
 			max = 1
-		case envelope.ModeCount:
+		case ModeCount:
 			max = -1
 		}
 		// A size hint of 0 as well as the true size: the first read may
@@ -321,7 +272,7 @@ func testChunkedScan(t *testing.T, window, chunk int) {
 		if r.IntN(2) == 0 {
 			hint = 0
 		}
-		got := fs.scan(context.Background(), q, FileRef{Rel: "f.txt", Size: hint}, max)
+		got := fs.scan(context.Background(), q, File{Rel: "f.txt", Size: hint}, max)
 		fs.release()
 		fs.root = rt
 		want := refScan(q, "f.txt", data, max)
@@ -332,45 +283,6 @@ func testChunkedScan(t *testing.T, window, chunk int) {
 	}
 }
 
-func matchEqual(a, b envelope.GrepMatch) bool {
+func matchEqual(a, b Match) bool {
 	return a.File == b.File && a.Line == b.Line && a.Text == b.Text && slices.Equal(a.Before, b.Before) && slices.Equal(a.After, b.After)
-}
-
-// Lines far longer than MaxLineBytes, streamed from the file (longer than
-// a chunk): found, numbered, cut for display, with context on both sides.
-func TestGrepStreamedLongLines(t *testing.T) {
-	shrinkSizes(t, 256, 4096, 1<<20)
-	long := strings.Repeat("é", 3000) + "needle" + strings.Repeat("z", 3000)
-	tools, _ := setup(t, fsTree{"f.txt": "one\n" + long + "\nthree\n" + strings.Repeat("q", 9000) + "\nfive needle\n"})
-	r := run(t, tools, ToolGrep, `{"pattern":"needle","context":1}`)
-	wantStatus(t, r, "success")
-	cut := strings.Repeat("é", MaxLineBytes/2) + LineCutMark
-	equal(t, "matches", r.Data.Matches, []envelope.GrepMatch{
-		{File: "f.txt", Line: 2, Text: cut, Before: []string{"one"}, After: []string{"three"}},
-		{File: "f.txt", Line: 5, Text: "five needle", Before: []string{strings.Repeat("q", MaxLineBytes) + LineCutMark}},
-	})
-	// The literal only in the seam between two reads of a streamed line.
-	seam := strings.Repeat("x", 4096-3) + "needle" + strings.Repeat("x", 5000)
-	tools, _ = setup(t, fsTree{"g.txt": seam + "\n"})
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","output_mode":"count"}`)
-	equal(t, "counts", r.Data.Counts, []envelope.FileCount{{File: "g.txt", Count: 1}})
-}
-
-// A multiline search reads at most multilineMax bytes of a file: a larger
-// one is searched in its beginning and the answer says so (partial, also
-// when nothing was found).
-func TestGrepMultilineSizeLimit(t *testing.T) {
-	shrinkSizes(t, 64, 256, 100)
-	tools, _ := setup(t, fsTree{"f.txt": "ab\ncd\n" + strings.Repeat("x", 200) + "\nab\ncd\n"})
-	r := run(t, tools, ToolGrep, `{"pattern":"b\\ncd","multiline":true}`)
-	wantStatus(t, r, "partial")
-	equal(t, "matches", r.matchLines(), []string{"f.txt:1: ab\ncd"})
-	if r.Data.AbortedReason != envelope.AbortSizeLimit || !strings.Contains(r.Text, "[Partial: a file was too large to search whole in multiline mode") {
-		t.Errorf("aborted %q, text %q", r.Data.AbortedReason, r.Text)
-	}
-	r = run(t, tools, ToolGrep, `{"pattern":"zz\\nq","multiline":true}`)
-	wantStatus(t, r, "partial")
-	if r.Data.AbortedReason != envelope.AbortSizeLimit || r.Error != nil {
-		t.Errorf("nothing found: aborted %q, error %+v", r.Data.AbortedReason, r.Error)
-	}
 }

@@ -1,0 +1,28 @@
+package grep
+
+import "testing"
+
+// Seams for the external tests (package grep_test), which answer through
+// the query layer's tools and so cannot live in package grep.
+
+// ScanPrefetchAfter is how many files a scan takes before it reads ahead
+// of its workers.
+const ScanPrefetchAfter = scanPrefetchAfter
+
+// ShrinkSizes makes every scanning size tiny until t ends (shrinkSizes).
+func ShrinkSizes(t testing.TB, window, chunk, multiline int) {
+	t.Helper()
+	shrinkSizes(t, window, chunk, multiline)
+}
+
+// Helpers of this package's tests the external ones share.
+var (
+	WriteRepeated  = writeRepeated
+	WaitGoroutines = waitGoroutines
+)
+
+// SlowPattern and Generous: see slowPattern and generous.
+const (
+	SlowPattern = slowPattern
+	Generous    = generous
+)
