@@ -49,7 +49,7 @@ func BenchmarkBuild(b *testing.B) {
 	fi, _ := os.Stat(db)
 	size := fi.Size() + int64(postingsMB*(1<<20)) // the DB and its base file
 	var corpus int64
-	ix.Files("", "", func(f *File) bool { corpus += f.Size; return true })
+	ix.Candidates(CandidateOptions{}, func(f *File) bool { corpus += f.Size; return true })
 	b.ReportMetric(float64(size)/(1<<20), "db-MB")
 	b.ReportMetric(100*float64(size)/float64(corpus), "db-%corpus")
 	b.ReportMetric(postingsMB, "postings-MB")
@@ -89,7 +89,7 @@ func BenchmarkUpdateOneFile(b *testing.B) {
 	}
 	defer ix.Close()
 	var some string
-	ix.Files("", "", func(f *File) bool {
+	ix.Candidates(CandidateOptions{}, func(f *File) bool {
 		if f.Size > 4096 && f.Size < 16384 {
 			some = f.Path
 			return false
@@ -156,12 +156,17 @@ func BenchmarkRareLiteral(b *testing.B) {
 	}
 	defer ix.Close()
 	q := trigramQuery(b, "QuokkaNeedleZeta")
-	if got := len(ix.Candidates(q, "", nil)); got != 3 {
+	count := func() int {
+		n := 0
+		ix.Candidates(CandidateOptions{Content: q}, func(*File) bool { n++; return true })
+		return n
+	}
+	if got := count(); got != 3 {
 		b.Fatalf("%d candidates, want 3", got)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		ix.Candidates(q, "", nil)
+		count()
 	}
 }
 

@@ -21,7 +21,7 @@ func SetLimits(size, trigrams int) (restore func()) {
 // UnknownPaths returns the paths of the files flagged Unknown, sorted.
 func (ix *Index) UnknownPaths() []string {
 	var out []string
-	ix.Files("", "", func(f *File) bool {
+	ix.Candidates(CandidateOptions{}, func(f *File) bool {
 		if f.Flags&Unknown != 0 {
 			out = append(out, f.Path)
 		}

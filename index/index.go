@@ -17,15 +17,28 @@
 // delta into a new base. So an update costs in proportion to the file
 // changed, not to the index.
 //
+// A query is answered by one call (Candidates, candidates.go) whose
+// options say what it is: Glob's listing by path (a directory, a prefix,
+// the directories it may enter) or Grep's candidates by content (a
+// trigram query, with phrases). Estimate bounds the candidates without
+// listing them, and Visibility is the index's record of what a walk
+// would not show (ignored and hidden entries).
+//
 // A query may ask for the candidates among the newest files only
-// (EachPhraseCandidateSince, NewestSince): a bitmap of the files at or
-// after an mtime, from the table's packed mtimes, leads the AND, so a
-// Grep that settles among the newest files costs what they cost.
+// (CandidateOptions.Newer, with an mtime from Estimate): a bitmap of the
+// files at or after an mtime, from the table's packed mtimes, leads the
+// AND, so a Grep that settles among the newest files costs what they
+// cost.
 //
 // Every posting, in the base and the delta, carries a next mask: the bytes
 // (hashed to four bits) that follow the trigram in the file. A query
-// that knows phrases its matches hold (EachPhraseCandidate) drops the
-// files where a phrase's trigrams occur but never one after the other.
+// that knows phrases its matches hold (CandidateOptions.Phrases) drops
+// the files where a phrase's trigrams occur but never one after the
+// other.
+//
+// The index also keeps, for the large files a Grep reads, block filters
+// (blocks.go): a trigram filter per block of lines, so that a later scan
+// reads only the blocks that may match.
 //
 // The index only narrows (SPEC §9): a file whose trigrams are unknown (over
 // MaxFileSize or MaxFileTrigrams, unreadable) is a candidate for every
@@ -54,7 +67,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -599,238 +611,6 @@ func (ix *Index) Len() int {
 	return len(ix.order)
 }
 
-// Files calls fn, in path order, for each file whose path is under dir
-// (root-relative; "" or "." for all) and starts with prefix (relative to
-// dir; "" for any), until fn returns false. fn must not call ix.
-func (ix *Index) Files(dir, prefix string, fn func(*File) bool) {
-	ix.FilesEntering(dir, prefix, nil, fn)
-}
-
-// FilesEntering is Files entering only the directories enter lets in:
-// enter is called with each directory's path relative to dir (without a
-// trailing slash), parents before children, at most once each, and a
-// directory it refuses is passed over whole, by a binary search past its
-// paths; a nil enter lets every directory in (Files). enter must not
-// call ix.
-func (ix *Index) FilesEntering(dir, prefix string, enter func(sub string) bool, fn func(*File) bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	ix.eachEntering(dir, prefix, enter, fn)
-}
-
-// FilesNewerFirst calls fn for the files FilesEntering visits, in two
-// passes over one state of the table: first those whose ModTime is since
-// or later (newer true; in id order, every directory entered: a pass over
-// the packed mtimes), then the others in path order (newer false), until
-// fn returns false. So a caller that takes the newer files whatever their
-// path and the others by path can stop as soon as it has enough of the
-// others: Glob's sort "recent". fn and enter must not call ix.
-func (ix *Index) FilesNewerFirst(dir, prefix string, since int64, enter func(sub string) bool, fn func(f *File, newer bool) bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	lo := dirPrefix(dir) + prefix
-	stopped := false
-	ix.eachNewer(since, func(id uint32) bool {
-		f := &ix.files[id]
-		stopped = f.Path != "" && strings.HasPrefix(f.Path, lo) && !fn(f, true)
-		return !stopped
-	})
-	if !stopped {
-		ix.eachEntering(dir, prefix, enter, func(f *File) bool { return f.ModTime >= since || fn(f, false) })
-	}
-}
-
-// eachNewer calls fn, in id order, with each id whose file has ModTime
-// since or later (its packed mtime; a free id's is 0), until fn returns
-// false. Caller holds mu. (The mtimes are as many as the ids: Check;
-// the bound only keeps a broken invariant from reading past the table.)
-func (ix *Index) eachNewer(since int64, fn func(id uint32) bool) {
-	for id, t := range ix.mtimes[:min(len(ix.mtimes), len(ix.files))] {
-		if t >= since && !fn(uint32(id)) {
-			return
-		}
-	}
-}
-
-// eachEntering is FilesEntering; the caller holds mu.
-func (ix *Index) eachEntering(dir, prefix string, enter func(sub string) bool, fn func(*File) bool) {
-	base := dirPrefix(dir)
-	lo := base + prefix
-	i, _ := slices.BinarySearchFunc(ix.order, lo, ix.pathSearch)
-	// entered holds the directories entered that hold the current path,
-	// outermost first, each with its trailing slash: in path order a
-	// directory's files are contiguous, so it is a stack.
-	var entered []string
-	for i < len(ix.order) {
-		f := &ix.files[ix.order[i]]
-		if !strings.HasPrefix(f.Path, lo) {
-			return
-		}
-		if enter != nil {
-			rel := f.Path[len(base):]
-			for len(entered) > 0 && !strings.HasPrefix(rel, entered[len(entered)-1]) {
-				entered = entered[:len(entered)-1]
-			}
-			refused := ""
-			for start := len(last(entered)); ; {
-				j := strings.IndexByte(rel[start:], '/')
-				if j < 0 {
-					break
-				}
-				d := rel[:start+j+1]
-				if !enter(d[:len(d)-1]) {
-					refused = d
-					break
-				}
-				entered = append(entered, d)
-				start += j + 1
-			}
-			if refused != "" {
-				// The first path past the directory's: its name followed
-				// by the byte after '/'.
-				past := base + refused[:len(refused)-1] + "0"
-				k, _ := slices.BinarySearchFunc(ix.order[i:], past, ix.pathSearch)
-				i += k
-				continue
-			}
-		}
-		if !fn(f) {
-			return
-		}
-		i++
-	}
-}
-
-// last returns the last of ss, "" if there is none.
-func last(ss []string) string {
-	if len(ss) == 0 {
-		return ""
-	}
-	return ss[len(ss)-1]
-}
-
-// HiddenFiles calls fn, in path order, for each file under dir
-// (root-relative; "" or "." for all) whose own name is hidden
-// (File.HiddenName: what a walk without include_hidden skips by name),
-// until fn returns false. It visits only those files, not the table. fn
-// must not call ix.
-func (ix *Index) HiddenFiles(dir string, fn func(*File) bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	pre := dirPrefix(dir)
-	i, _ := slices.BinarySearchFunc(ix.hidden, pre, ix.pathSearch)
-	for ; i < len(ix.hidden); i++ {
-		f := &ix.files[ix.hidden[i]]
-		if !strings.HasPrefix(f.Path, pre) || !fn(f) {
-			return
-		}
-	}
-}
-
-func dirPrefix(dir string) string {
-	if dir == "" || dir == "." {
-		return ""
-	}
-	return dir + "/"
-}
-
-// Candidates returns the regular, non-binary files under dir that may hold
-// a match of the regexp whose trigram query is q, unordered. fn filters
-// (by include, hiddenness) before a file is returned.
-func (ix *Index) Candidates(q *csindex.Query, dir string, keep func(*File) bool) []File {
-	var out []File
-	ix.EachCandidate(q, dir, func(f *File) {
-		if keep == nil || keep(f) {
-			out = append(out, *f)
-		}
-	})
-	return out
-}
-
-// EachCandidate calls fn, in no particular order, for each file
-// Candidates would consider, without copying it; fn must not keep f nor
-// call ix.
-func (ix *Index) EachCandidate(q *csindex.Query, dir string, fn func(f *File)) {
-	ix.EachPhraseCandidate(q, nil, dir, fn)
-}
-
-// EachPhraseCandidate is EachCandidate for a query whose every match also
-// holds one of ph (nil: no phrases known): a file whose next masks rule
-// out every phrase is left out (Phrases).
-func (ix *Index) EachPhraseCandidate(q *csindex.Query, ph *Phrases, dir string, fn func(f *File)) {
-	ix.EachPhraseCandidateSince(q, ph, dir, math.MinInt64, fn)
-}
-
-// EachPhraseCandidateSince is EachPhraseCandidate for the files whose
-// ModTime is since or later only: with since from NewestSince, the
-// candidates among the newest files, which come first in Grep's order.
-// The base's ids are told by their mtime before their next masks are
-// read, so a query that settles among the newest files costs what they
-// cost, not what all its candidates would.
-func (ix *Index) EachPhraseCandidateSince(q *csindex.Query, ph *Phrases, dir string, since int64, fn func(f *File)) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	pre := dirPrefix(dir)
-	add := func(id uint32) {
-		if int(id) >= len(ix.files) {
-			return // the table is checked on open, the lists only by their CRC
-		}
-		f := &ix.files[id]
-		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || f.ModTime < since || !strings.HasPrefix(f.Path, pre) {
-			return
-		}
-		fn(f)
-	}
-	q = normalizeQuery(q)
-	ids, all := ix.evalBaseSafe(q, ph, since)
-	switch {
-	case all && since != math.MinInt64: // the newer files only, not a pass over the table
-		ix.eachNewer(since, func(id uint32) bool {
-			if ix.delta[id] == nil && !ix.unknown[id] {
-				add(id)
-			}
-			return true
-		})
-	case all:
-		for _, id := range ix.order {
-			if ix.delta[id] == nil && !ix.unknown[id] {
-				add(id)
-			}
-		}
-	default:
-		for _, id := range ids {
-			if !ix.stale[id] && !ix.unknown[id] {
-				add(id)
-			}
-		}
-	}
-	// The delta: its slices name the files that may match, and only
-	// those are looked up.
-	ix.dsl.each(q, func(id uint32) {
-		if ix.unknown[id] || ix.files[id].ModTime < since {
-			return
-		}
-		if tris := ix.delta[id]; matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
-			add(id)
-		}
-	})
-	for id := range ix.unknown { // trigrams unknown: always a candidate
-		add(id)
-	}
-}
-
-// newerMask returns the bitmap of the ids whose file has ModTime since or
-// later: a pass over the packed mtimes (8 MB at a million files). Caller
-// holds mu.
-func (ix *Index) newerMask(since int64) []uint64 {
-	w := make([]uint64, (len(ix.mtimes)+63)/64)
-	ix.eachNewer(since, func(id uint32) bool {
-		w[id/64] |= 1 << (id % 64)
-		return true
-	})
-	return w
-}
-
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
@@ -852,63 +632,6 @@ func readBase(fn func()) (ok bool) {
 	}()
 	fn()
 	return true
-}
-
-// CandidateBound returns at most how many base files the trigram query q
-// can name (the stream's bound: an AND's shortest list, an OR's lists
-// summed), and how many files the table holds under dir; all=true when q
-// constrains nothing. A bound near the files under dir says the query's
-// candidates are dense, so the newest of them are worth trying first.
-func (ix *Index) CandidateBound(q *csindex.Query, dir string) (bound, files int, all bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	lo, hi := ix.orderRange(dir)
-	if !readBase(func() {
-		s, sall := ix.stream(normalizeQuery(q))
-		if all = sall; s != nil {
-			bound = s.size()
-		}
-	}) {
-		bound, all = 0, true
-	}
-	return bound, hi - lo, all
-}
-
-// orderRange returns the range of ix.order holding the files under dir
-// ("" or "." for all): one run of the sorted paths. Caller holds mu.
-func (ix *Index) orderRange(dir string) (lo, hi int) {
-	pre := dirPrefix(dir)
-	if pre == "" {
-		return 0, len(ix.order)
-	}
-	lo, _ = slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
-	hi = lo + sort.Search(len(ix.order)-lo, func(i int) bool { return !strings.HasPrefix(ix.files[ix.order[lo+i]].Path, pre) })
-	return lo, hi
-}
-
-// newestSample is how many files NewestSince looks at.
-const newestSample = 4096
-
-// NewestSince returns an mtime such that about k of the files under dir
-// have it or a later one (math.MinInt64 when there are not more than k),
-// estimated from the mtimes of at most newestSample files evenly spaced
-// in path order. The files at since or later are a prefix of Grep's
-// order (mtime descending), whatever the estimate's error.
-func (ix *Index) NewestSince(dir string, k int) (since int64) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	lo, hi := ix.orderRange(dir)
-	n := hi - lo
-	if k >= n || k <= 0 {
-		return math.MinInt64
-	}
-	m := min(n, newestSample)
-	ts := make([]int64, m)
-	for i := range ts {
-		ts[i] = ix.mtimes[ix.order[lo+int(int64(i)*int64(n)/int64(m))]]
-	}
-	slices.Sort(ts)
-	return ts[m-1-int(int64(k)*int64(m)/int64(n))]
 }
 
 // normalizeQuery rewrites q for the lowercase index: trigrams lowercased
@@ -973,68 +696,6 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, since int64) (ids []uin
 		s.next()
 	}
 	return ids, false
-}
-
-// Skipped is a record of what a walk without include_hidden or
-// include_ignored would report as skipped: an entry the ignore rules
-// pruned from the index, or (Hidden) a directory with a hidden name, which
-// the index holds (its files are in the table) but a walk that does not
-// include hidden entries skips. Hidden directories are recorded because a
-// hidden directory holding no file would otherwise leave no trace.
-// Default marks a directory pruned by the default list alone
-// (ignore.Verdict.Default), which answers name found or not.
-type Skipped struct {
-	Path    string
-	IsDir   bool
-	Hidden  bool
-	Default bool
-}
-
-// Ignored reports whether rel (root-relative) is, or is inside, a subtree
-// the ignore rules pruned: the index does not hold it.
-func (ix *Index) Ignored(rel string) bool {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	for _, p := range ancestorsAndSelf(rel) {
-		if i, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok && !ix.ignored[i].Hidden {
-			return true
-		}
-	}
-	return false
-}
-
-func cmpSkipped(s Skipped, p string) int { return strings.Compare(s.Path, p) }
-
-// HiddenDir reports whether the index records rel (root-relative) as a
-// hidden directory: a directory with a hidden name that no ignore rule
-// whitelists, the classifier's verdict when the index last saw it.
-func (ix *Index) HiddenDir(rel string) bool {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	i, ok := slices.BinarySearchFunc(ix.ignored, rel, cmpSkipped)
-	return ok && ix.ignored[i].Hidden
-}
-
-// IgnoredUnder calls fn for each pruned entry under dir, in path order.
-func (ix *Index) IgnoredUnder(dir string, fn func(Skipped)) {
-	ix.SkippedUnder(dir, func(s Skipped) {
-		if !s.Hidden {
-			fn(s)
-		}
-	})
-}
-
-// SkippedUnder calls fn for each record under dir, in path order: the
-// entries the ignore rules pruned and the directories with hidden names
-// (Skipped.Hidden).
-func (ix *Index) SkippedUnder(dir string, fn func(Skipped)) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	pre := dirPrefix(dir)
-	i, _ := slices.BinarySearchFunc(ix.ignored, pre, cmpSkipped)
-	for ; i < len(ix.ignored) && strings.HasPrefix(ix.ignored[i].Path, pre); i++ {
-		fn(ix.ignored[i])
-	}
 }
 
 // HiddenName reports whether the file's own name is hidden (its last

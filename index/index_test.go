@@ -57,16 +57,17 @@ func trigramQuery(t testing.TB, pattern string) *csindex.Query {
 func candidates(t testing.TB, ix *Index, pattern string) []string {
 	t.Helper()
 	var out []string
-	for _, f := range ix.Candidates(trigramQuery(t, pattern), "", nil) {
+	ix.Candidates(CandidateOptions{Content: trigramQuery(t, pattern)}, func(f *File) bool {
 		out = append(out, f.Path)
-	}
+		return true
+	})
 	slices.Sort(out)
 	return out
 }
 
 func paths(ix *Index) []string {
 	var out []string
-	ix.Files("", "", func(f *File) bool { out = append(out, f.Path); return true })
+	ix.Candidates(CandidateOptions{}, func(f *File) bool { out = append(out, f.Path); return true })
 	return out
 }
 
@@ -103,7 +104,7 @@ func TestBuildTableAndCandidates(t *testing.T) {
 	if got := paths(ix); !slices.Equal(got, wantPaths) {
 		t.Fatalf("paths:\n got %q\nwant %q", got, wantPaths)
 	}
-	if !ix.Ignored("node_modules") || !ix.Ignored("node_modules/x.js") || ix.Ignored("b") {
+	if !ix.Visibility().Ignored("node_modules") || !ix.Visibility().Ignored("node_modules/x.js") || ix.Visibility().Ignored("b") {
 		t.Fatal("Ignored: node_modules must be recorded as pruned, b must not")
 	}
 	// Lowercase trigrams: (?i) and case-sensitive queries narrow alike;
@@ -197,7 +198,7 @@ func TestSaveOpenRoundTrip(t *testing.T) {
 	}
 	defer ix2.Close()
 	checkIndex(t, ix2)
-	if !slices.Equal(paths(ix2), paths(ix)) || !ix2.Ignored("skip") {
+	if !slices.Equal(paths(ix2), paths(ix)) || !ix2.Visibility().Ignored("skip") {
 		t.Fatalf("reopened table differs: %q", paths(ix2))
 	}
 	if got := candidates(t, ix2, "gamma"); !slices.Equal(got, []string{"b/c.txt"}) {
@@ -349,12 +350,12 @@ func TestApplyIgnoredAndTypeChanges(t *testing.T) {
 	if !slices.Equal(paths(ix), paths(fresh)) {
 		t.Fatalf("paths:\n got %q\nwant %q", paths(ix), paths(fresh))
 	}
-	if !ix.Ignored("new.tmp") {
+	if !ix.Visibility().Ignored("new.tmp") {
 		t.Fatal("new.tmp is ignored but not recorded as such")
 	}
 	var got, want []Skipped
-	ix.SkippedUnder("", func(s Skipped) { got = append(got, s) })
-	fresh.SkippedUnder("", func(s Skipped) { want = append(want, s) })
+	ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
+	fresh.Visibility().Skipped("", func(s Skipped) { want = append(want, s) })
 	if !slices.Equal(got, want) {
 		t.Fatalf("records:\n got %v\nwant %v", got, want)
 	}
@@ -365,10 +366,10 @@ func TestApplyIgnoredAndTypeChanges(t *testing.T) {
 	}
 }
 
-// hiddenNames returns the paths HiddenFiles reports under dir.
+// hiddenNames returns the paths Visibility.HiddenFiles reports under dir.
 func hiddenNames(ix *Index, dir string) []string {
 	var out []string
-	ix.HiddenFiles(dir, func(f *File) bool { out = append(out, f.Path); return true })
+	ix.Visibility().HiddenFiles(dir, func(f *File) bool { out = append(out, f.Path); return true })
 	return out
 }
 
@@ -516,11 +517,11 @@ func TestDeltaSlices(t *testing.T) {
 	}
 }
 
-// FilesEntering visits exactly the files Files does whose directories
-// (below dir) enter all lets in, in path order, asking about each
-// directory once; names that sort around "/" ("a.b", "a0", "a-") sit
-// next to the directories passed over.
-func TestFilesEntering(t *testing.T) {
+// A listing by path with Enter visits exactly the files one without does
+// whose directories (below dir) Enter all lets in, in path order, asking
+// about each directory once; names that sort around "/" ("a.b", "a0",
+// "a-") sit next to the directories passed over.
+func TestCandidatesEntering(t *testing.T) {
 	files := map[string]string{}
 	for _, p := range []string{
 		"a.go", "a-x/f", "a/b/c/d.go", "a/b/c.go", "a/b0", "a/b.x/f", "a/b/z/y.go", "a0/f", "a.b/f",
@@ -547,7 +548,7 @@ func TestFilesEntering(t *testing.T) {
 		}
 		base := dirPrefix(dir)
 		var want []string
-		ix.Files(dir, prefix, func(f *File) bool {
+		ix.Candidates(CandidateOptions{Dir: dir, Prefix: prefix}, func(f *File) bool {
 			for _, d := range dirsOf(f.Path[len(base):]) {
 				if refuse[d] {
 					return true
@@ -558,7 +559,7 @@ func TestFilesEntering(t *testing.T) {
 		})
 		var got []string
 		asked := map[string]int{}
-		ix.FilesEntering(dir, prefix, func(sub string) bool { asked[sub]++; return !refuse[sub] }, func(f *File) bool {
+		ix.Candidates(CandidateOptions{Dir: dir, Prefix: prefix, Enter: func(sub string) bool { asked[sub]++; return !refuse[sub] }}, func(f *File) bool {
 			got = append(got, f.Path)
 			return true
 		})
@@ -572,16 +573,17 @@ func TestFilesEntering(t *testing.T) {
 		}
 		// Stopping early stops.
 		n := 0
-		ix.FilesEntering(dir, prefix, func(sub string) bool { return !refuse[sub] }, func(*File) bool { n++; return n < 2 })
+		ix.Candidates(CandidateOptions{Dir: dir, Prefix: prefix, Enter: func(sub string) bool { return !refuse[sub] }}, func(*File) bool { n++; return n < 2 })
 		if n > 2 || len(want) >= 2 && n != 2 {
 			t.Fatalf("trial %d: fn called %d times after returning false", trial, n)
 		}
 	}
 }
 
-// FilesNewerFirst visits the files FilesEntering does, the ones at since
-// or later first, then the others in path order, and stops when told.
-func TestFilesNewerFirst(t *testing.T) {
+// A listing with Newer and ThenOlder visits the files one by path does,
+// the ones at Since or later first, then the others in path order, and
+// stops when told.
+func TestCandidatesNewerFirst(t *testing.T) {
 	files := map[string]string{}
 	names := []string{"a.go", "a/b/c.go", "a/b/d.go", "a/x.go", "b/y.go", "b/z/w.go", "c.go", "d/e.go"}
 	for _, p := range names {
@@ -614,8 +616,10 @@ func TestFilesNewerFirst(t *testing.T) {
 		{"", "", "", 2, []string{"a/b/d.go", "b/z/w.go"}},
 	} {
 		var got []string
-		ix.FilesNewerFirst(c.dir, c.prefix, since.UnixNano(), func(sub string) bool { return sub != c.refuse }, func(f *File, isNewer bool) bool {
-			if isNewer != newer[f.Path] {
+		o := CandidateOptions{Dir: c.dir, Prefix: c.prefix, Enter: func(sub string) bool { return sub != c.refuse },
+			Newer: true, Since: since.UnixNano(), ThenOlder: true}
+		ix.Candidates(o, func(f *File) bool {
+			if isNewer := f.ModTime >= o.Since; isNewer != newer[f.Path] {
 				t.Errorf("%+v: %s newer=%v", c, f.Path, isNewer)
 			}
 			got = append(got, f.Path)
@@ -631,12 +635,10 @@ func TestFilesNewerFirst(t *testing.T) {
 			t.Errorf("%+v: got %q, want %q", c, got, c.want)
 		}
 	}
-	// A file whose mtime is since itself is a newer one.
+	// A file whose mtime is Since itself is a newer one.
 	var tied []string
-	ix.FilesNewerFirst("", "", since.Add(time.Minute).UnixNano(), nil, func(f *File, isNewer bool) bool {
-		if isNewer {
-			tied = append(tied, f.Path)
-		}
+	ix.Candidates(CandidateOptions{Newer: true, Since: since.Add(time.Minute).UnixNano()}, func(f *File) bool {
+		tied = append(tied, f.Path)
 		return true
 	})
 	if slices.Sort(tied); !slices.Equal(tied, []string{"a/b/d.go", "b/z/w.go", "d/e.go"}) {

@@ -30,7 +30,7 @@ func setMtime(t testing.TB, root, rel string, mt time.Time) {
 // mtimeOf returns the table's mtime of rel.
 func mtimeOf(ix *index.Index, rel string) int64 {
 	var m int64
-	ix.Files("", "", func(f *index.File) bool {
+	ix.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
 		if f.Path == rel {
 			m = f.ModTime
 		}

@@ -20,7 +20,7 @@ func phraseCandidates(t testing.TB, ix *Index, pattern string, lits ...string) [
 		bl = append(bl, []byte(l))
 	}
 	var out []string
-	ix.EachPhraseCandidate(trigramQuery(t, pattern), NewPhrases(bl), "", func(f *File) { out = append(out, f.Path) })
+	ix.Candidates(CandidateOptions{Content: trigramQuery(t, pattern), Phrases: NewPhrases(bl)}, func(f *File) bool { out = append(out, f.Path); return true })
 	slices.Sort(out)
 	return out
 }
@@ -165,8 +165,8 @@ func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
 			bl = append(bl, []byte(l))
 		}
 		var got, nofilter []string
-		ix.EachPhraseCandidate(q, NewPhrases(bl), "", func(f *File) { got = append(got, f.Path) })
-		ix.EachPhraseCandidate(q, nil, "", func(f *File) { nofilter = append(nofilter, f.Path) })
+		ix.Candidates(CandidateOptions{Content: q, Phrases: NewPhrases(bl)}, func(f *File) bool { got = append(got, f.Path); return true })
+		ix.Candidates(CandidateOptions{Content: q}, func(f *File) bool { nofilter = append(nofilter, f.Path); return true })
 		dropped += len(nofilter) - len(got)
 		for p, c := range files {
 			for _, l := range lits {

@@ -197,7 +197,8 @@ func TestBaseTruncatedUnderQueries(t *testing.T) {
 	q := trigramQuery(t, "needle")
 	candidates := func(since int64) []string {
 		var got []string
-		ix.EachPhraseCandidateSince(q, NewPhrases([][]byte{[]byte("needle")}), "", since, func(f *File) { got = append(got, f.Path) })
+		o := CandidateOptions{Content: q, Phrases: NewPhrases([][]byte{[]byte("needle")}), Newer: since != math.MinInt64, Since: since}
+		ix.Candidates(o, func(f *File) bool { got = append(got, f.Path); return true })
 		slices.Sort(got)
 		return got
 	}
@@ -210,10 +211,10 @@ func TestBaseTruncatedUnderQueries(t *testing.T) {
 		t.Errorf("candidates after the base was cut: %q, want every regular file %q", got, all)
 	}
 	// The two files changed since the save (in the delta) are the newest.
-	if got, want := candidates(ix.NewestSince("", 1)), []string{"a.txt", "new.txt"}; !slices.Equal(got, want) {
+	if got, want := candidates(ix.Estimate(CandidateOptions{}, 1).Since), []string{"a.txt", "new.txt"}; !slices.Equal(got, want) {
 		t.Errorf("newest candidates after the base was cut: %q, want %q", got, want)
 	}
-	if _, files, unconstrained := ix.CandidateBound(q, ""); !unconstrained || files != 8 {
-		t.Errorf("bound after the base was cut: %d files, unconstrained %v; want 8, true", files, unconstrained)
+	if e := ix.Estimate(CandidateOptions{Content: q}, 0); !e.All || e.Files != 8 {
+		t.Errorf("bound after the base was cut: %d files, unconstrained %v; want 8, true", e.Files, e.All)
 	}
 }

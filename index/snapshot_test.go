@@ -660,13 +660,13 @@ func reopen(t *testing.T, ix *Index, db, root string) *Index {
 // tableRecords returns the index's table, without the Racy flag (set
 // anew when a file is looked at), and its ignored records.
 func tableRecords(ix *Index) (files []File, skipped []Skipped) {
-	ix.Files("", "", func(f *File) bool {
+	ix.Candidates(CandidateOptions{}, func(f *File) bool {
 		g := *f
 		g.Flags &^= Racy
 		files = append(files, g)
 		return true
 	})
-	ix.SkippedUnder("", func(s Skipped) { skipped = append(skipped, s) })
+	ix.Visibility().Skipped("", func(s Skipped) { skipped = append(skipped, s) })
 	return files, skipped
 }
 

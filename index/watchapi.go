@@ -13,8 +13,8 @@ import (
 // ignored, as a build would record it.
 //
 // Apply treats an ignored path like a missing one: it drops the contents
-// and also the path's own record of being ignored, so Ignored and
-// IgnoredUnder would then disagree with a fresh build. The watcher sees
+// and also the path's own record of being ignored, so the Visibility's
+// Ignored and Skipped would then disagree with a fresh build. The watcher sees
 // ignored files change all the time (logs matched by *.log, a new
 // node_modules) and calls Prune for them instead. Prune is cheap when
 // nothing changes: a path already recorded, with nothing indexed at or

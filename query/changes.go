@@ -231,13 +231,14 @@ func untracked(ix *index.Index, dir string, includeIgnored bool) []string {
 	if ix == nil {
 		return nil
 	}
+	vis := ix.Visibility()
 	var dirs []string
-	if ix.Ignored(walkStart(dir)) {
+	if vis.Ignored(walkStart(dir)) {
 		dirs = append(dirs, dir)
 	}
 	if includeIgnored {
-		ix.IgnoredUnder(walkStart(dir), func(s index.Skipped) {
-			if s.IsDir {
+		vis.Skipped(walkStart(dir), func(s index.Skipped) {
+			if !s.Hidden && s.IsDir {
 				dirs = append(dirs, s.Path)
 			}
 		})

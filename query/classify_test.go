@@ -171,7 +171,7 @@ func TestClassifierAgreesWithTraversals(t *testing.T) {
 	}
 	for name, ix := range map[string]*index.Index{"build": built, "apply": applied} {
 		var got []string
-		ix.Files("", "", func(f *index.File) bool {
+		ix.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
 			got = append(got, f.Path)
 			if f.Hidden != wantMask[f.Path] {
 				t.Errorf("index (%s): %s hidden mask %b, want %b", name, f.Path, f.Hidden, wantMask[f.Path])
@@ -182,7 +182,11 @@ func TestClassifierAgreesWithTraversals(t *testing.T) {
 			t.Errorf("index (%s) holds\n%q\nwant\n%q", name, got, wantFiles)
 		}
 		var ign []string
-		ix.IgnoredUnder("", func(s index.Skipped) { ign = append(ign, s.Path) })
+		ix.Visibility().Skipped("", func(s index.Skipped) {
+			if !s.Hidden {
+				ign = append(ign, s.Path)
+			}
+		})
 		if !slices.Equal(ign, wantIgnored) {
 			t.Errorf("index (%s) records as ignored\n%q\nwant\n%q", name, ign, wantIgnored)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 )
 
@@ -57,7 +58,7 @@ func FuzzIndexGrep(f *testing.F) {
 		}
 		changed = append(changed, rel)
 	}
-	if err := idx.Searcher.(Indexed).Index.Apply(context.Background(), changed); err != nil {
+	if err := idx.Searcher.(Indexed).Index.(*index.Index).Apply(context.Background(), changed); err != nil {
 		f.Fatal(err)
 	}
 	for _, s := range []struct {
@@ -119,7 +120,7 @@ func FuzzIndexGlob(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	if err := idx.Searcher.(Indexed).Index.Apply(context.Background(), changed); err != nil {
+	if err := idx.Searcher.(Indexed).Index.(*index.Index).Apply(context.Background(), changed); err != nil {
 		f.Fatal(err)
 	}
 	for _, p := range []string{"**/*.go", "**", "*", "a/**", "**/*.{go,js}", "src/**/x/*.go", ".github/**/*.yml",

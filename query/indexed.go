@@ -18,13 +18,28 @@ import (
 	"github.com/indexd/indexd/tree"
 )
 
+// Index is the index as Indexed reads it; package index's Index
+// implements it. Candidates lists the files that may answer a query, in
+// one call whose options say what the query is (Glob's listing by path,
+// Grep's candidates by content); Estimate says what it knows of them
+// without listing them (for Grep's newest-first prefixes); Visibility is
+// the index's record of what a walk would not show, from which Indexed
+// answers as a walk would about ignored and hidden entries.
+type Index interface {
+	Candidates(o index.CandidateOptions, fn func(f *index.File) bool)
+	Estimate(o index.CandidateOptions, newest int) index.Extent
+	Visibility() index.Visibility
+}
+
+var _ Index = (*index.Index)(nil)
+
 // Indexed is the Searcher that answers from an index: Glob from the path
 // table, Grep from trigram candidates read live. What the index does not
 // hold is answered by Walker, and the result says so. Its answers equal
 // Walker's (the differential tests hold it to that) apart from the work
 // statistics (visited, files_scanned, candidates).
 type Indexed struct {
-	Index *index.Index
+	Index Index
 	// Live lists subtrees (root-relative directories) the index is not
 	// kept current for, such as directories that could not be watched:
 	// each query walks the ones it reaches and merges them with the
@@ -109,7 +124,7 @@ func (r *reach) entered(sub string) bool {
 // walk and merge, or a reason to leave it all to the walk ("" if the index
 // can answer).
 func (s Indexed) plan(dir string, includeIgnored bool) (live []string, reason envelope.FallbackReason) {
-	if includeIgnored || s.Index.Ignored(walkStart(dir)) {
+	if includeIgnored || s.Index.Visibility().Ignored(walkStart(dir)) {
 		return nil, envelope.ReasonIgnoredPaths
 	}
 	live, inside := s.liveSplit(dir)
@@ -170,14 +185,14 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	}
 	// Directories no match can lie in are passed over, as the walk
 	// passes them over.
+	o := index.CandidateOptions{Dir: q.Dir, Prefix: g.LiteralPrefix(), Enter: q.enter()}
 	if recent {
-		s.Index.FilesNewerFirst(q.Dir, g.LiteralPrefix(), cutoff, q.enter(), func(f *index.File, newer bool) bool { return visit(f, !newer) })
-	} else {
-		s.Index.FilesEntering(q.Dir, g.LiteralPrefix(), q.enter(), func(f *index.File) bool { return visit(f, false) })
+		o.Newer, o.Since, o.ThenOlder = true, cutoff, true
 	}
+	s.Index.Candidates(o, func(f *index.File) bool { return visit(f, recent && f.ModTime < cutoff) })
 	walkedIgnored := 0
 	var walkedSkips []tree.Skip
-	reached := newReach(q.Dir, q.enter(), g.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
+	reached := newReach(q.Dir, q.enter(), g.AllowHidden, p.IncludeHidden, s.Index.Visibility().HiddenDir)
 	for _, sub := range live {
 		if res.Run.Data.AbortedReason != "" || !reached.entered(sub) {
 			continue
@@ -233,13 +248,16 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	search := q.search(blocks)
 	var files []grep.File
 	var read grep.Known // the files grepNewest read
+	o := index.CandidateOptions{Dir: walkStart(q.Dir), Content: tq, Phrases: ph}
 	candidates := func(since int64) []grep.File {
 		files = files[:0]
-		s.Index.EachPhraseCandidateSince(tq, ph, walkStart(q.Dir), since, func(f *index.File) {
+		o.Newer, o.Since = since != math.MinInt64, since
+		s.Index.Candidates(o, func(f *index.File) bool {
 			rel := relTo(q.Dir, f.Path)
 			if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
 				files = append(files, read.File(f.Path, f.ModTime, f.Size))
 			}
+			return true
 		})
 		return files
 	}
@@ -251,7 +269,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var fb envelope.Fallback
 	walkedIgnored := 0
 	var walkedSkips []tree.Skip
-	reached := newReach(q.Dir, includeEnter(q.Include), q.Include.AllowHidden, p.IncludeHidden, s.Index.HiddenDir)
+	reached := newReach(q.Dir, includeEnter(q.Include), q.Include.AllowHidden, p.IncludeHidden, s.Index.Visibility().HiddenDir)
 	if !settled {
 		files = candidates(math.MinInt64)
 		for _, sub := range live {
@@ -294,7 +312,7 @@ func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search
 	need := search.Limit + 1 // the results that settle the answer: lines, or files
 	last := int64(math.MinInt64)
 	for k, all := s.newestFirst(tq, dir); k > 0 && k <= all/newestFirstMost; {
-		since := s.Index.NewestSince(walkStart(dir), k)
+		since := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir)}, k).Since
 		if since == math.MinInt64 || since == last {
 			break // all files, or the same prefix again (mtimes tied)
 		}
@@ -327,7 +345,7 @@ const newestFirstMost = 4
 // under dir the first prefix holds (0: take all the candidates at once),
 // of all. A Grep with a limit reads its candidates in Grep's order,
 // newest first, and stops at limit+1 results; the candidates with an
-// mtime at or after the k'th newest file's (Index.NewestSince) are a
+// mtime at or after the k'th newest file's (index.Extent.Since) are a
 // prefix of that order, so when their scan finds limit+1 results, its
 // answer is the whole query's (truncated); when not, a larger prefix is
 // tried, sized by the results this one gave, then all, each reusing the
@@ -338,11 +356,11 @@ const newestFirstMost = 4
 // costs what those files cost, not what all of them would. The Grep's
 // candidates statistic counts those of the prefix that answered.
 func (s Indexed) newestFirst(tq *csindex.Query, dir string) (k, all int) {
-	bound, files, unconstrained := s.Index.CandidateBound(tq, walkStart(dir))
-	if files < newestFirstFiles || !unconstrained && bound < files/8 {
-		return 0, files
+	e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir), Content: tq}, 0)
+	if e.Files < newestFirstFiles || !e.All && e.Bound < e.Files/8 {
+		return 0, e.Files
 	}
-	return files / 64, files
+	return e.Files / 64, e.Files
 }
 
 // dirDepth returns the number of components of a resolved directory.
@@ -390,7 +408,8 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 		}
 	}
 	ignored := 0
-	s.Index.SkippedUnder(r.start, func(sk index.Skipped) {
+	vis := s.Index.Visibility()
+	vis.Skipped(r.start, func(sk index.Skipped) {
 		switch {
 		case !sk.Hidden:
 			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
@@ -404,7 +423,7 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 		}
 	})
 	if wantList && !r.includeHidden {
-		s.Index.HiddenFiles(r.start, func(f *index.File) bool {
+		vis.HiddenFiles(r.start, func(f *index.File) bool {
 			if hiddenSkip(f.Path) {
 				out = append(out, tree.Skip{Rel: f.Path, Hidden: true})
 			}

@@ -191,7 +191,7 @@ func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(11, 12))
 	var files []string
-	idx.Searcher.(Indexed).Index.Files("", "", func(f *index.File) bool {
+	idx.Searcher.(Indexed).Index.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
 		if strings.HasSuffix(f.Path, ".go") && f.Size > 200 && f.Size < 50000 {
 			files = append(files, f.Path)
 		}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 )
 
@@ -61,7 +62,7 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 		setMtime(t, root, rel, mt)
 		changed = append(changed, rel)
 	}
-	if err := idx.Searcher.(Indexed).Index.Apply(context.Background(), changed); err != nil {
+	if err := idx.Searcher.(Indexed).Index.(*index.Index).Apply(context.Background(), changed); err != nil {
 		t.Fatal(err)
 	}
 	candidates := func(args string) int {
@@ -108,7 +109,7 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 	}
 	root := testtree.Write(t, files)
 	_, idx := buildTools(t, root)
-	ix := idx.Searcher.(Indexed).Index
+	ix := idx.Searcher.(Indexed).Index.(*index.Index)
 	saved := newestFirstFiles
 	newestFirstFiles = 0
 	defer func() { newestFirstFiles = saved }()

@@ -41,7 +41,7 @@ func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
 	}
 	root := newRoot(t, files)
 	walk, idx := buildTools(t, root)
-	ix := idx.Searcher.(Indexed).Index
+	ix := idx.Searcher.(Indexed).Index.(*index.Index)
 	var changed []string // a third read again: their postings are in the delta
 	for i := 0; i < 60; i += 3 {
 		p := fmt.Sprintf("d%d/f%02d.txt", i%3, i)
@@ -101,8 +101,8 @@ func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
 		re := regexp.MustCompile(m.Syntax().String()) // what the matcher runs
 		q := csindex.RegexpQuery(m.Syntax())
 		var got, all []string
-		ix.EachPhraseCandidate(q, index.NewPhrases(m.Literals()), "", func(f *index.File) { got = append(got, f.Path) })
-		ix.EachPhraseCandidate(q, nil, "", func(f *index.File) { all = append(all, f.Path) })
+		ix.Candidates(index.CandidateOptions{Content: q, Phrases: index.NewPhrases(m.Literals())}, func(f *index.File) bool { got = append(got, f.Path); return true })
+		ix.Candidates(index.CandidateOptions{Content: q}, func(f *index.File) bool { all = append(all, f.Path); return true })
 		dropped += len(all) - len(got)
 		for p, c := range files {
 			if re.MatchString(c) {

@@ -1,12 +1,19 @@
-// Package query answers the three agent tools, Glob, Grep and LS, for one
-// workspace (SPEC §3–8): it decodes and checks parameters, resolves paths
-// inside the root (the security boundary), applies the ignore rules, runs
-// the query and builds the envelope.
+// Package query is the tool layer: it answers the agent tools of the
+// table (package tool: Glob, Grep, LS, Changes) for one workspace
+// (SPEC §3–8). It decodes and checks a call's parameters (params.go),
+// resolves paths inside the root (resolve.go: the security boundary),
+// runs the query and builds the envelope, or hands a command line's
+// results to a Sink as they come (answer.go).
 //
 // Glob and Grep are answered by a Searcher. Walker, the uncached walk of
-// the live tree, is the reference implementation; the index-backed
-// searcher must return exactly what it returns. LS always reads the live
-// directory.
+// the live tree, is the reference implementation; Indexed answers from an
+// index through a narrow interface (Index: one candidates call with
+// options, an estimate, and a visibility view) and must return exactly
+// what the walk returns. Both glue the walk or the index to the engines,
+// which know nothing of the tools: package glob matches Glob's patterns,
+// Grep's include and the file filters, and package grep finds Grep's
+// lines. LS always reads the live directory; Changes reads the root's
+// change journal (changes.go, changedsince.go).
 //
 // Ordering rules: Glob's paths are in byte order of the root-relative path
 // (or, with sort "recent", files changed in the last 24 hours newest first,
@@ -55,7 +62,7 @@ func (q *GlobQuery) match(rel string) bool { return q.Glob.Match(rel) && q.Filte
 func (q *GlobQuery) descend(rel string) bool { return q.Glob.Descend(rel) && q.Filter.Descend(rel) }
 
 // enter is descend, or nil when descend is true of every directory (for
-// index.FilesEntering).
+// index.CandidateOptions.Enter).
 func (q *GlobQuery) enter() func(rel string) bool {
 	if q.Glob.DescendsAll() && q.Filter.DescendsAll() {
 		return nil

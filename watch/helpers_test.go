@@ -187,7 +187,7 @@ func checkFresh(t testing.TB, w *Watcher, ix *index.Index) {
 // change), not what it holds, so it is left out.
 func table(ix *index.Index) []index.File {
 	var out []index.File
-	ix.Files("", "", func(f *index.File) bool {
+	ix.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
 		g := *f
 		g.Flags &^= index.Racy
 		out = append(out, g)
@@ -200,14 +200,14 @@ func table(ix *index.Index) []index.File {
 // hidden directories), to compare with a fresh build.
 func ignored(ix *index.Index) []index.Skipped {
 	var out []index.Skipped
-	ix.SkippedUnder("", func(s index.Skipped) { out = append(out, s) })
+	ix.Visibility().Skipped("", func(s index.Skipped) { out = append(out, s) })
 	return out
 }
 
 // paths lists the indexed paths under dir.
 func paths(ix *index.Index, dir string) []string {
 	var out []string
-	ix.Files(dir, "", func(f *index.File) bool { out = append(out, f.Path); return true })
+	ix.Candidates(index.CandidateOptions{Dir: dir}, func(f *index.File) bool { out = append(out, f.Path); return true })
 	return out
 }
 
@@ -221,9 +221,10 @@ func candidates(t testing.TB, ix *index.Index, pattern string) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, f := range ix.Candidates(csindex.RegexpQuery(re), "", nil) {
+	ix.Candidates(index.CandidateOptions{Content: csindex.RegexpQuery(re)}, func(f *index.File) bool {
 		out = append(out, f.Path)
-	}
+		return true
+	})
 	slices.Sort(out)
 	return out
 }

@@ -75,7 +75,7 @@ func TestInfoExcludeEdits(t *testing.T) {
 	// No .git/info yet: made, with the file, after Start.
 	writeFile(t, root, ".git/info/exclude", "*.dat\n")
 	wantIndexed(t, w, in, "info/exclude made", []string{"c.txt", "gen/g.txt"}, []string{"a.dat", "sub/b.dat"})
-	if !ix.Ignored("a.dat") || !ix.Ignored("sub/b.dat") {
+	if !ix.Visibility().Ignored("a.dat") || !ix.Visibility().Ignored("sub/b.dat") {
 		t.Error("the .dat files are not recorded as ignored")
 	}
 	// The case: *.dat taken out of it.
@@ -215,23 +215,23 @@ func TestTrackedDirsFollowTheIndex(t *testing.T) {
 	indexGit(t, root, "add", "README")
 	w, ix := startDB(t, root, Options{})
 	in := func(p string) bool { return has(ix, p) }
-	if in("go/build/build.go") || !ix.Ignored("go/build") {
+	if in("go/build/build.go") || !ix.Visibility().Ignored("go/build") {
 		t.Fatal("an untracked go/build is indexed")
 	}
 	dirs := w.State().Dirs
 
 	indexGit(t, root, "add", "go/build")
 	wantIndexed(t, w, in, "git add go/build", []string{"go/build/build.go", "go/build/testdata/t.go"}, []string{"build/out.txt"})
-	if ix.Ignored("go/build") || w.State().Dirs != dirs+2 {
-		t.Errorf("go/build: Ignored=%v Dirs=%d, want false %d", ix.Ignored("go/build"), w.State().Dirs, dirs+2)
+	if ix.Visibility().Ignored("go/build") || w.State().Dirs != dirs+2 {
+		t.Errorf("go/build: Ignored=%v Dirs=%d, want false %d", ix.Visibility().Ignored("go/build"), w.State().Dirs, dirs+2)
 	}
 	writeFile(t, root, "go/build/new.go", "package build\n")
 	wantIndexed(t, w, in, "a file made in go/build", []string{"go/build/new.go"}, nil)
 	indexGit(t, root, "commit", "-q", "-m", "x")
 	indexGit(t, root, "rm", "-q", "-r", "--cached", "go/build")
 	wantIndexed(t, w, in, "git rm --cached go/build", nil, []string{"go/build/build.go", "go/build/new.go"})
-	if !ix.Ignored("go/build") || w.State().Dirs != dirs {
-		t.Errorf("go/build: Ignored=%v Dirs=%d, want true %d", ix.Ignored("go/build"), w.State().Dirs, dirs)
+	if !ix.Visibility().Ignored("go/build") || w.State().Dirs != dirs {
+		t.Errorf("go/build: Ignored=%v Dirs=%d, want true %d", ix.Visibility().Ignored("go/build"), w.State().Dirs, dirs)
 	}
 
 	// In a repository inside the tree.

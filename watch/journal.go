@@ -57,11 +57,11 @@ func tableUnder(ix *index.Index, scopes []string) []entryState {
 	}
 	for _, s := range outermost(slices.Clone(scopes)) {
 		if s == "" {
-			ix.Files("", "", add)
+			ix.Candidates(index.CandidateOptions{}, add)
 			continue
 		}
 		dir, name := split(s)
-		ix.Files(dir, name, func(f *index.File) bool {
+		ix.Candidates(index.CandidateOptions{Dir: dir, Prefix: name}, func(f *index.File) bool {
 			if f.Path != s && !strings.HasPrefix(f.Path, s+"/") {
 				return f.Path < s+"/" // paths such as s.go and s-x sort between s and s/
 			}
@@ -153,7 +153,7 @@ func (w *Watcher) smallAncestor(p string, memo map[string]bool) string {
 		ok, seen := memo[a]
 		if !seen {
 			n := 0
-			w.ix.Files(a, "", func(*index.File) bool { n++; return n <= journalScopeMax })
+			w.ix.Candidates(index.CandidateOptions{Dir: a}, func(*index.File) bool { n++; return n <= journalScopeMax })
 			ok = n <= journalScopeMax
 			memo[a] = ok
 		}
@@ -328,8 +328,8 @@ func ignoredChange(p string, op fsnotify.Op, exists bool, mtime int64, hidden ui
 func (w *Watcher) ignoredDir(p string) bool {
 	dir, _ := split(p)
 	found := false
-	w.ix.IgnoredUnder(dir, func(s index.Skipped) {
-		found = found || (s.Path == p && s.IsDir)
+	w.ix.Visibility().Skipped(dir, func(s index.Skipped) {
+		found = found || (!s.Hidden && s.Path == p && s.IsDir)
 	})
 	return found
 }

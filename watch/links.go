@@ -320,7 +320,7 @@ func (w *Watcher) otherLinks() []string {
 	fresh := w.fresh
 	w.fresh = make(map[fileKey]string)
 	var cands []index.File
-	w.ix.Files("", "", func(f *index.File) bool {
+	w.ix.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
 		if _, ok := fresh[fileKey{f.Dev, f.Ino}]; ok && f.Mode.IsRegular() {
 			cands = append(cands, *f)
 		}

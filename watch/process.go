@@ -612,7 +612,7 @@ func (w *Watcher) dropReplaced(p string, nowDir bool) {
 	if nowDir {
 		stale = holds(w.ix, p)
 	} else {
-		w.ix.Files(p, "", func(*index.File) bool { stale = true; return false })
+		w.ix.Candidates(index.CandidateOptions{Dir: p}, func(*index.File) bool { stale = true; return false })
 	}
 	if !stale {
 		return
@@ -633,7 +633,7 @@ func (w *Watcher) dropReplaced(p string, nowDir bool) {
 func holds(ix *index.Index, rel string) bool {
 	dir, name := split(rel)
 	found := false
-	ix.Files(dir, name, func(f *index.File) bool {
+	ix.Candidates(index.CandidateOptions{Dir: dir, Prefix: name}, func(f *index.File) bool {
 		found = f.Path == rel // rel itself sorts first among paths it prefixes
 		return false
 	})

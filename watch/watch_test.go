@@ -346,8 +346,8 @@ func TestIgnoreFileChanges(t *testing.T) {
 	// The root's .gitignore ignores gen/.
 	writeFile(t, root, ".gitignore", "gen/\n")
 	syncNow(t, w)
-	if got := paths(ix, "gen"); len(got) != 0 || !ix.Ignored("gen") {
-		t.Fatalf("gen/ ignored: index holds %q, Ignored=%v", got, ix.Ignored("gen"))
+	if got := paths(ix, "gen"); len(got) != 0 || !ix.Visibility().Ignored("gen") {
+		t.Fatalf("gen/ ignored: index holds %q, Ignored=%v", got, ix.Visibility().Ignored("gen"))
 	}
 	if got := w.State().Dirs; got != dirs-2 {
 		t.Errorf("Dirs = %d with gen/ ignored, want %d", got, dirs-2)
@@ -373,14 +373,14 @@ func TestIgnoreFileChanges(t *testing.T) {
 	writeFile(t, root, "src/.gitignore", "out/\n")
 	writeFile(t, root, "src/.ignore", "*.tmp\n")
 	syncNow(t, w)
-	if has(ix, "src/out/o.txt") || !ix.Ignored("src/out") {
+	if has(ix, "src/out/o.txt") || !ix.Visibility().Ignored("src/out") {
 		t.Fatal("src/out/ not ignored by src/.gitignore")
 	}
 	for i := range 5 { // an ignored file written again and again
 		writeFile(t, root, "src/x.tmp", fmt.Sprintf("tmp %d\n", i))
 		syncNow(t, w)
 	}
-	if has(ix, "src/x.tmp") || !ix.Ignored("src/x.tmp") {
+	if has(ix, "src/x.tmp") || !ix.Visibility().Ignored("src/x.tmp") {
 		t.Fatal("src/x.tmp indexed, or its ignored record lost")
 	}
 	must(t, os.Remove(filepath.Join(root, "src/.gitignore")))
@@ -394,7 +394,7 @@ func TestIgnoreFileChanges(t *testing.T) {
 	writeFile(t, root, "node_modules/pkg/index.js", "js\n")
 	writeFile(t, root, "src/__pycache__/m.pyc", "pyc\n")
 	syncNow(t, w)
-	if has(ix, "node_modules/pkg/index.js") || !ix.Ignored("node_modules") || !ix.Ignored("src/__pycache__") {
+	if has(ix, "node_modules/pkg/index.js") || !ix.Visibility().Ignored("node_modules") || !ix.Visibility().Ignored("src/__pycache__") {
 		t.Fatal("a default-ignored directory was indexed, or not recorded")
 	}
 	if got := w.State().Dirs; got != before {
@@ -591,7 +591,7 @@ func TestCookiesNeverIndexed(t *testing.T) {
 			}
 			must(t, os.Remove(filepath.Join(root, stray)))
 			syncNow(t, w)
-			ix.Files("", "", func(f *index.File) bool {
+			ix.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
 				if strings.Contains(f.Path, ignore.CookiePrefix) {
 					t.Errorf("cookie %s in the index", f.Path)
 				}
@@ -760,7 +760,7 @@ func TestExchangeLoopWatcher(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%100 == 0 {
-			ix.Files("", "", func(f *index.File) bool {
+			ix.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
 				if strings.HasSuffix(f.Path, "secret.txt") {
 					t.Errorf("exchange %d: the index holds %s", i, f.Path)
 				}

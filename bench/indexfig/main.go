@@ -73,7 +73,7 @@ func run(tree string, runs int) error {
 	}
 	var corpus int64
 	files := 0
-	ix.Files("", "", func(f *index.File) bool { corpus += f.Size; files++; return true })
+	ix.Candidates(index.CandidateOptions{}, func(f *index.File) bool { corpus += f.Size; files++; return true })
 	fmt.Printf("## Index figures: %s\n\n%d files, %.1f MB\n\n", tree, files, mb(corpus))
 	fmt.Printf("| figure | value |\n|---|---|\n")
 	fmt.Printf("| full build (wall, %d cores) | %s |\n", nproc(), ms(build))

@@ -1,0 +1,389 @@
+package index
+
+// What the index answers a query with: the files that may answer it
+// (Candidates, one call whatever the query: Glob's listing by path or
+// Grep's by content), what it knows of them without listing them
+// (Estimate), and what a walk would not have shown (Visibility). A
+// caller reads files live: the index only narrows.
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// CandidateOptions say which files Candidates lists.
+type CandidateOptions struct {
+	// Dir is the root-relative directory the files are under ("" or "."
+	// for all).
+	Dir string
+	// Prefix: only the paths that start with it, relative to Dir (a
+	// glob's leading directories, which every match starts with; "" for
+	// any).
+	Prefix string
+	// Enter, if not nil, is asked about each directory below Dir (its
+	// path relative to Dir, without a trailing slash; parents before
+	// children, at most once each), and a directory it refuses is passed
+	// over whole, by a binary search past its paths. It applies to a
+	// listing by path (Content nil), not to the newer files listed first
+	// (Newer). It must not call the index.
+	Enter func(sub string) bool
+	// Content, if not nil, is the trigram query of a regexp
+	// (csindex.RegexpQuery): the files are then the regular, non-binary
+	// ones that may hold a match, in no particular order, every file
+	// whose trigrams the index does not know among them. Nil: every file
+	// under Dir, in path order.
+	Content *csindex.Query
+	// Phrases, with Content: phrases every match holds one of (nil: none
+	// known); a file whose next masks rule out every phrase is left out.
+	Phrases *Phrases
+	// Newer: only the files whose ModTime is Since or later. With
+	// Content, the base's ids are told by their mtime before their next
+	// masks are read, so a query that settles among the newest files
+	// costs what they cost, not what all its candidates would. Without
+	// Content, they are listed first, in no particular order, every
+	// directory entered; with ThenOlder the others follow, by path, so a
+	// caller that takes the newer files whatever their path and the
+	// others by path can stop as soon as it has enough of the others
+	// (Glob's sort "recent").
+	Newer     bool
+	Since     int64
+	ThenOlder bool
+}
+
+// Candidates calls fn with each file o selects, until fn returns false,
+// all of them from one state of the table. fn must not keep f nor call
+// ix.
+func (ix *Index) Candidates(o CandidateOptions, fn func(f *File) bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	switch {
+	case o.Content != nil:
+		since := int64(math.MinInt64)
+		if o.Newer {
+			since = o.Since
+		}
+		ix.eachCandidate(o.Content, o.Phrases, dirPrefix(o.Dir)+o.Prefix, since, fn)
+	case !o.Newer:
+		ix.eachEntering(o.Dir, o.Prefix, o.Enter, fn)
+	default:
+		lo := dirPrefix(o.Dir) + o.Prefix
+		stopped := false
+		ix.eachNewer(o.Since, func(id uint32) bool {
+			f := &ix.files[id]
+			stopped = f.Path != "" && strings.HasPrefix(f.Path, lo) && !fn(f)
+			return !stopped
+		})
+		if !stopped && o.ThenOlder {
+			ix.eachEntering(o.Dir, o.Prefix, o.Enter, func(f *File) bool { return f.ModTime >= o.Since || fn(f) })
+		}
+	}
+}
+
+// eachNewer calls fn, in id order, with each id whose file has ModTime
+// since or later (its packed mtime; a free id's is 0), until fn returns
+// false. Caller holds mu. (The mtimes are as many as the ids: Check;
+// the bound only keeps a broken invariant from reading past the table.)
+func (ix *Index) eachNewer(since int64, fn func(id uint32) bool) {
+	for id, t := range ix.mtimes[:min(len(ix.mtimes), len(ix.files))] {
+		if t >= since && !fn(uint32(id)) {
+			return
+		}
+	}
+}
+
+// eachEntering calls fn, in path order, with each file whose path is
+// under dir and starts with prefix (relative to dir), entering only the
+// directories enter lets in (CandidateOptions.Enter; nil: all), until fn
+// returns false. Caller holds mu.
+func (ix *Index) eachEntering(dir, prefix string, enter func(sub string) bool, fn func(*File) bool) {
+	base := dirPrefix(dir)
+	lo := base + prefix
+	i, _ := slices.BinarySearchFunc(ix.order, lo, ix.pathSearch)
+	// entered holds the directories entered that hold the current path,
+	// outermost first, each with its trailing slash: in path order a
+	// directory's files are contiguous, so it is a stack.
+	var entered []string
+	for i < len(ix.order) {
+		f := &ix.files[ix.order[i]]
+		if !strings.HasPrefix(f.Path, lo) {
+			return
+		}
+		if enter != nil {
+			rel := f.Path[len(base):]
+			for len(entered) > 0 && !strings.HasPrefix(rel, entered[len(entered)-1]) {
+				entered = entered[:len(entered)-1]
+			}
+			refused := ""
+			for start := len(last(entered)); ; {
+				j := strings.IndexByte(rel[start:], '/')
+				if j < 0 {
+					break
+				}
+				d := rel[:start+j+1]
+				if !enter(d[:len(d)-1]) {
+					refused = d
+					break
+				}
+				entered = append(entered, d)
+				start += j + 1
+			}
+			if refused != "" {
+				// The first path past the directory's: its name followed
+				// by the byte after '/'.
+				past := base + refused[:len(refused)-1] + "0"
+				k, _ := slices.BinarySearchFunc(ix.order[i:], past, ix.pathSearch)
+				i += k
+				continue
+			}
+		}
+		if !fn(f) {
+			return
+		}
+		i++
+	}
+}
+
+// last returns the last of ss, "" if there is none.
+func last(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[len(ss)-1]
+}
+
+func dirPrefix(dir string) string {
+	if dir == "" || dir == "." {
+		return ""
+	}
+	return dir + "/"
+}
+
+// eachCandidate calls fn with each regular, non-binary file whose path
+// starts with pre that may hold a match of the trigram query q (and of
+// one of ph, when not nil), whose ModTime is since or later
+// (math.MinInt64: any), until fn returns false. Caller holds mu.
+func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, pre string, since int64, fn func(f *File) bool) {
+	stopped := false
+	add := func(id uint32) {
+		if stopped || int(id) >= len(ix.files) {
+			return // the table is checked on open, the lists only by their CRC
+		}
+		f := &ix.files[id]
+		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || f.ModTime < since || !strings.HasPrefix(f.Path, pre) {
+			return
+		}
+		stopped = !fn(f)
+	}
+	q = normalizeQuery(q)
+	ids, all := ix.evalBaseSafe(q, ph, since)
+	switch {
+	case all && since != math.MinInt64: // the newer files only, not a pass over the table
+		ix.eachNewer(since, func(id uint32) bool {
+			if ix.delta[id] == nil && !ix.unknown[id] {
+				add(id)
+			}
+			return !stopped
+		})
+	case all:
+		for _, id := range ix.order {
+			if ix.delta[id] == nil && !ix.unknown[id] {
+				add(id)
+			}
+		}
+	default:
+		for _, id := range ids {
+			if !ix.stale[id] && !ix.unknown[id] {
+				add(id)
+			}
+		}
+	}
+	// The delta: its slices name the files that may match, and only
+	// those are looked up.
+	ix.dsl.each(q, func(id uint32) {
+		if stopped || ix.unknown[id] || ix.files[id].ModTime < since {
+			return
+		}
+		if tris := ix.delta[id]; matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
+			add(id)
+		}
+	})
+	for id := range ix.unknown { // trigrams unknown: always a candidate
+		add(id)
+	}
+}
+
+// newerMask returns the bitmap of the ids whose file has ModTime since or
+// later: a pass over the packed mtimes (8 MB at a million files). Caller
+// holds mu.
+func (ix *Index) newerMask(since int64) []uint64 {
+	w := make([]uint64, (len(ix.mtimes)+63)/64)
+	ix.eachNewer(since, func(id uint32) bool {
+		w[id/64] |= 1 << (id % 64)
+		return true
+	})
+	return w
+}
+
+// Extent is what Estimate knows of the candidates of a query without
+// listing them.
+type Extent struct {
+	// Files is how many files the table holds under Dir.
+	Files int
+	// Bound is at most how many base files Content can name (the
+	// stream's bound: an AND's shortest list, an OR's lists summed);
+	// All: Content constrains nothing (or is nil). A bound near Files
+	// says the candidates are dense, so the newest of them are worth
+	// trying first.
+	Bound int
+	All   bool
+	// Since, for newest more than 0: an mtime such that about newest of
+	// the files under Dir have it or a later one (math.MinInt64 when
+	// there are not more than newest, or newest is 0), estimated from
+	// the mtimes of at most newestSample files evenly spaced in path
+	// order. The files at Since or later are a prefix of Grep's order
+	// (mtime descending), whatever the estimate's error.
+	Since int64
+}
+
+// Estimate returns the extent of the candidates of o (its Dir and
+// Content) and, when newest is more than 0, the mtime from which about
+// the newest newest files under Dir are.
+func (ix *Index) Estimate(o CandidateOptions, newest int) Extent {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	lo, hi := ix.orderRange(o.Dir)
+	e := Extent{Files: hi - lo, All: true, Since: math.MinInt64}
+	if o.Content != nil && !readBase(func() {
+		s, all := ix.stream(normalizeQuery(o.Content))
+		if e.All = all; s != nil {
+			e.Bound = s.size()
+		}
+	}) {
+		e.Bound, e.All = 0, true
+	}
+	if newest > 0 {
+		e.Since = ix.newestSince(lo, hi, newest)
+	}
+	return e
+}
+
+// orderRange returns the range of ix.order holding the files under dir
+// ("" or "." for all): one run of the sorted paths. Caller holds mu.
+func (ix *Index) orderRange(dir string) (lo, hi int) {
+	pre := dirPrefix(dir)
+	if pre == "" {
+		return 0, len(ix.order)
+	}
+	lo, _ = slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
+	hi = lo + sort.Search(len(ix.order)-lo, func(i int) bool { return !strings.HasPrefix(ix.files[ix.order[lo+i]].Path, pre) })
+	return lo, hi
+}
+
+// newestSample is how many files Estimate looks at for Extent.Since.
+const newestSample = 4096
+
+// newestSince is Extent.Since for the files ix.order[lo:hi] and k newest.
+// Caller holds mu.
+func (ix *Index) newestSince(lo, hi, k int) (since int64) {
+	n := hi - lo
+	if k >= n || k <= 0 {
+		return math.MinInt64
+	}
+	m := min(n, newestSample)
+	ts := make([]int64, m)
+	for i := range ts {
+		ts[i] = ix.mtimes[ix.order[lo+int(int64(i)*int64(n)/int64(m))]]
+	}
+	slices.Sort(ts)
+	return ts[m-1-int(int64(k)*int64(m)/int64(n))]
+}
+
+// Skipped is a record of what a walk without include_hidden or
+// include_ignored would report as skipped: an entry the ignore rules
+// pruned from the index, or (Hidden) a directory with a hidden name, which
+// the index holds (its files are in the table) but a walk that does not
+// include hidden entries skips. Hidden directories are recorded because a
+// hidden directory holding no file would otherwise leave no trace.
+// Default marks a directory pruned by the default list alone
+// (ignore.Verdict.Default), which answers name found or not.
+type Skipped struct {
+	Path    string
+	IsDir   bool
+	Hidden  bool
+	Default bool
+}
+
+// Visibility is the index's view of what a walk that includes neither
+// hidden nor ignored entries would not show: the entries the ignore rules
+// pruned (which the index does not hold), the directories with hidden
+// names it records and the files with hidden names it holds.
+// Each call reads the index as it is then; it is safe for concurrent use.
+type Visibility struct{ ix *Index }
+
+// Visibility returns the index's view of what a walk would not show.
+func (ix *Index) Visibility() Visibility { return Visibility{ix} }
+
+// Ignored reports whether rel (root-relative) is, or is inside, a subtree
+// the ignore rules pruned: the index does not hold it.
+func (v Visibility) Ignored(rel string) bool {
+	ix := v.ix
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, p := range ancestorsAndSelf(rel) {
+		if i, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok && !ix.ignored[i].Hidden {
+			return true
+		}
+	}
+	return false
+}
+
+func cmpSkipped(s Skipped, p string) int { return strings.Compare(s.Path, p) }
+
+// HiddenDir reports whether the index records rel (root-relative) as a
+// hidden directory: a directory with a hidden name that no ignore rule
+// whitelists, the classifier's verdict when the index last saw it.
+func (v Visibility) HiddenDir(rel string) bool {
+	ix := v.ix
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	i, ok := slices.BinarySearchFunc(ix.ignored, rel, cmpSkipped)
+	return ok && ix.ignored[i].Hidden
+}
+
+// Skipped calls fn with each record under dir (root-relative; "" or "."
+// for all), in path order: the entries the ignore rules pruned and the
+// directories with hidden names (Skipped.Hidden). fn must not call the
+// index.
+func (v Visibility) Skipped(dir string, fn func(Skipped)) {
+	ix := v.ix
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	pre := dirPrefix(dir)
+	i, _ := slices.BinarySearchFunc(ix.ignored, pre, cmpSkipped)
+	for ; i < len(ix.ignored) && strings.HasPrefix(ix.ignored[i].Path, pre); i++ {
+		fn(ix.ignored[i])
+	}
+}
+
+// HiddenFiles calls fn, in path order, for each file under dir
+// (root-relative; "" or "." for all) whose own name is hidden
+// (File.HiddenName: what a walk without include_hidden skips by name),
+// until fn returns false. It visits only those files, not the table. fn
+// must not call the index.
+func (v Visibility) HiddenFiles(dir string, fn func(*File) bool) {
+	ix := v.ix
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	pre := dirPrefix(dir)
+	i, _ := slices.BinarySearchFunc(ix.hidden, pre, ix.pathSearch)
+	for ; i < len(ix.hidden); i++ {
+		f := &ix.files[ix.hidden[i]]
+		if !strings.HasPrefix(f.Path, pre) || !fn(f) {
+			return
+		}
+	}
+}
