@@ -645,3 +645,32 @@ func TestCandidatesNewerFirst(t *testing.T) {
 		t.Errorf("newer at their own mtime: %q", tied)
 	}
 }
+
+// A listing by content stops when fn says so, as a listing by path does,
+// whether its files come from the base or the delta.
+func TestCandidatesByContentStop(t *testing.T) {
+	files := map[string]string{}
+	for i := range 20 {
+		files[fmt.Sprintf("f%02d.txt", i)] = "a needle here\n"
+	}
+	root := writeTree(t, files)
+	ix := mustBuild(t, root)
+	testtree.File(t, root, "f00.txt", "a needle changed\n") // into the delta
+	testtree.File(t, root, "new.txt", "a needle added\n")
+	if err := ix.Apply(context.Background(), []string{"f00.txt", "new.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	o := CandidateOptions{Content: trigramQuery(t, "needle")}
+	all := 0
+	ix.Candidates(o, func(*File) bool { all++; return true })
+	if all != 21 {
+		t.Fatalf("%d candidates, want 21", all)
+	}
+	for stop := 1; stop <= all; stop++ {
+		n := 0
+		ix.Candidates(o, func(*File) bool { n++; return n < stop })
+		if n != stop {
+			t.Errorf("fn said stop at %d, called %d times", stop, n)
+		}
+	}
+}

@@ -67,3 +67,34 @@ func TestReadPrefix(t *testing.T) {
 		t.Error("Release kept a buffer over its size")
 	}
 }
+
+// ReadFullAt reads exactly what was asked for, however the reads split,
+// at any offset, without moving the position; fewer bytes, and no error,
+// only at the end of the file.
+func TestReadFullAt(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 70000)
+	for i := range data {
+		data[i] = byte('a' + i%26)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(testtree.Open(t, dir), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range []struct{ off, n, want int }{
+		{0, 70000, 70000}, {3, 65536, 65536}, {69990, 100, 10}, {70000, 5, 0}, {100, 0, 0},
+	} {
+		p := make([]byte, c.n)
+		got, err := f.ReadFullAt(p, int64(c.off))
+		if err != nil || got != c.want || !bytes.Equal(p[:got], data[c.off:c.off+got]) {
+			t.Errorf("ReadFullAt(%d bytes at %d) = %d, %v; want %d bytes of the file", c.n, c.off, got, err, c.want)
+		}
+	}
+	if rest, err := io.ReadAll(f); err != nil || !bytes.Equal(rest, data) {
+		t.Errorf("the position moved: %d bytes read after, %v", len(rest), err)
+	}
+}
