@@ -112,6 +112,9 @@ func (d *daemon) runTool(ctx context.Context, tool string, p *rpc.ToolParams) *e
 		}
 	}}
 	t := &query.Tools{WS: ws, Searcher: s, Changes: s, Unlimited: p.Unlimited}
+	if p.Voice == rpc.VoiceCLI {
+		t.Voice = query.CLIVoice
+	}
 	if p.Unlimited {
 		// The command line's answer, of no set size: the connection's
 		// such answers are made one at a time (a client pipelining many

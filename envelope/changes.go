@@ -67,6 +67,9 @@ type ChangesRun struct {
 	Limit int
 	// Hints are extra info lines.
 	Hints []string
+	// Voice and LimitGiven are as GlobRun's.
+	Voice      Voice
+	LimitGiven bool
 }
 
 // Changes builds Changes' envelope: partial when fresh_instance (the list
@@ -91,7 +94,7 @@ func Changes(ctx Context, r ChangesRun) *Envelope {
 			st.Deleted++
 		}
 	}
-	status, err := decide(outcome{results: len(d.Changes), truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance && r.Since != "" || r.Untracked || d.Clock == ""})
+	status, err := decide(outcome{results: len(d.Changes), truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance && r.Since != "" || r.Untracked || d.Clock == "", voice: r.Voice})
 	var b strings.Builder
 	switch {
 	case r.Since == "" && d.Clock == "" && r.FreshReason != "":
@@ -99,7 +102,11 @@ func Changes(ctx Context, r ChangesRun) *Envelope {
 	case r.Since == "" && d.Clock == "":
 		fmt.Fprintf(&b, "No clock for '%s': no change journal is kept for this root yet (its index is not ready, or the answer was made without the daemon); call again once it is indexed.", displayPath(ctx))
 	case r.Since == "":
-		fmt.Fprintf(&b, "Clock for '%s': %s (no since given: pass it as since to list what changes after now)", displayPath(ctx), d.Clock)
+		how := "pass it as since"
+		if r.Voice.CLI() {
+			how = "give it with --since"
+		}
+		fmt.Fprintf(&b, "Clock for '%s': %s (no since given: %s to list what changes after now)", displayPath(ctx), d.Clock, how)
 	case d.FreshInstance:
 		fmt.Fprintf(&b, "Fresh instance: %s. Every file in '%s' is listed (%d); treat them all as changed.", r.FreshReason, displayPath(ctx), len(d.Changes))
 	case len(d.Changes) == 0:
@@ -114,14 +121,18 @@ func Changes(ctx Context, r ChangesRun) *Envelope {
 		}
 	}
 	if d.Truncated {
-		fmt.Fprintf(&b, "\n[Truncated: Showing first %d paths. Narrow the path or pattern, or raise limit.]", r.Limit)
+		if r.Voice.CLI() {
+			b.WriteString("\n" + cliTruncated(r.Limit, "paths", r.LimitGiven))
+		} else {
+			fmt.Fprintf(&b, "\n[Truncated: Showing first %d paths. Narrow the path or pattern, or raise limit.]", r.Limit)
+		}
 	}
 	if err != nil {
 		b.WriteString("\n[Error: " + err.Message + "]")
 	} else if d.AbortedReason != "" {
 		b.WriteString("\n[Partial: the file list timed out. Results are incomplete.]")
 	}
-	writeLines(&b, d.Fallback.infoLine())
+	writeLines(&b, d.Fallback.infoLine(r.Voice))
 	writeLines(&b, r.Hints...)
 	if len(d.Changes) > 0 {
 		b.WriteString("\n")

@@ -235,6 +235,10 @@ type outcome struct {
 	truncated bool   // a further result exists beyond the limit
 	aborted   string // a breaker or timeout fired ("" if not)
 	discount  bool   // served in a way the tool counts as partial (Grep's fallback)
+	// voice words the error; timeoutMS is Grep's time limit (0: none
+	// or not Grep), for the command line's message.
+	voice     Voice
+	timeoutMS int
 }
 
 // decide is the one place that turns an outcome into a status (SPEC §3):
@@ -248,9 +252,9 @@ func decide(o outcome) (Status, *Error) {
 		// Everything else was searched: an answer, discounted.
 		return StatusPartial, nil
 	case (o.aborted == AbortReadError || o.aborted == AbortMemoryLimit) && o.results == 0:
-		return StatusError, &Error{Code: CodeExecution, Message: abortMessage(o.aborted)}
+		return StatusError, &Error{Code: CodeExecution, Message: o.abortMessage()}
 	case o.aborted != "" && o.results == 0:
-		return StatusError, &Error{Code: CodeTimeout, Message: abortMessage(o.aborted)}
+		return StatusError, &Error{Code: CodeTimeout, Message: o.abortMessage()}
 	case o.truncated || o.aborted != "" || o.discount:
 		return StatusPartial, nil
 	}
@@ -274,8 +278,22 @@ const (
 // memoryLimitNote is the text's note for AbortMemoryLimit.
 const memoryLimitNote = "[Partial: the answer outgrew the memory the daemon gives answers being built; results are incomplete. Ask for the results as a stream (indexctl does), or narrow the pattern or path.]"
 
-func abortMessage(reason string) string {
-	switch reason {
+// abortMessage is the error of a search cut short before it found
+// anything, in the outcome's voice.
+func (o outcome) abortMessage() string {
+	if o.voice.CLI() {
+		switch o.aborted {
+		case AbortTimeout:
+			if o.timeoutMS > 0 {
+				return fmt.Sprintf("the search found nothing before its time limit (%s %d)", o.voice.Param("timeout_ms"), o.timeoutMS)
+			}
+		case AbortCountLimit:
+			return fmt.Sprintf("the walk found nothing in the agent tools' %d entries (with --args); narrow the pattern or path, or drop --args", GlobMaxVisited)
+		case AbortTimeLimit:
+			return fmt.Sprintf("the walk found nothing in the agent tools' %d ms (with --args); narrow the pattern or path, or drop --args", GlobMaxDurationMS)
+		}
+	}
+	switch o.aborted {
 	case AbortCountLimit:
 		return "Search aborted: visited more than the entry limit before finding any match. Narrow the pattern or path."
 	case AbortReadError:

@@ -57,11 +57,13 @@ type Fallback struct {
 	Reason FallbackReason `json:"fallback_reason,omitempty"`
 }
 
-// infoLine renders the fallback note for text.
-func (f Fallback) infoLine() string {
+// infoLine renders the fallback note for text, in voice v.
+func (f Fallback) infoLine(v Voice) string {
 	switch {
 	case !f.Used:
 		return ""
+	case f.Reason == ReasonIndexBuilding && v.CLI():
+		return "[Info: This root's index is still being built (the first query of a root starts it; 'indexctl index --wait' shows its progress): answered by walking the tree.]"
 	case f.Reason == ReasonNoWatcher:
 		return fmt.Sprintf("[Info: No index is kept: the daemon has no file watcher on this system (%s); answered by a full walk.]", f.Reason)
 	}
@@ -119,6 +121,10 @@ type GlobRun struct {
 	// were found (an unlimited query of the command line) and so not in
 	// Data: the text's counts and the status include them.
 	Streamed int
+	// Voice words the notes for the reader; LimitGiven: the call gave
+	// its limit (else it is the tool's default).
+	Voice      Voice
+	LimitGiven bool
 }
 
 // Glob builds Glob's envelope: status by decide, text per seed 000 §7.
@@ -131,7 +137,7 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	ctx = ctx.quoted()
 	st := r.Stats
 	st.Matched = len(d.Paths) + r.Streamed
-	status, err := decide(outcome{results: st.Matched, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance})
+	status, err := decide(outcome{results: st.Matched, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance, voice: r.Voice})
 	pattern, path := ctx.PatternNormalized, displayPath(ctx)
 
 	var b strings.Builder
@@ -142,7 +148,11 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	}
 	fmt.Fprintf(&b, "(Scanned %d items in %dms)", st.Visited, st.TimeMS)
 	if d.Truncated {
-		fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max %d).]", r.Limit, GlobMaxLimit)
+		if r.Voice.CLI() {
+			b.WriteString("\n" + cliTruncated(r.Limit, "files", r.LimitGiven))
+		} else {
+			fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max %d).]", r.Limit, GlobMaxLimit)
+		}
 	}
 	switch {
 	case err != nil:
@@ -154,7 +164,7 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	case d.AbortedReason == AbortMemoryLimit:
 		b.WriteString("\n" + memoryLimitNote)
 	}
-	writeLines(&b, d.Fallback.infoLine())
+	writeLines(&b, d.Fallback.infoLine(r.Voice))
 	writeLines(&b, r.Hints...)
 	if len(d.Paths) > 0 {
 		b.WriteString("\n")
@@ -296,6 +306,16 @@ type GrepStats struct {
 	Ignored       int  `json:"ignored"`
 }
 
+// cliTruncated is the command line's note of an answer cut at its limit:
+// n results shown of unit, the limit given or the agent tool's default
+// (with --args).
+func cliTruncated(n int, unit string, given bool) string {
+	if given {
+		return fmt.Sprintf("[Truncated: showing the first %d %s (--limit %d); more exist.]", n, unit, n)
+	}
+	return fmt.Sprintf("[Truncated: showing the first %d %s, the agent tool's default limit with --args; --limit N or --all shows more.]", n, unit)
+}
+
 // GrepRun is everything Grep found, handed to Grep to build the envelope.
 type GrepRun struct {
 	Data  GrepData
@@ -306,6 +326,12 @@ type GrepRun struct {
 	Hints []string
 	// Streamed is as GlobRun's: results (lines, or files) not in Data.
 	Streamed int
+	// Voice and LimitGiven are as GlobRun's.
+	Voice      Voice
+	LimitGiven bool
+	// TimeoutMS is the search's time limit (0: none), for the message of
+	// a search that timed out.
+	TimeoutMS int
 }
 
 // Grep builds Grep's envelope: status by decide (the fallback counts as a
@@ -319,7 +345,7 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	st := r.Stats
 	results := len(d.Matches) + len(d.Files) + len(d.Counts)
 	all := results + r.Streamed
-	status, err := decide(outcome{results: all, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used || d.FreshInstance})
+	status, err := decide(outcome{results: all, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used || d.FreshInstance, voice: r.Voice, timeoutMS: r.TimeoutMS})
 	pattern, path := echo(ctx.Pattern), displayPath(ctx)
 
 	var b strings.Builder
@@ -337,7 +363,11 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 		if d.Mode == ModeFiles || d.Mode == ModeCount {
 			unit = "files"
 		}
-		fmt.Fprintf(&b, "\n[Truncated: Showing first %d %s. Narrow pattern or path.]", r.Limit, unit)
+		if r.Voice.CLI() {
+			b.WriteString("\n" + cliTruncated(r.Limit, unit, r.LimitGiven))
+		} else {
+			fmt.Fprintf(&b, "\n[Truncated: Showing first %d %s. Narrow pattern or path.]", r.Limit, unit)
+		}
 	}
 	switch {
 	case err != nil:
@@ -351,7 +381,7 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}
-	writeLines(&b, d.Fallback.infoLine())
+	writeLines(&b, d.Fallback.infoLine(r.Voice))
 	writeLines(&b, r.Hints...)
 	if results > 0 {
 		b.WriteString("\n")
@@ -477,6 +507,7 @@ type LSRun struct {
 	Data  LSData
 	Stats LSStats
 	Hints []string
+	Voice Voice // as GlobRun's
 }
 
 // LS builds LS's envelope: partial when truncated; text per seed 002.
@@ -492,9 +523,13 @@ func LS(ctx Context, r LSRun) *Envelope {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Listed %d entries in '%s'", len(d.Entries), displayPath(ctx))
 	if d.Truncated {
-		fmt.Fprintf(&b, " (truncated from %d total). Use 'offset' to paginate.", st.Total)
+		if r.Voice.CLI() {
+			fmt.Fprintf(&b, " (truncated from %d total). Use --offset to see the rest.", st.Total)
+		} else {
+			fmt.Fprintf(&b, " (truncated from %d total). Use 'offset' to paginate.", st.Total)
+		}
 	}
-	writeLines(&b, d.Fallback.infoLine())
+	writeLines(&b, d.Fallback.infoLine(r.Voice))
 	writeLines(&b, r.Hints...)
 	if len(d.Entries) > 0 {
 		b.WriteString("\n")

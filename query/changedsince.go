@@ -37,7 +37,7 @@ func (t *Tools) changedSince(ctx context.Context, tok string, sync bool, dir str
 	set, serr := t.Changes.Since(ctx, tok, sync)
 	switch {
 	case errors.Is(serr, journal.ErrBadToken):
-		return nil, "", invalid("changed_since is not a clock token: give the clock of an earlier answer (context.clock, or data.clock of Changes).")
+		return nil, "", invalid("%s is not a clock token: give the clock of an earlier answer (context.clock, or data.clock of Changes).", t.Voice.Param("changed_since"))
 	case serr != nil:
 		return nil, "", internal(serr)
 	case set.Fresh:

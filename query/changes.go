@@ -87,8 +87,8 @@ type ChangesParams struct {
 	Sync           bool // as GlobParams.Sync
 }
 
-func decodeChanges(a args, unlimited bool) (p ChangesParams, err *envelope.Error) {
-	d := newDecoder(a, tool.Changes, unlimited)
+func decodeChanges(a args, r rules) (p ChangesParams, err *envelope.Error) {
+	d := newDecoder(a, tool.Changes, r)
 	if p.Since, err = d.str("since"); err != nil {
 		return
 	}
@@ -143,7 +143,7 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
 	}
-	p, err := decodeChanges(a, t.Unlimited)
+	p, err := decodeChanges(a, t.rules())
 	if err != nil {
 		return fail(err)
 	}
@@ -154,7 +154,7 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 	if _, given := a["pattern"]; given {
 		ectx.PatternNormalized = pat
 	}
-	run := envelope.ChangesRun{Since: p.Since, Limit: p.Limit}
+	run := envelope.ChangesRun{Since: p.Since, Limit: p.Limit, LimitGiven: a.given("limit"), Voice: t.Voice}
 	var set ChangeSet
 	switch {
 	case t.Changes == nil:
@@ -166,7 +166,7 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 		set, serr = t.Changes.Since(ctx, p.Since, p.Sync)
 		switch {
 		case errors.Is(serr, journal.ErrBadToken):
-			return fail(invalid("since is not a clock token: give the clock of an earlier answer (context.clock, or data.clock of Changes)."))
+			return fail(invalid("%s is not a clock token: give the clock of an earlier answer (context.clock, or data.clock of Changes).", t.Voice.Param("since")))
 		case serr != nil:
 			return fail(internal(serr))
 		}

@@ -28,17 +28,18 @@ type FilterParams struct {
 	Globs []string
 }
 
-// CompileFilter checks and compiles p; nil when p filters nothing. A glob
-// in the quoted form (internal/quote; after its "!") is unquoted first.
-func CompileFilter(p FilterParams) (*glob.Filter, *envelope.Error) {
+// CompileFilter checks and compiles p, its messages in voice v; nil when
+// p filters nothing. A glob in the quoted form (internal/quote; after its
+// "!") is unquoted first.
+func CompileFilter(p FilterParams, v envelope.Voice) (*glob.Filter, *envelope.Error) {
 	if len(p.Types)+len(p.TypesNot)+len(p.Globs) == 0 {
 		return nil, nil
 	}
-	types, err := typeGlobs("type", p.Types)
+	types, err := typeGlobs(v, "type", p.Types)
 	if err != nil {
 		return nil, err
 	}
-	typesNot, err := typeGlobs("type_not", p.TypesNot)
+	typesNot, err := typeGlobs(v, "type_not", p.TypesNot)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +70,16 @@ func didYouMean(n string) string {
 
 // typeGlobs returns the base-name globs of the file types names, the
 // parameter key's.
-func typeGlobs(key string, names []string) ([]*glob.Pattern, *envelope.Error) {
+func typeGlobs(v envelope.Voice, key string, names []string) ([]*glob.Pattern, *envelope.Error) {
 	var out []*glob.Pattern
 	for _, n := range names {
 		t, ok := filetype.Lookup(n)
 		if !ok {
-			return nil, invalid("%s: unknown file type '%s'%s. The types are ripgrep's names, such as go, py, js, ts, rust, java, c, cpp, md (%d in all).", key, n, didYouMean(n), len(filetype.All()))
+			list := ""
+			if v.CLI() {
+				list = " 'indexctl grep --type-list' lists them."
+			}
+			return nil, invalid("%s: unknown file type '%s'%s. The types are ripgrep's names, such as go, py, js, ts, rust, java, c, cpp, md (%d in all).%s", v.Param(key), n, didYouMean(n), len(filetype.All()), list)
 		}
 		for _, s := range t.Globs {
 			g, err := glob.Compile(s, false)
@@ -119,8 +124,8 @@ func compileInclude(given string) (*glob.Include, *envelope.Error) {
 // directory: a quoted form (internal/quote) unquoted to the bytes it stands
 // for, leading "./" removed, and an absolute pattern inside the search
 // directory made relative. dirAbs is the search directory's absolute path
-// (real or as given).
-func normalizeGlob(pattern string, dirAbs ...string) (string, *envelope.Error) {
+// (real or as given); v words the messages.
+func normalizeGlob(v envelope.Voice, pattern string, dirAbs ...string) (string, *envelope.Error) {
 	p := quote.Unquote(pattern)
 	if strings.HasPrefix(p, "/") {
 		for _, d := range dirAbs {
@@ -131,14 +136,14 @@ func normalizeGlob(pattern string, dirAbs ...string) (string, *envelope.Error) {
 			}
 		}
 		if strings.HasPrefix(p, "/") {
-			return "", invalid("pattern '%s' is absolute; give it relative to path.", pattern)
+			return "", invalid("pattern '%s' is absolute; give it relative to %s.", pattern, v.Param("path"))
 		}
 	}
 	for strings.HasPrefix(p, "./") {
 		p = strings.TrimLeft(p[2:], "/")
 	}
 	if p == "" || p == "." {
-		return "", invalid("Missing required parameter 'pattern'.")
+		return "", missingPattern(v)
 	}
 	return p, nil
 }

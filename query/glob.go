@@ -34,11 +34,11 @@ type GlobResult struct {
 // against the caller's directory, recording it in ectx, and normalizes
 // and compiles the glob pattern relative to it.
 func (t *Tools) resolveGlob(ectx *envelope.Context, path, what, pattern string, caseSensitive bool) (dir, pat string, g *glob.Pattern, err *envelope.Error) {
-	if dir, err = t.WS.resolveDir(ectx.Cwd, path, what); err != nil {
+	if dir, err = t.resolveDir(ectx.Cwd, path, what); err != nil {
 		return
 	}
 	ectx.PathResolved = dir
-	if pat, err = normalizeGlob(pattern, t.WS.Abs(dir), t.WS.givenAbs(dir)); err != nil {
+	if pat, err = normalizeGlob(t.Voice, pattern, t.WS.Abs(dir), t.WS.givenAbs(dir)); err != nil {
 		return
 	}
 	g, err = compileGlob(pat, !caseSensitive)
@@ -49,7 +49,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
 	}
-	p, err := decodeGlob(a, t.Unlimited)
+	p, err := decodeGlob(a, t.rules())
 	if err != nil {
 		return fail(err)
 	}
@@ -58,7 +58,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(err)
 	}
 	ectx.PatternNormalized = pat
-	filter, err := CompileFilter(p.Filter)
+	filter, err := CompileFilter(p.Filter, t.Voice)
 	if err != nil {
 		return fail(err)
 	}
@@ -90,9 +90,9 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		}
 	}
 	run.Stats.TimeMS = elapsedMS(start)
-	run.Limit = p.Limit
+	run.Limit, run.LimitGiven, run.Voice = p.Limit, a.given("limit"), t.Voice
 	found := len(run.Data.Paths)+run.Streamed > 0
-	run.Hints = skipHints(res.Skipped, found, func(s tree.Skip) bool {
+	run.Hints = skipHints(t.Voice, res.Skipped, found, func(s tree.Skip) bool {
 		r := relTo(dir, s.Rel)
 		if s.IsDir {
 			return q.descend(r) || q.match(r)
@@ -287,12 +287,12 @@ func relTo(dir, rel string) string {
 
 // skipHints renders the info lines naming what was left out that could
 // have matched (SPEC §5), with the parameter that includes it: the
-// directories the default list alone skipped, whose names the query
+// directories the default list alone skipped (in voice v), whose names the query
 // would otherwise have let in (shown says whether it lets in a hidden
 // name), in every answer, found or not (ripgrep would have searched
 // them: a build/ or dist/ may hold source); and when nothing was found,
 // whatever else ignore rules or hiddenness left out.
-func skipHints(skipped []tree.Skip, found bool, couldMatch func(tree.Skip) bool, shown func(name string) bool) []string {
+func skipHints(v envelope.Voice, skipped []tree.Skip, found bool, couldMatch func(tree.Skip) bool, shown func(name string) bool) []string {
 	var def, ign, hid []string
 	for _, s := range skipped {
 		base := s.Rel[strings.LastIndexByte(s.Rel, '/')+1:]
@@ -316,13 +316,13 @@ func skipHints(skipped []tree.Skip, found bool, couldMatch func(tree.Skip) bool,
 	}
 	var out []string
 	if len(def) > 0 {
-		out = append(out, "[Info: Directories on the default ignore list were skipped: "+listSome(def)+". Set include_ignored=true to search them.]")
+		out = append(out, "[Info: Directories on the default ignore list were skipped: "+listSome(def)+". "+v.Set("include_ignored", "true")+" to search them.]")
 	}
 	if len(ign) > 0 {
-		out = append(out, "[Info: Ignored paths were skipped: "+listSome(ign)+". Set include_ignored=true to search them.]")
+		out = append(out, "[Info: Ignored paths were skipped: "+listSome(ign)+". "+v.Set("include_ignored", "true")+" to search them.]")
 	}
 	if len(hid) > 0 {
-		out = append(out, "[Info: Hidden paths were skipped: "+listSome(hid)+". Set include_hidden=true to search them.]")
+		out = append(out, "[Info: Hidden paths were skipped: "+listSome(hid)+". "+v.Set("include_hidden", "true")+" to search them.]")
 	}
 	return out
 }

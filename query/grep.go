@@ -31,12 +31,12 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 			ectx.Pattern = s
 		}
 	}
-	p, err := decodeGrep(a, t.Unlimited)
+	p, err := decodeGrep(a, t.rules())
 	if err != nil {
 		return fail(err)
 	}
 	ectx.SortedBy = "mtime_desc"
-	m, err := compileMatcher(p)
+	m, err := compileMatcher(p, t.Voice)
 	if err != nil {
 		return fail(err)
 	}
@@ -44,12 +44,12 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	if err != nil {
 		return fail(err)
 	}
-	filter, err := CompileFilter(p.Filter)
+	filter, err := CompileFilter(p.Filter, t.Voice)
 	if err != nil {
 		return fail(err)
 	}
 	inc = inc.WithFilter(filter)
-	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Search root")
+	dir, err := t.resolveDir(ectx.Cwd, p.Path, "Search root")
 	if err != nil {
 		return fail(err)
 	}
@@ -84,9 +84,9 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 		}
 	}
 	run.Stats.TimeMS = elapsedMS(start)
-	run.Limit = p.Limit
+	run.Limit, run.LimitGiven, run.Voice, run.TimeoutMS = p.Limit, a.given("limit"), t.Voice, p.TimeoutMS
 	run.Data.Mode = p.OutputMode
-	run.Hints = skipHints(res.Skipped, len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed > 0, func(s tree.Skip) bool {
+	run.Hints = skipHints(t.Voice, res.Skipped, len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed > 0, func(s tree.Skip) bool {
 		r := relTo(dir, s.Rel)
 		if s.IsDir {
 			return inc.Descend(r)
@@ -160,13 +160,13 @@ func grepWalkOptions(q *GrepQuery) tree.Options {
 }
 
 // compileMatcher compiles p's pattern, refusing one that is not a regexp
-// (or that matches a line break outside multiline mode) with the agent's
-// message.
-func compileMatcher(p GrepParams) (*grep.Matcher, *envelope.Error) {
+// (or that matches a line break outside multiline mode) with a message
+// in voice v.
+func compileMatcher(p GrepParams, v envelope.Voice) (*grep.Matcher, *envelope.Error) {
 	m, err := grep.CompileMatcher(p.Pattern, grep.MatchOptions{CaseSensitive: p.CaseSensitive, FixedStrings: p.FixedStrings, Multiline: p.Multiline})
 	switch {
 	case errors.Is(err, grep.ErrLineBreak):
-		return nil, invalid("Invalid regex pattern: it matches a line break; set multiline=true to match across lines")
+		return nil, invalid("Invalid regex pattern: it matches a line break; %s to match across lines", lowerFirst(v.Set("multiline", "true")))
 	case err != nil:
 		return nil, invalid("Invalid regex pattern: %v", err)
 	}

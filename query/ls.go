@@ -27,7 +27,7 @@ func (t *Tools) ls(ctx context.Context, ectx envelope.Context, a args, start tim
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))
 	}
-	p, err := decodeLS(a, t.Unlimited)
+	p, err := decodeLS(a, t.rules())
 	if err != nil {
 		return fail(err)
 	}
@@ -36,7 +36,7 @@ func (t *Tools) ls(ctx context.Context, ectx envelope.Context, a args, start tim
 			return fail(invalid("Invalid ignore pattern '%s'.", g))
 		}
 	}
-	dir, err := t.WS.resolveDir(ectx.Cwd, p.Path, "Path")
+	dir, err := t.resolveDir(ectx.Cwd, p.Path, "Path")
 	if err != nil {
 		return fail(err)
 	}
@@ -123,7 +123,8 @@ func (t *Tools) ls(ctx context.Context, ectx envelope.Context, a args, start tim
 	hi := min(lo+p.Limit, len(entries))
 	run.Data.Entries = entries[lo:hi]
 	run.Data.Truncated = hi < len(entries)
-	run.Hints = skipHints(skipped, len(entries) > 0, func(tree.Skip) bool { return true },
+	run.Voice = t.Voice
+	run.Hints = skipHints(t.Voice, skipped, len(entries) > 0, func(tree.Skip) bool { return true },
 		func(string) bool { return p.IncludeHidden })
 	run.Stats.TimeMS = elapsedMS(start)
 	return envelope.LS(ectx, run)

@@ -35,22 +35,48 @@ func decodeArgs(raw json.RawMessage) (args, *envelope.Error) {
 	return a, nil
 }
 
+// given reports whether the call gave key (not null).
+func (a args) given(key string) bool {
+	_, ok := a[key]
+	return ok
+}
+
+// lowerFirst is s with its first letter in lower case, for a hint
+// inside a sentence ("Set x=true" → "set x=true").
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
 func invalid(format string, v ...any) *envelope.Error {
 	return envelope.Errorf(envelope.CodeInvalidParam, format, v...)
 }
 
+// missingPattern is the error of a call without its pattern, in voice v:
+// the seeds' message for agents; on the command line the argument is
+// missing.
+func missingPattern(v envelope.Voice) *envelope.Error {
+	if v.CLI() {
+		return invalid("missing PATTERN")
+	}
+	return invalid("Missing required parameter 'pattern'.")
+}
+
 // pattern returns the required, non-empty "pattern" string.
-func (a args) pattern() (string, *envelope.Error) {
-	v, ok := a["pattern"]
+func (d *decoder) pattern() (string, *envelope.Error) {
+	d.param("pattern")
+	v, ok := d.a["pattern"]
 	if !ok {
-		return "", invalid("Missing required parameter 'pattern'.")
+		return "", missingPattern(d.voice)
 	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {
-		return "", invalid("pattern must be a string.")
+		return "", invalid("%s must be a string.", d.voice.Param("pattern"))
 	}
 	if s == "" {
-		return "", invalid("Missing required parameter 'pattern'.")
+		return "", missingPattern(d.voice)
 	}
 	return s, nil
 }
@@ -169,14 +195,24 @@ type decoder struct {
 	spec *tool.Spec
 	// unlimited: the command line's rules (Tools.Unlimited).
 	unlimited bool
+	// voice words the messages (Tools.Voice).
+	voice envelope.Voice
 }
 
-func newDecoder(a args, name string, unlimited bool) *decoder {
+// rules are how a call is read: under the command line's rules (no
+// default limit or time limit: Tools.Unlimited) or the agents', and in
+// whose voice its messages are (Tools.Voice).
+type rules struct {
+	unlimited bool
+	voice     envelope.Voice
+}
+
+func newDecoder(a args, name string, r rules) *decoder {
 	spec, err := tool.Lookup(name)
 	if err != nil {
 		panic(err) // the runners are the table's (registry.go)
 	}
-	return &decoder{a: a, spec: spec, unlimited: unlimited}
+	return &decoder{a: a, spec: spec, unlimited: r.unlimited, voice: r.voice}
 }
 
 // param returns the table's parameter name. A decoder reading one its
@@ -190,37 +226,44 @@ func (d *decoder) param(name string) *tool.Param {
 	return p
 }
 
-// typeError is the message of a value p does not take.
-func typeError(p *tool.Param) string {
+// typeError is the message of a value p does not take, the parameter
+// named in voice v (the table's own message, when it has one, starts
+// with the name).
+func typeError(p *tool.Param, v envelope.Voice) string {
+	name := v.Param(p.Name)
 	switch {
 	case p.TypeError != "":
-		return p.TypeError
+		return name + strings.TrimPrefix(p.TypeError, p.Name)
 	case p.Kind == tool.Int && p.HasMax:
-		return fmt.Sprintf("%s must be an integer between %d and %d.", p.Name, p.Min, p.Max)
+		return fmt.Sprintf("%s must be an integer between %d and %d.", name, p.Min, p.Max)
 	case p.Kind == tool.Int:
-		return fmt.Sprintf("%s must be a non-negative integer.", p.Name)
+		return fmt.Sprintf("%s must be a non-negative integer.", name)
 	case p.Kind == tool.Bool:
-		return p.Name + " must be a boolean."
+		return name + " must be a boolean."
 	case p.Kind == tool.Strings:
-		return p.Name + " must be a list of strings."
+		return name + " must be a list of strings."
 	case len(p.Enum) > 0:
-		return fmt.Sprintf("%s must be one of %q.", p.Name, p.Enum)
+		return fmt.Sprintf("%s must be one of %q.", name, p.Enum)
 	}
-	return p.Name + " must be a string."
+	return name + " must be a string."
 }
 
 // str reads a string parameter.
 func (d *decoder) str(name string) (string, *envelope.Error) {
 	p := d.param(name)
 	def, _ := p.Default.(string)
-	return d.a.str(name, def, typeError(p))
+	return d.a.str(name, def, typeError(p, d.voice))
 }
 
 // boolean reads a boolean parameter.
 func (d *decoder) boolean(name string) (bool, *envelope.Error) {
 	p := d.param(name)
 	def, _ := p.Default.(bool)
-	return d.a.boolean(name, def)
+	b, err := d.a.boolean(name, def)
+	if err != nil {
+		err = invalid("%s", typeError(p, d.voice))
+	}
+	return b, err
 }
 
 // integer reads an integer parameter within its bounds, def when absent.
@@ -230,20 +273,28 @@ func (d *decoder) integer(name string, def int) (int, *envelope.Error) {
 	if p.HasMax {
 		hi = p.Max
 	}
-	return d.a.integer(name, def, p.Min, hi, typeError(p))
+	return d.a.integer(name, def, p.Min, hi, typeError(p, d.voice))
 }
 
 // oneOf reads a string parameter that must be one of its choices.
 func (d *decoder) oneOf(name string) (string, *envelope.Error) {
 	p := d.param(name)
 	def, _ := p.Default.(string)
-	return d.a.oneOf(name, def, p.Enum...)
+	s, err := d.a.oneOf(name, def, p.Enum...)
+	if err != nil {
+		err = invalid("%s", typeError(p, d.voice))
+	}
+	return s, err
 }
 
 // strings reads a list of strings (a single string is a list of one).
 func (d *decoder) strings(name string) ([]string, *envelope.Error) {
-	d.param(name)
-	return d.a.strings(name)
+	p := d.param(name)
+	l, err := d.a.strings(name)
+	if err != nil {
+		err = invalid("%s", typeError(p, d.voice))
+	}
+	return l, err
 }
 
 // limit reads "limit": in the table's bounds, its default when absent.
@@ -261,7 +312,7 @@ func (d *decoder) limit() (int, *envelope.Error) {
 			return Unlimited, nil
 		}
 	}
-	return d.a.integer("limit", Unlimited, 1, Unlimited, "limit must be a non-negative integer (0: no limit).")
+	return d.a.integer("limit", Unlimited, 1, Unlimited, d.voice.Param("limit")+" must be a non-negative integer (0: no limit).")
 }
 
 // GlobParams are Glob's checked parameters.
@@ -286,17 +337,16 @@ type GlobParams struct {
 	ChangedSince string
 }
 
-func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
-	d := newDecoder(a, tool.Glob, unlimited)
-	d.param("pattern")
-	if p.Pattern, err = a.pattern(); err != nil {
+func decodeGlob(a args, r rules) (p GlobParams, err *envelope.Error) {
+	d := newDecoder(a, tool.Glob, r)
+	if p.Pattern, err = d.pattern(); err != nil {
 		return
 	}
 	// A pattern of blanks is a mistake, not a search for files named
 	// with spaces (gemini-cli's Glob refuses it too; '? ' finds those).
 	// Grep keeps it: rg searches for the spaces.
 	if strings.TrimSpace(p.Pattern) == "" {
-		err = invalid("Missing required parameter 'pattern'.")
+		err = missingPattern(r.voice)
 		return
 	}
 	if p.Path, err = d.str("path"); err != nil {
@@ -305,7 +355,7 @@ func decodeGlob(a args, unlimited bool) (p GlobParams, err *envelope.Error) {
 	if p.Limit, err = d.limit(); err != nil {
 		return
 	}
-	p.NoBreakers = unlimited
+	p.NoBreakers = r.unlimited
 	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
 		return
 	}
@@ -353,13 +403,12 @@ type GrepParams struct {
 	ChangedSince string
 }
 
-func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
-	d := newDecoder(a, tool.Grep, unlimited)
-	d.param("pattern")
-	if p.Pattern, err = a.pattern(); err != nil {
+func decodeGrep(a args, r rules) (p GrepParams, err *envelope.Error) {
+	d := newDecoder(a, tool.Grep, r)
+	if p.Pattern, err = d.pattern(); err != nil {
 		// Under the command line's rules an empty pattern is rg's: it
 		// matches every line. For agents it is a missing one.
-		if v, ok := a["pattern"]; !unlimited || !ok || json.Unmarshal(v, &p.Pattern) != nil || p.Pattern != "" {
+		if v, ok := a["pattern"]; !r.unlimited || !ok || json.Unmarshal(v, &p.Pattern) != nil || p.Pattern != "" {
 			return
 		}
 		err = nil
@@ -400,11 +449,11 @@ func decodeGrep(a args, unlimited bool) (p GrepParams, err *envelope.Error) {
 		return
 	}
 	if p.Invert && p.Multiline {
-		err = invalid("invert_match cannot be combined with multiline.")
+		err = invalid("%s cannot be combined with %s.", r.voice.Param("invert_match"), r.voice.Param("multiline"))
 		return
 	}
 	defTimeout := d.param("timeout_ms").Default.(int)
-	if unlimited {
+	if r.unlimited {
 		defTimeout = 0 // the command line has no default time limit
 	}
 	if p.TimeoutMS, err = d.integer("timeout_ms", defTimeout); err != nil {
@@ -436,8 +485,8 @@ type LSParams struct {
 	Ignore         []string
 }
 
-func decodeLS(a args, unlimited bool) (p LSParams, err *envelope.Error) {
-	d := newDecoder(a, tool.LS, unlimited)
+func decodeLS(a args, r rules) (p LSParams, err *envelope.Error) {
+	d := newDecoder(a, tool.LS, r)
 	if p.Path, err = d.str("path"); err != nil {
 		return
 	}

@@ -10,14 +10,14 @@ import (
 // Parameter decoding: defaults, boundaries, null as absent, JSON number
 // forms. The error messages themselves are in seed_test.go.
 
-func decode[P any](t *testing.T, fn func(args, bool) (P, *envelope.Error), raw string) (P, *envelope.Error) {
+func decode[P any](t *testing.T, fn func(args, rules) (P, *envelope.Error), raw string) (P, *envelope.Error) {
 	t.Helper()
 	a, err := decodeArgs(json.RawMessage(raw))
 	if err != nil {
 		var zero P
 		return zero, err
 	}
-	return fn(a, false)
+	return fn(a, rules{})
 }
 
 // TestParamsUnlimited: a limit of 0 asks for every result only where the
@@ -25,9 +25,9 @@ func decode[P any](t *testing.T, fn func(args, bool) (P, *envelope.Error), raw s
 func TestParamsUnlimited(t *testing.T) {
 	a, _ := decodeArgs(json.RawMessage(`{"pattern":"x","limit":0}`))
 	for name, fn := range map[string]func(bool) (int, *envelope.Error){
-		"glob": func(u bool) (int, *envelope.Error) { p, err := decodeGlob(a, u); return p.Limit, err },
-		"grep": func(u bool) (int, *envelope.Error) { p, err := decodeGrep(a, u); return p.Limit, err },
-		"ls":   func(u bool) (int, *envelope.Error) { p, err := decodeLS(a, u); return p.Limit, err },
+		"glob": func(u bool) (int, *envelope.Error) { p, err := decodeGlob(a, rules{unlimited: u}); return p.Limit, err },
+		"grep": func(u bool) (int, *envelope.Error) { p, err := decodeGrep(a, rules{unlimited: u}); return p.Limit, err },
+		"ls":   func(u bool) (int, *envelope.Error) { p, err := decodeLS(a, rules{unlimited: u}); return p.Limit, err },
 	} {
 		if n, err := fn(true); err != nil || n != Unlimited {
 			t.Errorf("%s, unlimited: limit %d, %v; want Unlimited", name, n, err)
@@ -38,10 +38,10 @@ func TestParamsUnlimited(t *testing.T) {
 	}
 	// Past the agents' bound only where unlimited is allowed.
 	big, _ := decodeArgs(json.RawMessage(`{"pattern":"x","limit":5000}`))
-	if p, err := decodeGrep(big, true); err != nil || p.Limit != 5000 {
+	if p, err := decodeGrep(big, rules{unlimited: true}); err != nil || p.Limit != 5000 {
 		t.Errorf("grep, unlimited, limit 5000: %d, %v", p.Limit, err)
 	}
-	if _, err := decodeGrep(big, false); err == nil {
+	if _, err := decodeGrep(big, rules{}); err == nil {
 		t.Error("grep: limit 5000 accepted without Unlimited")
 	}
 }
@@ -144,9 +144,9 @@ func TestParamsRejected(t *testing.T) {
 	}
 }
 
-func globAny(a args) (any, *envelope.Error) { return decodeGlob(a, false) }
-func grepAny(a args) (any, *envelope.Error) { return decodeGrep(a, false) }
-func lsAny(a args) (any, *envelope.Error)   { return decodeLS(a, false) }
+func globAny(a args) (any, *envelope.Error) { return decodeGlob(a, rules{}) }
+func grepAny(a args) (any, *envelope.Error) { return decodeGrep(a, rules{}) }
+func lsAny(a args) (any, *envelope.Error)   { return decodeLS(a, rules{}) }
 
 func TestParamsDecodeArgs(t *testing.T) {
 	for _, raw := range []string{`[]`, `"x"`, `1`, `true`, `{`, `{"a":1}{}`, `{"a":}`, `{} x`} {
@@ -174,45 +174,45 @@ func TestParamsCommandLine(t *testing.T) {
 		}
 		return a
 	}
-	g, err := decodeGlob(args(`{"pattern":"*"}`), true)
+	g, err := decodeGlob(args(`{"pattern":"*"}`), rules{unlimited: true})
 	if err != nil || g.Limit != Unlimited || !g.NoBreakers {
 		t.Errorf("glob, command line: limit %d, no breakers %v, %v", g.Limit, g.NoBreakers, err)
 	}
-	if g, _ := decodeGlob(args(`{"pattern":"*","limit":7}`), true); g.Limit != 7 || !g.NoBreakers {
+	if g, _ := decodeGlob(args(`{"pattern":"*","limit":7}`), rules{unlimited: true}); g.Limit != 7 || !g.NoBreakers {
 		t.Errorf("glob, command line, limit 7: limit %d, no breakers %v", g.Limit, g.NoBreakers)
 	}
-	if g, _ := decodeGlob(args(`{"pattern":"*"}`), false); g.Limit != GlobDefaultLimit || g.NoBreakers {
+	if g, _ := decodeGlob(args(`{"pattern":"*"}`), rules{}); g.Limit != GlobDefaultLimit || g.NoBreakers {
 		t.Errorf("glob, agent: limit %d, no breakers %v", g.Limit, g.NoBreakers)
 	}
-	gr, err := decodeGrep(args(`{"pattern":"x"}`), true)
+	gr, err := decodeGrep(args(`{"pattern":"x"}`), rules{unlimited: true})
 	if err != nil || gr.Limit != Unlimited || gr.TimeoutMS != 0 {
 		t.Errorf("grep, command line: limit %d, timeout %d, %v", gr.Limit, gr.TimeoutMS, err)
 	}
-	if gr, _ := decodeGrep(args(`{"pattern":"x","timeout_ms":300}`), true); gr.TimeoutMS != 300 {
+	if gr, _ := decodeGrep(args(`{"pattern":"x","timeout_ms":300}`), rules{unlimited: true}); gr.TimeoutMS != 300 {
 		t.Errorf("grep, command line, timeout 300: %d", gr.TimeoutMS)
 	}
-	if gr, _ := decodeGrep(args(`{"pattern":"x"}`), false); gr.TimeoutMS != GrepDefaultTimeoutMS || gr.Limit != GrepDefaultLimit {
+	if gr, _ := decodeGrep(args(`{"pattern":"x"}`), rules{}); gr.TimeoutMS != GrepDefaultTimeoutMS || gr.Limit != GrepDefaultLimit {
 		t.Errorf("grep, agent: limit %d, timeout %d", gr.Limit, gr.TimeoutMS)
 	}
-	if gr, err := decodeGrep(args(`{"pattern":""}`), true); err != nil || gr.Pattern != "" {
+	if gr, err := decodeGrep(args(`{"pattern":""}`), rules{unlimited: true}); err != nil || gr.Pattern != "" {
 		t.Errorf("grep, command line, empty pattern: %q, %v", gr.Pattern, err)
 	}
-	if _, err := decodeGrep(args(`{"pattern":""}`), false); err == nil {
+	if _, err := decodeGrep(args(`{"pattern":""}`), rules{}); err == nil {
 		t.Error("grep, agent: an empty pattern accepted")
 	}
-	if _, err := decodeGrep(args(`{}`), true); err == nil {
+	if _, err := decodeGrep(args(`{}`), rules{unlimited: true}); err == nil {
 		t.Error("grep, command line: a missing pattern accepted")
 	}
-	if l, _ := decodeLS(args(`{}`), true); l.Limit != Unlimited {
+	if l, _ := decodeLS(args(`{}`), rules{unlimited: true}); l.Limit != Unlimited {
 		t.Errorf("ls, command line: limit %d", l.Limit)
 	}
-	if c, _ := decodeChanges(args(`{}`), true); c.Limit != Unlimited {
+	if c, _ := decodeChanges(args(`{}`), rules{unlimited: true}); c.Limit != Unlimited {
 		t.Errorf("changes, command line: limit %d", c.Limit)
 	}
-	if c, err := decodeChanges(args(`{"limit":50000}`), true); err != nil || c.Limit != 50000 {
+	if c, err := decodeChanges(args(`{"limit":50000}`), rules{unlimited: true}); err != nil || c.Limit != 50000 {
 		t.Errorf("changes, command line, limit 50000: %d, %v", c.Limit, err)
 	}
-	if c, _ := decodeChanges(args(`{}`), false); c.Limit != ChangesDefaultLimit {
+	if c, _ := decodeChanges(args(`{}`), rules{}); c.Limit != ChangesDefaultLimit {
 		t.Errorf("changes, agent: limit %d", c.Limit)
 	}
 }

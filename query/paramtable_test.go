@@ -17,11 +17,11 @@ import (
 // decodes as its default given explicitly. A parameter a decoder reads
 // that the table lacks panics (decoder.param) in every test of the tool.
 func TestParamsAgree(t *testing.T) {
-	decoders := map[string]func(args, bool) (any, *envelope.Error){
-		tool.Glob:    func(a args, u bool) (any, *envelope.Error) { return decodeGlob(a, u) },
-		tool.Grep:    func(a args, u bool) (any, *envelope.Error) { return decodeGrep(a, u) },
-		tool.LS:      func(a args, u bool) (any, *envelope.Error) { return decodeLS(a, u) },
-		tool.Changes: func(a args, u bool) (any, *envelope.Error) { return decodeChanges(a, u) },
+	decoders := map[string]func(args, rules) (any, *envelope.Error){
+		tool.Glob:    func(a args, u rules) (any, *envelope.Error) { return decodeGlob(a, u) },
+		tool.Grep:    func(a args, u rules) (any, *envelope.Error) { return decodeGrep(a, u) },
+		tool.LS:      func(a args, u rules) (any, *envelope.Error) { return decodeLS(a, u) },
+		tool.Changes: func(a args, u rules) (any, *envelope.Error) { return decodeChanges(a, u) },
 	}
 	for _, spec := range tool.Specs() {
 		decode := decoders[spec.Name]
@@ -46,7 +46,7 @@ func TestParamsAgree(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = decode(a, false)
+			_, err = decode(a, rules{})
 			return err
 		}
 		decoded := func(extra map[string]any) any {
@@ -59,7 +59,7 @@ func TestParamsAgree(t *testing.T) {
 			}
 			js, _ := json.Marshal(m)
 			a, _ := decodeArgs(js)
-			v, err := decode(a, false)
+			v, err := decode(a, rules{})
 			if err != nil {
 				t.Fatalf("%s %s: %v", spec.Name, js, err)
 			}
@@ -71,8 +71,8 @@ func TestParamsAgree(t *testing.T) {
 			wrong := any(map[string]int{"x": 1})
 			if err := call(map[string]any{p.Name: wrong}); err == nil || err.Code != envelope.CodeInvalidParam {
 				t.Errorf("%s: an object taken (%v)", what, err)
-			} else if p.Name != "pattern" && err.Message != typeError(&p) {
-				t.Errorf("%s: message %q, want the table's %q", what, err.Message, typeError(&p))
+			} else if p.Name != "pattern" && err.Message != typeError(&p, envelope.Voice{}) {
+				t.Errorf("%s: message %q, want the table's %q", what, err.Message, typeError(&p, envelope.Voice{}))
 			}
 			switch p.Kind {
 			case tool.Int:

@@ -125,6 +125,17 @@ func (w *Workspace) givenAbs(rel string) string {
 	return filepath.Join(w.given, filepath.FromSlash(rel))
 }
 
+// resolveDir is Workspace.resolveDir, its refusal of a path outside the
+// root in t's voice: on the command line it names the path and the root,
+// and how to choose another.
+func (t *Tools) resolveDir(cwd, p, what string) (string, *envelope.Error) {
+	dir, err := t.WS.resolveDir(cwd, p, what)
+	if err != nil && err.Code == envelope.CodeAccessDenied && t.Voice.CLI() {
+		err = envelope.Errorf(envelope.CodeAccessDenied, "access denied: '%s' is outside the workspace root %s (--root DIR chooses another root)", quote.Name(quote.Unquote(p)), quote.Name(t.WS.givenAbs(".")))
+	}
+	return dir, err
+}
+
 // resolveDir resolves a search root: it must exist and be a directory.
 // what names it in messages ("Search root" for Glob and Grep). p may be a
 // name in its printed (quoted) form, which names the bytes it stands for

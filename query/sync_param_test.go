@@ -21,11 +21,11 @@ func TestSyncParam(t *testing.T) {
 		want bool
 	}{{`{"pattern":"a"}`, true}, {`{"pattern":"a","sync":false}`, false}, {`{"pattern":"a","sync":null}`, true}} {
 		a, _ := decodeArgs([]byte(c.args))
-		g, err := decodeGlob(a, false)
+		g, err := decodeGlob(a, rules{})
 		if err != nil || g.Sync != c.want {
 			t.Errorf("glob %s: sync %v, err %v", c.args, g.Sync, err)
 		}
-		p, err := decodeGrep(a, false)
+		p, err := decodeGrep(a, rules{})
 		if err != nil || p.Sync != c.want {
 			t.Errorf("grep %s: sync %v, err %v", c.args, p.Sync, err)
 		}

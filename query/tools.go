@@ -31,6 +31,7 @@ import (
 	"github.com/indexd/indexd/glob"
 	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/internal/jsonenc"
+	"github.com/indexd/indexd/tool"
 )
 
 // Searcher runs checked Glob and Grep queries. Implementations: Walker (the
@@ -118,6 +119,9 @@ type Tools struct {
 	// lifted. Scripts want whole answers, or to be told they are not;
 	// the agent tools keep SPEC's limits.
 	Unlimited bool
+	// Voice words the answers' hints and messages for their reader: the
+	// agents' (the zero value) or the command line's (CLIVoice).
+	Voice envelope.Voice
 	// Sink, with Unlimited, takes the results of a Glob or a Grep whose
 	// limit is beyond the agent tools' maximum (GlobMaxLimit,
 	// GrepMaxLimit; no limit included) in batches, in the answer's order,
@@ -184,6 +188,20 @@ func (b *Batch) AppendJSON(dst []byte) []byte {
 // BatchSize is how many results a Batch holds at most (Grep's may hold
 // more: a file's matches are never split between two).
 const BatchSize = grep.BatchSize
+
+// rules are how t reads a call (decoder).
+func (t *Tools) rules() rules { return rules{unlimited: t.Unlimited, voice: t.Voice} }
+
+// CLIVoice is the command line's voice: a parameter is named by its flag
+// (the tool table's, package tool).
+var CLIVoice = envelope.Voice{Flag: func(param string) string {
+	for _, s := range tool.Specs() {
+		if p := s.Param(param); p != nil {
+			return p.FlagName()
+		}
+	}
+	return ""
+}}
 
 // NewDirect returns Tools answering from the live tree (no index).
 func NewDirect(ws *Workspace) *Tools { return &Tools{WS: ws, Searcher: Walker{}} }

@@ -163,7 +163,14 @@ type ToolParams struct {
 	// context.cwd is relative to the root it used. "" (the user named
 	// the root): Root is used as given.
 	RootFrom string `json:"root_from,omitempty"`
+	// Voice is the reader the answer's hints and messages are worded
+	// for: "" an agent (the parameter to set), VoiceCLI a person at
+	// indexctl's command line (the flag to give).
+	Voice string `json:"voice,omitempty"`
 }
+
+// VoiceCLI is ToolParams.Voice for indexctl's command line.
+const VoiceCLI = "cli"
 
 // MarshalJSON writes p as encoding/json writes it from its tags (Args as
 // given: the request it goes into is compacted and checked whole), with
@@ -190,6 +197,9 @@ func (p ToolParams) MarshalJSON() ([]byte, error) {
 	}
 	if p.RootFrom != "" {
 		b = jsonenc.AppendString(append(b, `,"root_from":`...), p.RootFrom)
+	}
+	if p.Voice != "" {
+		b = jsonenc.AppendString(append(b, `,"voice":`...), p.Voice)
 	}
 	return append(b, '}'), nil
 }

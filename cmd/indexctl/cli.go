@@ -16,6 +16,7 @@ import (
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/suggest"
+	"github.com/indexd/indexd/rpc"
 
 	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/tool"
@@ -269,8 +270,6 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	defer cancel()
 	out := c.newOutput(g, where.cwd)
 	out.gone = cancel // a reader gone mid-stream ends the query
-	out.root = where.root
-	out.flagOf = cmd.flagOf
 	out.bound, out.only, out.maxCount, out.null, out.word = bound, q.only, q.maxCount, q.null, q.word
 	out.firstBatch = func() {
 		// Results printed as they come can take long: an interrupt then
@@ -301,12 +300,8 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	}
 	code := -1
 	r := c.runner(g)
-	for i, args := range reqs {
-		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: bound != agentBound, RootFrom: where.from}
-		out.given = ""
-		if len(paths) > 0 {
-			out.given = paths[i] // as typed, for messages
-		}
+	for _, args := range reqs {
+		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: bound != agentBound, RootFrom: where.from, Voice: rpc.VoiceCLI}
 		if bound == noBound && !g.json && (cmd.tool == tool.Glob || cmd.tool == tool.Grep) {
 			req.OnBatch = out.batch // every result, printed as it comes
 		}
@@ -471,17 +466,6 @@ func (c *cli) usageError(cmd *command, err error) int {
 	}
 	fmt.Fprintf(c.stderr, "indexctl %s: %v\nUsage: %s\nRun 'indexctl %s -h' for its flags.\n", cmd.name, err, cmd.usageLine(), cmd.name)
 	return daemonapi.ExitError
-}
-
-// flagOf returns the name of the flag that sets the parameter key ("" if
-// none does).
-func (cmd *command) flagOf(key string) string {
-	for _, p := range cmd.params {
-		if p.key == key && p.fixed == "" {
-			return p.flag()
-		}
-	}
-	return ""
 }
 
 func (cmd *command) usageLine() string {

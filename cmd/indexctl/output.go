@@ -66,14 +66,11 @@ type output struct {
 	// streamed ahead of an answer.
 	firstBatch func()
 
-	root     string                  // the workspace root, for messages
-	flagOf   func(key string) string // the flag that sets a parameter ("" if none)
-	given    string                  // the PATH argument the answer is for, as typed ("" for none)
-	bound    bound                   // whose limit the query is held to
-	only     bool                    // -o: the matching parts of lines
-	maxCount int                     // -m: at most this many matching lines a file (0: no bound)
-	null     bool                    // -0: a NUL after each file name
-	word     bool                    // -w: the pattern was wrapped by wordPattern
+	bound    bound // whose limit the query is held to
+	only     bool  // -o: the matching parts of lines
+	maxCount int   // -m: at most this many matching lines a file (0: no bound)
+	null     bool  // -0: a NUL after each file name
+	word     bool  // -w: the pattern was wrapped by wordPattern
 
 	// -m's count: matching lines printed of the file printed last.
 	mFile string
@@ -233,7 +230,7 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 		if rep.hasErr {
 			msg = rep.err
 		}
-		o.note(o.errorMessage(rep.code, msg, args))
+		o.note(msg)
 		return code
 	}
 	// The answer's cwd: the daemon may have answered from a deeper root
@@ -243,21 +240,18 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 	}
 	head, _, _ := strings.Cut(rep.text, "\n\n")
 	var summary, notes []string
+	// The daemon words the text for the command line (rpc.VoiceCLI).
 	for _, l := range strings.Split(head, "\n") {
 		switch {
-		case strings.HasPrefix(l, "[Truncated:"), strings.HasPrefix(l, "[Partial:"):
-			// Worded below for the command line (a cut that is not
-			// the user's is the incomplete line).
+		case strings.HasPrefix(l, "[Partial:"):
+			// The incomplete line says it.
 		case strings.HasPrefix(l, "["), strings.HasPrefix(l, "Fresh instance: "):
 			// A fresh instance's listing is every file: that is a note
 			// the reader of the list must see.
-			notes = append(notes, cliVoice(l))
+			notes = append(notes, l)
 		case l != "" && !(name == tool.Changes && strings.HasPrefix(l, "Clock: ")):
-			summary = append(summary, cliVoice(l))
+			summary = append(summary, l)
 		}
-	}
-	if d.Truncated && name != tool.LS { // LS's summary says it, with --offset
-		notes = append([]string{o.truncatedNote(name, args, &d)}, notes...)
 	}
 	body := o.render(name, rep.text, &d)
 	if name == tool.Changes {
@@ -347,83 +341,6 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 	return "the daemon marked the answer partial"
 }
 
-// truncatedNote is the note of an answer cut at its limit.
-func (o *output) truncatedNote(name string, args json.RawMessage, d *answerData) string {
-	n := o.streamed
-	if spec, err := tool.Lookup(name); err == nil {
-		for _, k := range spec.ResultKeys {
-			n += max(d.arrays[k], 0)
-		}
-	}
-	unit := map[string]string{tool.Glob: "files", tool.Grep: "matches", tool.LS: "entries", tool.Changes: "paths"}[name]
-	if len(d.Files) > 0 || len(d.Counts) > 0 {
-		unit = "files"
-	}
-	lim := 0
-	given := argument(args, "limit", &lim)
-	switch {
-	case o.bound == agentBound && given:
-		return fmt.Sprintf("[Truncated: showing the first %d %s (limit %d); more exist.]", n, unit, lim)
-	case o.bound == agentBound:
-		return fmt.Sprintf("[Truncated: showing the first %d %s, the agent tool's default limit with --args; --limit N or --all shows more.]", n, unit)
-	}
-	return fmt.Sprintf("[Truncated: showing the first %d %s (--limit %d); more exist.]", n, unit, lim)
-}
-
-// cliVoice words a line of an answer's text, written for agents (the
-// parameter to set), for a person at a command line (the flag to give).
-func cliVoice(line string) string {
-	if !strings.Contains(line, "include_") && !strings.Contains(line, "'offset'") && !strings.Contains(line, "as since") &&
-		!strings.Contains(line, "multiline") && !strings.Contains(line, "index_building") {
-		return line
-	}
-	return flagHints.Replace(line) // built on first use: 0.05 ms
-}
-
-// flagHints turns the text's hints for agents (the parameter to set) into
-// hints for people at a command line (the flag to give).
-var flagHints = strings.NewReplacer(
-	"Set include_ignored=true to search them.", "Use --include-ignored to search them.",
-	"Set include_hidden=true to search them.", "Use --include-hidden to search them.",
-	"Use 'offset' to paginate.", "Use --offset to see the rest.",
-	"(no since given: pass it as since to list what changes after now)", "(give it with --since to list what changes after now)",
-	"set multiline=true to match across lines", "give --multiline to match across lines",
-	"cannot be combined with multiline.", "cannot be combined with --multiline.",
-	"The index could not be trusted (index_building); answered by a full walk.", "This root's index is still being built (the first query of a root starts it; 'indexctl index --wait' shows its progress): answered by walking the tree.",
-)
-
-// errorMessage words a tool's error (code, message) for the command
-// line: a parameter it names is the flag that sets it; a path outside the
-// root names the root and how to choose another.
-func (o *output) errorMessage(code, msg string, args json.RawMessage) string {
-	switch {
-	case strings.HasPrefix(msg, "Missing required parameter 'pattern'"):
-		return "missing PATTERN"
-	case code == string(envelope.CodeAccessDenied) && strings.Contains(msg, "within project root"):
-		var p string
-		argument(args, "path", &p)
-		p = quote.Unquote(p)
-		if o.given != "" {
-			p = o.given
-		}
-		return fmt.Sprintf("access denied: '%s' is outside the workspace root %s (--root DIR chooses another root)", quote.Name(p), quote.Name(o.root))
-	case code == string(envelope.CodeTimeout):
-		if ms := 0; argument(args, "timeout_ms", &ms) {
-			return fmt.Sprintf("the search found nothing before its time limit (--timeout-ms %d)", ms)
-		}
-	}
-	msg = cliVoice(msg)
-	if m := leadingParam.FindStringSubmatch(msg); m != nil && o.flagOf != nil {
-		if f := o.flagOf(m[1]); f != "" {
-			msg = "--" + f + msg[len(m[1]):]
-		}
-	}
-	if strings.Contains(msg, "unknown file type") {
-		msg += " ('indexctl grep --type-list' lists them.)"
-	}
-	return msg
-}
-
 // argument reads args[key] into v, reporting whether it was there (not
 // null) and of v's type.
 func argument(args json.RawMessage, key string, v any) bool {
@@ -434,9 +351,6 @@ func argument(args json.RawMessage, key string, v any) bool {
 	raw, ok := obj[key]
 	return ok && string(raw) != "null" && json.Unmarshal(raw, v) == nil
 }
-
-// leadingParam finds a message that starts with a parameter's name.
-var leadingParam = regexp.MustCompile(`^([a-z]+(?:_[a-z]+)*)(?: must| cannot|: | is not)`)
 
 // render returns the results of an answer as lines, each ending in "\n".
 func (o *output) render(name, text string, d *answerData) string {

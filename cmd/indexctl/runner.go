@@ -95,6 +95,9 @@ func (r inProcess) query(ctx context.Context, req request) (json.RawMessage, err
 		fmt.Fprintf(r.stderr, "indexctl: warning: walking with an engine of another build: %v\n", other)
 	}
 	args := []string{"direct", "--root", req.Root, "--cwd", req.Cwd}
+	if req.Voice == rpc.VoiceCLI {
+		args = append(args, "--cli")
+	}
 	if r.reason != "" {
 		args = append(args, "--reason", string(r.reason))
 	}

@@ -51,6 +51,9 @@ type Request struct {
 	// (rpc.RootFromGit, rpc.RootFromCwd); the daemon may then answer
 	// from a deeper root it already has.
 	RootFrom string
+	// Voice is rpc.ToolParams.Voice: rpc.VoiceCLI for indexctl's
+	// command line, "" for agents.
+	Voice string
 }
 
 // FallbackFunc answers a request without the daemon, by walking the tree,
@@ -82,7 +85,7 @@ func (d *Daemon) Query(ctx context.Context, req Request) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
-	params := rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom}
+	params := rpc.ToolParams{Root: req.Root, Cwd: req.Cwd, Args: req.Args, Unlimited: req.Unlimited, RootFrom: req.RootFrom, Voice: req.Voice}
 	var cl *rpc.Client
 	var res json.RawMessage
 	streamed := false

@@ -157,6 +157,9 @@ func Direct(ctx context.Context, req client.Request, reason envelope.FallbackRea
 	}
 	tools := query.NewDirect(ws)
 	tools.Unlimited = req.Unlimited
+	if req.Voice == rpc.VoiceCLI {
+		tools.Voice = query.CLIVoice
+	}
 	if req.OnBatch != nil {
 		tools.Sink = func(b query.Batch) { req.OnBatch(b.AppendJSON(nil)) }
 	}
@@ -195,8 +198,8 @@ const BatchPrefix = `{"batch":`
 // the envelope, last, holds none of them.
 func runDirect(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var (
-		root, cwd, reason string
-		unlimited, stream bool
+		root, cwd, reason      string
+		unlimited, stream, cli bool
 	)
 	fs := newFlagSet(name)
 	fs.StringVar(&root, "root", "", "", "the workspace root `DIR`, absolute")
@@ -204,6 +207,7 @@ func runDirect(name string, args []string, stdin io.Reader, stdout, stderr io.Wr
 	fs.StringVar(&reason, "reason", "", "", "mark the answer as a fallback for `REASON`")
 	fs.BoolVar(&unlimited, "unlimited", "", false, "the command line's rules: no default limit or time limit")
 	fs.BoolVar(&stream, "stream", "", false, "with --unlimited: write the results as they are found, ahead of the envelope")
+	fs.BoolVar(&cli, "cli", "", false, "word the answer's hints and messages for the command line (the flag to give)")
 	if err := fs.Parse(args); err != nil {
 		return usage(name, stderr, err)
 	}
@@ -219,6 +223,9 @@ func runDirect(name string, args []string, stdin io.Reader, stdout, stderr io.Wr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	req := client.Request{Tool: fs.Args()[0], Root: root, Cwd: cwd, Args: raw, Unlimited: unlimited}
+	if cli {
+		req.Voice = rpc.VoiceCLI
+	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	if stream && unlimited {
