@@ -67,6 +67,7 @@ type globals struct {
 	direct  bool
 	socket  string
 	color   string
+	voice   string
 	stats   bool
 	version bool
 	help    bool
@@ -81,9 +82,21 @@ func (g *globals) define(fs *cliflag.FlagSet) {
 	fs.BoolVar(&g.direct, "direct", "", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
 	fs.StringVar(&g.socket, "socket", "", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
 	fs.StringVar(&g.color, "color", "", g.color, "colour paths, line numbers and matches: `WHEN` is auto (on a terminal, unless NO_COLOR is set; the default), always or never (--colour too)")
+	fs.StringVar(&g.voice, "voice", "", g.voice, "whom a query's hints and messages address: `WHO` is cli (they name flags: --limit; the default) or agent (the tools' parameters: limit, as the MCP server words them)")
 	fs.BoolVar(&g.stats, "stats", "", g.stats, "when standard output is not a terminal, write the summary lines (counts, timing) to standard error too")
 	fs.BoolVar(&g.version, "version", "", g.version, "print indexctl's version and build")
 	fs.BoolVar(&g.help, "help", "h", g.help, "show help")
+}
+
+// voiceOf is the rpc.ToolParams.Voice of a --voice value.
+func voiceOf(who string) (string, error) {
+	switch who {
+	case "", "cli":
+		return rpc.VoiceCLI, nil
+	case "agent":
+		return "", nil
+	}
+	return "", fmt.Errorf("invalid value %q for --voice: want cli or agent", who)
 }
 
 func newFlagSet(name string) *cliflag.FlagSet {
@@ -250,6 +263,10 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	if err := checkColor(g.color); err != nil {
 		return c.usageError(cmd, err)
 	}
+	voice, err := voiceOf(g.voice)
+	if err != nil {
+		return c.usageError(cmd, err)
+	}
 	raw, bound, err := toolArgs(cmd, fs, &q, positional, c.stdin)
 	if err != nil {
 		return c.usageError(cmd, err)
@@ -301,7 +318,7 @@ func (c *cli) query(cmd *command, g *globals, args []string) int {
 	code := -1
 	r := c.runner(g)
 	for _, args := range reqs {
-		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: bound != agentBound, RootFrom: where.from, Voice: rpc.VoiceCLI}
+		req := request{Tool: cmd.tool, Root: where.root, Cwd: where.cwd, Args: args, Unlimited: bound != agentBound, RootFrom: where.from, Voice: voice}
 		if bound == noBound && !g.json && (cmd.tool == tool.Glob || cmd.tool == tool.Grep) {
 			req.OnBatch = out.batch // every result, printed as it comes
 		}

@@ -240,7 +240,8 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 	}
 	head, _, _ := strings.Cut(rep.text, "\n\n")
 	var summary, notes []string
-	// The daemon words the text for the command line (rpc.VoiceCLI).
+	// The daemon words the text for the command line (rpc.VoiceCLI), or
+	// for an agent (--voice agent).
 	for _, l := range strings.Split(head, "\n") {
 		switch {
 		case strings.HasPrefix(l, "[Partial:"):

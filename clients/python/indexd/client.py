@@ -344,9 +344,11 @@ class Client:
 
     def _indexctl_cmd(self, sub, args):
         """indexctl's command line for the tool call sub (a method name)
-        with args, as this client makes it: --json, its socket, its root
-        when named. Run it with cwd=self._place.wd, env=_indexctl_env()."""
-        cmd = [self.indexctl, sub, "--json", "--socket", self.socket]
+        with args, as this client makes it: --json, worded for an agent
+        (--voice agent: hints name parameters, as the daemon's answers to
+        the client do), its socket, its root when named. Run it with
+        cwd=self._place.wd, env=_indexctl_env()."""
+        cmd = [self.indexctl, sub, "--json", "--voice", "agent", "--socket", self.socket]
         if self._root_named:
             cmd += ["--root", self.root]
         return cmd + ["--args", json.dumps(args, separators=(",", ":"), allow_nan=False)]

@@ -78,8 +78,10 @@ def indexctl(*args, cwd=None, env=None, check=False, timeout=120):
 
 
 def indexctl_json(tool, args, cwd, *extra):
-    """The envelope `indexctl --json TOOL --args ARGS` prints, run in cwd."""
-    p = indexctl(tool, "--json", *extra, "--args", json.dumps(args), cwd=cwd)
+    """The envelope `indexctl --json --voice agent TOOL --args ARGS`
+    prints, run in cwd: worded for an agent (parameter names, not
+    flags), as the client's answers are."""
+    p = indexctl(tool, "--json", "--voice", "agent", *extra, "--args", json.dumps(args), cwd=cwd)
     if not p.stdout.startswith("{"):
         raise AssertionError("indexctl %s --json --args %s printed no envelope (exit %d): %s" % (tool, json.dumps(args), p.returncode, p.stderr))
     return json.loads(p.stdout)
