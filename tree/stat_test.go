@@ -15,6 +15,7 @@ import (
 )
 
 func TestNanosClamps(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		sec, nsec, want int64
 	}{
@@ -40,6 +41,7 @@ func TestNanosClamps(t *testing.T) {
 // outside the int64 nanosecond range clamped so that they sort where they
 // belong.
 func TestWalkInfoFields(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +106,7 @@ func TestWalkInfoFields(t *testing.T) {
 // so: asked once per directory, it gates every file listed there, and
 // Entry.Info says which entries carry the lstat's fields.
 func TestWalkInfoWhen(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

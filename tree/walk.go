@@ -131,6 +131,14 @@ type Options struct {
 	// whatever changes them after the read makes an event. It is called
 	// as OnDir is, by several readers at once; it must not close dir.
 	OnRepo func(rel string, dir *os.File)
+
+	// maxAhead, if > 0, replaces eagerAhead: this package's tests lower
+	// it to mix eager and lazy directories in one walk.
+	maxAhead int64
+	// walked, if set, is called as the walk ends, its readers stopped,
+	// with the entries still counted as listed ahead (this package's
+	// tests).
+	walked func(ahead int64)
 }
 
 // Entry is one file or symlink found by the walk.
@@ -270,8 +278,8 @@ func Walk(ctx context.Context, root, start string, ign *ignore.Dir, opts Options
 		w.cond.Broadcast()
 		w.mu.Unlock()
 		wg.Wait()
-		if testHookWalked != nil {
-			testHookWalked(w.ahead.Load())
+		if opts.walked != nil {
+			opts.walked(w.ahead.Load())
 		}
 	}()
 	stop := context.AfterFunc(ctx, func() {
@@ -313,12 +321,8 @@ type walker struct {
 // caller, in entries: without it the listings waited for the caller up
 // to the whole tree's (and a consumed directory's stayed reachable from
 // its parent's subs), 136 MB more live heap in a reconcile at a million
-// files. A variable so that tests can mix eager and lazy directories.
-var eagerAhead int64 = 1 << 16
-
-// testHookWalked, if set, is called as each Walk ends, its readers
-// stopped, with the entries still counted as listed ahead.
-var testHookWalked func(ahead int64)
+// files.
+const eagerAhead = 1 << 16
 
 func (w *walker) push(ns ...*node) {
 	w.mu.Lock()
@@ -518,7 +522,11 @@ func (w *walker) read(nd *node) {
 		}
 	}
 	nd.entries = ents
-	if o.Eager && w.ahead.Add(int64(len(ents))) <= eagerAhead {
+	ahead := o.maxAhead
+	if ahead <= 0 {
+		ahead = eagerAhead
+	}
+	if o.Eager && w.ahead.Add(int64(len(ents))) <= ahead {
 		nd.subs, nd.queued = nd.children(), true
 		w.push(nd.subs...)
 	}

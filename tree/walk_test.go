@@ -38,6 +38,7 @@ func walkAll(t *testing.T, root string, opts Options) (files, hiddenDirs []strin
 // included, in walk order; never one it skips (hidden and not let
 // through, or inside an ignored directory).
 func TestWalkOnHiddenDir(t *testing.T) {
+	t.Parallel()
 	root := testtree.Write(t, map[string]string{
 		".ignore":              "out/\n",
 		".a/x.txt":             "x\n",
@@ -88,6 +89,7 @@ func TestWalkOnHiddenDir(t *testing.T) {
 // before its subdirectories, and before the directory is listed: a file
 // OnDir makes in the directory it is given is in the walk's output.
 func TestWalkOnDir(t *testing.T) {
+	t.Parallel()
 	root := testtree.Write(t, map[string]string{
 		".ignore":         "out/\n",
 		"a/x.txt":         "x\n",
@@ -142,17 +144,16 @@ func TestWalkOnDir(t *testing.T) {
 // lazy one does, its readers stopped. So does one whose readers reach
 // eagerAhead and leave some directories' subdirectories to the caller.
 func TestWalkEagerSameAnswers(t *testing.T) {
+	t.Parallel()
 	for _, ahead := range []int64{eagerAhead, 8} {
 		t.Run(fmt.Sprintf("ahead %d", ahead), func(t *testing.T) {
-			old := eagerAhead
-			eagerAhead = ahead
-			defer func() { eagerAhead = old }()
-			testWalkEagerSameAnswers(t)
+			t.Parallel()
+			testWalkEagerSameAnswers(t, ahead)
 		})
 	}
 }
 
-func testWalkEagerSameAnswers(t *testing.T) {
+func testWalkEagerSameAnswers(t *testing.T, ahead int64) {
 	files := map[string]string{".ignore": "*.log\nskip/\n"}
 	for i := range 400 {
 		d := fmt.Sprintf("d%d/e%d", i%7, i%11)
@@ -195,6 +196,7 @@ func testWalkEagerSameAnswers(t *testing.T) {
 	} {
 		for _, workers := range []int{1, 4} {
 			c.opts.Workers = workers
+			c.opts.maxAhead = ahead
 			lazy, lst, lerr := walk(c.opts, c.stopAt)
 			c.opts.Eager = true
 			eager, est, eerr := walk(c.opts, c.stopAt)
@@ -218,6 +220,7 @@ func testWalkEagerSameAnswers(t *testing.T) {
 // Stats.Errors, not an error). Lazy and eager walks alike; an eager one
 // ends with nothing counted as listed ahead, whatever its readers met.
 func TestWalkDirectorySwappedForLink(t *testing.T) {
+	t.Parallel()
 	outside := testtree.Write(t, map[string]string{"secret.txt": "outside\n", "sub/deeper.txt": "outside\n"})
 	root := testtree.Write(t, map[string]string{"d/inside.txt": "in\n", "d/sub/deep.txt": "in\n", "top.txt": "top\n"})
 	if err := os.Symlink(outside, filepath.Join(root, "l")); err != nil {
@@ -235,10 +238,9 @@ func TestWalkDirectorySwappedForLink(t *testing.T) {
 	allowed := map[string]bool{"d/inside.txt": true, "d/sub/deep.txt": true, "l/inside.txt": true, "l/sub/deep.txt": true,
 		"top.txt": true, "l": true, "d": true}
 	var ahead []int64 // what each walk left counted as listed ahead
-	testHookWalked = func(n int64) { ahead = append(ahead, n) }
-	defer func() { testHookWalked = nil }()
+	walked := func(n int64) { ahead = append(ahead, n) }
 	for i := range 300 {
-		files, _, _, err := walkAll(t, root, Options{Workers: 1 + i%4, Eager: i%2 == 1})
+		files, _, _, err := walkAll(t, root, Options{Workers: 1 + i%4, Eager: i%2 == 1, walked: walked})
 		if err != nil {
 			t.Fatalf("walk %d: %v", i, err)
 		}
@@ -261,6 +263,7 @@ func TestWalkDirectorySwappedForLink(t *testing.T) {
 // lowered), a walk, lazy or eager, ends with ErrUnreadable; it never
 // answers short as if the tree held less.
 func TestWalkOutOfDescriptors(t *testing.T) {
+	t.Parallel()
 	if dir := os.Getenv("TREE_EMFILE_CHILD"); dir != "" {
 		emfileChild(dir)
 		return
@@ -338,6 +341,7 @@ func orderByNames(a, b string) int {
 }
 
 func TestOrder(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(9, 10))
 	pieces := []string{"a", "b", "/", "-", ".", "a.b", "0", " ", "\xff", "é", "~", "!"}
 	gen := func() string {
