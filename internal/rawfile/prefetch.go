@@ -63,9 +63,10 @@ const (
 // order and report their position with Reached. Its goroutines are its
 // own: Stop ends them and waits for them, and must be called.
 type Prefetcher struct {
-	root *rooted.Root
-	n    int
-	path func(i int) (rel string, ok bool)
+	root  *rooted.Root
+	n     int
+	path  func(i int) (rel string, ok bool)
+	probe func(fd int, iov [][]byte) bool // readNoWait, or a test's stand-in
 
 	mu      sync.Mutex
 	moved   *sync.Cond
@@ -90,10 +91,17 @@ type Prefetcher struct {
 // valid Prefetcher that does nothing): their readers wait for no more
 // than a few reads. So it does on systems but Linux.
 func StartPrefetch(root *rooted.Root, from, n int, path func(i int) (rel string, ok bool)) *Prefetcher {
+	return startPrefetch(root, from, n, path, readNoWait)
+}
+
+// startPrefetch is StartPrefetch with probe telling whether a file's
+// first page is cached (readNoWait; this package's tests have every file
+// taken for cached, or for uncached).
+func startPrefetch(root *rooted.Root, from, n int, path func(i int) (rel string, ok bool), probe func(fd int, iov [][]byte) bool) *Prefetcher {
 	if n-from < prefetchMin || !prefetchSupported {
 		return nil
 	}
-	p := &Prefetcher{root: root, n: n, path: path, reached: from, next: from}
+	p := &Prefetcher{root: root, n: n, path: path, probe: probe, reached: from, next: from}
 	p.moved = sync.NewCond(&p.mu)
 	p.started = 1
 	p.wg.Go(p.run)
@@ -211,14 +219,9 @@ func (p *Prefetcher) ask(rel string, iov [][]byte) (cached, probed bool) {
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size == 0 {
 		return true, false
 	}
-	if probeCached(fd, iov) {
+	if p.probe(fd, iov) {
 		return true, true
 	}
 	willNeed(fd, min(st.Size, prefetchFileMax))
 	return false, true
 }
-
-// probeCached reports whether the first page of the regular file open as
-// fd is cached (readNoWait). A variable so that tests can have every
-// file taken for uncached.
-var probeCached = readNoWait

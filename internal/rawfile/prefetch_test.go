@@ -156,10 +156,6 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Every file taken for uncached: each is opened and asked for.
-	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
-	probeCached = func(int, [][]byte) bool { return false }
-
 	dir := t.TempDir()
 	for name, mk := range map[string]func(string) error{
 		"link":    func(p string) error { return os.Symlink(secret, p) },
@@ -179,12 +175,13 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 	const n = 8 * prefetchBatch // within the window: no Reached needed
 	var mu sync.Mutex
 	seen := 0
-	p := StartPrefetch(root, 0, n, func(i int) (string, bool) {
+	// Every file taken for uncached: each is opened and asked for.
+	p := startPrefetch(root, 0, n, func(i int) (string, bool) {
 		mu.Lock()
 		seen++
 		mu.Unlock()
 		return names[i%len(names)], true
-	})
+	}, uncached)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }() // every batch taken and asked for
 	select {
@@ -216,18 +213,16 @@ func TestPrefetchNeverLeavesTheRoot(t *testing.T) {
 // warmSkip+1 and no other starts.
 func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
 	root := oneFileRoot(t)
-	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
-	probeCached = func(int, [][]byte) bool { return true }
 	const n = prefetchWindow // within the window: no Reached needed
 	const every = (warmSkip + 1) * prefetchBatch
 	var mu sync.Mutex
 	var asked []int
-	p := StartPrefetch(root, 0, n, func(i int) (string, bool) {
+	p := startPrefetch(root, 0, n, func(i int) (string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, i)
 		return "f", true
-	})
+	}, cached)
 	p.wg.Wait()
 	p.Stop()
 	if len(asked) != n/every || p.started != 1 {
@@ -239,6 +234,11 @@ func TestPrefetchProbesACachedTreeSparsely(t *testing.T) {
 		}
 	}
 }
+
+// cached and uncached stand in for readNoWait: every file is taken for
+// cached, or for not cached and asked for.
+func cached(int, [][]byte) bool   { return true }
+func uncached(int, [][]byte) bool { return false }
 
 // events names the inotify events in b.
 func events(b []byte) string {
@@ -265,12 +265,10 @@ func openFDs(t *testing.T) int {
 // of its batch (on a cold disk each ask may wait for it).
 func TestPrefetchStopsMidBatch(t *testing.T) {
 	root := oneFileRoot(t)
-	defer func(f func(int, [][]byte) bool) { probeCached = f }(probeCached)
-	probeCached = func(int, [][]byte) bool { return false }
 	entered, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	calls := 0
-	p := StartPrefetch(root, 0, 4*prefetchBatch, func(i int) (string, bool) {
+	p := startPrefetch(root, 0, 4*prefetchBatch, func(i int) (string, bool) {
 		mu.Lock()
 		calls++
 		first := calls == 1
@@ -280,7 +278,7 @@ func TestPrefetchStopsMidBatch(t *testing.T) {
 			<-release
 		}
 		return "f", true
-	})
+	}, uncached)
 	<-entered
 	stopped := make(chan struct{})
 	go func() { p.Stop(); close(stopped) }()
