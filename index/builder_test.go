@@ -37,9 +37,10 @@ func TestBuilderRunsMerge(t *testing.T) {
 			want[tr] = append(want[tr], uint32(id)<<8|uint32(mask))
 		}
 	}
+	var maxOpenRuns func() int // the default
 	build := func(limit int, dir string) (newBase, int) {
 		t.Helper()
-		sp := &spiller{at: dir, workers: workers}
+		sp := &spiller{at: dir, workers: workers, maxOpenRuns: maxOpenRuns}
 		bs := make([]*postingBuilder, workers)
 		for w := range bs {
 			bs[w] = newBuilder(limit)
@@ -70,7 +71,6 @@ func TestBuilderRunsMerge(t *testing.T) {
 	// With room for 3 runs a worker, each folds its runs into one when
 	// it spills a fourth, again and again (a run folded before is folded
 	// with the next ones): the merge sees at most 3 a worker.
-	defer func(f func() int) { maxOpenRuns = f }(maxOpenRuns)
 	maxOpenRuns = func() int { return 3 * workers }
 	folded, runs := build(16*minBuilderPostings, t.TempDir()+"/ix.db")
 	defer folded.p.close()

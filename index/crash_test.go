@@ -129,13 +129,14 @@ func TestCrashAtEveryPhase(t *testing.T) {
 // phase.
 func crashChild() {
 	root, db := os.Getenv("INDEX_CRASH_ROOT"), os.Getenv("INDEX_CRASH_DB")
-	buildBudget = 16 << 10 // builds spill several runs: a kill lands among them too
+	k := defaultKnobs()
+	k.buildBudget = 16 << 10 // builds spill several runs: a kill lands among them too
 	seed, _ := strconv.Atoi(os.Getenv("INDEX_CRASH_SEED"))
 	w := bufio.NewWriter(os.Stdout)
 	say := func(s string) { w.WriteString(s + "\n"); w.Flush() }
 	for i := 0; ; i++ {
 		say("begin open")
-		ix, _, err := OpenOrBuild(context.Background(), db, root, nil)
+		ix, _, err := OpenOrBuild(context.Background(), db, root, &OpenOptions{knobs: &k})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)

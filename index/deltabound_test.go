@@ -42,10 +42,9 @@ func TestDeltaBytesAskForACompaction(t *testing.T) {
 	if ix.NeedsCompact() {
 		t.Fatalf("a compaction asked for %d bytes of delta under the default bound", st.DeltaBytes)
 	}
-	defer func(old int64) { deltaMaxBytes = old }(deltaMaxBytes)
-	deltaMaxBytes = st.DeltaBytes - 1
+	ix.k.deltaMaxBytes = st.DeltaBytes - 1
 	if !ix.NeedsCompact() {
-		t.Fatalf("no compaction asked for %d bytes of delta over a bound of %d", st.DeltaBytes, deltaMaxBytes)
+		t.Fatalf("no compaction asked for %d bytes of delta over a bound of %d", st.DeltaBytes, ix.k.deltaMaxBytes)
 	}
 
 	// Set again, dropped: counted as they change.

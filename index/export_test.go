@@ -10,12 +10,12 @@ import (
 // Seams for the external tests (package index_test), which answer through
 // the query layer and so cannot live in package index.
 
-// SetLimits lowers the indexing limits (MaxFileSize, MaxFileTrigrams) and
-// returns a function restoring them.
-func SetLimits(size, trigrams int) (restore func()) {
-	s, t := maxFileSize, maxFileTrigrams
-	maxFileSize, maxFileTrigrams = size, trigrams
-	return func() { maxFileSize, maxFileTrigrams = s, t }
+// LimitsOptions returns OpenOptions whose index takes size and trigrams
+// for its indexing limits (MaxFileSize, MaxFileTrigrams).
+func LimitsOptions(size, trigrams int) *OpenOptions {
+	k := defaultKnobs()
+	k.maxFileSize, k.maxFileTrigrams = size, trigrams
+	return &OpenOptions{knobs: &k}
 }
 
 // UnknownPaths returns the paths of the files flagged Unknown, sorted.
@@ -47,12 +47,11 @@ func BoltPages(path string) (pages uint64, pageSize int, err error) {
 	return m.pgid, bf.pageSize, err
 }
 
-// SetClock makes the package's clock return at and returns a function
-// restoring it.
-func SetClock(at time.Time) (restore func()) {
-	old := now
-	now = func() time.Time { return at }
-	return func() { now = old }
+// ClockOptions returns OpenOptions whose index's clock always says at.
+func ClockOptions(at time.Time) *OpenOptions {
+	k := defaultKnobs()
+	k.now = func() time.Time { return at }
+	return &OpenOptions{knobs: &k}
 }
 
 // ShrinkBlocks makes block filters apply to the small files of a test:

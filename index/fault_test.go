@@ -76,7 +76,7 @@ func TestDamagedDBPageByPage(t *testing.T) {
 	greps := []string{"needle", `file 1\d\b`, "says (alpha|omega)", "(?i)changed", "kappa beta"}
 	want := [][]string{nil, nil, nil, {"d1/f001.txt:1:file 1 CHANGED needle"}, nil}
 	globs := []string{"**/*.txt", "d3/*", "**/new*"}
-	sameAnswers(t, "undamaged", root, mustOpen(t, ctx, pristine, root, false), greps, want, globs)
+	sameAnswers(t, "undamaged", root, mustOpen(t, ctx, pristine, root, nil, false), greps, want, globs)
 
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ix.db")
@@ -142,11 +142,12 @@ func TestDamagedDBPageByPage(t *testing.T) {
 	t.Logf("%d pages of %d bytes, %d random: %d trials reopened the DB, %d rebuilt it", pages, ps, extra, rebuilt[false], rebuilt[true])
 }
 
-// mustOpen opens the DB at path with OpenOrBuild and checks whether it
-// was rebuilt; the index is closed when the test ends.
-func mustOpen(t *testing.T, ctx context.Context, path, root string, rebuilt bool) *index.Index {
+// mustOpen opens the DB at path with OpenOrBuild and opts (nil: none)
+// and checks whether it was rebuilt; the index is closed when the test
+// ends.
+func mustOpen(t *testing.T, ctx context.Context, path, root string, opts *index.OpenOptions, rebuilt bool) *index.Index {
 	t.Helper()
-	ix, rb, err := index.OpenOrBuild(ctx, path, root, nil)
+	ix, rb, err := index.OpenOrBuild(ctx, path, root, opts)
 	if err != nil || rb != rebuilt {
 		t.Fatalf("OpenOrBuild %s: rebuilt=%v err=%v", path, rb, err)
 	}

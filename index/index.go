@@ -107,8 +107,54 @@ const (
 // on some, 2 s on FAT) plus the lag of the kernel's coarse clock.
 const RacyWindow = 2 * time.Second
 
-// now is the clock; tests set it.
-var now = time.Now
+// knobs are an index's clock and the sizes it works within. An index
+// takes them when it is made (Build, Open, OpenOrBuild: defaultKnobs) and
+// keeps them; this package's tests give theirs (buildWith, openWith,
+// OpenOptions.knobs) to reach with a small tree what only a large one
+// would, or to set the clock. They are read by whoever holds the index
+// as a writer or reader would; a test that changes one of a live index
+// does so while nothing else uses it.
+type knobs struct {
+	// now is the clock: the racy window's reference (racyFlag) and the
+	// DB's write time.
+	now func() time.Time
+	// maxFileSize and maxFileTrigrams are the indexing limits
+	// (MaxFileSize, MaxFileTrigrams): a file over either is Unknown.
+	maxFileSize, maxFileTrigrams int
+	// buildBudget is how many bytes of postings a build holds in memory
+	// before spilling them to runs (DefaultBuildBudget).
+	buildBudget int
+	// maxOpenRuns is how many runs a build keeps open at most
+	// (openRunsLimit).
+	maxOpenRuns func() int
+	// commitChunk is how many changes a commit applies to memory per
+	// hold of mu (defaultCommitChunk).
+	commitChunk int
+	// deferMax bounds the records deferred writes hold back
+	// (defaultDeferMax).
+	deferMax int
+	// deltaMaxBytes bounds the delta's sets and signatures before a
+	// compaction is due (defaultDeltaMaxBytes).
+	deltaMaxBytes int64
+	// compactAddBudget bounds the delta postings a compaction inverts
+	// at a time (defaultCompactAddBudget).
+	compactAddBudget int
+}
+
+// defaultKnobs are the knobs of every index but this package's tests'.
+func defaultKnobs() knobs {
+	return knobs{
+		now:              time.Now,
+		maxFileSize:      MaxFileSize,
+		maxFileTrigrams:  MaxFileTrigrams,
+		buildBudget:      DefaultBuildBudget,
+		maxOpenRuns:      openRunsLimit,
+		commitChunk:      defaultCommitChunk,
+		deferMax:         defaultDeferMax,
+		deltaMaxBytes:    defaultDeltaMaxBytes,
+		compactAddBudget: defaultCompactAddBudget,
+	}
+}
 
 // BinarySniff is how much of a file decides that it is binary (as Grep).
 const BinarySniff = 8 << 10
@@ -147,8 +193,8 @@ type Progress struct {
 // their slow work there: reading files, building a new base to the side,
 // bbolt transactions and their fsyncs. They take mu, which readers share,
 // only to apply an already prepared change to memory (O(change), and a
-// large one a chunk of files at a time: commitChunk) or to swap in a new
-// base, so a query never waits for an fsync, a compaction, a save or a
+// large one a chunk of files at a time: defaultCommitChunk) or to swap
+// in a new base, so a query never waits for an fsync, a compaction, a save or a
 // whole burst of changes. The memory is updated before the DB: a query
 // sees a change as soon as it is applied; a crash before its transaction
 // commits loses it from the DB only, and the next open's revalidation
@@ -162,6 +208,7 @@ type Progress struct {
 // and fsync run.
 type Index struct {
 	root string
+	k    knobs // set when the index is made, then only read
 
 	wmu  sync.Mutex // serialises writers; held across DB transactions but Flush's
 	dbmu sync.Mutex // serialises DB transactions and the DB's replacement; taken after wmu
@@ -220,14 +267,14 @@ func (ix *Index) Root() string { return ix.root }
 // Build walks root (absolute, symlink-free) and indexes it, using all
 // cores, reporting progress (if not nil) about every 100 ms.
 func Build(ctx context.Context, root string, progress func(Progress)) (*Index, error) {
-	return build(ctx, root, progress, "")
+	return build(ctx, root, progress, "", defaultKnobs())
 }
 
 // build is Build, spilling runs (see spill.go) beside the DB at spillAt
-// ("" for the system's temporary directory).
-func build(ctx context.Context, root string, progress func(Progress), spillAt string) (*Index, error) {
-	t0 := now().UnixNano()
-	ix := newIndex(root)
+// ("" for the system's temporary directory), the index made with k.
+func build(ctx context.Context, root string, progress func(Progress), spillAt string, k knobs) (*Index, error) {
+	t0 := k.now().UnixNano()
+	ix := newIndex(root, k)
 	var ignored []Skipped
 	// The walk lists the files in id order and hands them to the build's
 	// workers a chunk at a time, so that reading starts with the first
@@ -275,7 +322,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	for i := range ix.files {
 		ix.files[i].Flags |= racyFlag(&ix.files[i], t0)
 	}
-	ix.written = now().UnixNano()
+	ix.written = ix.k.now().UnixNano()
 	return ix, nil
 }
 
@@ -312,9 +359,10 @@ func racyFlag(f *File, t0 int64) Flags {
 	return 0
 }
 
-func newIndex(root string) *Index {
+func newIndex(root string, k knobs) *Index {
 	return &Index{
 		root:    root,
+		k:       k,
 		base:    emptyPostings(),
 		adding:  make(map[string]uint32),
 		stale:   make(map[uint32]bool),
@@ -440,7 +488,7 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(1, runtime.GOMAXPROCS(0))
-	sp := &spiller{at: spillAt, workers: workers}
+	sp := &spiller{at: spillAt, workers: workers, maxOpenRuns: ix.k.maxOpenRuns}
 	defer sp.close()
 	builders := make([]*postingBuilder, workers)
 	unknown := make([][]uint32, workers)
@@ -476,7 +524,7 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		b := newBuilder(buildBudget / workers)
+		b := newBuilder(ix.k.buildBudget / workers)
 		builders[w] = b
 		wg.Go(func() {
 			var rd reader
@@ -497,7 +545,7 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 						continue
 					}
 					id := uint32(c.lo + i)
-					tris, flags, _ := rd.index(root, f.path, f.size)
+					tris, flags, _ := rd.index(root, f.path, f.size, &ix.k)
 					rd.rd.Release(maxKeptBuffer) // a large file's buffer goes (its trigrams are the set's)
 					// A file gone since the walk stays Unknown (a
 					// candidate for every query, read live, so never
@@ -589,15 +637,15 @@ type reader struct {
 // component of its path now a link: see rooted), which is flagged Unknown
 // like any file that cannot be read. The trigrams are valid until the
 // next call.
-func (r *reader) index(root *rooted.Root, rel string, size int64) (tris []uint32, flags Flags, gone bool) {
-	data, err := r.rd.Read(root, rel, size, maxFileSize)
+func (r *reader) index(root *rooted.Root, rel string, size int64, k *knobs) (tris []uint32, flags Flags, gone bool) {
+	data, err := r.rd.Read(root, rel, size, k.maxFileSize)
 	if err != nil {
 		return nil, Unknown, rooted.Gone(err)
 	}
 	if bytes.IndexByte(data[:min(len(data), BinarySniff)], 0) >= 0 { // vectorised, as slices.Contains is not
 		return nil, Binary, false
 	}
-	tris, ok := r.set.extract(data)
+	tris, ok := r.set.extract(data, k.maxFileTrigrams)
 	if !ok {
 		return nil, Unknown, false
 	}

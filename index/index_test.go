@@ -27,12 +27,30 @@ var (
 
 func mustBuild(t testing.TB, root string) *Index {
 	t.Helper()
-	ix, err := Build(context.Background(), root, nil)
+	return mustBuildWith(t, root, defaultKnobs())
+}
+
+// mustBuildWith is mustBuild, the index made with k.
+func mustBuildWith(t testing.TB, root string, k knobs) *Index {
+	t.Helper()
+	ix, err := build(context.Background(), root, nil, "", k)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkIndex(t, ix)
 	return ix
+}
+
+// knobsWith returns the default knobs changed by edit.
+func knobsWith(edit func(k *knobs)) knobs {
+	k := defaultKnobs()
+	edit(&k)
+	return k
+}
+
+// clockAt returns a clock that always says at.
+func clockAt(at time.Time) func() time.Time {
+	return func() time.Time { return at }
 }
 
 // checkIndex is the consistency check run after every test's changes.

@@ -34,7 +34,7 @@ func TestFilesOverTheLimitsAreFound(t *testing.T) {
 			"many2.txt", "fresh needle " + soup + "\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			defer index.SetLimits(c.size, c.trigrams)()
+			limits := index.LimitsOptions(c.size, c.trigrams)
 			root := testtree.Write(t, map[string]string{
 				"small.txt": "a small needle\n",
 				"other.txt": "nothing\n",
@@ -49,7 +49,7 @@ func TestFilesOverTheLimitsAreFound(t *testing.T) {
 			touchAll()
 			firstLine := func(s string) string { return strings.TrimSuffix(s, "\n") }
 			db := filepath.Join(t.TempDir(), "ix.db")
-			ix := mustOpen(t, ctx, db, root, true)
+			ix := mustOpen(t, ctx, db, root, limits, true)
 			if got := ix.UnknownPaths(); !slices.Equal(got, []string{c.over}) {
 				t.Fatalf("unknown after the build: %q", got)
 			}
@@ -78,7 +78,7 @@ func TestFilesOverTheLimitsAreFound(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			ix = mustOpen(t, ctx, db, root, false)
+			ix = mustOpen(t, ctx, db, root, limits, false)
 			if got := ix.UnknownPaths(); !slices.Equal(got, []string{c.over, "new/" + c.over2}) {
 				t.Fatalf("unknown after the reopen: %q", got)
 			}

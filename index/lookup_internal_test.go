@@ -9,16 +9,14 @@ import (
 // A change that puts a new path twice, removes it and puts it again, or
 // puts paths that sort among the table's, leaves every live file found
 // by its path and the table consistent, whether the change is applied in
-// one piece or a change at a time (commitChunk 1): an id put and not yet
+// one piece or a change at a time (knobs.commitChunk 1): an id put and not yet
 // placed in the order is found all the same (Index.adding), and none is
 // left there once the change is applied.
 func TestLookupAcrossAChange(t *testing.T) {
 	for _, chunk := range []int{256, 1} {
 		t.Run(fmt.Sprint("chunk ", chunk), func(t *testing.T) {
-			defer func(c int) { commitChunk = c }(commitChunk)
-			commitChunk = chunk
 			root := writeTree(t, map[string]string{"b.txt": "b\n", "d/e.txt": "e\n", "f.txt": "f\n"})
-			ix := mustBuild(t, root)
+			ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.commitChunk = chunk }))
 			put := func(p string) change {
 				return change{path: p, f: File{Path: p, Size: int64(len(p)), ModTime: 1}, tris: []uint32{0x61626300}}
 			}

@@ -77,7 +77,7 @@ func TestFarFutureAndPastMtimes(t *testing.T) {
 		}
 	}
 	db := filepath.Join(t.TempDir(), "ix.db")
-	ix := mustOpen(t, ctx, db, root, true)
+	ix := mustOpen(t, ctx, db, root, nil, true)
 	check("built", ix)
 
 	// An update (lstat in Apply) records the same.
@@ -88,5 +88,5 @@ func TestFarFutureAndPastMtimes(t *testing.T) {
 	}
 	check("after Apply", ix)
 	ix.Close()
-	check("after reopen", mustOpen(t, ctx, db, root, false))
+	check("after reopen", mustOpen(t, ctx, db, root, nil, false))
 }

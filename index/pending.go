@@ -14,10 +14,11 @@ import (
 //
 // A commit writes its change at once, unless writes are deferred
 // (DeferWrites, which the watcher holds for its lifetime): then it leaves
-// them pending, up to deferMax records, and Flush writes them. Flush holds
-// wmu only to take the pending writes; the transaction and its fsync run
-// under dbmu alone, so the next change is applied to memory (and the
-// watcher releases its sync barriers) while the last one is written. A
+// them pending, up to defaultDeferMax records, and Flush writes them.
+// Flush holds wmu only to take the pending writes; the transaction and
+// its fsync run under dbmu alone, so the next change is applied to memory
+// (and the watcher releases its sync barriers) while the last one is
+// written. A
 // transaction that fails gives its writes back to pending, to be written
 // by the next; a crash loses them from the DB only, and the next open's
 // revalidation reads those files again, as after any crash between a
@@ -30,9 +31,9 @@ type pendingWrites struct {
 	touched        []uint32
 }
 
-// deferMax bounds the records deferred writes hold back: a change that
-// would hold more is written (and synced) as it is made.
-var deferMax = 1 << 14 // a variable for the tests
+// defaultDeferMax bounds the records deferred writes hold back: a change
+// that would hold more is written (and synced) as it is made.
+const defaultDeferMax = 1 << 14
 
 // record is one write of the pending changes: val put under key in summed
 // bucket b, or key deleted (del).
@@ -109,7 +110,8 @@ func (ix *Index) takePending() (recs []record, taken pendingWrites) {
 // DeferWrites makes commits leave their DB writes pending, for Flush to
 // write (see Write-behind above): memory, and so every query, sees each
 // change as it is made, and its transaction and fsync follow. A change
-// that would hold back more than deferMax records is written at once.
+// that would hold back more than defaultDeferMax records is written at
+// once.
 // stop ends the deferral and writes what is pending; Close writes it too.
 // One caller defers at a time.
 func (ix *Index) DeferWrites() (stop func() error) {

@@ -95,7 +95,7 @@ func TestExtractNextMasks(t *testing.T) {
 			}
 			want[tr] = m
 		}
-		got, ok := s.extract(data)
+		got, ok := s.extract(data, MaxFileTrigrams)
 		if !ok || len(got) != len(want) {
 			t.Fatalf("%q: %d postings (ok %v), want %d", data, len(got), ok, len(want))
 		}

@@ -11,16 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setNow makes the package clock return t until the test ends or the
-// returned function is called.
-func setNow(t testing.TB, at time.Time) (restore func()) {
-	old := now
-	now = func() time.Time { return at }
-	restore = func() { now = old }
-	t.Cleanup(restore)
-	return restore
-}
-
 // forgeStat makes the table's record of rel carry the file's current stat,
 // as if the index had read the old contents within the same timestamp tick
 // as the change: the one case the stat comparison cannot see.
@@ -44,9 +34,10 @@ func flagsOf(ix *Index, rel string) Flags {
 }
 
 // racyFixture saves an index of a tree whose f.txt ("content ONE") has
-// mtime mt, built at build and saved at save (package clock), then
+// mtime mt, built at build and saved at save (the index's clock), then
 // changes f.txt to "content TWO" (same size, same mtime), reopens the DB
-// and forges the record's stat to the new one.
+// (the clock's the real one) and forges the record's stat to the new
+// one.
 func racyFixture(t *testing.T, mt, build, save time.Time) *Index {
 	t.Helper()
 	root := writeTree(t, map[string]string{"f.txt": "content ONE\n", "g.txt": "other\n"})
@@ -55,14 +46,12 @@ func racyFixture(t *testing.T, mt, build, save time.Time) *Index {
 			t.Fatal(err)
 		}
 	}
-	restore := setNow(t, build)
-	ix := mustBuild(t, root)
-	setNow(t, save)
+	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.now = clockAt(build) }))
+	ix.k.now = clockAt(save)
 	db := filepath.Join(t.TempDir(), "ix.db")
 	if err := ix.Save(db); err != nil {
 		t.Fatal(err)
 	}
-	restore()
 	ix.Close()
 	writeFile(t, root, "f.txt", "content TWO\n")
 	if err := os.Chtimes(filepath.Join(root, "f.txt"), mt, mt); err != nil {
@@ -128,7 +117,7 @@ func TestRacyFlagPersists(t *testing.T) {
 	if f := flagsOf(ix, "f.txt"); f != Racy {
 		t.Fatalf("f.txt flags %#x, want Racy", f)
 	}
-	setNow(t, late)
+	ix.k.now = clockAt(late)
 	n, err := ix.Reconcile(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ func setTimes(t testing.TB, root, rel string, mt time.Time) {
 // whatever its stat): the stat comparison alone must see the changes.
 func TestSameSizeSameMtimeChange(t *testing.T) {
 	ctx := context.Background()
-	defer index.SetClock(time.Now().Add(time.Hour))()
+	ahead := index.ClockOptions(time.Now().Add(time.Hour))
 	root := testtree.Write(t, map[string]string{
 		"a.txt":   "alpha OLDWORD\n",
 		"b.txt":   "beta\n",
@@ -38,7 +38,7 @@ func TestSameSizeSameMtimeChange(t *testing.T) {
 		setTimes(t, root, p, old)
 	}
 	db := filepath.Join(t.TempDir(), "ix.db")
-	ix, rebuilt, err := index.OpenOrBuild(ctx, db, root, nil)
+	ix, rebuilt, err := index.OpenOrBuild(ctx, db, root, ahead)
 	if err != nil || !rebuilt {
 		t.Fatalf("first OpenOrBuild: rebuilt=%v err=%v", rebuilt, err)
 	}
@@ -56,7 +56,7 @@ func TestSameSizeSameMtimeChange(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, "d/c.txt.new"), filepath.Join(root, "d/c.txt")); err != nil {
 		t.Fatal(err)
 	}
-	ix, rebuilt, err = index.OpenOrBuild(ctx, db, root, nil)
+	ix, rebuilt, err = index.OpenOrBuild(ctx, db, root, ahead)
 	if err != nil || rebuilt {
 		t.Fatalf("reopen: rebuilt=%v err=%v", rebuilt, err)
 	}

@@ -32,16 +32,16 @@ func TestReconcileUnchangedWritesNothing(t *testing.T) {
 	})
 	// The index's clock a minute ahead: no file is racy (its stat is
 	// trusted), as on a restart long after the last write.
-	setNow(t, time.Now().Add(time.Minute))
+	ahead := knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Minute)) })
 	db := filepath.Join(t.TempDir(), "ix.db")
-	ix := mustBuild(t, root)
+	ix := mustBuildWith(t, root, ahead)
 	if err := ix.Save(db); err != nil {
 		t.Fatal(err)
 	}
 	ix.Close()
 	reopen := func() *Index {
 		t.Helper()
-		ix, err := Open(db, root)
+		ix, err := open(db, root, ahead)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -257,11 +257,9 @@ func TestSpilledBuildEqualsInMemory(t *testing.T) {
 	}
 	root := writeTree(t, files)
 	mem := mustBuild(t, root)
-	old := buildBudget
-	buildBudget = 2 << 10
-	t.Cleanup(func() { buildBudget = old })
+	small := knobsWith(func(k *knobs) { k.buildBudget = 2 << 10 })
 	dir := t.TempDir()
-	ix, err := build(context.Background(), root, nil, filepath.Join(dir, "ix.db"))
+	ix, err := build(context.Background(), root, nil, filepath.Join(dir, "ix.db"), small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,13 +332,11 @@ func TestSpilledBuildSaveNamesItsBase(t *testing.T) {
 		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("file %d alpha beta %d gamma%d\n", i, i*i, i%13)
 	}
 	root := writeTree(t, files)
-	old := buildBudget
-	buildBudget = 2 << 10
-	t.Cleanup(func() { buildBudget = old })
+	small := knobsWith(func(k *knobs) { k.buildBudget = 2 << 10 })
 	for _, compact := range []bool{false, true} {
 		dir := t.TempDir()
 		db := filepath.Join(dir, "ix.db")
-		ix, err := build(context.Background(), root, nil, db)
+		ix, err := build(context.Background(), root, nil, db, small)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -513,10 +509,8 @@ func TestCompactRangesSameBase(t *testing.T) {
 		t.Fatalf("%d files in the delta, want 21", len(ix.delta))
 	}
 	write := func(budget int) []byte {
-		defer func(b int) { compactAddBudget = b }(compactAddBudget)
-		compactAddBudget = budget
 		pw := newPostingWriter(nil)
-		compactBase(&ix.base, ix.delta, ix.stale, pw)
+		compactBase(&ix.base, ix.delta, ix.stale, pw, budget)
 		return pw.finishBytes()
 	}
 	whole, ranged := write(1<<30), write(1)
@@ -601,8 +595,7 @@ func TestDeferredWrites(t *testing.T) {
 	}
 
 	// Past deferMax records held back, a change is written as it is made.
-	defer func(n int) { deferMax = n }(deferMax)
-	deferMax = 2
+	ix.k.deferMax = 2
 	flush = ix.DeferWrites()
 	writeFile(t, root, "f.txt", "phi\n")
 	writeFile(t, root, "g.txt", "gamma\n")
@@ -762,9 +755,8 @@ func TestChangesGoOnDuringFlush(t *testing.T) {
 // batch), finds the index consistent and holding the chunks so far, and
 // the whole batch gives a fresh build's answers, also once reopened.
 func TestQueryBetweenCommitChunks(t *testing.T) {
-	defer func(n int) { commitChunk = n }(commitChunk)
-	commitChunk = 3
 	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha one\n", "d/b.txt": "beta two\n", "d/c.txt": "gamma\n"})
+	ix.k.commitChunk = 3
 	changed := []string{"a.txt", "d/b.txt"}
 	for i := range 10 {
 		n := fmt.Sprintf("n/%02d.txt", i)
@@ -851,12 +843,10 @@ func TestBuildFails(t *testing.T) {
 		files[fmt.Sprintf("d%02d/f%04d.txt", i%40, i)] = fmt.Sprintf("file %d alpha beta %d\n", i, i*i)
 	}
 	root := writeTree(t, files)
-	old := buildBudget
-	buildBudget = 2 << 10
-	t.Cleanup(func() { buildBudget = old })
+	small := knobsWith(func(k *knobs) { k.buildBudget = 2 << 10 })
 
 	gone := filepath.Join(t.TempDir(), "gone", "ix.db") // its directory does not exist
-	if ix, err := build(context.Background(), root, nil, gone); !errors.Is(err, fs.ErrNotExist) {
+	if ix, err := build(context.Background(), root, nil, gone, small); !errors.Is(err, fs.ErrNotExist) {
 		if ix != nil {
 			ix.Close()
 		}
@@ -867,7 +857,7 @@ func TestBuildFails(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reported := 0
-	ix, err := build(ctx, root, func(Progress) { reported++; cancel() }, filepath.Join(dir, "ix.db"))
+	ix, err := build(ctx, root, func(Progress) { reported++; cancel() }, filepath.Join(dir, "ix.db"), small)
 	if !errors.Is(err, context.Canceled) || ix != nil {
 		t.Fatalf("build cancelled from its progress: %v, %v", ix, err)
 	}
@@ -888,10 +878,8 @@ func TestBuildFoldsRunsUnderDescriptorLimit(t *testing.T) {
 		files[fmt.Sprintf("d%02d/f%04d.txt", i%30, i)] = fmt.Sprintf("file %d alpha beta %d gamma\n", i, i*i)
 	}
 	root := writeTree(t, files)
-	old := buildBudget
-	buildBudget = 2 << 10 // runs of 64 postings: some 700 of them
-	t.Cleanup(func() { buildBudget = old })
-	ix, err := build(context.Background(), root, nil, filepath.Join(t.TempDir(), "ix.db"))
+	small := knobsWith(func(k *knobs) { k.buildBudget = 2 << 10 }) // runs of 64 postings: some 700 of them
+	ix, err := build(context.Background(), root, nil, filepath.Join(t.TempDir(), "ix.db"), small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -930,8 +918,8 @@ func nofileChild() {
 		fmt.Println(err)
 		os.Exit(2)
 	}
-	buildBudget = 2 << 10
-	ix, err := build(context.Background(), os.Getenv("INDEX_NOFILE_CHILD"), nil, os.Getenv("INDEX_NOFILE_DB"))
+	small := knobsWith(func(k *knobs) { k.buildBudget = 2 << 10 })
+	ix, err := build(context.Background(), os.Getenv("INDEX_NOFILE_CHILD"), nil, os.Getenv("INDEX_NOFILE_DB"), small)
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(2)
@@ -952,7 +940,7 @@ func TestBuildProgressBeforeTheEnd(t *testing.T) {
 		}
 		root := writeTree(t, files)
 		var reports []Progress
-		ix, err := build(context.Background(), root, func(p Progress) { reports = append(reports, p) }, "")
+		ix, err := build(context.Background(), root, func(p Progress) { reports = append(reports, p) }, "", defaultKnobs())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ import (
 // ascending ids: its run r holds only ids below those of its run r+1, so
 // a trigram's list in one worker's runs is their lists end to end, and
 // the workers' ids are disjoint. A worker whose runs pass its share of
-// the descriptors a build may hold (maxOpenRuns) folds them into one
+// the descriptors a build may hold (openRunsLimit) folds them into one
 // run. At the end the runs are merged trigram
 // by trigram into the final base: per worker, the lists end to end, then
 // the workers' lists merged by id. The merge runs on every core, each on
@@ -46,9 +46,6 @@ import (
 // sort them) before spilling them to runs.
 const DefaultBuildBudget = 64 << 20
 
-// buildBudget is the budget in force; tests lower it to force runs.
-var buildBudget = DefaultBuildBudget
-
 // spiller spills builders' lists to runs named <at>.build-<random> (at
 // "": indexd-build-<random> in the system's temporary directory) and
 // merges them. A run is unlinked as soon as it is created; one left by a
@@ -57,17 +54,19 @@ var buildBudget = DefaultBuildBudget
 type spiller struct {
 	at      string
 	workers int // how many builders spill (0: one)
-	mu      sync.Mutex
-	runs    []run
+	// maxOpenRuns is how many runs the build keeps open at most
+	// (openRunsLimit; nil: that).
+	maxOpenRuns func() int
+	mu          sync.Mutex
+	runs        []run
 }
 
-// maxOpenRuns is how many runs a build keeps open at most (each holds a
-// descriptor until the merge): a quarter of the descriptors the process
+// openRunsLimit is how many runs a build keeps open at most (each holds
+// a descriptor until the merge): a quarter of the descriptors the process
 // may open. A worker past its share folds its runs into one (fold). At
 // a million files on two cores a build spills some 500 runs; eight
-// cores would spill four times as many, in smaller runs. A variable so
-// that tests can lower it.
-var maxOpenRuns = func() int {
+// cores would spill four times as many, in smaller runs.
+func openRunsLimit() int {
 	var l unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err != nil {
 		return 256
@@ -279,7 +278,11 @@ func (s *spiller) spill(worker int, b *postingBuilder) error {
 	}
 	s.mu.Unlock()
 	b.reset()
-	if mine > max(2, maxOpenRuns()/max(1, s.workers)) {
+	limit := s.maxOpenRuns
+	if limit == nil {
+		limit = openRunsLimit
+	}
+	if mine > max(2, limit()/max(1, s.workers)) {
 		if err := s.fold(worker); err != nil {
 			return fmt.Errorf("index: folding runs: %w", err)
 		}

@@ -371,15 +371,15 @@ func (w *dbTx) reset(i int) error {
 	return err
 }
 
-// finish stores the sums, the write time and the meta checksum; it
-// returns the write time.
-func (w *dbTx) finish() (int64, error) {
+// finish stores the sums, the write time (now, Unix ns) and the meta
+// checksum; it returns the write time.
+func (w *dbTx) finish(now time.Time) (int64, error) {
 	meta := w.tx.Bucket(bMeta)
 	sums := make([]byte, 0, 8*nSums)
 	for _, s := range w.sums {
 		sums = binary.BigEndian.AppendUint64(sums, s)
 	}
-	written := now().UnixNano()
+	written := now.UnixNano()
 	if err := meta.Put(kSums, sums); err != nil {
 		return 0, err
 	}
@@ -439,7 +439,7 @@ func (ix *Index) transact(recs []record, slots int, fn func(w *dbTx) error) (err
 		if err := tx.Bucket(bMeta).Put(kSlots, be32(slots)); err != nil {
 			return err
 		}
-		written, err = w.finish()
+		written, err = w.finish(ix.k.now())
 		return err
 	})
 	if err == nil {
@@ -680,7 +680,7 @@ func (ix *Index) writeAll(db *bolt.DB, nb newBase) (written int64, err error) {
 	if err = putBaseRecord(tx, nb); err != nil {
 		return 0, err
 	}
-	if written, err = w.finish(); err != nil {
+	if written, err = w.finish(ix.k.now()); err != nil {
 		return 0, err
 	}
 	if err = tx.Commit(); err != nil {
@@ -744,7 +744,12 @@ func (ix *Index) Close() error {
 // damaged file never makes Open panic. Other errors (the file is missing,
 // unreadable, or locked by another process) say nothing about its
 // contents.
-func Open(path, root string) (ix *Index, err error) {
+func Open(path, root string) (*Index, error) {
+	return open(path, root, defaultKnobs())
+}
+
+// open is Open, the index made with k.
+func open(path, root string, k knobs) (ix *Index, err error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
@@ -784,7 +789,7 @@ func Open(path, root string) (ix *Index, err error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	db.AllocSize = 1 << 20
-	ix = newIndex(root)
+	ix = newIndex(root, k)
 	err = func() error {
 		defer pauseCollector()() // the table is all live; resumed if bbolt panics too
 		return db.View(func(tx *bolt.Tx) error { return ix.load(tx, path) })
@@ -1163,6 +1168,10 @@ type OpenOptions struct {
 	// are made all the same; what that later Reconcile finds corrupt is
 	// the caller's to handle.
 	NoReconcile bool
+
+	// knobs, if set, replace defaultKnobs for the index opened or built
+	// (this package's tests).
+	knobs *knobs
 }
 
 // OpenOrBuild opens the index saved at path and reconciles it with the
@@ -1188,8 +1197,12 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 			o.Phase(p)
 		}
 	}
+	k := defaultKnobs()
+	if o.knobs != nil {
+		k = *o.knobs
+	}
 	phase(PhaseReopen)
-	ix, err = Open(path, root)
+	ix, err = open(path, root, k)
 	opened := err == nil
 	if opened {
 		if o.NoReconcile {
@@ -1218,7 +1231,7 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 	removeTemps(path)
 	removeBases(path, 0)
 	phase(PhaseBuild)
-	ix, err = build(ctx, root, o.Progress, path)
+	ix, err = build(ctx, root, o.Progress, path, k)
 	if err != nil {
 		return nil, true, err
 	}

@@ -23,13 +23,6 @@ const (
 	MaxFileTrigrams = 1 << 17
 )
 
-// The limits in force: MaxFileSize and MaxFileTrigrams, lowered by tests
-// so that small files exceed them.
-var (
-	maxFileSize     = MaxFileSize
-	maxFileTrigrams = MaxFileTrigrams
-)
-
 var lower = func() (t [256]byte) {
 	for i := range t {
 		t[i] = byte(i)
@@ -102,13 +95,14 @@ type trigramSet struct {
 
 // extract returns the distinct lowercase trigrams of data with their
 // next masks, packed (in no particular order), or ok=false when there are
-// more than MaxFileTrigrams. The result is valid until the next call.
+// more than maxTrigrams (MaxFileTrigrams but in tests). The result is
+// valid until the next call.
 //
 // The loop has no branch on what it reads: each trigram is written to
 // out and kept (n advanced) only if its mask is still zero. Whether a
 // trigram is new is a coin toss in source code, and a branch on it
 // mispredicted often enough to make extraction 1.75× slower.
-func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
+func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 	if s.mask == nil {
 		s.mask = make([]uint8, 1<<24+1)
 	}
@@ -116,7 +110,7 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 	n, ok := 0, true
 	if len(data) >= 3 {
 		// At most one trigram a byte, and one past the limit.
-		if need := min(len(data)-2, maxFileTrigrams+1); cap(s.out) < need {
+		if need := min(len(data)-2, maxTrigrams+1); cap(s.out) < need {
 			s.out = make([]uint32, need)
 		}
 		out := s.out[:cap(s.out)]
@@ -132,7 +126,7 @@ func (s *trigramSet) extract(data []byte) ([]uint32, bool) {
 				seen = 1 // compiled to a flag, not a branch
 			}
 			n += seen
-			if n > maxFileTrigrams {
+			if n > maxTrigrams {
 				ok = false
 				break
 			}

@@ -84,7 +84,7 @@ type ApplyOptions struct {
 
 // ApplyWith is Apply with options.
 func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOptions) error {
-	t0 := now().UnixNano()
+	t0 := ix.k.now().UnixNano()
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return fmt.Errorf("index: apply: %w", err)
@@ -237,7 +237,7 @@ type ReconcileOptions struct {
 
 // ReconcileWith is Reconcile with options.
 func (ix *Index) ReconcileWith(ctx context.Context, opts ReconcileOptions) (int, error) {
-	t0 := now().UnixNano()
+	t0 := ix.k.now().UnixNano()
 	root, err := rooted.Open(ix.root)
 	if err != nil {
 		return 0, fmt.Errorf("index: reconcile: %w", err)
@@ -444,7 +444,7 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64, workers 
 				var tris []uint32
 				if f.Mode.IsRegular() {
 					var t []uint32
-					t, f.Flags, isGone[i] = rd.index(root, f.Path, f.Size)
+					t, f.Flags, isGone[i] = rd.index(root, f.Path, f.Size, &ix.k)
 					if f.Flags == 0 {
 						// Delta sets are searched: keep them sorted. A file too
 						// short for a trigram gets an empty set, not none:
@@ -474,13 +474,13 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64, workers 
 	return kept, gone
 }
 
-// commitChunk is how many changes commit applies to memory per hold of
-// mu: about a millisecond's work (3.5 µs a change; a burst's batch of
-// 15,000 files held it 54 ms, and every query with it). A variable so
-// that tests can cut small batches.
-var commitChunk = 256
+// defaultCommitChunk is how many changes commit applies to memory per
+// hold of mu: about a millisecond's work (3.5 µs a change; a burst's batch of
+// 15,000 files held it 54 ms, and every query with it). Tests cut
+// smaller chunks (knobs.commitChunk).
+const defaultCommitChunk = 256
 
-// commit applies changes to memory, commitChunk at a time, then writes
+// commit applies changes to memory, knobs.commitChunk at a time, then writes
 // them to the DB in one transaction, or leaves them pending while writes
 // are deferred (pending.go). The record of ignored entries under each of
 // the rescanned scopes ("" for all) is replaced by ignoredAdds.
@@ -503,7 +503,7 @@ func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []
 	var puts, adds []uint32
 	var dels []string
 	for i, c := range chs {
-		if i > 0 && i%commitChunk == 0 {
+		if i > 0 && i%ix.k.commitChunk == 0 {
 			// Readers waiting for mu come in between chunks: they see
 			// the changes so far (the order holding every id put), as
 			// they would with the batch cut here, and wait for at most
@@ -544,7 +544,7 @@ func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []
 	slices.SortFunc(ix.ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	ix.ignored = slices.CompactFunc(ix.ignored, func(a, b Skipped) bool { return a.Path == b.Path })
 	if ix.db == nil {
-		ix.written = now().UnixNano()
+		ix.written = ix.k.now().UnixNano()
 		return nil
 	}
 	// Readers see the change from here; the transaction and its fsync run
@@ -565,7 +565,7 @@ func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []
 	for _, s := range ignoredAdds {
 		ix.pending.ignoredPath(s.Path)
 	}
-	if ix.deferWrites && ix.pending.len() < deferMax {
+	if ix.deferWrites && ix.pending.len() < ix.k.deferMax {
 		return nil
 	}
 	return ix.flushLocked()
@@ -693,21 +693,21 @@ func (ix *Index) removeLocked(p string, removed func(*File)) []string {
 // NeedsCompact reports whether the delta has grown enough that folding it
 // into the base is worth its cost: more than an eighth of the files (at
 // least 1,024) changed since the base, or the delta's sets holding more
-// than deltaMaxBytes.
+// than defaultDeltaMaxBytes.
 func (ix *Index) NeedsCompact() bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.stale) > max(1024, len(ix.order)/8) || ix.deltaBytes > deltaMaxBytes
+	return len(ix.stale) > max(1024, len(ix.order)/8) || ix.deltaBytes > ix.k.deltaMaxBytes
 }
 
-// deltaMaxBytes bounds the delta's sets and signatures: the heap a burst
+// defaultDeltaMaxBytes bounds the delta's sets and signatures: the heap a burst
 // of changes holds until a compaction, and what every query reads of the
 // delta (its slices' rows, a bit per file, and the sets they admit). An
 // eighth of the files alone let a million-file root hold 125,000 changed
 // files' sets, ~5.2 KB each (deltaSize) on a bench/gentree tree (30,000
 // of them took the daemon's RssAnon from 51 to 261 MiB at 200,000
-// files); 64 MiB is ~12,800 such files. A variable for tests.
-var deltaMaxBytes int64 = 64 << 20
+// files); 64 MiB is ~12,800 such files.
+const defaultDeltaMaxBytes = 64 << 20
 
 // Compact folds the delta into a new base (dropping stale postings) and
 // rewrites the DB's base, delta and stale buckets in one transaction.
@@ -730,7 +730,7 @@ func (ix *Index) Compact() error {
 	}
 	ix.compactTouched = make(map[uint32]bool)
 	ix.wmu.Unlock()
-	np, err := writeNewBase(path, func(pw *postingWriter) { compactBase(&base, delta, stale, pw) })
+	np, err := writeNewBase(path, func(pw *postingWriter) { compactBase(&base, delta, stale, pw, ix.k.compactAddBudget) })
 	if err != nil {
 		ix.wmu.Lock()
 		ix.compactTouched = nil
@@ -798,19 +798,19 @@ func (ix *Index) Compact() error {
 	return err
 }
 
-// compactAddBudget bounds how many delta postings compactBase inverts at
-// a time (5 bytes each, an id and its next mask): a burst of 30,000 changed
-// files at 200k files held 835 MB live when the whole delta was inverted
-// at once. A variable so that tests can force many ranges.
-var compactAddBudget = 4 << 20
+// defaultCompactAddBudget bounds how many delta postings compactBase
+// inverts at a time (5 bytes each, an id and its next mask): a burst of
+// 30,000 changed files at 200k files held 835 MB live when the whole
+// delta was inverted at once. Tests force many ranges with a smaller one.
+const defaultCompactAddBudget = 4 << 20
 
 // compactBase writes to pw base without the postings of stale ids, plus
 // the delta's, list by list in trigram order. It only reads its
 // arguments. The delta is inverted (trigram -> its files) one range of
-// trigrams at a time, each range holding about compactAddBudget of its
+// trigrams at a time, each range holding about budget of its
 // postings (cut at the trigrams' first byte, counted first), so the
 // merge holds that much and one list at a time, whatever the delta.
-func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool, pw *postingWriter) {
+func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]bool, pw *postingWriter, budget int) {
 	ids := make([]uint32, 0, len(delta))
 	var perFirst [256]int // delta postings by their trigram's first byte
 	for id, set := range delta {
@@ -822,7 +822,7 @@ func compactBase(base *postings, delta map[uint32][]uint32, stale map[uint32]boo
 	slices.Sort(ids)
 	var cuts []uint32 // the ranges' ends (exclusive), ascending, the last 1<<24
 	for b, n := 0, 0; b < 256; b++ {
-		if n += perFirst[b]; n >= compactAddBudget || b == 255 {
+		if n += perFirst[b]; n >= budget || b == 255 {
 			cuts = append(cuts, uint32(b+1)<<16)
 			n = 0
 		}
