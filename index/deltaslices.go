@@ -142,24 +142,28 @@ func (d *deltaSlices) check(delta map[uint32][]uint32) error {
 	if len(d.used) != (len(d.ids)+63)/64 {
 		return fmt.Errorf("%w: %d words of used slots for %d slots", ErrCorrupt, len(d.used), len(d.ids))
 	}
-	want := make(map[uint32]bool)
+	// The rows as the sets make them (each used slot's column its set's
+	// trigrams' rows, every other bit zero), compared with the slices a
+	// word at a time.
+	words := len(d.used)
+	want := make([]uint64, len(d.rows)*words)
 	for s, id := range d.ids {
-		s := uint32(s)
 		used := d.used[s/64]&(1<<(s%64)) != 0
 		tris, ok := delta[id]
-		if id == freeSlot && used || id != freeSlot && (!used || !ok || d.slot[id] != s) {
+		if id == freeSlot && used || id != freeSlot && (!used || !ok || d.slot[id] != uint32(s)) {
 			return fmt.Errorf("%w: delta slot %d (file id %d, used %v) does not match its set", ErrCorrupt, s, id, used)
 		}
-		clear(want)
 		for _, v := range tris {
-			want[sliceRow(packedTri(v))] = true
+			want[int(sliceRow(packedTri(v)))*words+s/64] |= 1 << (s % 64)
 		}
-		for r := range d.rows {
-			if len(d.rows[r]) != len(d.used) {
-				return fmt.Errorf("%w: delta slice row %d has %d words, not %d", ErrCorrupt, r, len(d.rows[r]), len(d.used))
-			}
-			if d.rows[r][s/64]&(1<<(s%64)) != 0 != want[uint32(r)] {
-				return fmt.Errorf("%w: delta slot %d's bit in row %d is not its set's", ErrCorrupt, s, r)
+	}
+	for r, row := range d.rows {
+		if len(row) != words {
+			return fmt.Errorf("%w: delta slice row %d has %d words, not %d", ErrCorrupt, r, len(row), words)
+		}
+		for w, x := range row {
+			if diff := x ^ want[r*words+w]; diff != 0 {
+				return fmt.Errorf("%w: delta slot %d's bit in row %d is not its set's", ErrCorrupt, 64*w+bits.TrailingZeros64(diff), r)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -532,6 +533,56 @@ func TestDeltaSlices(t *testing.T) {
 	}
 	if admitted > 1000 {
 		t.Errorf("a file of 300 trigrams admits %d of 10000 trigrams it lacks", admitted)
+	}
+}
+
+// The slices' check finds every bit that is not its set's: one set in a
+// used slot's column or cleared from it, one set in a free slot's column
+// or past the last slot.
+func TestDeltaSlicesCheckFindsFlippedBits(t *testing.T) {
+	t.Parallel()
+	tris := func(ts ...uint32) []uint32 {
+		var out []uint32
+		for _, tr := range ts {
+			out = append(out, tr<<8)
+		}
+		slices.SortFunc(out, func(a, b uint32) int { return cmp.Compare(packedTri(a), packedTri(b)) })
+		return out
+	}
+	sets := map[uint32][]uint32{7: tris(0x616263, 0x626364), 9: tris(0x787978)}
+	rows := map[uint32]bool{}
+	for _, set := range sets {
+		for _, v := range set {
+			rows[sliceRow(packedTri(v))] = true
+		}
+	}
+	var absent uint32 // a trigram whose row none of the sets sets
+	for rows[sliceRow(absent)] {
+		absent++
+	}
+	fresh := func() *deltaSlices {
+		d := newDeltaSlices()
+		d.add(7, sets[7])
+		d.add(8, tris(0x6a6b6c))
+		d.add(9, sets[9])
+		d.remove(8, tris(0x6a6b6c)) // slot 1 free
+		if err := d.check(sets); err != nil {
+			t.Fatalf("the undamaged slices: %v", err)
+		}
+		return d
+	}
+	flip := func(d *deltaSlices, s, row uint32) { d.rows[row][s/64] ^= 1 << (s % 64) }
+	for name, damage := range map[string]func(d *deltaSlices){
+		"a bit added to a used slot":     func(d *deltaSlices) { flip(d, 0, sliceRow(absent)) },
+		"a bit cleared from a used slot": func(d *deltaSlices) { flip(d, 2, sliceRow(0x787978)) },
+		"a bit in a free slot":           func(d *deltaSlices) { flip(d, 1, sliceRow(0x616263)) },
+		"a bit past the last slot":       func(d *deltaSlices) { flip(d, 63, sliceRow(0x616263)) },
+	} {
+		d := fresh()
+		damage(d)
+		if err := d.check(sets); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: check says %v, want ErrCorrupt", name, err)
+		}
 	}
 }
 
