@@ -10,6 +10,7 @@ import (
 // written after them (more paths, a new chunk, the caller's buffer) and
 // however long they are.
 func TestPathArena(t *testing.T) {
+	t.Parallel()
 	var a pathArena
 	var want, got []string
 	buf := make([]byte, 0, pathChunk)

@@ -90,6 +90,7 @@ func indexBolt(t *testing.T) (root, path string, data []byte) {
 // twice to one page or past the end, keys out of order, and a freelist
 // listing a page in use (bbolt would overwrite it on the next write).
 func TestBoltStructureChecked(t *testing.T) {
+	t.Parallel()
 	root, path, good := indexBolt(t)
 	if err := checkBoltFile(path); err != nil {
 		t.Fatalf("an undamaged file: %v", err)
@@ -158,6 +159,7 @@ func TestBoltStructureChecked(t *testing.T) {
 // and report what it found broken by a panic in a goroutine of its own,
 // which no caller can recover. Here two branch elements name one page.
 func TestUnsyncedFreelistRefused(t *testing.T) {
+	t.Parallel()
 	_, good := plainBolt(t, 2000, true)
 	br := branchPage(t, good)
 	ne.PutUint64(good[br+bbPageHeader+bbElement+8:], ne.Uint64(good[br+bbPageHeader+8:]))

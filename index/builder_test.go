@@ -16,6 +16,7 @@ import (
 // chunks in turn); merged in memory without spilling they make the same
 // base, byte for byte.
 func TestBuilderRunsMerge(t *testing.T) {
+	t.Parallel()
 	const workers, files, chunk = 3, 3000, 7
 	r := rand.New(rand.NewPCG(3, 4))
 	want := map[uint32][]uint32{}
@@ -104,6 +105,7 @@ func TestBuilderRunsMerge(t *testing.T) {
 // A builder keeps to its limit: it grows up to it, then spills, even
 // in the middle of a file's postings, and holds them all in the end.
 func TestBuilderLimit(t *testing.T) {
+	t.Parallel()
 	b := newBuilder(100 * 16)
 	var spilled []int
 	spill := func() error {
@@ -136,6 +138,7 @@ func TestBuilderLimit(t *testing.T) {
 // ascending), whether it sorts by insertion (up to 64 postings) or by
 // counting.
 func TestSortLow(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{0, 1, 2, 63, 64, 65, 500, 5000} {
 		src := make([]uint64, n)
@@ -160,6 +163,7 @@ func TestSortLow(t *testing.T) {
 // merge2 is the union in id order, each posting with its own mask; of an
 // id in both lists the first list's posting is kept, once.
 func TestMerge2(t *testing.T) {
+	t.Parallel()
 	a := &postingList{ids: []uint32{1, 3, 5}, masks: []byte{0xa1, 0xa3, 0xa5}}
 	b := &postingList{ids: []uint32{0, 2, 3, 6, 7}, masks: []byte{0xb0, 0xb2, 0xb3, 0xb6, 0xb7}}
 	var got postingList

@@ -31,6 +31,7 @@ var crashPhases = []string{"open", "update", "compact", "save"}
 // its candidates. INDEXD_CRASH_TRIALS sets the number of trials (default
 // 60).
 func TestCrashAtEveryPhase(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}

@@ -16,6 +16,7 @@ import (
 // way it changes (set, set again, dropped, reloaded, compacted) — Check
 // recounts it each time.
 func TestDeltaBytesAskForACompaction(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 40 {
 		files[fmt.Sprintf("f%02d.txt", i)] = fmt.Sprintf("small file %d\n", i)

@@ -93,6 +93,7 @@ func paths(ix *Index) []string {
 // A NUL byte within the first BinarySniff bytes makes a file binary
 // (never a candidate), one just past them does not, as Grep decides.
 func TestBuildBinarySniff(t *testing.T) {
+	t.Parallel()
 	pad := strings.Repeat("a", BinarySniff-1)
 	root := writeTree(t, map[string]string{
 		"edge.dat": pad + "\x00 alpha\n",  // NUL at BinarySniff−1
@@ -106,6 +107,7 @@ func TestBuildBinarySniff(t *testing.T) {
 }
 
 func TestBuildTableAndCandidates(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{
 		"a.go":                "package a\nfunc Alpha() {}\n",
 		"b/b.go":              "package b\nfunc Beta() { alpha() }\n",
@@ -143,6 +145,7 @@ func TestBuildTableAndCandidates(t *testing.T) {
 // Files that defeat the trigram step are still candidates (or indexed
 // exactly), never lost.
 func TestDefeatingFilesAreFound(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a 20 MB file")
 	}
@@ -171,6 +174,7 @@ func TestDefeatingFilesAreFound(t *testing.T) {
 // Property: for random contents and random patterns, the candidate set
 // always holds every file the regexp matches.
 func TestCandidatesNeverLoseAMatch(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 99))
 	alpha := "abcABC xyz\n_("
 	files := map[string]string{}
@@ -204,6 +208,7 @@ func TestCandidatesNeverLoseAMatch(t *testing.T) {
 }
 
 func TestSaveOpenRoundTrip(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{"a.go": "package alpha\n", "b/c.txt": "gamma delta\n", ".ignore": "skip/\n", "skip/s.txt": "gamma\n"})
 	ix := mustBuild(t, root)
 	db := filepath.Join(t.TempDir(), "ix.db")
@@ -229,6 +234,7 @@ func TestSaveOpenRoundTrip(t *testing.T) {
 }
 
 func TestCorruptOrOldDBIsRebuilt(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{"a.txt": "needle\n"})
 	db := filepath.Join(t.TempDir(), "ix.db")
 	if err := os.WriteFile(db, []byte("not a bbolt file at all"), 0o600); err != nil {
@@ -252,6 +258,7 @@ func TestCorruptOrOldDBIsRebuilt(t *testing.T) {
 // Incremental updates of N files give the same answers as a fresh build,
 // before and after compaction, and after a reopen.
 func TestIncrementalEqualsFreshBuild(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	words := []string{"alpha", "beta", "gamma", "delta", "Epsilon", "zeta", "eta", "theta"}
 	content := func() string {
@@ -347,6 +354,7 @@ func TestMain(m *testing.M) {
 // Hidden directories are recorded as a build records them, those holding
 // no file included, and their records go with them.
 func TestApplyIgnoredAndTypeChanges(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{".ignore": "*.tmp\n", "a": "file a\n", "d/x.txt": "x\n", "keep.txt": "k\n",
 		".old/f.txt": "gone soon\n", "s/.kept/g.txt": "stays\n"})
 	ix := mustBuild(t, root)
@@ -397,6 +405,7 @@ func hiddenNames(ix *Index, dir string) []string {
 // build has them (Check verifies both), through batches on either side
 // of insertOrdered's one-by-one bound.
 func TestBatchedChangesKeepOrderAndHiddenList(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	names := []string{"a.go", ".env", "b.txt", ".hidden.go", "z.md", "_x"}
 	dirs := []string{"", "d/", "d/e/", ".cfg/", "m/.n/", "q/"}
@@ -461,6 +470,7 @@ func TestBatchedChangesKeepOrderAndHiddenList(t *testing.T) {
 // their sets' columns (check); and a file of few trigrams is admitted
 // for a trigram it lacks about as often as its column's density says.
 func TestDeltaSlices(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	d := newDeltaSlices()
 	sets := map[uint32][]uint32{}
@@ -591,6 +601,7 @@ func TestDeltaSlicesCheckFindsFlippedBits(t *testing.T) {
 // about each directory once; names that sort around "/" ("a.b", "a0",
 // "a-") sit next to the directories passed over.
 func TestCandidatesEntering(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for _, p := range []string{
 		"a.go", "a-x/f", "a/b/c/d.go", "a/b/c.go", "a/b0", "a/b.x/f", "a/b/z/y.go", "a0/f", "a.b/f",
@@ -653,6 +664,7 @@ func TestCandidatesEntering(t *testing.T) {
 // the ones at Since or later first, then the others in path order, and
 // stops when told.
 func TestCandidatesNewerFirst(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	names := []string{"a.go", "a/b/c.go", "a/b/d.go", "a/x.go", "b/y.go", "b/z/w.go", "c.go", "d/e.go"}
 	for _, p := range names {
@@ -718,6 +730,7 @@ func TestCandidatesNewerFirst(t *testing.T) {
 // A listing by content stops when fn says so, as a listing by path does,
 // whether its files come from the base or the delta.
 func TestCandidatesByContentStop(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 20 {
 		files[fmt.Sprintf("f%02d.txt", i)] = "a needle here\n"

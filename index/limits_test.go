@@ -18,6 +18,7 @@ import (
 // after a build, after updates and after a reopen. The limits are lowered
 // so that the fixtures stay small.
 func TestFilesOverTheLimitsAreFound(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	soup := "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima"
 	for _, c := range []struct {

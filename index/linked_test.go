@@ -13,6 +13,7 @@ import (
 // found it; not files with one link, nor ignored files, nor links to
 // files (symlinks), which a watcher of the tree's directories sees.
 func TestLinkedReports(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{".ignore": "*.log\n", "a.txt": "a\n", "one.txt": "1\n", "d/b.txt": "b\n", "d/c.txt": "c\n", "x.log": "x\n"})
 	out := t.TempDir()
 	for i, rel := range []string{"a.txt", "d/b.txt", "x.log"} {

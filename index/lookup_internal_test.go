@@ -13,6 +13,7 @@ import (
 // placed in the order is found all the same (Index.adding), and none is
 // left there once the change is applied.
 func TestLookupAcrossAChange(t *testing.T) {
+	t.Parallel()
 	for _, chunk := range []int{256, 1} {
 		t.Run(fmt.Sprint("chunk ", chunk), func(t *testing.T) {
 			root := writeTree(t, map[string]string{"b.txt": "b\n", "d/e.txt": "e\n", "f.txt": "f\n"})

@@ -44,6 +44,7 @@ func mtimeOf(ix *index.Index, rel string) int64 {
 // alike: after a build, an update and a reopen. Grep lists newest first;
 // Glob with sort "recent" puts the future among the recent, newest first.
 func TestFarFutureAndPastMtimes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := testtree.Write(t, map[string]string{
 		"a-2300.txt": "needle from 2300\n",

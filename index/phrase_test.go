@@ -29,6 +29,7 @@ func phraseCandidates(t testing.TB, ix *Index, pattern string, lits ...string) [
 // is no candidate for it, from the base, from the delta, after a
 // compaction and after a reopen; one holding the phrase in any case is.
 func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
+	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{
 		"a.txt": "func main() {}\n",
 		"b.txt": "func mx; x main\n", // "c m" is followed by 'x', never by 'a'
@@ -78,6 +79,7 @@ func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
 // of each trigram (lowercased, binned), as a direct computation over
 // random contents finds them, including non-ASCII and invalid UTF-8.
 func TestExtractNextMasks(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	alpha := []byte("aAbB kK_(\n\xe2\x84\xaa\xc5\xbf\xff")
 	var s trigramSet
@@ -111,6 +113,7 @@ func TestExtractNextMasks(t *testing.T) {
 // folding), from the base or the delta, for random contents and
 // phrases; and it drops some that hold every trigram but not the phrase.
 func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
 	alpha := []string{"a", "b", "A", "B", " ", "ab", "ba", "\n", "k", "\u212a", "s", "\u017f", "\xff"}
 	gen := func(n int) string {

@@ -57,6 +57,7 @@ func eagerEval(p *postings, q *csindex.Query) (ids []uint32, all bool) {
 // The streamed evaluation of random nested AND/OR queries (over trigrams
 // with long, short and no lists) equals the eager one.
 func TestStreamEqualsEager(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	var w postingWriter
 	const nids = 3000
@@ -124,6 +125,7 @@ func TestStreamEqualsEager(t *testing.T) {
 // list's cursor, when asked, on that id with the id's own next mask
 // (what a phrase filter sharing the cursors reads).
 func TestBitmapAndPlacesCursors(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	const nids = 5000
 	var w postingWriter
@@ -188,6 +190,7 @@ func TestBitmapAndPlacesCursors(t *testing.T) {
 // filter, and the bound a Grep plans with says the query constrains
 // nothing.
 func TestBaseTruncatedUnderQueries(t *testing.T) {
+	t.Parallel()
 	root, db := savedFixture(t)
 	ix, err := Open(db, root)
 	if err != nil {

@@ -77,6 +77,7 @@ var late = time.Now().Add(time.Hour)
 // A file whose mtime is not older than the index's last write (meta
 // "written") is re-read on revalidation even though its stat matches.
 func TestRacyAgainstWriteTime(t *testing.T) {
+	t.Parallel()
 	mt := time.Now().Add(-time.Hour).Truncate(time.Second)
 	for _, c := range []struct {
 		name  string
@@ -111,6 +112,7 @@ func TestRacyAgainstWriteTime(t *testing.T) {
 // saved, and revalidation re-reads it whatever its stat and the index's
 // write time say; once read long enough after its mtime it is trusted.
 func TestRacyFlagPersists(t *testing.T) {
+	t.Parallel()
 	mt := time.Now().Add(-time.Hour).Truncate(time.Second)
 	// Built a second after the mtime, saved later: only the flag can tell.
 	ix := racyFixture(t, mt, mt.Add(time.Second), late)

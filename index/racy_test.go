@@ -25,6 +25,7 @@ func setTimes(t testing.TB, root, rel string, mt time.Time) {
 // The index's clock runs an hour ahead, so that no file is racy (re-read
 // whatever its stat): the stat comparison alone must see the changes.
 func TestSameSizeSameMtimeChange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ahead := index.ClockOptions(time.Now().Add(time.Hour))
 	root := testtree.Write(t, map[string]string{

@@ -23,6 +23,7 @@ func txID(t *testing.T, ix *Index) (id int) {
 // transaction, so no fsync); one that finds a change, or a new ignored
 // entry, commits it, and a reopen sees it.
 func TestReconcileUnchangedWritesNothing(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{
 		".ignore":     "*.log\n",
 		"a/x.go":      "package a\n",

@@ -14,6 +14,7 @@ import (
 // the files under it reach Apply in, the index ends with nothing under
 // the link and no outside content (SPEC §4).
 func TestApplyDirectoryReplacedBySymlink(t *testing.T) {
+	t.Parallel()
 	orders := [][][]string{
 		{{"d/secret.txt"}},
 		{{"d/secret.txt", "d/sub/deep.txt"}},

@@ -25,6 +25,7 @@ import (
 // commit fails with EFBIG after the new file has been created and
 // written to.
 func TestFailedSaveRemovesItsFile(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 300 {
 		files[fmt.Sprintf("d%d/f%03d.txt", i%5, i)] = fmt.Sprintf("file %d of the fixture\n", i)
@@ -103,6 +104,7 @@ func fsizeChild() {
 // A save whose rename fails (a directory where the DB goes) removes its
 // file and reports the failure; the index keeps working in memory.
 func TestSaveRenameFailure(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{"a.txt": "needle\n"})
 	ix := mustBuild(t, root)
 	dir := t.TempDir()

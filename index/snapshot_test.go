@@ -47,6 +47,7 @@ func savedIndex(t *testing.T, files map[string]string) (ix *Index, root, db stri
 // A query is answered while the writer is held inside its DB transaction
 // (before its commit and fsync), and sees the change being written.
 func TestQueryNotBlockedByWriteTransaction(t *testing.T) {
+	t.Parallel()
 	ix, root, _ := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
 	entered, release := make(chan struct{}), make(chan struct{})
 	ix.hookInTx = func() error {
@@ -85,6 +86,7 @@ func TestQueryNotBlockedByWriteTransaction(t *testing.T) {
 // transaction runs; what was updated meanwhile stays right after the swap,
 // and the result equals a fresh build, also once reopened.
 func TestQueryAndUpdateDuringCompaction(t *testing.T) {
+	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha one\n", "b.txt": "beta two\n", "d/c.txt": "gamma three\n"})
 	writeFile(t, root, "a.txt", "alpha changed\n")
 	if err := ix.Apply(context.Background(), []string{"a.txt"}); err != nil {
@@ -172,6 +174,7 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 
 // The worked example of the format comment, byte for byte.
 func TestWorkedExampleBase(t *testing.T) {
+	t.Parallel()
 	ix := mustBuild(t, writeTree(t, map[string]string{"a.go": "Abc\n", "b.txt": "ab"}))
 	want := []byte{
 		0x02, 0x01, 0x02,
@@ -195,6 +198,7 @@ func TestWorkedExampleBase(t *testing.T) {
 // Lists long enough for several blocks: seeking by the skip entries finds
 // exactly the ids a plain decode finds, and check accepts the encoding.
 func TestBlockListsSeek(t *testing.T) {
+	t.Parallel()
 	var a, b []uint32
 	for id := uint32(0); id < 5000; id++ {
 		if id%3 == 0 {
@@ -251,6 +255,7 @@ func TestBlockListsSeek(t *testing.T) {
 // byte for byte, as one built in memory, leaves nothing in its spill
 // directory but that base, and answers, saved, updated and compacted, as a fresh build.
 func TestSpilledBuildEqualsInMemory(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 300 {
 		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("file %d alpha beta %d gamma%d\n", i, i*i, i%13)
@@ -298,6 +303,7 @@ func TestSpilledBuildEqualsInMemory(t *testing.T) {
 // An index closed while a compaction builds its base: the compaction
 // fails, and the base it wrote, named by no DB, is removed.
 func TestCloseDuringCompaction(t *testing.T) {
+	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n"})
 	writeFile(t, root, "a.txt", "alpha changed\n")
 	if err := ix.Apply(context.Background(), []string{"a.txt"}); err != nil {
@@ -327,6 +333,7 @@ func TestCloseDuringCompaction(t *testing.T) {
 // DB instead of copying it, unless a compaction replaced that base
 // meanwhile; either way the DB reopens, checked, with the same answers.
 func TestSpilledBuildSaveNamesItsBase(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 300 {
 		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("file %d alpha beta %d gamma%d\n", i, i*i, i%13)
@@ -387,6 +394,7 @@ func TestSpilledBuildSaveNamesItsBase(t *testing.T) {
 // smaller form, and check accepts each encoding but refuses its
 // corruptions.
 func TestListFormsSeekAndCheck(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const bound = 5000
 	for _, every := range []int{1, 2, 3, 7, 9, 40, 300, 5000} {
@@ -488,6 +496,7 @@ func TestListFormsSeekAndCheck(t *testing.T) {
 // budget forced down to one posting: a range per first byte) writes the
 // very base one that inverts it at once writes.
 func TestCompactRangesSameBase(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 60 {
 		files[fmt.Sprintf("d%d/f%03d.txt", i%5, i)] = fmt.Sprintf("Alpha beta %d gamma\nzeta ETA %d θ\n", i, i*7)
@@ -529,6 +538,7 @@ func TestCompactRangesSameBase(t *testing.T) {
 // removed, another removed then added back, and an ignored record added
 // then dropped (the order the DB must not lose).
 func TestDeferredWrites(t *testing.T) {
+	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n", "skip/x.txt": "x\n"})
 	ctx := context.Background()
 	apply := func(ps ...string) {
@@ -622,6 +632,7 @@ func TestDeferredWrites(t *testing.T) {
 
 // Close writes what deferred writes still hold back.
 func TestCloseWritesDeferred(t *testing.T) {
+	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n"})
 	ix.DeferWrites() // never flushed: Close must write
 	writeFile(t, root, "b.txt", "beta\n")
@@ -668,6 +679,7 @@ func tableRecords(ix *Index) (files []File, skipped []Skipped) {
 // the next Flush writes it; and a compaction (its swap waits for the
 // transaction) and a failed Flush around it leave the DB as memory is.
 func TestChangesGoOnDuringFlush(t *testing.T) {
+	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
 	ctx := context.Background()
 	stop := ix.DeferWrites()
@@ -755,6 +767,7 @@ func TestChangesGoOnDuringFlush(t *testing.T) {
 // batch), finds the index consistent and holding the chunks so far, and
 // the whole batch gives a fresh build's answers, also once reopened.
 func TestQueryBetweenCommitChunks(t *testing.T) {
+	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{"a.txt": "alpha one\n", "d/b.txt": "beta two\n", "d/c.txt": "gamma\n"})
 	ix.k.commitChunk = 3
 	changed := []string{"a.txt", "d/b.txt"}
@@ -838,6 +851,7 @@ func isSubset(sub, set []string) bool {
 // spilled) stops and says why; one cancelled once its workers report
 // progress returns the cancellation. Neither leaves a base behind.
 func TestBuildFails(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 3000 { // a dozen chunks: the walk still lists as the first are read
 		files[fmt.Sprintf("d%02d/f%04d.txt", i%40, i)] = fmt.Sprintf("file %d alpha beta %d\n", i, i*i)
@@ -873,6 +887,7 @@ func TestBuildFails(t *testing.T) {
 // (a child whose RLIMIT_NOFILE is 64 above what it has open) folds them
 // and builds the same base as one that may hold them all.
 func TestBuildFoldsRunsUnderDescriptorLimit(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 1500 {
 		files[fmt.Sprintf("d%02d/f%04d.txt", i%30, i)] = fmt.Sprintf("file %d alpha beta %d gamma\n", i, i*i)
@@ -933,6 +948,7 @@ func nofileChild() {
 // tree of one partial chunk, of a few, and of full chunks only. Its
 // last report has every file read.
 func TestBuildProgressBeforeTheEnd(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 600, 3 * buildChunk} {
 		files := map[string]string{}
 		for i := range n {
@@ -962,6 +978,7 @@ func TestBuildProgressBeforeTheEnd(t *testing.T) {
 // and holds files back until the end, where they go after listed: at
 // least one file whenever there is any.
 func TestChunker(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, buildChunk - 1, buildChunk, buildChunk + 1, 3 * buildChunk, 3*buildChunk + 5} {
 		var sent []walkedFile
 		sizes := []int{}
@@ -993,6 +1010,7 @@ func TestChunker(t *testing.T) {
 // crc32Combine gives the CRC of a concatenation from its halves' CRCs,
 // for both polynomials and any split, empty halves included.
 func TestCRC32Combine(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(9, 10))
 	data := make([]byte, 5000)
 	for i := range data {

@@ -175,6 +175,7 @@ var baseDamage = map[string]func(t *testing.T, db string){
 }
 
 func TestEveryRecordIsChecked(t *testing.T) {
+	t.Parallel()
 	root, pristine := savedFixture(t)
 	fresh := mustBuild(t, root)
 	for _, c := range []struct {
@@ -293,6 +294,7 @@ func TestEveryRecordIsChecked(t *testing.T) {
 
 // Only one file set aside is kept per DB.
 func TestOneDiscardedDBKept(t *testing.T) {
+	t.Parallel()
 	root, pristine := savedFixture(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ix.db")
@@ -320,6 +322,7 @@ func TestOneDiscardedDBKept(t *testing.T) {
 // A format 1 DB (its freelist not synced) is refused before bbolt walks
 // its pages, as another schema, and set aside as old, not corrupt.
 func TestFormat1DBIsRebuilt(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{"a.txt": "needle\n"})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ix.db")
@@ -355,6 +358,7 @@ func TestFormat1DBIsRebuilt(t *testing.T) {
 // stale, and no live readable file stale without a delta set (its base
 // postings would be skipped with nothing in their place).
 func TestCheckStaleInvariants(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{"a.txt": "alpha needle\n", "b.txt": "beta needle\n", "c.dat": "x\x00"})
 	// What such a state answers: a.txt lost.
 	ix := mustBuild(t, root)
@@ -403,6 +407,7 @@ func TestCheckStaleInvariants(t *testing.T) {
 // one) reopens as it was. Format 1 derived the bound from the live ids
 // and found such a DB corrupt.
 func TestReopenAfterRemovingTheHighestID(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{"a.txt": "alpha needle\n", "z.txt": "zulu needle\n"})
 	ix := mustBuild(t, root)
 	db := filepath.Join(t.TempDir(), "ix.db")
@@ -436,6 +441,7 @@ func TestReopenAfterRemovingTheHighestID(t *testing.T) {
 // With NoReconcile, OpenOrBuild returns the index as saved, for the
 // caller's own Reconcile to catch up.
 func TestOpenOrBuildNoReconcile(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{"a.go": "package alpha\n"})
 	db := filepath.Join(t.TempDir(), "ix.db")
 	ix, rebuilt, err := OpenOrBuild(context.Background(), db, root, &OpenOptions{NoReconcile: true})
