@@ -51,6 +51,7 @@ func limitWatches(limit int) (seam func(string, func(string) error) error, raise
 // that removes none does not try the unwatched subtrees again (it would
 // at every batch once any had removed a watch).
 func TestRemovedWatchesPerBatch(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for _, rel := range []string{"a/x/f.txt", "b/x/f.txt", "b/g.txt"} {
 		writeFile(t, root, rel, "content "+rel+"\n")
@@ -82,6 +83,7 @@ func TestRemovedWatchesPerBatch(t *testing.T) {
 // The files the index dropped while a journaled change ran are that
 // change's, and are let go when it ends: none are held after a batch.
 func TestDroppedLetGoAfterEachBatch(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for _, rel := range []string{"a.txt", "d/b.txt", "d/c.txt"} {
 		writeFile(t, root, rel, "content "+rel+"\n")
@@ -135,6 +137,7 @@ func (g *gate) release() { close(g.released) }
 // A batch's paths count as pending while it is applied, not after: once a
 // Sync has returned and nothing changed since, nothing is pending.
 func TestPendingClearedAfterEachBatch(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	mkdirs(t, root, ".git") // cookies are made there
 	writeFile(t, root, "a.txt", "a\n")
@@ -181,6 +184,7 @@ func TestPendingClearedAfterEachBatch(t *testing.T) {
 // journaled as modified: the table's stat does not change, the write
 // event names it.
 func TestJournalRewriteKeepingStat(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a.txt", "before\n")
 	j := journal.New(0)
@@ -209,6 +213,7 @@ func TestJournalRewriteKeepingStat(t *testing.T) {
 // event names it; a change of mtime, size or inode is one whatever the
 // events.
 func TestTableDiffNamedRewrite(t *testing.T) {
+	t.Parallel()
 	e := entryState{path: "a.txt", mtime: 100, size: 7, ino: 3}
 	for _, tc := range []struct {
 		after entryState

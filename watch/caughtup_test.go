@@ -20,6 +20,7 @@ import (
 // right after a change sees it, however the change races the pipeline
 // (new files, new directories, removals, in a loop).
 func TestSyncCaughtUp(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a.txt", "alpha\n")
 	w, ix := start(t, root, Options{})
@@ -70,6 +71,7 @@ func waitCaughtUp(t *testing.T, w *Watcher) {
 // waits for it (here, until its deadline, since the stage is held), and
 // sees it once the stage goes on.
 func TestSyncWaitsForEveryStage(t *testing.T) {
+	t.Parallel()
 	for _, stage := range []string{"read", "drain", "batch"} {
 		t.Run(stage, func(t *testing.T) {
 			root := tempRoot(t)

@@ -16,6 +16,7 @@ import (
 // git checkout between two branches that differ in 2,000 files: after the
 // barrier the index equals a fresh build, table and candidates alike.
 func TestGitCheckout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("commits 2,500 files")
 	}

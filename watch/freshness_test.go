@@ -30,8 +30,9 @@ const churnPerRound = 20
 // the token it no longer holds). Zero stale answers are allowed, also while
 // another goroutine keeps rewriting other files.
 func TestWriteThenQuery(t *testing.T) {
-	t.Run("idle", func(t *testing.T) { writeThenQuery(t, 0) })
-	t.Run("churn", func(t *testing.T) { writeThenQuery(t, *churnFiles) })
+	t.Parallel()
+	t.Run("idle", func(t *testing.T) { t.Parallel(); writeThenQuery(t, 0) })
+	t.Run("churn", func(t *testing.T) { t.Parallel(); writeThenQuery(t, *churnFiles) })
 }
 
 func writeThenQuery(t *testing.T, churn int) {

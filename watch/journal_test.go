@@ -52,6 +52,7 @@ func expectNet(t *testing.T, j *journal.Journal, pos uint64, want ...string) {
 // The journal gets created, modified and deleted files, a rename as a
 // delete and a create, and a directory rename as every file under it.
 func TestJournalKinds(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for _, rel := range []string{"a.txt", "b.txt", "d/x/one.txt", "d/x/two.txt", "d/three.txt", ".gitignore"} {
 		writeFile(t, root, rel, "content of "+rel+"\n")
@@ -113,6 +114,7 @@ func TestJournalKinds(t *testing.T) {
 
 // An overflow truncates the journal: every earlier position is unknown.
 func TestJournalOverflowTruncates(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a.txt", "a\n")
 	j := journal.New(0)
@@ -141,6 +143,7 @@ func TestJournalOverflowTruncates(t *testing.T) {
 // applied: Index.Apply drops the directory's whole subtree in that batch
 // (its broken ancestor), and the journal records every file of it.
 func TestJournalRenameUnderBatch(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "d/x/old.txt", "old\n")
 	writeFile(t, root, "d/y.txt", "y\n")
@@ -181,6 +184,7 @@ func TestJournalRenameUnderBatch(t *testing.T) {
 // its directory widens to that directory, and the journal records the
 // directory's files as deleted.
 func TestJournalScopesFollowTheChange(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for i := range 50 {
 		writeFile(t, root, fmt.Sprintf("d/f%02d.txt", i), "x\n")
@@ -225,6 +229,7 @@ func TestJournalScopesFollowTheChange(t *testing.T) {
 // journal records those files as deleted from the index's own report,
 // without starting again.
 func TestJournalRenameAfterScoping(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "d/x/old.txt", "old\n")
 	writeFile(t, root, "d/y.txt", "y\n")

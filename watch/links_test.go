@@ -61,6 +61,7 @@ func filePaths(w *Watcher) []string {
 // its first walk) or was made through the root, and whatever the time
 // between writes.
 func TestHardLinkWrittenOutside(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	out := outsideDir(t)
 	writeFile(t, root, "f.txt", "old\n")
@@ -96,6 +97,7 @@ func TestHardLinkWrittenOutside(t *testing.T) {
 // link (found in the table by its inode), and when a directory holding
 // links is moved in (found by the index's walk of it).
 func TestHardLinksInsideRoot(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	out := outsideDir(t)
 	writeFile(t, root, "a.txt", "alpha\n")
@@ -147,6 +149,7 @@ func TestHardLinksInsideRoot(t *testing.T) {
 // its second link: deleted, renamed (the watch follows the new path),
 // unlinked outside, replaced. No watch is left behind.
 func TestHardLinkWatchesGo(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	out := outsideDir(t)
 	writeFile(t, root, "f.txt", "one\n")
@@ -191,6 +194,7 @@ func TestHardLinkWatchesGo(t *testing.T) {
 // watch_limit), the rest is not; once watches are freed it is watched
 // and read again.
 func TestHardLinkWatchLimit(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	out := outsideDir(t)
 	writeFile(t, root, "cold/f.txt", "old\n")
@@ -243,6 +247,7 @@ func TestHardLinkWatchLimit(t *testing.T) {
 // A restart (a new watcher on the saved index) watches the files with
 // more than one link again, those linked while nobody watched included.
 func TestHardLinkWatchesRestored(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	out := outsideDir(t)
 	writeFile(t, root, "f.txt", "old\n")

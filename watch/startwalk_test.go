@@ -64,6 +64,7 @@ func recordWatches(root string, refuse func(rel string) bool) (func(string, func
 // another to reconcile. Every directory is then watched: a write in the
 // deepest is seen.
 func TestStartWatchesInTheReconcileWalk(t *testing.T) {
+	t.Parallel()
 	root, dirs := startWalkTree(t)
 	seam, added := recordWatches(root, nil)
 	w, ix := startDB(t, root, Options{AddWatch: seam, walkWatches: true})
@@ -92,6 +93,7 @@ func TestStartWatchesInTheReconcileWalk(t *testing.T) {
 // subtree is unwatched and says so, everything else is watched, and the
 // index is caught up (the unwatched subtree's files included).
 func TestStartWatchLimitInTheReconcileWalk(t *testing.T) {
+	t.Parallel()
 	root, dirs := startWalkTree(t)
 	seam, added := recordWatches(root, func(rel string) bool { return rel == "cold" })
 	log := &testLogger{t: t}
@@ -125,6 +127,7 @@ func TestStartWatchLimitInTheReconcileWalk(t *testing.T) {
 // first in each directory, the listing or the write: each directory is
 // watched before it is listed. New directories made then are watched too.
 func TestWritesDuringTheInitialWalk(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	var dirs []string
 	for i := range 40 {
@@ -188,6 +191,7 @@ func countDistinct(paths []string, n int) int {
 // one of them does not hold Start), and the watcher is Ready only once
 // they are all added.
 func TestStartLeavesTheWatchesToTheWalk(t *testing.T) {
+	t.Parallel()
 	root, dirs := startWalkTree(t)
 	gate := make(chan struct{})
 	var once sync.Once

@@ -30,6 +30,7 @@ import (
 // (mkdir -p a/b/c, then files at every level, at once) are all found:
 // each new directory is watched, then listed.
 func TestMkdirPThenFiles(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "seed.txt", "seed\n")
 	w, ix := start(t, root, Options{})
@@ -61,6 +62,7 @@ func TestMkdirPThenFiles(t *testing.T) {
 // A directory renamed, moved out of the root and back, and deleted: the
 // index follows the whole subtree, and so do the watches.
 func TestDirRenameAndDelete(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	outside := tempRoot(t)
 	for _, rel := range []string{"d/x/y/f1.txt", "d/x/y/f2.txt", "d/z/f3.txt", "keep/k.txt"} {
@@ -150,6 +152,7 @@ func TestDirRenameAndDelete(t *testing.T) {
 // Events lost (dropped through the test hook), then an overflow injected:
 // the root is Suspect while the reconcile runs and correct after it.
 func TestOverflowReconciles(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for _, rel := range []string{"a/one.txt", "a/two.txt", "b/three.txt"} {
 		writeFile(t, root, rel, "old "+rel+"\n")
@@ -217,6 +220,7 @@ func TestOverflowReconciles(t *testing.T) {
 // A real kernel queue overflow: the drain is held up while more events
 // than fs.inotify.max_queued_events happen.
 func TestKernelOverflow(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes tens of thousands of files")
 	}
@@ -262,6 +266,7 @@ func TestKernelOverflow(t *testing.T) {
 // leaves exactly the subtrees it hit unwatched, listed in State; the rest
 // still updates; freed watches are used again.
 func TestWatchLimit(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for _, rel := range []string{"a/x/f.txt", "a/y/f.txt", "b/x/f.txt", "b/f.txt", "c/x/deep/f.txt", "d/f.txt"} {
 		writeFile(t, root, rel, "content "+rel+"\n")
@@ -335,6 +340,7 @@ func TestWatchLimit(t *testing.T) {
 // Ignore files edited to ignore and un-ignore directories and files: the
 // index (and its record of ignored entries) and the watches follow.
 func TestIgnoreFileChanges(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	mkdirs(t, root, ".git")
 	for _, rel := range []string{"gen/a.txt", "gen/sub/b.txt", "src/c.txt", "src/out/o.txt", ".gitignore"} {
@@ -415,6 +421,7 @@ func TestIgnoreFileChanges(t *testing.T) {
 // The root deleted, renamed, or moved with its parent: State says so,
 // Sync fails with ErrRootGone, the watcher stops.
 func TestRootGone(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		event bool // whether an event reports it (else Sync notices)
@@ -493,6 +500,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 // Sync callers waiting at the same time share cookies; a cookie whose
 // event never comes times out without holding up later callers.
 func TestSyncCoalescesAndTimesOut(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "f.txt", "f\n")
 	var dropCookies atomic.Bool
@@ -534,6 +542,7 @@ func TestSyncCoalescesAndTimesOut(t *testing.T) {
 // Cookie files never reach the index, wherever they are made, even when a
 // walk of the root runs while they exist; leftovers are removed at Start.
 func TestCookiesNeverIndexed(t *testing.T) {
+	t.Parallel()
 	for _, git := range []bool{true, false} {
 		t.Run(fmt.Sprintf("git=%v", git), func(t *testing.T) {
 			root := tempRoot(t)
@@ -613,6 +622,7 @@ func TestCookiesNeverIndexed(t *testing.T) {
 }
 
 func TestStateStale(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		st   State
 		dir  string
@@ -639,6 +649,7 @@ func TestStateStale(t *testing.T) {
 }
 
 func TestStartRejects(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "f.txt", "f\n")
 	ix, err := index.Build(context.Background(), root, nil)
@@ -655,6 +666,7 @@ func TestStartRejects(t *testing.T) {
 // when it reads the move, possibly after the new a was watched; both
 // directories must stay watched under their own names.
 func TestRenameThenRecreate(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a/x/f.txt", "f\n")
 	w, ix := start(t, root, Options{})
@@ -682,6 +694,7 @@ func TestRenameThenRecreate(t *testing.T) {
 // Sync right after Start waits for the initial reconcile, which catches
 // what changed between the index's build and the watches.
 func TestSyncBeforeReady(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a/old.txt", "old\n")
 	ix, err := index.Build(context.Background(), root, nil)
@@ -705,6 +718,7 @@ func TestSyncBeforeReady(t *testing.T) {
 // logged as failed, the whole tree is reconciled, the Sync caller waiting
 // on it is released, and the index is right afterwards.
 func TestPanicInBatchRecovers(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a/one.txt", "one\n")
 	var armed atomic.Bool
@@ -747,6 +761,7 @@ func TestPanicInBatchRecovers(t *testing.T) {
 // indexes through the link, and once the loop stops the index equals a
 // fresh build (checked at cleanup).
 func TestExchangeLoopWatcher(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	out := tempRoot(t)
 	writeFile(t, out, "secret.txt", "OUTSIDE\n")
@@ -779,6 +794,7 @@ func TestExchangeLoopWatcher(t *testing.T) {
 // Close returns while the notifier holds events nobody will receive (the
 // drain has stopped): its reader stops sending when Close begins.
 func TestNotifierCloseWithUnreadEvents(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	n, err := newNotifier(1, nil)
 	if err != nil {
@@ -811,6 +827,7 @@ func TestNotifierCloseWithUnreadEvents(t *testing.T) {
 // burst that outgrows the base, it compacts once idle, and the index
 // still equals a fresh build (checked at cleanup).
 func TestWatcherCompacts(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for i := range 1100 {
 		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("file %d\n", i))
@@ -834,6 +851,7 @@ func TestWatcherCompacts(t *testing.T) {
 // fsync). Without the batch's writes deferred past its sync barriers,
 // Sync would wait for the held transaction and the test time out.
 func TestSyncNotBlockedByTheTransaction(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a.txt", "alpha\n")
 	w, ix := startDB(t, root, Options{})
@@ -873,6 +891,7 @@ func TestSyncNotBlockedByTheTransaction(t *testing.T) {
 // logs it, reconciles, and a later transaction writes what the failed
 // one held, so the DB reopened at cleanup equals a fresh build.
 func TestFailedTransactionWrittenLater(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	writeFile(t, root, "a.txt", "alpha\n")
 	log := &testLogger{t: t}
@@ -912,6 +931,7 @@ func TestFailedTransactionWrittenLater(t *testing.T) {
 // compaction folds the delta, and the DB reopened at cleanup equals a
 // fresh build.
 func TestFailedCompactionReportedAndRetried(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	for i := range 1100 {
 		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("file %d\n", i))
@@ -957,6 +977,7 @@ func TestFailedCompactionReportedAndRetried(t *testing.T) {
 // An index that needs a compaction when the watcher starts (changes a
 // restart's catch-up read) is compacted without waiting for an event.
 func TestWatcherCompactsAtStart(t *testing.T) {
+	t.Parallel()
 	root := tempRoot(t)
 	var names []string
 	for i := range 1100 {
