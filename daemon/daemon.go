@@ -24,6 +24,7 @@ import (
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/buildid"
+	"github.com/indexd/indexd/internal/clock"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/privdir"
 	"github.com/indexd/indexd/journal"
@@ -117,6 +118,9 @@ type Config struct {
 	TuneCollector bool
 
 	hooks *testHooks // set by this package's tests only
+	// clock times the idle exit (clock.Real; a clock.Fake in this
+	// package's tests).
+	clock clock.Clock
 	// catchUpByFreshener: the Freshener's initial reconcile (the default
 	// WatchFreshener's, whose walk also sets its watches) catches a
 	// reopened index up with the tree, so index.OpenOrBuild need not walk
@@ -170,6 +174,7 @@ func (c Config) withDefaults() Config {
 	if !watch.Supported {
 		c.NoWatcher = true
 	}
+	c.clock = clock.Or(c.clock)
 	return c
 }
 
@@ -273,7 +278,7 @@ type daemon struct {
 
 	queries    atomic.Int64 // tool queries answered
 	inflight   atomic.Int64 // requests being handled
-	lastActive atomic.Int64 // when a request last began or ended (UnixNano)
+	lastActive atomic.Int64 // when a request last began or ended (UnixNano, cfg.clock)
 
 	// blocks keeps the block filters of the large files Grep reads, for
 	// every root (index.BlockCache; it holds memory only).
@@ -310,7 +315,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 		if d.inflight.Load() != 0 || d.building() {
 			return 0
 		}
-		return time.Since(time.Unix(0, d.lastActive.Load()))
+		return d.cfg.clock.Now().Sub(time.Unix(0, d.lastActive.Load()))
 	}}
 	d.methods = rpc.Methods{
 		rpc.MethodPing:     d.ping,
@@ -336,7 +341,7 @@ func (d *daemon) Handle(ctx context.Context, method string, params json.RawMessa
 	return d.methods.Handle(ctx, method, params)
 }
 
-func (d *daemon) touch() { d.lastActive.Store(time.Now().UnixNano()) }
+func (d *daemon) touch() { d.lastActive.Store(d.cfg.clock.Now().UnixNano()) }
 
 func (d *daemon) dbPath(root string) string { return filepath.Join(d.cfg.StateDir, DBName(root)) }
 
@@ -628,15 +633,15 @@ func (d *daemon) building() bool {
 // request in flight or begun since, and no root building.
 func (d *daemon) idleExit() {
 	limit := d.cfg.IdleExit
-	t := time.NewTimer(limit)
+	t := d.cfg.clock.NewTimer(limit)
 	defer t.Stop()
 	for {
 		select {
 		case <-d.ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
-		idle := time.Duration(time.Now().UnixNano() - d.lastActive.Load())
+		idle := time.Duration(d.cfg.clock.Now().UnixNano() - d.lastActive.Load())
 		if idle >= limit && d.inflight.Load() == 0 && !d.building() {
 			d.log.Info("idle: stopping", "idle", idle.Round(time.Second))
 			d.stop()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/clock"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/rpc/server"
 	"github.com/indexd/indexd/tool"
@@ -427,23 +428,37 @@ func TestAlreadyRunning(t *testing.T) {
 	td.call(rpc.MethodPing, nil)
 }
 
-// With IdleExit, the daemon stops on its own once nothing happens.
+// With IdleExit, the daemon stops on its own once it has had no request
+// for that long, and not before: a request restarts the count. Its clock
+// is a fake one, which moves only when the test moves it.
 func TestIdleExit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Long enough for the dial and the ping to come before it on a loaded
-	// machine (50 ms did not always).
-	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir(), IdleExit: 500 * time.Millisecond}
+	fake := clock.NewFake(time.Unix(1e9, 0))
+	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir(), IdleExit: time.Minute, clock: fake}
 	errc := make(chan error, 1)
 	go func() { errc <- Run(ctx, cfg) }()
 	c := dialDaemon(t, cfg.SocketPath)
-	if err := c.Ping(ctx); err != nil {
+	defer c.Close()
+	recv(t, fake.Armed(1), "the idle timer")
+	fake.Advance(30 * time.Second)
+	if err := c.Ping(ctx); err != nil { // idle from here
 		t.Fatal(err)
 	}
+	// A minute after the start, half a minute after the ping: the timer
+	// fires, and is set again for the rest of the minute.
+	fake.Advance(30 * time.Second)
+	select {
+	case <-fake.Armed(1):
+	case err := <-errc:
+		t.Fatalf("the daemon stopped half a minute after a request: %v", err)
+	case <-time.After(wait):
+		t.Fatal("timed out waiting for the idle timer to be set again")
+	}
+	fake.Advance(30 * time.Second)
 	if err := recv(t, errc, "the idle daemon to stop"); err != nil {
 		t.Errorf("Run: %v", err)
 	}
-	c.Close()
 }
 
 // The log goes to indexd.log in the state directory by default.
