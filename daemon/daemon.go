@@ -118,8 +118,8 @@ type Config struct {
 	TuneCollector bool
 
 	hooks *testHooks // set by this package's tests only
-	// clock times the idle exit (clock.Real; a clock.Fake in this
-	// package's tests).
+	// clock times the idle exit and first contact's wait (clock.Real; a
+	// clock.Fake in this package's tests).
 	clock clock.Clock
 	// catchUpByFreshener: the Freshener's initial reconcile (the default
 	// WatchFreshener's, whose walk also sets its watches) catches a

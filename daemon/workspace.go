@@ -416,11 +416,11 @@ func (w *workspace) awaitBuild(ctx context.Context) bool {
 	if eta > 0 && eta <= FirstContactMaxETA {
 		budget += eta
 	}
-	t := time.NewTimer(budget)
+	t := w.d.cfg.clock.NewTimer(budget)
 	defer t.Stop()
 	select {
 	case <-attempt:
-	case <-t.C:
+	case <-t.C():
 	case <-ctx.Done():
 	case <-w.ctx.Done():
 	}
