@@ -172,6 +172,7 @@ func (s *changeScript) step() string {
 // the difference of two snapshots taken at the token and now: the same
 // paths, kinds and mtimes.
 func TestChangesDifferential(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	files := map[string]string{}
 	for i := range 30 {

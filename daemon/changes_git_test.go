@@ -31,6 +31,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // with the kinds of git diff --name-status (renames as a deletion and a
 // creation).
 func TestChangesGitCheckout(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

@@ -116,6 +116,7 @@ func readyRoot(t *testing.T, td *testDaemon, files map[string]string) string {
 // Changes call right after it (read-your-writes), with kinds and mtimes;
 // every Glob, Grep and LS answer carries the clock.
 func TestChangesKinds(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := readyRoot(t, td, map[string]string{
 		"a.txt": "a\n", "b.txt": "b\n", "old.txt": "old\n",
@@ -194,6 +195,7 @@ func TestChangesKinds(t *testing.T) {
 // Read-your-writes: a write that returned before the call is in its
 // answer, every time.
 func TestChangesReadYourWrites(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := readyRoot(t, td, map[string]string{"seed.txt": "seed\n"})
 	tok := td.clockOf(root)
@@ -211,6 +213,7 @@ func TestChangesReadYourWrites(t *testing.T) {
 // Hidden and ignored files follow Glob's rules; changes inside ignored
 // directories are not tracked, and asking for them says so.
 func TestChangesHiddenAndIgnored(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := readyRoot(t, td, map[string]string{".gitignore": "*.log\n", "src/a.go": "a\n", "node_modules/m/index.js": "m\n"})
 	must(t, os.Mkdir(filepath.Join(root, ".git"), 0o755))
@@ -237,6 +240,7 @@ func TestChangesHiddenAndIgnored(t *testing.T) {
 // before lost events, or before the journal's start answers fresh_instance
 // with every current file; a string that is no token is INVALID_PARAM.
 func TestChangesFreshInstance(t *testing.T) {
+	t.Parallel()
 	var jr *journal.Journal
 	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
 		j := journal.New(0)
@@ -305,6 +309,7 @@ func TestChangesFreshInstance(t *testing.T) {
 
 // The sandbox: path and pattern cannot reach outside the root.
 func TestChangesSandbox(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	outside := writeTree(t, map[string]string{"secret.go": "s\n"})
 	root := readyRoot(t, td, map[string]string{"in/a.go": "a\n"})
@@ -337,6 +342,7 @@ func TestChangesSandbox(t *testing.T) {
 // token (gone ones left out), with their own rules; a token it cannot
 // answer relative to searches everything and says so.
 func TestChangedSince(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := readyRoot(t, td, map[string]string{"a.go": "needle a\n", "b.go": "needle b\n", "c.txt": "needle c\n", "gone.go": "needle gone\n"})
 	tok := td.clockOf(root)
@@ -395,6 +401,7 @@ func TestChangedSince(t *testing.T) {
 // ignored files without the parameter, unless include_ignored asks for
 // them; an ignored file that did not change stays out either way.
 func TestChangedSinceIgnored(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := readyRoot(t, td, map[string]string{".ignore": "*.log\n", "a.go": "needle a\n", "b.go": "needle b\n", "old.log": "needle old\n", "keep.log": "needle keep\n"})
 	tok := td.clockOf(root)
@@ -433,6 +440,7 @@ func TestChangedSinceIgnored(t *testing.T) {
 // what it reports deleted Glob does not list, and the fresh_instance
 // answer (Glob's) agrees too.
 func TestChangesSymlinksAsGlob(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	outside := writeTree(t, map[string]string{"secret.txt": "s\n"})
 	root := readyRoot(t, td, map[string]string{"a.txt": "a\n", "d/x.txt": "x\n"})

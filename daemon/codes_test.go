@@ -15,6 +15,7 @@ import (
 // source (every const named Code… with a negative literal value in rpc/,
 // rpc/server/ and daemon/), so a new code is checked without being listed here.
 func TestErrorCodesUnique(t *testing.T) {
+	t.Parallel()
 	seen := map[string]string{} // value -> constant
 	for _, dir := range []string{"../rpc", "../rpc/server", "."} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))

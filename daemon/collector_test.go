@@ -8,6 +8,7 @@ import (
 
 // GOGC leaves about 64 MB above the live heap, within 50 and 100.
 func TestCollectorPercent(t *testing.T) {
+	t.Parallel()
 	const mb = 1 << 20
 	for _, c := range []struct {
 		live uint64
@@ -26,6 +27,7 @@ func TestCollectorPercent(t *testing.T) {
 // heap, and only then: not while requests run, not for the garbage of
 // steady use. Its goroutine ends with its context.
 func TestHeapReturner(t *testing.T) {
+	t.Parallel()
 	const mb = 1 << 20
 	var (
 		h     heapSample

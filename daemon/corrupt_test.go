@@ -14,6 +14,7 @@ import (
 // aside as <db>.corrupt-<ns>, logged and rebuilt; the daemon stays up and
 // answers as the walk does.
 func TestDamagedDBSetAsideAndRebuilt(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	root := writeTree(t, sample)
 	td := startDaemon(t, Config{StateDir: state})

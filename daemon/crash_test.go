@@ -103,6 +103,7 @@ func checkAgainstWalk(t *testing.T, td *testDaemon, root string) {
 // kill -9 in the middle of a build: the next daemon builds again (nothing
 // was saved) and answers correctly.
 func TestKill9MidBuild(t *testing.T) {
+	t.Parallel()
 	root := bigTree(t)
 	socket, state := socketPath(t), t.TempDir()
 	cmd, out := startChild(t, "block", socket, state)
@@ -143,6 +144,7 @@ func TestKill9MidBuild(t *testing.T) {
 // kill -9 once the index is saved: the next daemon reopens it, catches
 // up with the changes made meanwhile and answers correctly.
 func TestKill9WhenReady(t *testing.T) {
+	t.Parallel()
 	root := bigTree(t)
 	socket, state := socketPath(t), t.TempDir()
 	cmd, _ := startChild(t, "run", socket, state)
@@ -169,6 +171,7 @@ func TestKill9WhenReady(t *testing.T) {
 // shows it saving or ready (best effort: the save is short): the next
 // daemon reopens or rebuilds, and answers correctly either way.
 func TestKill9AroundSave(t *testing.T) {
+	t.Parallel()
 	root := bigTree(t)
 	socket, state := socketPath(t), t.TempDir()
 	cmd, _ := startChild(t, "run", socket, state)

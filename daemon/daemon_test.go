@@ -50,6 +50,7 @@ var sampleQueries = []struct{ method, args string }{
 }
 
 func TestPing(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	if res := td.call(rpc.MethodPing, nil); !bytes.Equal(res, rpc.Pong) {
 		t.Errorf("ping: %s", res)
@@ -59,6 +60,7 @@ func TestPing(t *testing.T) {
 // While the index builds, the walk answers and says so; once `index`
 // with wait returns, the index answers exactly what the walk does.
 func TestBuildingThenReady(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	td := startDaemon(t, Config{hooks: &testHooks{beforeOpen: g.hook}})
 	root := writeTree(t, sample)
@@ -149,6 +151,7 @@ func equalRaw(a, b []json.RawMessage) bool {
 // A root given through a symlink is the same root; status names the real
 // path.
 func TestRootThroughSymlink(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := writeTree(t, sample)
 	link := filepath.Join(t.TempDir(), "link")
@@ -169,6 +172,7 @@ func TestRootThroughSymlink(t *testing.T) {
 // A bad root is an error envelope for the tools and an invalid-params
 // error for the other methods.
 func TestBadRoots(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing")
@@ -217,6 +221,7 @@ func TestBadRoots(t *testing.T) {
 // missing, not a directory; a bad pattern or parameter) serves no root:
 // nothing is added, indexed or watched. Only a call that runs does.
 func TestRefusedCallAddsNoRoot(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := writeTree(t, sample)
 	outside := t.TempDir()
@@ -248,6 +253,7 @@ func TestRefusedCallAddsNoRoot(t *testing.T) {
 }
 
 func TestTooManyRoots(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{MaxRoots: 2})
 	a, b, c := writeTree(t, sample), writeTree(t, sample), writeTree(t, sample)
 	td.index(a, false)
@@ -266,6 +272,7 @@ func TestTooManyRoots(t *testing.T) {
 }
 
 func TestForget(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	root := writeTree(t, sample)
 	rs := td.index(root, true)
@@ -303,6 +310,7 @@ func TestForget(t *testing.T) {
 
 // index --wait ends when the root is forgotten meanwhile.
 func TestIndexWaitStopped(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	td := startDaemon(t, Config{hooks: &testHooks{beforeOpen: g.hook}})
 	root := writeTree(t, sample)
@@ -321,6 +329,7 @@ func TestIndexWaitStopped(t *testing.T) {
 // A failed build leaves the root in state error, answered by the walk;
 // index builds it again.
 func TestBuildFailureRetry(t *testing.T) {
+	t.Parallel()
 	fail := make(chan bool, 2)
 	fail <- true
 	fail <- false
@@ -350,6 +359,7 @@ func TestBuildFailureRetry(t *testing.T) {
 
 // A restart with the same state directory reopens the saved index.
 func TestRestartReopens(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	root := writeTree(t, sample)
 	td := startDaemon(t, Config{StateDir: state})
@@ -421,6 +431,7 @@ func TestShutdown(t *testing.T) {
 
 // A second daemon on the same socket exits quietly.
 func TestAlreadyRunning(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	if err := Run(context.Background(), Config{SocketPath: td.cfg.SocketPath, StateDir: t.TempDir()}); err != nil {
 		t.Errorf("second Run: %v", err)
@@ -432,6 +443,7 @@ func TestAlreadyRunning(t *testing.T) {
 // for that long, and not before: a request restarts the count. Its clock
 // is a fake one, which moves only when the test moves it.
 func TestIdleExit(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fake := clock.NewFake(time.Unix(1e9, 0))
@@ -463,6 +475,7 @@ func TestIdleExit(t *testing.T) {
 
 // The log goes to indexd.log in the state directory by default.
 func TestDefaultLog(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{Version: "v-test"})
 	td.stop()
 	b, err := os.ReadFile(filepath.Join(td.cfg.StateDir, LogName))
@@ -498,6 +511,7 @@ func (f *syncFreshener) Close() error           { return nil }
 // The Freshener's barrier runs before each indexed query and its Stale
 // reasons reach the envelope.
 func TestFreshenerBarrierAndStale(t *testing.T) {
+	t.Parallel()
 	rec := &logRecorder{}
 	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
 		return &syncFreshener{ix: ix}, nil
@@ -535,6 +549,7 @@ func TestFreshenerBarrierAndStale(t *testing.T) {
 // Past the memory limit no new root is added, and both the query and the
 // index call say why and what to do.
 func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{MaxMemory: 1})
 	root := writeTree(t, sample)
 	a := td.query(rpc.MethodGrep, root, `{"pattern":"x"}`)

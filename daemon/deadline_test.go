@@ -17,6 +17,7 @@ import (
 // drain (10 s), where it used to finish the scan first (the handler could
 // not be interrupted mid-file).
 func TestHungUpGrepStops(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

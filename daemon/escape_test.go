@@ -38,6 +38,7 @@ func leaks(a answer) bool {
 // directory, under a watched root: the index never serves the outside
 // files (index-backed Grep and Glob), and LS shows the link as a link.
 func TestDirectoryReplacedBySymlink(t *testing.T) {
+	t.Parallel()
 	out := outsideDir(t)
 	td := startDaemon(t, Config{})
 	root := writeTree(t, map[string]string{"d/inside.txt": "inside token\n", "keep.txt": "keep\n"})
@@ -124,6 +125,7 @@ func TestDirectoryReplacedBySymlink(t *testing.T) {
 // outside the root. Switching branches back and forth never makes the
 // index serve the outside key.
 func TestCheckoutOfSymlinkedDirectory(t *testing.T) {
+	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatal("git is needed for this test")
@@ -195,6 +197,7 @@ func TestCheckoutOfSymlinkedDirectory(t *testing.T) {
 // through the daemon and from the walk: no answer holds anything from
 // outside. INDEXD_ESCAPE_QUERIES sets the number of queries (default 600).
 func TestExchangeLoopDuringQueries(t *testing.T) {
+	t.Parallel()
 	n := 600
 	if s := os.Getenv("INDEXD_ESCAPE_QUERIES"); s != "" {
 		n, _ = strconv.Atoi(s)

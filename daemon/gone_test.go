@@ -63,6 +63,7 @@ func checkDeleted(t *testing.T, paths []string) {
 // new root is accepted, and they are dropped from the registry, from the
 // saved list, and with their DBs.
 func TestVanishedRootsDoNotCount(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{MaxRoots: 3})
 	roots, dbs := indexRoots(t, td, 3)
 	extra := writeTree(t, sample)
@@ -104,6 +105,7 @@ func sorted(s []string) []string {
 
 // A root that vanished is dropped when a query names it, and on status.
 func TestVanishedRootDropped(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	roots, dbs := indexRoots(t, td, 2)
 

@@ -80,6 +80,7 @@ func sameButTime(a, b []byte) bool {
 // others are complete or cut short and say so (memory_limit), never
 // complete-looking.
 func TestAnswerBurstStaysWithinBudget(t *testing.T) {
+	t.Parallel()
 	root := manyMatches(t)
 	var srv *server.Server
 	cfg := Config{MaxAnswerBytes: answerBudget, MaxConnAnswerBytes: connBudget, hooks: &testHooks{server: func(s *server.Server) { srv = s }}}
@@ -181,6 +182,7 @@ func TestAnswerBurstStaysWithinBudget(t *testing.T) {
 // so at most 16 searches run for them; and a ping on another connection
 // is answered meanwhile.
 func TestStalledStreamsStayWithinBudget(t *testing.T) {
+	t.Parallel()
 	const clients, pipelined = 16, 64
 	root := manyMatches(t)
 	var srv *server.Server

@@ -56,6 +56,7 @@ func runRefused(t *testing.T, stateDir string) error {
 // A symbolic link planted at the log's path is refused, by OpenLog and by
 // Run, and its target is left alone.
 func TestLogSymlinkRefused(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	target := filepath.Join(t.TempDir(), "precious")
 	if err := os.WriteFile(target, []byte("precious\n"), 0o600); err != nil {
@@ -106,6 +107,7 @@ func empty(t *testing.T, dir string) {
 }
 
 func TestStateDirRefused(t *testing.T) {
+	t.Parallel()
 	t.Run("mode 0777", func(t *testing.T) {
 		state := filepath.Join(t.TempDir(), "state")
 		if err := os.Mkdir(state, 0o700); err != nil {
@@ -219,6 +221,7 @@ func TestStateDirTmpFallback(t *testing.T) {
 // The list of roots and the index DBs are not written through a planted
 // link either.
 func TestStateFilesNoFollow(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	root := writeTree(t, sample)
 	// An empty file is what bbolt would initialise as a new DB.

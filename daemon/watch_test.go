@@ -22,6 +22,7 @@ import (
 // written (or renamed, or deleted) just before a query is always seen by
 // it, and the answer is the index's (no fallback).
 func TestReadYourWritesWithWatcher(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{}) // default Freshener: the watcher
 	root := writeTree(t, map[string]string{"a/seed.txt": "seed\n"})
 	if rs := td.index(root, true); rs.State != StateReady {
@@ -66,6 +67,7 @@ func TestReadYourWritesWithWatcher(t *testing.T) {
 // A barrier that times out sends the query to the walk and says so; sync
 // false skips the barrier and answers from the index as it stands.
 func TestSyncTimeoutAndSyncFalse(t *testing.T) {
+	t.Parallel()
 	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
 		return stuckFreshener{}, nil
 	}
@@ -103,6 +105,7 @@ func (stuckFreshener) Close() error                         { return nil }
 // walked and merged (fallback watch_limit), the rest keeps the index and
 // reads its writes.
 func TestWatchLimitDegradesOneSubtree(t *testing.T) {
+	t.Parallel()
 	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
 		w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log, AddWatch: func(p string, add func(string) error) error {
 			if filepath.Base(p) == "cold" {
@@ -143,6 +146,7 @@ func TestWatchLimitDegradesOneSubtree(t *testing.T) {
 // served afresh: after a while the index answers again (no fallback) and
 // holds the new tree, and status says ready.
 func TestReplacedRootIsRebuilt(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	for _, how := range []string{"recreated", "swapped"} {
 		root := writeTree(t, map[string]string{"old.txt": "oldtoken\n"})
@@ -210,6 +214,7 @@ func matchesOf(t testing.TB, a answer) []grepMatch {
 // (the saved index reopened) watches the file again, and watches one
 // linked from outside while the daemon was down.
 func TestHardLinkWrittenOutsideRoot(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	td := startDaemon(t, Config{StateDir: state})
 	root := writeTree(t, map[string]string{"f.txt": "old\n", "sub/g.txt": "old\n"})
@@ -260,6 +265,7 @@ func TestHardLinkWrittenOutsideRoot(t *testing.T) {
 // answers from it or walks (index_building, index_stale), and finds
 // exactly the new file.
 func TestRecreatedRootNeverReadyStale(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, Config{})
 	for i := range 40 {
 		root := writeTree(t, map[string]string{"old.txt": "oldtoken\n", "d/x.txt": "oldtoken\n"})
@@ -301,6 +307,7 @@ func TestRecreatedRootNeverReadyStale(t *testing.T) {
 // find a write made through the outside link; the rest of the tree is
 // answered by the index.
 func TestHardLinkPastTheWatchLimit(t *testing.T) {
+	t.Parallel()
 	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
 		w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log, AddWatch: func(p string, add func(string) error) error {
 			if filepath.Base(p) == "f.txt" {
