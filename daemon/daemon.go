@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/buildid"
@@ -140,6 +141,9 @@ type testHooks struct {
 	// unlimited is called with 1 when an unlimited answer starts (its
 	// connection's turn taken) and -1 when it ends.
 	unlimited func(delta int)
+	// answered is called with each tool call's envelope as its handler
+	// returns it.
+	answered func(tool string, env *envelope.Envelope)
 }
 
 func (c Config) withDefaults() Config {

@@ -72,7 +72,11 @@ func (d *daemon) tool(spec *query.ToolSpec) rpc.MethodFunc {
 			return nil, perr
 		}
 		d.queries.Add(1)
-		js, err := d.runTool(ctx, name, p).MarshalJSON()
+		env := d.runTool(ctx, name, p)
+		if h := d.cfg.hooks; h != nil && h.answered != nil {
+			h.answered(name, env)
+		}
+		js, err := env.MarshalJSON()
 		if err != nil {
 			return nil, rpc.Errorf(rpc.CodeInternalError, "internal error: %v", err)
 		}
