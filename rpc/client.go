@@ -108,6 +108,10 @@ type Dialer struct {
 	// a call fail this way. A call's own deadline comes from its context.
 	// Default DefaultAnswerTimeout.
 	AnswerTimeout time.Duration
+
+	// backlog, if set, is called each time a connection waits for room in
+	// the server's backlog (this package's tests).
+	backlog func()
 }
 
 func (d Dialer) connectTimeout() time.Duration {
@@ -175,7 +179,7 @@ func (d Dialer) Dial(ctx context.Context, path string) (*Client, error) {
 		dctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	nc, err := dialUnix(dctx, path)
+	nc, err := dialUnix(dctx, path, d.backlog)
 	if err != nil {
 		if ctx.Err() == nil && dctx.Err() != nil {
 			return nil, fmt.Errorf("%w: connecting to %s took over %v", ErrNoAnswer, path, d.connectTimeout())

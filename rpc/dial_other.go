@@ -11,6 +11,6 @@ import (
 // dialUnix is supported on Linux, macOS and FreeBSD only: the server's
 // user cannot be checked here (package peercred), so no server is
 // accepted.
-func dialUnix(ctx context.Context, path string) (*os.File, error) {
+func dialUnix(ctx context.Context, path string, backlog func()) (*os.File, error) {
 	return nil, errors.New("rpc: peer credentials are not supported on this system")
 }

@@ -22,8 +22,9 @@ import (
 // A server whose backlog is full refuses a non-blocking connect with
 // EAGAIN on Linux; dialUnix then tries again, backing off, until ctx is
 // done, as a blocking connect would wait for room. (macOS and FreeBSD
-// refuse it with ECONNREFUSED, as if no server listened.)
-func dialUnix(ctx context.Context, path string) (*os.File, error) {
+// refuse it with ECONNREFUSED, as if no server listened.) It calls
+// backlog, if set, each time before it waits.
+func dialUnix(ctx context.Context, path string, backlog func()) (*os.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, dialError(path, err)
 	}
@@ -41,6 +42,9 @@ func dialUnix(ctx context.Context, path string) (*os.File, error) {
 		}
 		if err != unix.EAGAIN {
 			break
+		}
+		if backlog != nil {
+			backlog()
 		}
 		if t == nil {
 			t = time.NewTimer(delay)

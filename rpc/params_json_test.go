@@ -11,6 +11,7 @@ import (
 // of their tags, over every field set and unset and strings that need
 // escaping (compacted, as a request carries them).
 func TestParamsMarshalJSON(t *testing.T) {
+	t.Parallel()
 	type plainTool ToolParams // no MarshalJSON: encoding/json by reflection
 	type plainPing PingParams
 	tools := []ToolParams{
