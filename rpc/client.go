@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/indexd/indexd/internal/clock"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/lineread"
 )
@@ -108,6 +109,10 @@ type Dialer struct {
 	// a call fail this way. A call's own deadline comes from its context.
 	// Default DefaultAnswerTimeout.
 	AnswerTimeout time.Duration
+	// Clock times the answer timeout's silences (nil: the system's
+	// clock). The deadlines of writes, which the kernel keeps, and of
+	// the calls' contexts stay on the system's clock.
+	Clock clock.Clock
 
 	// backlog, if set, is called each time a connection waits for room in
 	// the server's backlog (this package's tests).
@@ -135,9 +140,10 @@ type Client struct {
 	nc     Conn
 	socket string        // the server's address, for messages
 	answer time.Duration // the answer timeout (see Dialer.AnswerTimeout); 0: none
+	clock  clock.Clock   // times the silences (Dialer.Clock)
 	done   chan struct{} // closed when the reader goroutine has exited
 
-	lastRead atomic.Int64 // when bytes last came from the server (UnixNano)
+	lastRead atomic.Int64 // when bytes last came from the server (UnixNano, clock)
 	// inPartial is set while the reader goroutine is in a CallStream's
 	// onPartial: the caller is busy with what came (writing it to a
 	// slow or paused reader of its own), so the server's silence is
@@ -206,10 +212,11 @@ func (d Dialer) NewClient(nc Conn) *Client {
 	c := &Client{
 		nc:      nc,
 		answer:  d.answerTimeout(),
+		clock:   clock.Or(d.Clock),
 		done:    make(chan struct{}),
 		pending: make(map[uint64]chan response),
 	}
-	c.lastRead.Store(time.Now().UnixNano())
+	c.lastRead.Store(c.clock.Now().UnixNano())
 	go c.readLoop()
 	return c
 }
@@ -281,7 +288,8 @@ func (c *Client) call(ctx context.Context, method string, params any, result *js
 		c.abandon(id)
 		return err
 	}
-	sent := time.Now()
+	sentAt := time.Now() // for a deadline's message (ctxErr)
+	sent := c.clock.Now()
 	var (
 		probes []uint64  // ids of the pings sent: abandoned on return
 		probed time.Time // when the last ping was sent
@@ -292,7 +300,7 @@ func (c *Client) call(ctx context.Context, method string, params any, result *js
 		}
 	}()
 	if c.answer > 0 {
-		t := time.NewTimer(c.answer / 2)
+		t := c.clock.NewTimer(c.answer / 2)
 		defer t.Stop()
 		// The silence is measured from the later of the request's sending
 		// and the last bytes received. Halfway through, a ping; at the
@@ -310,14 +318,14 @@ func (c *Client) call(ctx context.Context, method string, params any, result *js
 			if last.Before(sent) {
 				last = sent
 			}
-			quiet := time.Since(last)
+			quiet := c.clock.Now().Sub(last)
 			if quiet >= c.answer {
 				return &NoAnswerError{Socket: c.socket, Method: method, Waited: c.answer, Silent: true}
 			}
 			next := c.answer - quiet
 			if quiet >= c.answer/2 {
 				if probed.IsZero() || last.After(probed) {
-					probed = time.Now()
+					probed = c.clock.Now()
 					if p, ok := c.probe(ctx); ok {
 						probes = append(probes, p)
 					}
@@ -334,8 +342,8 @@ func (c *Client) call(ctx context.Context, method string, params any, result *js
 				return r.into(result)
 			case <-ctx.Done():
 				c.abandon(id)
-				return c.ctxErr(ctx, method, sent)
-			case <-t.C:
+				return c.ctxErr(ctx, method, sentAt)
+			case <-t.C():
 				if err := check(); err != nil {
 					c.abandon(id)
 					return err
@@ -348,7 +356,7 @@ func (c *Client) call(ctx context.Context, method string, params any, result *js
 		return r.into(result)
 	case <-ctx.Done():
 		c.abandon(id)
-		return c.ctxErr(ctx, method, sent)
+		return c.ctxErr(ctx, method, sentAt)
 	}
 }
 
@@ -497,7 +505,7 @@ type readRecorder struct{ c *Client }
 func (r readRecorder) Read(p []byte) (int, error) {
 	n, err := r.c.nc.Read(p)
 	if n > 0 {
-		r.c.lastRead.Store(time.Now().UnixNano())
+		r.c.lastRead.Store(r.c.clock.Now().UnixNano())
 	}
 	return n, err
 }
@@ -590,7 +598,7 @@ func (c *Client) partialData(id uint64, data []byte) {
 	}
 	c.inPartial.Store(true)
 	fn(data)
-	c.lastRead.Store(time.Now().UnixNano()) // the silence counts from now
+	c.lastRead.Store(c.clock.Now().UnixNano()) // the silence counts from now
 	c.inPartial.Store(false)
 }
 
