@@ -54,6 +54,7 @@ func (d *inProcessDaemon) start() error {
 }
 
 func TestEnsureDaemonStartsOnce(t *testing.T) {
+	t.Parallel()
 	d := newInProcessDaemon(t)
 	ctx := context.Background()
 	c, err := rpc.EnsureDaemon(ctx, d.path, d.start)
@@ -79,6 +80,7 @@ func TestEnsureDaemonStartsOnce(t *testing.T) {
 }
 
 func TestEnsureDaemonConcurrent(t *testing.T) {
+	t.Parallel()
 	d := newInProcessDaemon(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -110,6 +112,7 @@ func TestEnsureDaemonConcurrent(t *testing.T) {
 // A daemon still draining holds the lock: the first start fails with
 // ErrAlreadyRunning, and a later one takes over.
 func TestEnsureDaemonRestarts(t *testing.T) {
+	t.Parallel()
 	d := newInProcessDaemon(t)
 	var calls atomic.Int32
 	start := func() error {
@@ -128,16 +131,46 @@ func TestEnsureDaemonRestarts(t *testing.T) {
 	}
 }
 
+// deadlineCtx is a context with a deadline that passes when the test
+// says (pass), not by the clock.
+type deadlineCtx struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newDeadlineCtx() *deadlineCtx {
+	return &deadlineCtx{Context: context.Background(), done: make(chan struct{})}
+}
+
+// pass makes the deadline pass.
+func (c *deadlineCtx) pass() { c.once.Do(func() { close(c.done) }) }
+
+// Deadline reports a deadline far off: EnsureDaemon sets none of its
+// own, and only pass ends the context.
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (c *deadlineCtx) Done() <-chan struct{}       { return c.done }
+
+func (c *deadlineCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestEnsureDaemonFailures(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "indexd.sock")
 	boom := errors.New("boom")
 	if _, err := rpc.EnsureDaemon(context.Background(), path, func() error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("start error: %v", err)
 	}
-	// A start that starts nothing: EnsureDaemon gives up at ctx's deadline.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_, err := rpc.EnsureDaemon(ctx, path, func() error { return nil })
+	// A start that starts nothing: EnsureDaemon gives up at ctx's deadline,
+	// which passes once the start has run.
+	ctx := newDeadlineCtx()
+	_, err := rpc.EnsureDaemon(ctx, path, func() error { ctx.pass(); return nil })
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no daemon answered on "+path) {
 		t.Errorf("nothing started: %v", err)
 	}

@@ -156,8 +156,12 @@ func TestNonReadingClientsStayWithinBudget(t *testing.T) {
 
 // A client that reads, pipelining requests whose answers together exceed
 // its budget, gets every answer: a response waits for room while the
-// writer makes progress.
+// writer makes progress. A writer stuck in one write would have its
+// responses replaced after replyStall: the stall is set past the test's
+// own deadline, so that a reader slowed by a loaded machine is not taken
+// for one that has stopped (a second was not always enough).
 func TestReadingClientGetsAllBigAnswers(t *testing.T) {
+	t.Parallel()
 	const replySize = 256 << 10
 	m := testMethods()
 	big := json.RawMessage(`"` + strings.Repeat("y", replySize) + `"`)
@@ -167,6 +171,7 @@ func TestReadingClientGetsAllBigAnswers(t *testing.T) {
 		srv = s
 		s.MaxConnReplyBytes = replySize
 		s.MaxReplyBytes = 2 * replySize
+		s.replyStall, s.evictStall = 2*wait, 2*wait
 	})
 	c, err := rpc.Dial(context.Background(), ts.path)
 	if err != nil {
@@ -308,6 +313,7 @@ func TestStalledStreamsStayWithinBudget(t *testing.T) {
 // refuses what does not fit without waiting, and is released when the
 // handler returns: the answer's response is then what is counted.
 func TestReserve(t *testing.T) {
+	t.Parallel()
 	const (
 		perConn = 64 << 10
 		total   = 96 << 10

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/internal/clock"
 	"github.com/indexd/indexd/internal/fakesock"
 	"github.com/indexd/indexd/rpc"
 )
@@ -25,6 +26,7 @@ func callAsync(ctx context.Context, c *rpc.Client, method string, params any) <-
 // silent for the answer timeout, with an error naming the wait and the
 // socket.
 func TestClientNoAnswer(t *testing.T) {
+	t.Parallel()
 	path := fakesock.Mute(t)
 	c, err := rpc.Dialer{AnswerTimeout: 100 * time.Millisecond}.Dial(context.Background(), path)
 	if err != nil {
@@ -55,6 +57,7 @@ func TestClientNoAnswer(t *testing.T) {
 // The call's deadline, with no answer timeout, fails it the same way,
 // naming the request.
 func TestClientDeadline(t *testing.T) {
+	t.Parallel()
 	path := fakesock.Mute(t)
 	c, err := rpc.Dialer{AnswerTimeout: -1}.Dial(context.Background(), path)
 	if err != nil {
@@ -81,8 +84,11 @@ func TestClientDeadline(t *testing.T) {
 }
 
 // A live server whose answer is slow is waited for: the pings sent in
-// the silences are answered.
+// the silences are answered. The client's clock is a fake one, moved by
+// the test once the client waits, so a loaded machine's slow ping answer
+// cannot look like silence.
 func TestClientSlowAnswer(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	release := make(chan struct{})
 	pings := make(chan struct{}, 100)
@@ -92,10 +98,9 @@ func TestClientSlowAnswer(t *testing.T) {
 		return rpc.Pong, nil
 	}
 	ts := startServer(t, m, nil)
-	// The answer timeout leaves a ping's answer half of it (125 ms) to come
-	// back on a loaded machine; 40 ms failed one run in four beside eight
-	// busy processes.
-	c, err := rpc.Dialer{AnswerTimeout: 250 * time.Millisecond}.Dial(context.Background(), ts.path)
+	const answer = 10 * time.Second
+	fake := clock.NewFake(time.Unix(1e9, 0))
+	c, err := rpc.Dialer{AnswerTimeout: answer, Clock: fake}.Dial(context.Background(), ts.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +109,25 @@ func TestClientSlowAnswer(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- c.Call(context.Background(), "slow", []int{1}, &res) }()
 	recvSignal(t, started, "the slow call")
-	// Each ping comes half a silence after the previous answer: five
-	// span more than twice the answer timeout.
+	// Five times half a silence passes, and the client pings; a moment
+	// later something comes from the server (the answer to a ping of the
+	// test's own, read before it returns). Five span more than twice the
+	// answer timeout.
 	for i := range 5 {
+		select {
+		case <-fake.Armed(1):
+		case err := <-errc:
+			t.Fatalf("round %d: the slow call ended: %v", i, err)
+		case <-time.After(wait):
+			t.Fatalf("round %d: timed out waiting for the call's timer", i)
+		}
+		fake.Advance(answer / 2)
 		recvSignal(t, pings, "ping "+string(rune('1'+i)))
+		fake.Advance(time.Millisecond)
+		if err := c.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		recvSignal(t, pings, "the test's ping")
 	}
 	close(release)
 	if err := recvSignal(t, errc, "the slow call's answer"); err != nil || string(res) != `"released"` {

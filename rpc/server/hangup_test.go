@@ -9,6 +9,7 @@ import (
 // reading stopped) has its request cancelled at once, not when the drain
 // times out.
 func TestHangUpDuringDrainCancels(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	cancelled := make(chan string, 1)
 	watching := make(chan struct{}, 1)

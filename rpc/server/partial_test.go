@@ -17,6 +17,7 @@ import (
 // connection's reply budget (the handler waits for the client to read);
 // Call ignores them; outside a request Notify fails.
 func TestPartial(t *testing.T) {
+	t.Parallel()
 	const parts = 200
 	h := rpc.Methods{"count": func(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 		for i := range parts {
@@ -70,6 +71,7 @@ func TestPartial(t *testing.T) {
 // its keep-alive shows the server, blocked writing to it, that it is
 // alive.
 func TestPausedStreamReader(t *testing.T) {
+	t.Parallel()
 	const parts = 64
 	h := rpc.Methods{"count": func(ctx context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 		for i := range parts {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestToolForMethod(t *testing.T) {
+	t.Parallel()
 	for method, want := range map[string]string{rpc.MethodGlob: query.ToolGlob, rpc.MethodGrep: query.ToolGrep, rpc.MethodLS: query.ToolLS} {
 		if got, ok := rpc.ToolForMethod(method); !ok || got != want {
 			t.Errorf("ToolForMethod(%q) = %q, %v; want %q", method, got, ok, want)
@@ -57,6 +58,7 @@ func queryHandler() rpc.Handler {
 // Real envelopes through the socket: results and tool faults alike are
 // envelopes, byte for byte as the tool made them.
 func TestQueryEnvelopes(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "src"), 0o755)
 	os.WriteFile(filepath.Join(root, "src", "a.go"), []byte("package a\n// <b> & c\n"), 0o644)

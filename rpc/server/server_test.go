@@ -23,6 +23,7 @@ import (
 )
 
 func TestPing(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, testMethods(), nil)
 	rc := dialRaw(t, ts.path)
 	rc.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
@@ -41,6 +42,7 @@ func TestPing(t *testing.T) {
 }
 
 func TestEnvelopeResult(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, testMethods(), nil)
 	rc := dialRaw(t, ts.path)
 	rc.send(`{"jsonrpc":"2.0","id":"q1","method":"glob","params":{"root":"/w","args":{"pattern":"*.go"}}}`)
@@ -108,6 +110,7 @@ func blockingMethods(started chan<- string, release <-chan struct{}, cancelled c
 }
 
 func TestPipelinedOutOfOrder(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	release := make(chan struct{})
 	ts := startServer(t, blockingMethods(started, release, nil), nil)
@@ -154,6 +157,7 @@ func TestPipelinedOutOfOrder(t *testing.T) {
 }
 
 func TestNotification(t *testing.T) {
+	t.Parallel()
 	noted := make(chan string, 2)
 	m := testMethods()
 	m["note"] = func(_ context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
@@ -191,6 +195,7 @@ func TestNotification(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, testMethods(), nil)
 	rc := dialRaw(t, ts.path)
 	tests := []struct {
@@ -269,6 +274,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestTooLarge(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, testMethods(), nil)
 	rc := dialRaw(t, ts.path)
 
@@ -328,6 +334,7 @@ func TestTooLarge(t *testing.T) {
 }
 
 func TestStalledClients(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	release := make(chan struct{})
 	var drops atomic.Int32
@@ -381,6 +388,7 @@ func TestStalledClients(t *testing.T) {
 }
 
 func TestDisconnectCancels(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	cancelled := make(chan string, 1)
 	release := make(chan struct{})
@@ -451,6 +459,7 @@ func TestDisconnectCancels(t *testing.T) {
 }
 
 func TestClientErrors(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	release := make(chan struct{})
 	cancelled := make(chan string, 1)
@@ -501,6 +510,7 @@ func TestClientErrors(t *testing.T) {
 }
 
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	started := make(chan string, 1)
 	release := make(chan struct{})
 	cancelled := make(chan string, 1)
@@ -619,6 +629,7 @@ func TestConcurrentClients(t *testing.T) {
 }
 
 func TestServeErrors(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s.sock"))
 	if err != nil {
 		t.Fatal(err)
@@ -636,6 +647,7 @@ func TestServeErrors(t *testing.T) {
 // TestPeerUID connects as another user: the server hangs up without an
 // answer. The same helper as the current user gets one.
 func TestPeerUID(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a client as another user")
 	}
@@ -714,6 +726,7 @@ func copyFile(from, to string) error {
 // TestSocatExample runs the package documentation's example against a
 // test server (skipped without socat).
 func TestSocatExample(t *testing.T) {
+	t.Parallel()
 	socat, err := exec.LookPath("socat")
 	if err != nil {
 		t.Skip("no socat")
@@ -734,6 +747,7 @@ func TestSocatExample(t *testing.T) {
 // the write timeout: once requests are cancelled, writes get a short
 // deadline.
 func TestShutdownWithStuckReader(t *testing.T) {
+	t.Parallel()
 	handled := make(chan struct{}, 8)
 	m := testMethods()
 	big := json.RawMessage(`"` + strings.Repeat("z", 1<<20) + `"`)
@@ -762,6 +776,7 @@ func TestShutdownWithStuckReader(t *testing.T) {
 // compacted when it holds a newline; one that is not valid JSON is an
 // internal error; invalid UTF-8 becomes U+FFFD either way.
 func TestAppendResult(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ result, want string }{
 		{`{"a": 1, "b": [1, 2]}`, `{"jsonrpc":"2.0","id":7,"result":{"a": 1, "b": [1, 2]}}`},
 		{"{\"a\": 1,\n \"b\":\t[1,\r\n2]}\n", `{"jsonrpc":"2.0","id":7,"result":{"a":1,"b":[1,2]}}`},

@@ -46,6 +46,7 @@ func TestDefaultSocketPath(t *testing.T) {
 }
 
 func TestListenPermissions(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "indexd")
 	path := filepath.Join(dir, "indexd.sock")
 	ln, unlock, err := Listen(path)
@@ -81,6 +82,7 @@ func TestListenPermissions(t *testing.T) {
 }
 
 func TestListenRefusesInsecureDir(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "shared")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -114,6 +116,7 @@ func TestListenRefusesInsecureDir(t *testing.T) {
 }
 
 func TestListenRefusesOtherOwner(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to give a directory to another user")
 	}
@@ -131,6 +134,7 @@ func TestListenRefusesOtherOwner(t *testing.T) {
 }
 
 func TestListenOneInstance(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "indexd.sock")
 	ln, unlock, err := Listen(path)
 	if err != nil {
@@ -195,6 +199,7 @@ func TestListenOneInstance(t *testing.T) {
 }
 
 func TestListenReplacesStaleSocket(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "indexd.sock")
 	// A daemon that died: its socket file stays, its lock is gone.
 	ln, unlock, err := Listen(path)
@@ -230,6 +235,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 }
 
 func TestListenLeavesOthersAlone(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// Not a socket: reported, not removed.
 	path := filepath.Join(dir, "indexd.sock")
@@ -264,6 +270,7 @@ func TestListenLeavesOthersAlone(t *testing.T) {
 // private directory: whoever controls the link's directory could point
 // it elsewhere.
 func TestListenRefusesSymlinkDir(t *testing.T) {
+	t.Parallel()
 	real := t.TempDir()
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(real, link); err != nil {
