@@ -52,13 +52,15 @@ const (
 	CmdForget = "forget"
 )
 
-// dialer connects to the daemon: the rpc package's default timeouts (the
-// tests shorten them).
-var dialer rpc.Dialer
-
 // Main runs the engine's command line args (args[0] is the program's name)
 // and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(args, stdin, stdout, stderr, rpc.Dialer{})
+}
+
+// run is Main, connecting to the daemon with dialer (the rpc package's
+// default timeouts; this package's tests shorten them).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, dialer rpc.Dialer) int {
 	if len(args) > 0 {
 		args = args[1:]
 	}
@@ -67,7 +69,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case CmdDaemon:
 			return runDaemon("indexctl "+CmdDaemon, args[1:], stdout, stderr, true)
 		case CmdMCP:
-			return runMCP("indexctl "+CmdMCP, args[1:], stdin, stdout, stderr)
+			return runMCP("indexctl "+CmdMCP, args[1:], stdin, stdout, stderr, dialer)
 		case CmdDirect:
 			return runDirect("indexd "+CmdDirect, args[1:], stdin, stdout, stderr)
 		case CmdForget:
@@ -273,7 +275,7 @@ func envDirect() bool {
 }
 
 // runMCP runs the MCP server (indexctl mcp; see its help there).
-func runMCP(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runMCP(name string, args []string, stdin io.Reader, stdout, stderr io.Writer, dialer rpc.Dialer) int {
 	var (
 		toolList, rootFlag, socketFlag string
 		direct                         bool

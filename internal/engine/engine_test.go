@@ -38,9 +38,6 @@ func (b *lockedBuffer) String() string {
 // session goes on.
 func TestMCPDaemonNoAnswer(t *testing.T) {
 	socket := fakesock.Mute(t)
-	old := dialer
-	dialer = rpc.Dialer{AnswerTimeout: 100 * time.Millisecond}
-	t.Cleanup(func() { dialer = old })
 	t.Setenv("INDEXCTL_DIRECT", "")
 	root := t.TempDir()
 	inR, inW := io.Pipe()
@@ -48,7 +45,7 @@ func TestMCPDaemonNoAnswer(t *testing.T) {
 	var stderr lockedBuffer
 	code := make(chan int, 1)
 	go func() {
-		code <- Main([]string{"indexd", "mcp", "--socket", socket, "--root", root}, inR, outW, &stderr)
+		code <- run([]string{"indexd", "mcp", "--socket", socket, "--root", root}, inR, outW, &stderr, rpc.Dialer{AnswerTimeout: 100 * time.Millisecond})
 	}()
 	lines := make(chan string, 10)
 	go func() {
