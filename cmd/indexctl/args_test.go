@@ -10,6 +10,7 @@ import (
 )
 
 func TestToolArgs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		cmd   *command
@@ -96,6 +97,7 @@ func TestToolArgs(t *testing.T) {
 }
 
 func TestParseObjectErrors(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		``:                 "must be a JSON object",
 		`  `:               "must be a JSON object",
@@ -134,6 +136,7 @@ func answerCode(t *testing.T, tool string, env []byte) (int, error) {
 }
 
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool, env string
 		want      int

@@ -20,6 +20,7 @@ import (
 // daemon of its build. The identity compared is the engine's: a daemon
 // is an engine.
 func TestOtherBuildDaemonReplaced(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds indexctl twice")
 	}

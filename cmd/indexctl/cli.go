@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
+	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/jsonenc"
@@ -109,12 +111,39 @@ func newFlagSet(name string) *cliflag.FlagSet {
 type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	sys            system
+	eng            *client.Engine // found by engine, once
+}
+
+// system is what indexctl takes from the process it runs in: the
+// process's own (processSystem), or in this package's tests, which run
+// indexctl in their process, theirs.
+type system struct {
+	// dialer connects to the daemon (the rpc package's default timeouts).
+	dialer rpc.Dialer
+	// isTerminal reports whether w is a terminal.
+	isTerminal func(w io.Writer) bool
+	// execve replaces the process (syscall.Exec).
+	execve func(path string, argv, env []string) error
+	// findEngine finds the engine binary (client.FindEngine), telling
+	// note what it does meanwhile; cli.engine calls it once.
+	findEngine func(note func(msg string)) *client.Engine
+}
+
+// processSystem is the system of indexctl's own process.
+func processSystem() system {
+	return system{isTerminal: isTerminal, execve: syscall.Exec, findEngine: client.FindEngine}
 }
 
 // run is indexctl's entry point: it runs the command line args (without
-// the program name) and returns the exit code.
+// the program name) in this process and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	return (&cli{stdin: stdin, stdout: stdout, stderr: stderr, sys: processSystem()}).run(args)
+}
+
+// run runs the command line args (without the program name) and returns
+// the exit code.
+func (c *cli) run(args []string) int {
 	var g globals
 	fs := newFlagSet("indexctl")
 	fs.StopAtArgument() // global flags, up to the command's name

@@ -67,7 +67,7 @@ index file is deleted directly.`,
 // forget drops root's index: through the daemon if one runs, else by
 // having the engine delete the saved DB ("indexd forget ROOT").
 func (c *cli) forget(ctx context.Context, socket, root string) (bool, error) {
-	cl, ok, err := dialRunning(ctx, socket)
+	cl, ok, err := c.dialRunning(ctx, socket)
 	if err != nil {
 		return false, err
 	}

@@ -33,7 +33,7 @@ daemon's status object as one line of JSON. Status never starts a daemon.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			socket := g.socketPath()
-			cl, ok, err := dialRunning(ctx, socket)
+			cl, ok, err := c.dialRunning(ctx, socket)
 			switch {
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl status: %v\n", err)

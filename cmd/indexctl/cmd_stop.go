@@ -35,7 +35,7 @@ is not an error.`,
 			ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 			defer cancel()
 			socket := g.socketPath()
-			stopped, err := stopDaemon(ctx, socket)
+			stopped, err := c.stopDaemon(ctx, socket)
 			switch {
 			case errors.Is(err, rpc.ErrNoAnswer):
 				// Hung: shutdown cannot reach it. Say who holds its lock.

@@ -44,7 +44,7 @@ daemon. --version prints the first line only.`,
 			fmt.Fprintf(c.stdout, "indexctl %s\n", clientVersion())
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			cl, ok, err := dialRunning(ctx, g.socketPath())
+			cl, ok, err := c.dialRunning(ctx, g.socketPath())
 			switch {
 			case err != nil:
 				fmt.Fprintf(c.stderr, "indexctl version: %v\n", err)

@@ -17,6 +17,7 @@ import (
 // --json alike; a limit's cut, a fallback walk and a fresh instance's
 // listing are whole answers.
 func TestIncompleteAnswers(t *testing.T) {
+	t.Parallel()
 	const ctx = `"context":{"cwd":".","params_input":{}}`
 	grep := func(status, data string) string {
 		return `{"status":"` + status + `","data":` + data + `,"text":"Found …","stats":{"time_ms":1},` + ctx + `}`
@@ -63,7 +64,7 @@ func TestIncompleteAnswers(t *testing.T) {
 	} {
 		for _, asJSON := range []bool{false, true} {
 			var stdout, stderr bytes.Buffer
-			c := &cli{stdout: &stdout, stderr: &stderr}
+			c := &cli{stdout: &stdout, stderr: &stderr, sys: testSystem()}
 			out := c.newOutput(&globals{json: asJSON}, ".")
 			out.bound = tc.bound
 			out.begin(json.RawMessage(tc.args))

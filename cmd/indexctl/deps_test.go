@@ -46,6 +46,7 @@ var notLinkedExactly = []string{"net", "runtime/cgo"}
 // (go list -deps ./cmd/indexctl) holds none of notLinked, and the
 // engine's (./cmd/indexd) holds each of them, so none is misspelt.
 func TestQueryClientDeps(t *testing.T) {
+	t.Parallel()
 	deps := listDeps(t, ".", "github.com/indexd/indexd/cmd/indexctl")
 	engine := listDeps(t, "../indexd", "github.com/indexd/indexd/cmd/indexd")
 	for _, bad := range notLinked {
@@ -74,6 +75,7 @@ func TestQueryClientDeps(t *testing.T) {
 // toolchain has it), is a statically linked program: no interpreter
 // (ld.so) and no shared library to load when it starts.
 func TestQueryClientStatic(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds indexctl")
 	}

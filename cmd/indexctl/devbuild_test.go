@@ -23,6 +23,7 @@ import (
 // as does a go run of this checkout, which is checked to be of the same
 // engine's build: the daemon is not replaced.
 func TestDevBuildStartsEngine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the engine")
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,21 +21,30 @@ import (
 	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/engine"
+	"github.com/indexd/indexd/rpc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata (and cmp files of the scripts) with the current output")
 
-func TestMain(m *testing.M) {
-	if name := filepath.Base(os.Args[0]); name != "indexctl" && name != client.EngineName {
-		// The tests' own process runs commands in process: the ones
-		// that exec the engine must fail rather than replace it.
-		execve = func(string, []string, []string) error { return errors.New("exec is disabled in the tests' process") }
-		// Its engine is the copy of this binary TestMain puts on $PATH
-		// (found there once the tests run), never one built elsewhere.
-		engineOnce.Do(func() {
-			theEngine = client.EngineFunc(func() (string, error) { return exec.LookPath(client.EngineName) })
-		})
+// testSystem is the system of the commands the tests run in their own
+// process: the ones that exec the engine fail rather than replace the
+// process, and the engine is the copy of this binary TestMain puts on
+// $PATH (found there once the tests run), never one built elsewhere.
+func testSystem() system {
+	sys := processSystem()
+	sys.execve = func(string, []string, []string) error { return errors.New("exec is disabled in the tests' process") }
+	sys.findEngine = func(func(string)) *client.Engine {
+		return client.EngineFunc(func() (string, error) { return exec.LookPath(client.EngineName) })
 	}
+	return sys
+}
+
+// runIn runs indexctl's command line args in this process with sys.
+func runIn(sys system, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return (&cli{stdin: stdin, stdout: stdout, stderr: stderr, sys: sys}).run(args)
+}
+
+func TestMain(m *testing.M) {
 	// Scripts run "indexctl" as a separate process: this test binary,
 	// re-executed under that name, runs the real main; under the name
 	// "indexd", beside it, it is the engine indexctl runs.
@@ -46,6 +56,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the CLI scripts in testdata/script.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +123,7 @@ func setupDaemonEnv(env *testscript.Env) error {
 	env.Defer(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		if _, err := stopDaemon(ctx, socket); err != nil {
+		if _, err := client.StopDaemon(ctx, rpc.Dialer{}, socket); err != nil {
 			env.T().Log("stopping the script's daemon: ", err)
 		}
 		os.RemoveAll(dir)
@@ -218,6 +229,7 @@ func cmdMknamed(ts *testscript.TestScript, neg bool, args []string) {
 // TestHelpGolden compares the help texts with the golden files in
 // testdata; "go test -update" rewrites them.
 func TestHelpGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		golden string
 		args   []string
@@ -228,7 +240,7 @@ func TestHelpGolden(t *testing.T) {
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := run(tc.args, strings.NewReader(""), &stdout, &stderr); code != daemonapi.ExitFound {
+			if code := runIn(testSystem(), tc.args, strings.NewReader(""), &stdout, &stderr); code != daemonapi.ExitFound {
 				t.Fatalf("indexctl %s: exit code %d, stderr:\n%s", strings.Join(tc.args, " "), code, &stderr)
 			}
 			if stderr.Len() > 0 {

@@ -16,6 +16,7 @@ import (
 // the session goes on, answering the valid requests between them; only
 // the end of the input ends it.
 func TestMCPMalformedInput(t *testing.T) {
+	t.Parallel()
 	e := newMCPEnv(t, true)
 	root := mcpTree(t)
 	cmd, stdin, stdout := e.start("mcp", "--root", root)

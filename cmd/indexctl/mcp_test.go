@@ -27,6 +27,7 @@ import (
 
 	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
@@ -77,7 +78,7 @@ func newMCPEnv(t testing.TB, direct bool) *mcpEnv {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		if _, err := stopDaemon(ctx, socket); err != nil {
+		if _, err := client.StopDaemon(ctx, rpc.Dialer{}, socket); err != nil {
 			t.Log("stopping the test's daemon: ", err)
 		}
 		os.RemoveAll(dir)
@@ -149,7 +150,7 @@ func (e *mcpEnv) status() (st daemon.Status, ok bool) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, ok, err := dialRunning(ctx, e.socket)
+	cl, ok, err := client.DialRunning(ctx, rpc.Dialer{}, e.socket)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -351,6 +352,7 @@ func (e *mcpEnvelope) matchLines() []string {
 // TestMCP drives "indexctl mcp --tools compat" through the daemon and in
 // process, and checks every tool's answers.
 func TestMCP(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"daemon", "direct"} {
 		t.Run(mode, func(t *testing.T) {
 			e := newMCPEnv(t, mode == "direct")
@@ -531,6 +533,7 @@ func mustJSON(t testing.TB, v any) json.RawMessage {
 // TestMCPSharedDaemon: two MCP servers on one root share one daemon, even
 // when their first calls start it at the same time.
 func TestMCPSharedDaemon(t *testing.T) {
+	t.Parallel()
 	e := newMCPEnv(t, false)
 	root := mcpTree(t)
 	sessions := []*sdk.ClientSession{
@@ -568,6 +571,7 @@ func TestMCPSharedDaemon(t *testing.T) {
 // TestMCPBadClients: clients that send garbage, or go away with calls in
 // flight, end their own server, not the daemon.
 func TestMCPBadClients(t *testing.T) {
+	t.Parallel()
 	e := newMCPEnv(t, false)
 	root := mcpTree(t)
 	// Some work for the calls in flight: a thousand files, 10 MB.
@@ -672,6 +676,7 @@ func TestMCPBadClients(t *testing.T) {
 // TestMCPDaemonUnavailable: when no daemon can be started, the server
 // answers in process and says so.
 func TestMCPDaemonUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newMCPEnv(t, false)
 	shared := filepath.Join(filepath.Dir(e.socket), "shared")
 	if err := os.Mkdir(shared, 0o777); err != nil {
@@ -691,6 +696,7 @@ func TestMCPDaemonUnavailable(t *testing.T) {
 // TestMCPRoots: without --root, the client's first root, else the
 // nearest ancestor of the current directory holding .git.
 func TestMCPRoots(t *testing.T) {
+	t.Parallel()
 	e := newMCPEnv(t, true)
 	root := mcpTree(t)
 	other := t.TempDir()
@@ -730,6 +736,7 @@ func TestMCPRoots(t *testing.T) {
 // TestMCPUsage checks the command line's errors, reported by the engine
 // indexctl becomes.
 func TestMCPUsage(t *testing.T) {
+	t.Parallel()
 	e := newMCPEnv(t, false)
 	for _, tc := range []struct {
 		args []string
@@ -764,6 +771,7 @@ func TestMCPUsage(t *testing.T) {
 //
 //	INDEXD_MCP_FIGURES=1 go test -run TestMCPLatencyFigures -v ./cmd/indexctl
 func TestMCPLatencyFigures(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("INDEXD_MCP_FIGURES") == "" {
 		t.Skip("set INDEXD_MCP_FIGURES=1 to measure")
 	}

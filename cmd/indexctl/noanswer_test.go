@@ -12,20 +12,21 @@ import (
 	"github.com/indexd/indexd/rpc"
 )
 
-// shortAnswerTimeout makes the CLI give up on a silent daemon after 100ms.
-func shortAnswerTimeout(t *testing.T) {
+// shortAnswerTimeout returns the tests' system with a CLI that gives up
+// on a silent daemon after 100ms.
+func shortAnswerTimeout(t *testing.T) system {
 	t.Helper()
-	old := dialer
-	dialer = rpc.Dialer{AnswerTimeout: 100 * time.Millisecond}
-	t.Cleanup(func() { dialer = old })
 	t.Setenv("INDEXCTL_DIRECT", "")
+	sys := testSystem()
+	sys.dialer = rpc.Dialer{AnswerTimeout: 100 * time.Millisecond}
+	return sys
 }
 
-// runAsync runs indexctl in this process; its exit code comes on the
-// channel.
-func runAsync(args []string, stdin io.Reader, stdout, stderr io.Writer) <-chan int {
+// runAsync runs indexctl in this process with sys; its exit code comes on
+// the channel.
+func runAsync(sys system, args []string, stdin io.Reader, stdout, stderr io.Writer) <-chan int {
 	code := make(chan int, 1)
-	go func() { code <- run(args, stdin, stdout, stderr) }()
+	go func() { code <- runIn(sys, args, stdin, stdout, stderr) }()
 	return code
 }
 
@@ -44,7 +45,7 @@ func waitExit(t *testing.T, code <-chan int, what string) int {
 // says what it waited for and what to do, instead of hanging.
 func TestQueryDaemonNoAnswer(t *testing.T) {
 	socket := fakesock.Mute(t)
-	shortAnswerTimeout(t)
+	sys := shortAnswerTimeout(t)
 	root := t.TempDir()
 	want := "indexctl: indexd did not answer within 100ms (socket " + socket + "); try 'indexctl stop' or --direct\n"
 	for _, args := range [][]string{
@@ -53,14 +54,14 @@ func TestQueryDaemonNoAnswer(t *testing.T) {
 		{"ls", "--json"},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := waitExit(t, runAsync(append([]string{"--socket", socket, "--root", root}, args...), strings.NewReader(""), &stdout, &stderr), "indexctl "+args[0])
+		code := waitExit(t, runAsync(sys, append([]string{"--socket", socket, "--root", root}, args...), strings.NewReader(""), &stdout, &stderr), "indexctl "+args[0])
 		if code != daemonapi.ExitError || stdout.Len() != 0 || stderr.String() != want {
 			t.Errorf("indexctl %v: exit %d, stdout %q, stderr %q; want 2 and %q", args, code, &stdout, &stderr, want)
 		}
 	}
 	// stop cannot stop it either, and says so.
 	var stdout, stderr bytes.Buffer
-	code := waitExit(t, runAsync([]string{"--socket", socket, "stop"}, strings.NewReader(""), &stdout, &stderr), "indexctl stop")
+	code := waitExit(t, runAsync(sys, []string{"--socket", socket, "stop"}, strings.NewReader(""), &stdout, &stderr), "indexctl stop")
 	if want := "indexctl stop: indexd did not answer within 100ms (socket " + socket + ")\n"; code != daemonapi.ExitError || stderr.String() != want {
 		t.Errorf("indexctl stop: exit %d, stderr %q; want 2 and %q", code, &stderr, want)
 	}
@@ -75,23 +76,22 @@ func TestFirstUseSaysTheDaemonStarts(t *testing.T) {
 	socket := dir + "/s.sock"
 	t.Setenv("XDG_STATE_HOME", dir+"/state")
 	root := t.TempDir()
-	old := isTerminal
-	t.Cleanup(func() {
-		isTerminal = old
-		var o, e bytes.Buffer
-		run([]string{"--socket", socket, "stop"}, strings.NewReader(""), &o, &e)
-	})
 	var tty bytes.Buffer
-	isTerminal = func(w io.Writer) bool { return w == &tty }
+	sys := testSystem()
+	sys.isTerminal = func(w io.Writer) bool { return w == &tty }
+	t.Cleanup(func() {
+		var o, e bytes.Buffer
+		runIn(sys, []string{"--socket", socket, "stop"}, strings.NewReader(""), &o, &e)
+	})
 	var stdout bytes.Buffer
-	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != daemonapi.ExitNothing {
+	if code := runIn(sys, []string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != daemonapi.ExitNothing {
 		t.Fatalf("first query: exit %d, stderr %q", code, &tty)
 	}
 	if !strings.HasPrefix(tty.String(), "indexctl: started the indexd daemon: ") {
 		t.Errorf("first query on a terminal: stderr %q", &tty)
 	}
 	tty.Reset()
-	if code := run([]string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != daemonapi.ExitNothing || strings.Contains(tty.String(), "started") {
+	if code := runIn(sys, []string{"--socket", socket, "--root", root, "glob", "*"}, strings.NewReader(""), &stdout, &tty); code != daemonapi.ExitNothing || strings.Contains(tty.String(), "started") {
 		t.Errorf("second query: exit %d, stderr %q", code, &tty)
 	}
 }

@@ -35,8 +35,9 @@ import (
 // its first error: once the reader has gone (EPIPE), nothing more is
 // written and indexctl exits 0, as rg does.
 
-// isTerminal reports whether w is a terminal (a variable: tests pretend).
-var isTerminal = func(w io.Writer) bool {
+// isTerminal reports whether w is a terminal (system.isTerminal; tests
+// pretend).
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -143,7 +144,7 @@ func checkColor(when string) error {
 func (c *cli) newOutput(g *globals, cwd string) *output {
 	sink := &errWriter{w: c.stdout}
 	o := &output{out: bufio.NewWriterSize(sink, 64<<10), sink: sink, stderr: c.stderr,
-		json: g.json, tty: isTerminal(c.stdout), stats: g.stats, cwd: cwd}
+		json: g.json, tty: c.sys.isTerminal(c.stdout), stats: g.stats, cwd: cwd}
 	switch g.color {
 	case "always":
 		o.color = true

@@ -12,6 +12,7 @@ import (
 // progress line only when the text changed and a second has passed since
 // the last line, however often it is asked to show one.
 func TestProgressAtMostOneLineASecond(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	clock := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := newProgress(&b)

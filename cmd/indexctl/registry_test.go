@@ -38,6 +38,7 @@ var exampleCalls = map[string]string{
 // definition, offered by default) and the envelope (a text). A tool added to the table
 // and forgotten by a layer fails here.
 func TestEveryLayerKnowsEveryTool(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a needle\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -66,7 +67,8 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 	if len(specs) == 0 {
 		t.Fatal("no tools in the table")
 	}
-	engine := (&cli{stderr: io.Discard}).engine()
+	sys := testSystem()
+	engine := (&cli{stderr: io.Discard, sys: sys}).engine()
 	// indexctl mcp's --tools default is the table's; the MCP server's
 	// must be the same.
 	if !slices.Equal(mcp.DefaultTools, tool.Names()) {
@@ -102,7 +104,7 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 			// an rpc error such as method not found), and in process;
 			// each answer has a text and finds something by the
 			// tool's exit-code rule.
-			for _, r := range []runner{&viaDaemon{socket: socket, stderr: io.Discard, engine: engine}, inProcess{engine: engine}} {
+			for _, r := range []runner{&viaDaemon{socket: socket, stderr: io.Discard, engine: engine, sys: &sys}, inProcess{engine: engine}} {
 				answer, err := r.query(ctx, req)
 				if err != nil {
 					t.Fatalf("%T: %v", r, err)
@@ -125,7 +127,7 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 	if m, err := rpc.MethodForTool("Find"); err == nil {
 		t.Errorf("rpc.MethodForTool(Find) = %q, want an error", m)
 	}
-	if _, err := (&viaDaemon{socket: socket, stderr: io.Discard, engine: engine}).query(ctx, request{Tool: "Find", Root: root, Args: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), `unknown tool "Find"`) {
+	if _, err := (&viaDaemon{socket: socket, stderr: io.Discard, engine: engine, sys: &sys}).query(ctx, request{Tool: "Find", Root: root, Args: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), `unknown tool "Find"`) {
 		t.Errorf("a query of an unknown tool: %v", err)
 	}
 	if _, ok := rpc.ToolForMethod(rpc.MethodStatus); ok {
@@ -142,6 +144,7 @@ func TestEveryLayerKnowsEveryTool(t *testing.T) {
 // the table's bounds and choices. (query's TestParamsAgree holds the
 // decoders to the same table.)
 func TestEveryLayerAgrees(t *testing.T) {
+	t.Parallel()
 	values := map[tool.Kind]struct{ arg, json string }{
 		tool.String:  {"v", `"v"`},
 		tool.Int:     {"3", `3`},

@@ -51,6 +51,7 @@ func randomStrings(rng *rand.Rand) []string {
 // it (jsonenc) and as json.Marshal does (HTML escapes), with members
 // readData does not know and members in any order.
 func TestReadDataAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 2000 {
 		m := map[string]any{"truncated": rng.IntN(2) == 0, "aborted_reason": randomString(rng), "fallback": map[string]any{"x": []int{1}}}

@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/client"
@@ -38,7 +36,7 @@ func (c *cli) runner(g *globals) runner {
 	if g.direct || envDirect() {
 		return inProcess{engine: c.engine(), stderr: c.stderr}
 	}
-	return &viaDaemon{socket: g.socketPath(), stderr: c.stderr, engine: c.engine()}
+	return &viaDaemon{socket: g.socketPath(), stderr: c.stderr, engine: c.engine(), sys: &c.sys}
 }
 
 // envDirect reports whether INDEXCTL_DIRECT asks for --direct.
@@ -58,20 +56,14 @@ func (g *globals) socketPath() string {
 	return g.socket
 }
 
-var (
-	engineOnce sync.Once
-	theEngine  *client.Engine
-)
-
-// engine is the engine binary (cmd/indexd) this process runs, found once
-// (client.Engine says where); a note that it is being built goes to the
-// first caller's stderr.
+// engine is the engine binary (cmd/indexd) this command runs, found once
+// (client.Engine says where); a note that it is being built goes to
+// stderr.
 func (c *cli) engine() *client.Engine {
-	engineOnce.Do(func() {
-		stderr := c.stderr
-		theEngine = client.FindEngine(func(msg string) { fmt.Fprintf(stderr, "indexctl: %s\n", msg) })
-	})
-	return theEngine
+	if c.eng == nil {
+		c.eng = c.sys.findEngine(func(msg string) { fmt.Fprintf(c.stderr, "indexctl: %s\n", msg) })
+	}
+	return c.eng
 }
 
 // inProcess answers a query from the live tree, with no daemon and no
@@ -171,10 +163,11 @@ type viaDaemon struct {
 	socket string
 	stderr io.Writer
 	engine *client.Engine
+	sys    *system
 }
 
 func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, error) {
-	d := &client.Daemon{Socket: r.socket, Stderr: r.stderr, Engine: r.engine, Dialer: dialer, Started: r.started,
+	d := &client.Daemon{Socket: r.socket, Stderr: r.stderr, Engine: r.engine, Dialer: r.sys.dialer, Started: r.started,
 		Fallback: func(ctx context.Context, req request, reason envelope.FallbackReason) (json.RawMessage, error) {
 			return inProcess{engine: r.engine, reason: reason, stderr: r.stderr}.query(ctx, req)
 		}}
@@ -185,20 +178,16 @@ func (r *viaDaemon) query(ctx context.Context, req request) (json.RawMessage, er
 // use, whose answer may take longer and may come from a walk while the
 // root is indexed.
 func (r *viaDaemon) started() {
-	if isTerminal(r.stderr) {
+	if r.sys.isTerminal(r.stderr) {
 		fmt.Fprintf(r.stderr, "indexctl: started the indexd daemon: it indexes each root on first use and keeps the index current (until it is ready, queries walk the tree; 'indexctl index --wait' shows the progress)\n")
 	}
 }
-
-// dialer connects to the daemon: the rpc package's default timeouts (the
-// tests shorten them).
-var dialer rpc.Dialer
 
 // connect connects to the daemon on socket, starting the engine if
 // nothing answers there and replacing a daemon of another build
 // (client.Daemon.Connect).
 func (c *cli) connect(ctx context.Context, socket string) (*rpc.Client, error) {
-	return (&client.Daemon{Socket: socket, Engine: c.engine(), Dialer: dialer}).Connect(ctx)
+	return (&client.Daemon{Socket: socket, Engine: c.engine(), Dialer: c.sys.dialer}).Connect(ctx)
 }
 
 // execEngine replaces this process with the engine running args (after
@@ -210,11 +199,8 @@ func (c *cli) execEngine(args ...string) error {
 	if err != nil {
 		return err
 	}
-	return execve(path, append([]string{path}, args...), os.Environ())
+	return c.sys.execve(path, append([]string{path}, args...), os.Environ())
 }
-
-// execve is syscall.Exec (a seam for tests).
-var execve = syscall.Exec
 
 // place is where a query runs.
 type place struct {
@@ -236,12 +222,12 @@ func findRoot(dir string) string { return client.FindRoot(dir) }
 
 // dialRunning connects to the daemon on socket without starting one; ok
 // is false when none is running there.
-func dialRunning(ctx context.Context, socket string) (cl *rpc.Client, ok bool, err error) {
-	return client.DialRunning(ctx, dialer, socket)
+func (c *cli) dialRunning(ctx context.Context, socket string) (cl *rpc.Client, ok bool, err error) {
+	return client.DialRunning(ctx, c.sys.dialer, socket)
 }
 
 // stopDaemon asks the daemon on socket to shut down and waits until it
 // has exited. stopped is false when none was running.
-func stopDaemon(ctx context.Context, socket string) (stopped bool, err error) {
-	return client.StopDaemon(ctx, dialer, socket)
+func (c *cli) stopDaemon(ctx context.Context, socket string) (stopped bool, err error) {
+	return client.StopDaemon(ctx, c.sys.dialer, socket)
 }
