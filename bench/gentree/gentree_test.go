@@ -59,6 +59,7 @@ func snapshot(t *testing.T, root string) []string {
 var testConfig = config{files: 3000, seed: 42, large: 1, largeMaxB: 1 << 20, ref: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	a := snapshot(t, generate(t, testConfig, 1))
 	b := snapshot(t, generate(t, testConfig, 8))
 	if len(a) < testConfig.files {
@@ -84,6 +85,7 @@ func TestDeterministic(t *testing.T) {
 // default (no hidden names, no default-ignored directories, no files the
 // generated .gitignore files match).
 func TestManifest(t *testing.T) {
+	t.Parallel()
 	root := generate(t, testConfig, 4)
 	m, err := corpus.ReadManifest(root)
 	if err != nil {

@@ -66,6 +66,7 @@ func treeState(t *testing.T, root string) []string {
 // what the manifest says through the index, and that the run left the
 // tree as it was and no daemon behind.
 func TestScaleRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds indexctl and runs a daemon: skipped with -short")
 	}
@@ -181,6 +182,7 @@ func TestScaleRun(t *testing.T) {
 // TestMergeState checks which status fields the scale run takes for a
 // merge, and when it takes one as running.
 func TestMergeState(t *testing.T) {
+	t.Parallel()
 	const root = "/r"
 	for _, c := range []struct {
 		rootJSON string
