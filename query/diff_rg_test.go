@@ -169,21 +169,6 @@ func diffGitInit(t testing.TB, root, exclude string) {
 	}
 }
 
-// diffHome gives the test a HOME whose global excludes file ignores *.swp
-// (rg and ignore.Open both read it from HOME).
-func diffHome(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	p := filepath.Join(home, ".config", "git", "ignore")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte("*.swp\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // diffFixtureGreps are the Grep queries run on the fixtures.
 var diffFixtureGreps = []diffGrep{
 	{Pattern: "needle"},
@@ -268,8 +253,8 @@ var diffFixtureGlobs = [][2]string{
 // TestDiffRgFixture compares Grep and Glob with rg on the fixture
 // repository.
 func TestDiffRgFixture(t *testing.T) {
+	t.Parallel()
 	rg := diffRg(t)
-	diffHome(t)
 	root := diffTree(t, diffFixtureFiles())
 	diffGitInit(t, root, "*.excl\n")
 	diffRunFixture(t, rg, root)
@@ -323,8 +308,8 @@ func diffWantListed(t *testing.T, root string, want map[string]bool) {
 // .gitignore files and the global excludes do not apply but .ignore files
 // do.
 func TestDiffRgFixtureNoRepo(t *testing.T) {
+	t.Parallel()
 	rg := diffRg(t)
-	diffHome(t)
 	files := diffFixtureFiles()
 	delete(files, "vendor/lib/.git/HEAD")
 	root := diffTree(t, files)
@@ -380,8 +365,8 @@ func diffRunFixture(t *testing.T, rg, root string) {
 // engine and rg differ by design on the fixture, so that a change on
 // either side shows up here and the documentation can follow.
 func TestDiffRgKnownDifferences(t *testing.T) {
+	t.Parallel()
 	rg := diffRg(t)
-	diffHome(t)
 	root := diffTree(t, diffFixtureFiles())
 	diffGitInit(t, root, "*.excl\n")
 	ws, err := query.NewWorkspace(root)
@@ -480,8 +465,8 @@ func TestDiffRgKnownDifferences(t *testing.T) {
 // from git. The ignore package follows git (checked against git in
 // ignore/diff_git_test.go), so these are differences from rg by design.
 func TestDiffRgIgnoreRuleDifferences(t *testing.T) {
+	t.Parallel()
 	rg := diffRg(t)
-	diffHome(t)
 	for _, c := range []struct {
 		rule   string
 		files  []string
@@ -530,6 +515,7 @@ func TestDiffRgIgnoreRuleDifferences(t *testing.T) {
 // matching the empty string finds nothing in it (rg), but our Grep reports
 // line 1.
 func TestDiffRgEmptyFile(t *testing.T) {
+	t.Parallel()
 	rg := diffRg(t)
 	root := diffTree(t, map[string]string{"empty.txt": "", "blank.txt": "\n", "text.txt": "a\n\nb"})
 	ws, err := query.NewWorkspace(root)
@@ -636,6 +622,7 @@ var diffGorootGlobs = [][2]string{
 
 // TestDiffRgGoroot compares Grep and Glob with rg on the Go source tree.
 func TestDiffRgGoroot(t *testing.T) {
+	t.Parallel()
 	rg := diffRg(t)
 	if testing.Short() {
 		t.Skip("the GOROOT comparison is skipped in -short mode")
@@ -685,8 +672,6 @@ func TestDiffRgTrackedDefaultDirs(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
-	diffHome(t)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := diffTree(t, map[string]string{
 		".gitignore":                   "/app/dist/\n",
 		"go/build/build.go":            "package build\n\nfunc Import(path string, mode int) {}\n",
@@ -897,8 +882,8 @@ func rndTree(r *rand.Rand, files map[string]string, dir string, depth int) {
 // levels (and sometimes a nested repository), with a fixed seed. A
 // failure names the iteration and prints its ignore files.
 func TestDiffRgRandomTrees(t *testing.T) {
+	t.Parallel()
 	rg := diffRg(t)
-	diffHome(t)
 	iterations := 120
 	if testing.Short() {
 		iterations = 30

@@ -320,10 +320,10 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 // repository inside the tree: the index prunes and records exactly what
 // the walk skips, and both name the untracked ones in every answer.
 func TestIndexEqualsWalkTrackedDirs(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := newRoot(t, fsTree{
 		"go/build/build.go":            "package build\n\nfunc Import(path string) {}\n",
 		"go/build/testdata/build/x.go": "package x // needle\n",

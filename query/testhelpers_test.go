@@ -17,17 +17,29 @@ import (
 	"github.com/indexd/indexd/envelope/envelopetest"
 )
 
-// TestMain makes the tests hermetic: the global git excludes file
-// (core.excludesFile, ~/.config/git/ignore) is read from HOME and
-// XDG_CONFIG_HOME, so both point at an empty directory.
+// TestMain makes the tests hermetic, once for all of them, so that none
+// sets the environment and all can run in parallel: the global git
+// excludes file (core.excludesFile, ~/.config/git/ignore) is read from
+// HOME and XDG_CONFIG_HOME, so both point at a directory of the tests'
+// own, whose excludes file ignores *.swp (the differential fixtures
+// compare rg's reading of it and the walk's); git's system configuration
+// is not read (GIT_CONFIG_NOSYSTEM), by the tests or by the git and rg
+// they run.
 func TestMain(m *testing.M) {
 	home, err := os.MkdirTemp("", "indexd-query-home-")
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(home, ".config", "git"), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(home, ".config", "git", "ignore"), []byte("*.swp\n"), 0o644)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	os.Setenv("HOME", home)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	code := m.Run()
 	os.RemoveAll(home)
 	if big.root != "" {
