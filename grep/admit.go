@@ -94,16 +94,6 @@ func (p *scanPool) queueLen() int {
 	return len(p.waiters)
 }
 
-// reset drops the free scanners' buffers (tests change buffer sizes).
-// Scanners in use keep theirs.
-func (p *scanPool) reset() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, fs := range p.free {
-		*fs = fileScanner{}
-	}
-}
-
 // waitHeap orders waiters by files taken, then arrival.
 type waitHeap []*scanWaiter
 

@@ -52,7 +52,7 @@ func (fs *fileScanner) scanBlocks(st *fileState, f File, file *rawfile.File) (ok
 		}
 		n := int(end - start)
 		if cap(fs.chunk) < n {
-			fs.chunk = make([]byte, 0, max(n, 2*chunkSize))
+			fs.chunk = make([]byte, 0, max(n, 2*st.sz.Chunk))
 		}
 		got, err := file.ReadFullAt(fs.chunk[:n], start)
 		if err != nil {

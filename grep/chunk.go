@@ -9,7 +9,7 @@ package grep
 //
 //   - In line mode a match never spans a line break, so a buffer can be
 //     searched in windows of whole lines, each on its own: at most
-//     scanWindow bytes per call, the context checked between windows.
+//     Sizes.Window bytes per call, the context checked between windows.
 //     A file of up to chunkSize bytes is read with one read and searched
 //     in memory (a file up to scanWindow is one read and one match, as
 //     before); a larger one is read in chunks of chunkSize, split after
@@ -44,27 +44,40 @@ import (
 	"github.com/indexd/indexd/tree"
 )
 
-// Scanning sizes. They are variables so that tests can shrink them to
-// reach every boundary with small files.
-var (
-	// scanWindow bounds the bytes of whole lines one regexp call searches.
-	scanWindow = 64 << 10
-	// chunkSize is the largest file read in one go, and the size of each
-	// read of a larger one. Each scanner's buffers grow to a few times
-	// this and are written by read(2) while fresh, one page fault a page:
-	// at 1 MiB a walk's Grep of GOROOT/src took 1,300 more faults (of
-	// 5,400) and 5% more time than at 256 KiB.
-	chunkSize = 256 << 10
-	// multilineMax is how much of a file multiline mode reads.
-	multilineMax = MultilineMaxBytes
-	// checkEvery is how many runes a lineReader hands out between two
+// Sizes are the bounds of one file's scan (the names below are their
+// fields'): DefaultSizes for every Search but the tests', which shrink them
+// to reach every boundary with small files.
+type Sizes struct {
+	// Window (scanWindow) bounds the bytes of whole lines one regexp
+	// call searches.
+	Window int
+	// Chunk (chunkSize) is the largest file read in one go, and the size
+	// of each read of a larger one.
+	Chunk int
+	// Multiline (multilineMax) is how much of a file multiline mode
+	// reads.
+	Multiline int
+	// CheckEvery is how many runes a lineReader hands out between two
 	// looks at the context.
-	checkEvery = 16 << 10
-)
+	CheckEvery int
+	// Check, if set, is called each time a scan looks at its context
+	// (tests cancel mid-file).
+	Check func()
+}
 
-// testHookCheck, if set, is called each time a scan looks at its
-// context (tests use it to cancel mid-file).
-var testHookCheck func()
+// defaultSizes are the scan's sizes (never written). Each scanner's
+// buffers grow to a few times the chunk and are written by read(2) while
+// fresh, one page fault a page: at 1 MiB a walk's Grep of GOROOT/src took
+// 1,300 more faults (of 5,400) and 5% more time than at 256 KiB.
+var defaultSizes = Sizes{Window: 64 << 10, Chunk: 256 << 10, Multiline: MultilineMaxBytes, CheckEvery: 16 << 10}
+
+// sizes returns the Search's sizes.
+func (s *Search) sizes() *Sizes {
+	if s.Sizes != nil {
+		return s.Sizes
+	}
+	return &defaultSizes
+}
 
 // fileScanner holds one worker's reusable buffers. Scan takes them from
 // scanners for each file and puts them back after.
@@ -72,7 +85,7 @@ type fileScanner struct {
 	root  *rooted.Root
 	rd    rawfile.Reader
 	sc    Scanner
-	chunk []byte // chunked reads: 2*chunkSize
+	chunk []byte // chunked reads: 2*Sizes.Chunk
 	head  []byte // the first bytes of a streamed line, for display
 	tail  []byte // a streamed line's last bytes, for literals across reads
 	rr    lineReader
@@ -86,7 +99,7 @@ type fileScanner struct {
 
 // keepBytes is how much buffer a fileScanner keeps between files; a
 // multiline read of a larger file is dropped after use.
-func keepBytes() int { return 3 * chunkSize }
+func keepBytes() int { return 3 * defaultSizes.Chunk }
 
 // release drops the buffers a large file grew beyond what the common
 // case needs.
@@ -137,6 +150,7 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 		done:    ctx.Done(),
 		m:       s.Matcher,
 		s:       s,
+		sz:      s.sizes(),
 		rel:     f.Rel,
 		content: s.Mode == ModeContent,
 		max:     maxHits,
@@ -148,9 +162,9 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 		h.interrupted = st.interrupted
 		return h
 	}
-	limit := chunkSize
+	limit := st.sz.Chunk
 	if s.Matcher.multiline {
-		limit = multilineMax
+		limit = st.sz.Multiline
 	}
 	data, eof, err := fs.rd.ReadPrefix(file, f.Size, limit)
 	if err != nil {
@@ -170,7 +184,7 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 	switch {
 	case s.Matcher.multiline:
 		if !eof {
-			data = data[:lineStart(data, multilineMax)]
+			data = data[:lineStart(data, st.sz.Multiline)]
 			h.cut = true
 		}
 		st.multiline(data)
@@ -193,6 +207,7 @@ type fileState struct {
 	done    <-chan struct{}
 	m       *Matcher
 	s       *Search
+	sz      *Sizes // s.sizes()
 	rel     string
 	content bool
 	max     int
@@ -219,8 +234,8 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // cancelled reports whether the context has ended, and records it.
 func (st *fileState) cancelled() bool {
-	if testHookCheck != nil {
-		testHookCheck()
+	if st.sz.Check != nil {
+		st.sz.Check()
 	}
 	select {
 	case <-st.done:
@@ -243,7 +258,7 @@ func (st *fileState) region(buf []byte, final bool) bool {
 		if st.cancelled() {
 			return false
 		}
-		end := min(pos+scanWindow, len(buf))
+		end := min(pos+st.sz.Window, len(buf))
 		if end < len(buf) {
 			end = lineStart(buf, end)
 		}
@@ -394,7 +409,7 @@ func (st *fileState) longLine(line []byte) (matched, ok bool) {
 		return true, true // the literal is the match
 	}
 	rr := &st.fs.rr
-	rr.resetBytes(st.done, line)
+	rr.resetBytes(st.done, st.sz, line)
 	matched = st.m.re.MatchReader(rr)
 	if rr.cancelled {
 		st.interrupted = true
@@ -406,7 +421,7 @@ func (st *fileState) longLine(line []byte) (matched, ok bool) {
 // multiline scans buf, a whole file (or its first multilineMax bytes),
 // for multiline matches.
 func (st *fileState) multiline(buf []byte) {
-	if len(buf) <= scanWindow {
+	if len(buf) <= st.sz.Window {
 		st.m.Scan(&st.fs.sc, buf, func(s, e int) bool { return st.match(buf, s, e) })
 		return
 	}
@@ -414,7 +429,7 @@ func (st *fileState) multiline(buf []byte) {
 	// context.
 	rr := &st.fs.rr
 	multilineMatches(buf, func(rest []byte) []int {
-		rr.resetBytes(st.done, rest)
+		rr.resetBytes(st.done, st.sz, rest)
 		loc := st.m.re.FindReaderIndex(rr)
 		if rr.cancelled {
 			st.interrupted = true
@@ -424,11 +439,12 @@ func (st *fileState) multiline(buf []byte) {
 	}, func(ls, le int) bool { return st.match(buf, ls, le) })
 }
 
-// chunked scans a file larger than chunkSize, of which data (more than
-// chunkSize bytes) has been read, reading the rest a chunk at a time.
+// chunked scans a file larger than a chunk, of which data (more than a
+// chunk) has been read, reading the rest a chunk at a time.
 func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
-	if cap(fs.chunk) < 2*chunkSize {
-		fs.chunk = make([]byte, 0, 2*chunkSize)
+	chunk := st.sz.Chunk
+	if cap(fs.chunk) < 2*chunk {
+		fs.chunk = make([]byte, 0, 2*chunk)
 	}
 	cut := bytes.LastIndexByte(data, '\n') + 1
 	if cut > 0 && !st.region(data[:cut], false) {
@@ -452,7 +468,7 @@ func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
 			buf = buf[:copy(buf, buf[cut:])]
 		}
 		fresh = len(buf)
-		if len(buf) >= chunkSize {
+		if len(buf) >= chunk {
 			// No line break in a chunk's worth: a line too long to hold.
 			var ok bool
 			if buf, off, ok = fs.streamLine(st, f, buf, off); !ok {
@@ -461,7 +477,7 @@ func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
 			fresh = 0
 			continue
 		}
-		n, err := f.Read(buf[len(buf) : len(buf)+chunkSize])
+		n, err := f.Read(buf[len(buf) : len(buf)+chunk])
 		if err == io.EOF {
 			if len(buf) > 0 {
 				st.region(buf, true)
@@ -477,7 +493,7 @@ func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
 	}
 }
 
-// streamLine scans a line longer than chunkSize, whose first bytes (no
+// streamLine scans a line longer than a chunk, whose first bytes (no
 // line break among them) are buf, a slice of fs.chunk, read up to the
 // file's position off; the file is read up to the line's end. It returns
 // the bytes read past that end (in fs.chunk), the file's new position and
@@ -514,7 +530,7 @@ func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, of
 		if st.cancelled() {
 			return nil, 0, false
 		}
-		b := fs.chunk[:chunkSize]
+		b := fs.chunk[:st.sz.Chunk]
 		n, err := f.Read(b)
 		if err == io.EOF {
 			break
@@ -543,7 +559,7 @@ func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, of
 	matched := false
 	if lit && !st.full {
 		rr := &fs.rr
-		rr.resetFile(st.done, f, start, end)
+		rr.resetFile(st.done, st.sz, f, start, end)
 		matched = st.m.re.MatchReader(rr)
 		switch {
 		case rr.cancelled:
@@ -555,7 +571,7 @@ func (fs *fileScanner) streamLine(st *fileState, f *rawfile.File, buf []byte, of
 		}
 	}
 	text := cutText(fs.head)
-	if end-start <= MaxLineBytes { // only with a chunkSize shrunk by a test
+	if end-start <= MaxLineBytes { // only with a chunk shrunk by a test
 		text = lineText(fs.head)
 	}
 	st.streamedLine(text, matched != st.s.Invert)
@@ -582,11 +598,12 @@ func cutText(b []byte) string {
 // lineReader hands the regexp engine a text rune by rune (an
 // io.RuneReader), from memory or from a file (by pread, so the file's
 // position does not move), and ends the text early (io.EOF, cancelled
-// set) once done is closed, which it checks every checkEvery runes.
+// set) once done is closed, which it checks every Sizes.CheckEvery runes.
 // Invalid UTF-8 is read as the regexp package reads a []byte: one
 // utf8.RuneError per byte.
 type lineReader struct {
 	done      <-chan struct{}
+	sz        *Sizes
 	buf       []byte
 	i         int
 	budget    int
@@ -599,13 +616,13 @@ type lineReader struct {
 	err      error // a read failed
 }
 
-func (r *lineReader) resetBytes(done <-chan struct{}, b []byte) {
-	*r = lineReader{done: done, buf: b, scratch: r.scratch}
+func (r *lineReader) resetBytes(done <-chan struct{}, sz *Sizes, b []byte) {
+	*r = lineReader{done: done, sz: sz, buf: b, scratch: r.scratch}
 	r.check()
 }
 
-func (r *lineReader) resetFile(done <-chan struct{}, f *rawfile.File, off, end int64) {
-	*r = lineReader{done: done, f: f, off: off, end: end, scratch: r.scratch}
+func (r *lineReader) resetFile(done <-chan struct{}, sz *Sizes, f *rawfile.File, off, end int64) {
+	*r = lineReader{done: done, sz: sz, f: f, off: off, end: end, scratch: r.scratch}
 	if len(r.scratch) == 0 {
 		r.scratch = make([]byte, 64<<10)
 	}
@@ -614,9 +631,9 @@ func (r *lineReader) resetFile(done <-chan struct{}, f *rawfile.File, off, end i
 
 // check looks at the context and resets the budget.
 func (r *lineReader) check() {
-	r.budget = checkEvery
-	if testHookCheck != nil {
-		testHookCheck()
+	r.budget = r.sz.CheckEvery
+	if r.sz.Check != nil {
+		r.sz.Check()
 	}
 	select {
 	case <-r.done:

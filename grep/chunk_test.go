@@ -68,15 +68,15 @@ func waitGoroutines(t testing.TB, base int) {
 }
 
 // scanOne builds a search for pattern (case-insensitive, multiline or
-// not, 100 lines in content mode) beneath root and scans the one file rel
-// with ctx.
-func scanOne(ctx context.Context, t testing.TB, root, rel, pattern string, multiline bool) Result {
+// not, 100 lines in content mode, with sizes sz) beneath root and scans
+// the one file rel with ctx.
+func scanOne(ctx context.Context, t testing.TB, root, rel, pattern string, multiline bool, sz *Sizes) Result {
 	t.Helper()
 	m, err := CompileMatcher(pattern, MatchOptions{Multiline: multiline})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Search{Root: root, Matcher: m, Mode: ModeContent, Limit: 100}
+	s := &Search{Root: root, Matcher: m, Mode: ModeContent, Limit: 100, Sizes: sz}
 	fi, err := os.Stat(filepath.Join(root, rel))
 	if err != nil {
 		t.Fatal(err)
@@ -106,14 +106,14 @@ func TestScanCancelMidFile(t *testing.T) {
 			// Cancel at the third look at the context: the file is being
 			// scanned by then.
 			var checks atomic.Int32
-			testHookCheck = func() {
+			sz := defaultSizes
+			sz.Check = func() {
 				if checks.Add(1) == 3 {
 					cancel()
 				}
 			}
-			defer func() { testHookCheck = nil }()
 			ch := make(chan Result, 1)
-			go func() { ch <- scanOne(ctx, t, root, tc.rel, tc.pattern, tc.multiline) }()
+			go func() { ch <- scanOne(ctx, t, root, tc.rel, tc.pattern, tc.multiline, &sz) }()
 			var res Result
 			select {
 			case res = <-ch:
@@ -132,15 +132,10 @@ func TestScanCancelMidFile(t *testing.T) {
 	}
 }
 
-// shrinkSizes makes every scanning size tiny, so that small files cross
-// every boundary: windows, chunks, lines longer than both, context checks.
-func shrinkSizes(t testing.TB, window, chunk, multiline int) {
-	t.Helper()
-	old := []int{scanWindow, chunkSize, multilineMax, checkEvery}
-	scanWindow, chunkSize, multilineMax, checkEvery = window, chunk, multiline, 3
-	t.Cleanup(func() { scanWindow, chunkSize, multilineMax, checkEvery = old[0], old[1], old[2], old[3] })
-	// The pooled scanners hold buffers sized for the old chunk size.
-	scanners.reset()
+// tinySizes are scanning sizes so small that small files cross every
+// boundary: windows, chunks, lines longer than both, context checks.
+func tinySizes(window, chunk, multiline int) *Sizes {
+	return &Sizes{Window: window, Chunk: chunk, Multiline: multiline, CheckEvery: 3}
 }
 
 // refScan is the scan of a whole file in memory as Grep did it before
@@ -204,15 +199,17 @@ func randomContent(r *rand.Rand, long int) []byte {
 // finds exactly what one Matcher.Scan over the whole file finds, in every
 // output mode, with every limit and context, case-sensitive or not.
 func TestChunkedScanMatchesWholeFile(t *testing.T) {
+	t.Parallel()
 	for _, sz := range []struct{ window, chunk int }{{8, 24}, {1, 5}, {64, 16}, {3, 700}} {
 		t.Run(fmt.Sprintf("window %d chunk %d", sz.window, sz.chunk), func(t *testing.T) {
+			t.Parallel()
 			testChunkedScan(t, sz.window, sz.chunk)
 		})
 	}
 }
 
 func testChunkedScan(t *testing.T, window, chunk int) {
-	shrinkSizes(t, window, chunk, 1<<20)
+	sizes := tinySizes(window, chunk, 1<<20)
 	root := testtree.Write(t, nil)
 	rt, err := rooted.Open(root)
 	if err != nil {
@@ -225,6 +222,14 @@ func testChunkedScan(t *testing.T, window, chunk int) {
 	}
 	r := rand.New(rand.NewPCG(uint64(window), uint64(chunk)))
 	fs := &fileScanner{root: rt}
+	// Each pattern is compiled once for each set of options it comes
+	// with: compiling it again for every case found nothing new and was
+	// a sixth of the test's time.
+	type compiled struct {
+		pattern                  string
+		caseSensitive, multiline bool
+	}
+	matchers := map[compiled]*Matcher{}
 	iters := 3000
 	if testing.Short() {
 		iters = 500
@@ -254,11 +259,16 @@ func testChunkedScan(t *testing.T, window, chunk int) {
 			pattern = `b\s+a`
 			p.Pattern = pattern
 		}
-		m, err := CompileMatcher(pattern, MatchOptions{CaseSensitive: p.CaseSensitive, Multiline: p.Multiline})
-		if err != nil {
-			t.Fatal(err)
+		key := compiled{pattern, p.CaseSensitive, p.Multiline}
+		m := matchers[key]
+		if m == nil {
+			var err error
+			if m, err = CompileMatcher(pattern, MatchOptions{CaseSensitive: p.CaseSensitive, Multiline: p.Multiline}); err != nil {
+				t.Fatal(err)
+			}
+			matchers[key] = m
 		}
-		q := &Search{Root: root, Matcher: m, Mode: p.Mode, Limit: p.Limit, Before: p.Before, After: p.After}
+		q := &Search{Root: root, Matcher: m, Mode: p.Mode, Limit: p.Limit, Before: p.Before, After: p.After, Sizes: sizes}
 		max := p.Limit + 1
 		switch p.Mode {
 		case ModeFiles:

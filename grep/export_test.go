@@ -1,7 +1,5 @@
 package grep
 
-import "testing"
-
 // Seams for the external tests (package grep_test), which answer through
 // the query layer's tools and so cannot live in package grep.
 
@@ -9,11 +7,8 @@ import "testing"
 // of its workers.
 const ScanPrefetchAfter = scanPrefetchAfter
 
-// ShrinkSizes makes every scanning size tiny until t ends (shrinkSizes).
-func ShrinkSizes(t testing.TB, window, chunk, multiline int) {
-	t.Helper()
-	shrinkSizes(t, window, chunk, multiline)
-}
+// TinySizes: see tinySizes.
+var TinySizes = tinySizes
 
 // Helpers of this package's tests the external ones share.
 var (

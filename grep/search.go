@@ -68,6 +68,9 @@ type Search struct {
 	// multiline, no context lines, which all read lines beyond the
 	// matching ones.
 	Blocks Blocks
+	// Sizes, if set, replaces the scan's sizes (chunk.go): tests shrink
+	// them so that small files cross every boundary.
+	Sizes *Sizes
 }
 
 // File is a file to scan: its path beneath Search.Root, and its mtime and

@@ -133,9 +133,10 @@ func TestGrepTimeoutHoldsOnHugeFiles(t *testing.T) {
 // Lines far longer than MaxLineBytes, streamed from the file (longer than
 // a chunk): found, numbered, cut for display, with context on both sides.
 func TestGrepStreamedLongLines(t *testing.T) {
-	grep.ShrinkSizes(t, 256, 4096, 1<<20)
+	sizes := grep.TinySizes(256, 4096, 1<<20)
 	long := strings.Repeat("é", 3000) + "needle" + strings.Repeat("z", 3000)
 	tools := setup(t, map[string]string{"f.txt": "one\n" + long + "\nthree\n" + strings.Repeat("q", 9000) + "\nfive needle\n"})
+	tools.GrepSizes = sizes
 	r := run(t, tools, query.ToolGrep, `{"pattern":"needle","context":1}`)
 	wantStatus(t, r, "success")
 	cut := strings.Repeat("é", grep.MaxLineBytes/2) + grep.LineCutMark
@@ -146,6 +147,7 @@ func TestGrepStreamedLongLines(t *testing.T) {
 	// The literal only in the seam between two reads of a streamed line.
 	seam := strings.Repeat("x", 4096-3) + "needle" + strings.Repeat("x", 5000)
 	tools = setup(t, map[string]string{"g.txt": seam + "\n"})
+	tools.GrepSizes = sizes
 	r = run(t, tools, query.ToolGrep, `{"pattern":"needle","output_mode":"count"}`)
 	equal(t, "counts", r.Data.Counts, []envelope.FileCount{{File: "g.txt", Count: 1}})
 }
@@ -154,8 +156,8 @@ func TestGrepStreamedLongLines(t *testing.T) {
 // one is searched in its beginning and the answer says so (partial, also
 // when nothing was found).
 func TestGrepMultilineSizeLimit(t *testing.T) {
-	grep.ShrinkSizes(t, 64, 256, 100)
 	tools := setup(t, map[string]string{"f.txt": "ab\ncd\n" + strings.Repeat("x", 200) + "\nab\ncd\n"})
+	tools.GrepSizes = grep.TinySizes(64, 256, 100)
 	r := run(t, tools, query.ToolGrep, `{"pattern":"b\\ncd","multiline":true}`)
 	wantStatus(t, r, "partial")
 	equal(t, "matches", r.matchLines(), []string{"f.txt:1: ab\ncd"})

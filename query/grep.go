@@ -54,7 +54,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(err)
 	}
 	ectx.PathResolved = dir
-	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start}
+	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start, Sizes: t.GrepSizes}
 	sink := t.newAnswerSink(p.Limit, GrepMaxLimit, ectx.Cwd)
 	if sink != nil {
 		q.Sink = sink.takeGrep
@@ -187,6 +187,7 @@ func (q *GrepQuery) search(blocks grep.Blocks) *grep.Search {
 		Invert:  p.Invert,
 		Sink:    q.Sink,
 		Blocks:  blocks,
+		Sizes:   q.Sizes,
 	}
 }
 

@@ -93,6 +93,9 @@ type GrepQuery struct {
 	// an answerSink). It reports false once it wants no more: the scan
 	// then stops, its answer ending before the batch refused.
 	Sink func(grep.Batch) bool
+	// Sizes, if set, replaces the engine's scanning sizes
+	// (Tools.GrepSizes).
+	Sizes *grep.Sizes
 }
 
 // deadline bounds ctx by the query's time limit, when it has one
@@ -143,6 +146,10 @@ type Tools struct {
 	// answer is built whole, unbounded (a one-shot process: the direct
 	// walk).
 	Budget func(n int64) bool
+	// GrepSizes, if set, replaces the Grep engine's scanning sizes
+	// (grep.Sizes): tests shrink them so that small files cross every
+	// boundary.
+	GrepSizes *grep.Sizes
 }
 
 // Batch is a run of results handed to a Sink. Names are in their printed
