@@ -61,11 +61,6 @@ import (
 // an anchor is too common to be worth a case-sensitive IndexByte loop.
 const denseFreq = 1_000_000 / 64
 
-// pairAnchors: literals are searched for by two anchors at once where
-// pairindex can (a variable so that tests can try the one-anchor search
-// on machines that have the vector one).
-var pairAnchors = pairindex.Fast
-
 // litFinder finds one literal in a buffer.
 type litFinder struct {
 	lit  []byte // ASCII-lowercased when fold
@@ -82,8 +77,9 @@ type litFinder struct {
 }
 
 // newLitFinder returns a finder for lit (not empty), matched exactly or,
-// with fold, under ASCII case folding.
-func newLitFinder(lit []byte, fold bool) litFinder {
+// with fold, under ASCII case folding; with pair, by two anchors at once
+// (where pairindex can: pairindex.Fast).
+func newLitFinder(lit []byte, fold, pair bool) litFinder {
 	f := litFinder{lit: lit, fold: fold}
 	if fold {
 		f.lit = make([]byte, len(lit))
@@ -116,7 +112,7 @@ func newLitFinder(lit []byte, fold bool) litFinder {
 	if fold {
 		f.b = upperTable[f.a]
 	}
-	if pairAnchors && next >= 0 {
+	if pair && next >= 0 {
 		f.pair = true
 		f.o1, f.o2 = min(f.at, next), max(f.at, next)
 		class := pairindex.Byte
@@ -263,11 +259,12 @@ type litSet struct {
 }
 
 // newLitSet returns the set of lits (none empty), matched exactly or,
-// with fold, under ASCII case folding.
-func newLitSet(lits [][]byte, fold bool) *litSet {
+// with fold, under ASCII case folding; with pair, each by two anchors at
+// once (newLitFinder).
+func newLitSet(lits [][]byte, fold, pair bool) *litSet {
 	s := &litSet{}
 	for _, l := range lits {
-		s.finders = append(s.finders, newLitFinder(l, fold))
+		s.finders = append(s.finders, newLitFinder(l, fold, pair))
 		s.longest = max(s.longest, len(l))
 	}
 	return s

@@ -61,7 +61,7 @@ func scanLines(m *Matcher, hay []byte) (lines [][2]int) {
 	return lines
 }
 
-func checkKernel(t *testing.T, needle string, hay []byte, fold bool, st *kernelStats) {
+func checkKernel(t *testing.T, needle string, hay []byte, fold, oneAnchor bool, st *kernelStats) {
 	t.Helper()
 	prefix := ""
 	if fold {
@@ -71,7 +71,7 @@ func checkKernel(t *testing.T, needle string, hay []byte, fold bool, st *kernelS
 	if err != nil {
 		return // not a pattern (invalid UTF-8)
 	}
-	m, cerr := CompileMatcher(needle, MatchOptions{FixedStrings: true, CaseSensitive: !fold})
+	m, cerr := CompileMatcher(needle, MatchOptions{FixedStrings: true, CaseSensitive: !fold, oneAnchor: oneAnchor})
 	if cerr != nil {
 		if strings.Contains(needle, "\n") {
 			return // a line break needs multiline mode
@@ -179,26 +179,27 @@ var kernelCases = []struct{ needle, hay string }{
 }
 
 // eachAnchoring runs test with literals found by two anchors at once
-// (when this machine can) and by one.
-func eachAnchoring(t *testing.T, test func(t *testing.T)) {
-	saved := pairAnchors
-	defer func() { pairAnchors = saved }()
+// (when this machine can) and by one, in parallel.
+func eachAnchoring(t *testing.T, test func(t *testing.T, oneAnchor bool)) {
+	t.Parallel()
 	for _, pair := range []bool{true, false} {
 		if pair && !pairindex.Fast {
 			continue
 		}
-		pairAnchors = pair
-		t.Run(map[bool]string{true: "pair", false: "one"}[pair], test)
+		t.Run(map[bool]string{true: "pair", false: "one"}[pair], func(t *testing.T) {
+			t.Parallel()
+			test(t, !pair)
+		})
 	}
 }
 
 func TestKernelCases(t *testing.T) { eachAnchoring(t, testKernelCases) }
 
-func testKernelCases(t *testing.T) {
+func testKernelCases(t *testing.T, oneAnchor bool) {
 	var st kernelStats
 	for _, c := range kernelCases {
 		for _, fold := range []bool{false, true} {
-			checkKernel(t, c.needle, []byte(c.hay), fold, &st)
+			checkKernel(t, c.needle, []byte(c.hay), fold, oneAnchor, &st)
 		}
 	}
 	if st.cases != 2*len(kernelCases) || st.litOnly == 0 || st.matches == 0 || st.lines == 0 {
@@ -229,7 +230,7 @@ func randomText(r *rand.Rand, pieces []string, n int) string {
 // in other cases so that there are matches to find.
 func TestKernelRandom(t *testing.T) { eachAnchoring(t, testKernelRandom) }
 
-func testKernelRandom(t *testing.T) {
+func testKernelRandom(t *testing.T, oneAnchor bool) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var st kernelStats
 	n := 3000
@@ -252,7 +253,7 @@ func testKernelRandom(t *testing.T) {
 			}
 		}
 		for _, fold := range []bool{false, true} {
-			checkKernel(t, needle, []byte(hay.String()), fold, &st)
+			checkKernel(t, needle, []byte(hay.String()), fold, oneAnchor, &st)
 		}
 	}
 	if st.cases != 2*n || st.litOnly < n || st.matches < n || st.lines < n {
@@ -292,7 +293,7 @@ func FuzzKernel(f *testing.F) {
 			return // long inputs only slow the fuzzer down (compiling, checking)
 		}
 		var st kernelStats
-		checkKernel(t, needle, hay, fold, &st)
+		checkKernel(t, needle, hay, fold, false, &st)
 		if st.cases != 1 {
 			t.Fatalf("needle %q: not checked", needle)
 		}
@@ -300,7 +301,7 @@ func FuzzKernel(f *testing.F) {
 		// there is at least one match.
 		r := rand.New(rand.NewPCG(uint64(len(hay)), uint64(len(needle))))
 		hay2 := append(bytes.Clone(hay), recase(r, needle)...)
-		checkKernel(t, needle, hay2, fold, &st)
+		checkKernel(t, needle, hay2, fold, false, &st)
 		if fold && st.lines == 0 || !fold && bytes.HasSuffix(hay2, []byte(needle)) && st.lines == 0 {
 			t.Fatalf("needle %q fold=%v hay %q: no line matched", needle, fold, hay2)
 		}

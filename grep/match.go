@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/indexd/indexd/internal/pairindex"
 )
 
 // Matcher finds the lines of a file's contents that Grep reports.
@@ -59,6 +61,11 @@ type MatchOptions struct {
 	CaseSensitive bool
 	FixedStrings  bool
 	Multiline     bool
+
+	// oneAnchor: literals are searched for by one anchor even where
+	// pairindex could take two at once (this package's tests try both
+	// on machines that have the vector search).
+	oneAnchor bool
 }
 
 // Syntax returns the parsed pattern, with the line rewrite applied, so the
@@ -122,10 +129,11 @@ func CompileMatcher(pattern string, o MatchOptions) (*Matcher, error) {
 			for i, s := range set {
 				lits[i] = []byte(s)
 			}
-			m.lits = newLitSet(lits, info.fold)
+			pair := pairindex.Fast && !o.oneAnchor
+			m.lits = newLitSet(lits, info.fold, pair)
 			m.litOnly = tree.Op == syntax.OpLiteral && info.exact != nil
 			if info.exact == nil {
-				m.also = alsoSets(set, info.also, info.fold)
+				m.also = alsoSets(set, info.also, info.fold, pair)
 			}
 		} else {
 			m.run = requiredRun(tree)
@@ -414,8 +422,9 @@ const maxAlso = 4
 
 // alsoSets returns the sets of also worth a look (each literal two bytes
 // or more; not req, not one already kept), the longest first, as litSets
-// compared under ASCII case folding if fold.
-func alsoSets(req []string, also [][]string, fold bool) []*litSet {
+// compared under ASCII case folding if fold, each literal found by two
+// anchors at once if pair.
+func alsoSets(req []string, also [][]string, fold, pair bool) []*litSet {
 	var use [][]string
 	for _, set := range also {
 		if usable(set) && score(set) > 100 && !slices.Equal(set, req) && !slices.ContainsFunc(use, func(u []string) bool { return slices.Equal(u, set) }) {
@@ -429,7 +438,7 @@ func alsoSets(req []string, also [][]string, fold bool) []*litSet {
 		for i, l := range set {
 			lits[i] = []byte(l)
 		}
-		out = append(out, newLitSet(lits, fold))
+		out = append(out, newLitSet(lits, fold, pair))
 	}
 	return out
 }

@@ -369,7 +369,7 @@ func scanFiles(ctx context.Context, s *Search, files []File) (Result, Read) {
 	// another thread for less work than waking it costs (a rare
 	// literal's handful of candidates). Without a Sink, the worker never
 	// waits for this goroutine (base is its own prefix).
-	inline := s.Sink == nil && smallScan(files)
+	inline := s.Sink == nil && !s.noInline && smallScan(files)
 	if inline {
 		workers = 1
 	}
@@ -577,13 +577,13 @@ func scanFiles(ctx context.Context, s *Search, files []File) (Result, Read) {
 const scanPrefetchAfter = 1024
 
 // A scan of at most inlineFiles files holding at most inlineBytes in all
-// is small: Scan reads it on the caller's goroutine. Variables so that
-// tests can turn it off. Measured in process on GOROOT/src with the pair
+// is small: Scan reads it on the caller's goroutine (but for a Search of
+// this package's tests with noInline). Measured in process on GOROOT/src with the pair
 // kernel: xyzzy's 7 candidates (over 512 KiB) 151 → 117 µs,
 // ErrShortWrite's 22 180 → 148 µs, and 263 → 235 µs folded, against 8
 // files and 512 KiB; a scan of 50 files (sync\.Pool) was no faster
 // inline, and those of more are faster with the workers.
-var (
+const (
 	inlineFiles       = 32
 	inlineBytes int64 = 4 << 20
 )

@@ -61,10 +61,9 @@ func TestSmallScanSameAnswers(t *testing.T) {
 						}
 						continue
 					}
-					saved := inlineFiles
-					inlineFiles = -1
-					want := Scan(ctx, q, append([]File(nil), refs[len(refs)-n:]...))
-					inlineFiles = saved
+					workers := *q
+					workers.noInline = true
+					want := Scan(ctx, &workers, append([]File(nil), refs[len(refs)-n:]...))
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("n=%d mode=%s limit=%d ctx err %v:\n here    %+v\n workers %+v", n, mode, limit, ctx.Err(), got, want)
 					}

@@ -71,6 +71,10 @@ type Search struct {
 	// Sizes, if set, replaces the scan's sizes (chunk.go): tests shrink
 	// them so that small files cross every boundary.
 	Sizes *Sizes
+
+	// noInline: a small scan is read on the workers too (smallScan; this
+	// package's tests compare the two).
+	noInline bool
 }
 
 // File is a file to scan: its path beneath Search.Root, and its mtime and
