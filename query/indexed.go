@@ -50,6 +50,10 @@ type Indexed struct {
 	// reads, so that later ones read only the blocks that may match (see
 	// index/blocks.go).
 	Blocks *index.BlockCache
+
+	// newestFrom, if > 0, replaces newestFirstFiles: this package's tests
+	// try the newest files first on small trees.
+	newestFrom int
 }
 
 // liveSplit returns the Live subtrees strictly below dir, or inside=true
@@ -333,7 +337,7 @@ func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search
 
 // newestFirstFiles is how many files the index must hold under a Grep's
 // directory before newestFirst tries the newest of them first.
-var newestFirstFiles = 1 << 15 // a variable so that tests can lower it
+const newestFirstFiles = 1 << 15
 
 // newestFirstMost bounds the prefixes: one holding more than
 // 1/newestFirstMost of the files is not tried, the candidates are taken
@@ -357,7 +361,11 @@ const newestFirstMost = 4
 // candidates statistic counts those of the prefix that answered.
 func (s Indexed) newestFirst(tq *csindex.Query, dir string) (k, all int) {
 	e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir), Content: tq}, 0)
-	if e.Files < newestFirstFiles || !e.All && e.Bound < e.Files/8 {
+	from := newestFirstFiles
+	if s.newestFrom > 0 {
+		from = s.newestFrom
+	}
+	if e.Files < from || !e.All && e.Bound < e.Files/8 {
 		return 0, e.Files
 	}
 	return e.Files / 64, e.Files

@@ -65,15 +65,19 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 	if err := idx.Searcher.(Indexed).Index.(*index.Index).Apply(context.Background(), changed); err != nil {
 		t.Fatal(err)
 	}
-	candidates := func(args string) int {
-		e := idx.Run(context.Background(), ToolGrep, ".", json.RawMessage(args))
+	candidates := func(tools *Tools, args string) int {
+		e := tools.Run(context.Background(), ToolGrep, ".", json.RawMessage(args))
 		if e.Status == envelope.StatusError {
 			t.Fatalf("%s: %s", args, e.Text)
 		}
 		return *e.Stats.(*envelope.GrepStats).Candidates
 	}
-	saved := newestFirstFiles
-	defer func() { newestFirstFiles = saved }()
+	// The same index, the newest files tried first whatever the tree's
+	// size.
+	newest := *idx
+	s := idx.Searcher.(Indexed)
+	s.newestFrom = 1
+	newest.Searcher = s
 	fromPrefix := 0
 	for i, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `\w+`, `^a needle$`, `needle\nanother`, `line`} {
 		extra := []string{"", `"include":"*[13579].txt",`, "", `"context":1,`, `"glob":["!**/f1*"],`, `"multiline":true,`, `"invert_match":true,`}[i]
@@ -81,11 +85,9 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 			for _, mode := range []string{"content", "files_with_matches", "count"} {
 				for _, limit := range []int{1, 3, 10, 17, 50, 200, 1000} {
 					args := fmt.Sprintf(`{%s"pattern":%q,"path":%q,"output_mode":%q,"limit":%d,"timeout_ms":60000}`, extra, pat, dir, mode, limit)
-					newestFirstFiles = saved
-					all := candidates(args)
-					newestFirstFiles = 0
-					diffEngines(t, walk, idx, ToolGrep, args)
-					if candidates(args) < all {
+					all := candidates(idx, args)
+					diffEngines(t, walk, &newest, ToolGrep, args)
+					if candidates(&newest, args) < all {
 						fromPrefix++
 					}
 				}
@@ -110,9 +112,9 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 	root := testtree.Write(t, files)
 	_, idx := buildTools(t, root)
 	ix := idx.Searcher.(Indexed).Index.(*index.Index)
-	saved := newestFirstFiles
-	newestFirstFiles = 0
-	defer func() { newestFirstFiles = saved }()
+	s := idx.Searcher.(Indexed)
+	s.newestFrom = 1 // the newest files first, whatever the tree's size
+	idx.Searcher = s
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
