@@ -28,20 +28,9 @@ import (
 // these tests answer through the query layer, with the filters' sizes
 // shrunk (export_test.go) so that small files get them.
 
-// shrinkBlocks makes block filters apply to the small files of a test
-// (index.ShrinkBlocks), until it ends.
-func shrinkBlocks(t *testing.T, racy time.Duration) {
-	t.Helper()
-	t.Cleanup(index.ShrinkBlocks(racy))
-}
-
-// mediumBlocks makes every file from 1 KiB a medium one: its filter is
-// built after a scan that found nothing in it, and only then.
-func mediumBlocks(t *testing.T) {
-	t.Helper()
-	shrinkBlocks(t, 0)
-	index.SetBlockLargeFile(1 << 30)
-}
+// medium makes every file from 1 KiB a medium one: its filter is built
+// after a scan that found nothing in it, and only then.
+var medium = index.SmallBlocks{LargeFile: 1 << 30}
 
 // blockReads records the blocks filtered scans read, by file.
 type blockReads struct {
@@ -49,15 +38,19 @@ type blockReads struct {
 	m  map[string][]int
 }
 
-func watchBlockReads(t *testing.T) *blockReads {
+// smallCache returns a cache of block filters (1 MiB of them) that apply
+// to the small files of a test (index.SmallBlockCache, tuned by o),
+// closed when the test ends, and the record of the blocks its scans read.
+func smallCache(t *testing.T, o index.SmallBlocks) (*index.BlockCache, *blockReads) {
 	r := &blockReads{m: map[string][]int{}}
-	index.SetBlockReadHook(func(rel string, block int) {
+	o.Read = func(rel string, block int) {
 		r.mu.Lock()
 		r.m[rel] = append(r.m[rel], block)
 		r.mu.Unlock()
-	})
-	t.Cleanup(func() { index.SetBlockReadHook(nil) })
-	return r
+	}
+	c := index.SmallBlockCache(1<<20, o)
+	t.Cleanup(c.Close)
+	return c, r
 }
 
 func (r *blockReads) take() map[string][]int {
@@ -113,33 +106,30 @@ func blockTree(t *testing.T) string {
 // time (reading the files whole, their filters built after) and the next
 // (through the filters); and reads fewer blocks than the files hold.
 func TestBlockFilteredGrepEqualsWalk(t *testing.T) {
-	shrinkBlocks(t, 0)
-	testBlockFilteredGrepEqualsWalk(t, 2)
+	t.Parallel()
+	testBlockFilteredGrepEqualsWalk(t, index.SmallBlocks{}, 2)
 }
 
 // The same with every file medium: each pass after the first searches
 // through more filters, built since from the files a pass found nothing
 // in.
 func TestMediumBlockFilteredGrepEqualsWalk(t *testing.T) {
-	mediumBlocks(t)
-	testBlockFilteredGrepEqualsWalk(t, 3)
+	t.Parallel()
+	testBlockFilteredGrepEqualsWalk(t, medium, 3)
 }
 
-func testBlockFilteredGrepEqualsWalk(t *testing.T, passes int) {
+func testBlockFilteredGrepEqualsWalk(t *testing.T, o index.SmallBlocks, passes int) {
 	root := blockTree(t)
 	walk, idx := buildTools(t, root)
 	var built atomic.Int64
-	index.SetBlockBuildHook(func(scans int) {
+	o.Built = func(scans int) {
 		if scans != 0 {
 			t.Errorf("the builder took a file while %d scans ran", scans)
 		}
 		built.Add(1)
-	})
-	t.Cleanup(func() { index.SetBlockBuildHook(nil) }) // after cache.Close
-	cache := index.NewBlockCache(1 << 20)
-	t.Cleanup(cache.Close)
+	}
+	cache, reads := smallCache(t, o)
 	idx.Searcher = query.Indexed{Index: idx.Searcher.(query.Indexed).Index, Blocks: cache}
-	reads := watchBlockReads(t)
 	patterns := []string{"tok0007", "tok0210", "tok9999", "tok02", "^tok", "tok0014$", "^alpha", "gamma $",
 		"Kelvin", "(?i)kelvin", "STAR", "ſtar", "\\bmain\\b", "func\\s+main", "x=1 \\(y\\)", "é", "alpha.*tok01",
 		"longlonglong", "nomatchanywhere", "t.k0", "[a-z]+0\\d{3}"}
@@ -177,7 +167,7 @@ func testBlockFilteredGrepEqualsWalk(t *testing.T, passes int) {
 // needle moves to another block each time, one a stale filter would skip
 // (the index, with no watcher here, still proposes the file).
 func TestBlockFilterFollowsContent(t *testing.T) {
-	shrinkBlocks(t, 0)
+	t.Parallel()
 	var b strings.Builder
 	for i := range 400 {
 		fmt.Fprintf(&b, "line %04d filler filler filler\n", i)
@@ -189,10 +179,8 @@ func TestBlockFilterFollowsContent(t *testing.T) {
 	}
 	root := testtree.Write(t, map[string]string{"f.txt": at(301, "oldneedle")})
 	_, idx := buildTools(t, root)
-	cache := index.NewBlockCache(1 << 20)
-	t.Cleanup(cache.Close)
+	cache, reads := smallCache(t, index.SmallBlocks{})
 	idx.Searcher = query.Indexed{Index: idx.Searcher.(query.Indexed).Index, Blocks: cache}
-	reads := watchBlockReads(t)
 	grep := func() []string {
 		t.Helper()
 		return matchLines(t, idx, jsonArgs("pattern", "needle", "case_sensitive", true))
@@ -241,16 +229,12 @@ func TestBlockFilterFollowsContent(t *testing.T) {
 // A file changed within the racy window gets no filter: it is read whole
 // (and the answers are the walk's).
 func TestBlockFilterNotForRacyFiles(t *testing.T) {
-	shrinkBlocks(t, time.Hour)
+	t.Parallel()
 	root := blockTree(t)
 	walk, idx := buildTools(t, root)
 	var taken atomic.Int64
-	index.SetBlockBuildHook(func(int) { taken.Add(1) })
-	t.Cleanup(func() { index.SetBlockBuildHook(nil) }) // after cache.Close
-	cache := index.NewBlockCache(1 << 20)
-	t.Cleanup(cache.Close)
+	cache, reads := smallCache(t, index.SmallBlocks{Racy: time.Hour, Built: func(int) { taken.Add(1) }})
 	idx.Searcher = query.Indexed{Index: idx.Searcher.(query.Indexed).Index, Blocks: cache}
-	reads := watchBlockReads(t)
 	for range 2 {
 		for _, pat := range []string{"tok0007", "(?i)kelvin"} {
 			diffEngines(t, walk, idx, "Grep", jsonArgs("pattern", pat))
@@ -273,7 +257,7 @@ func TestBlockFilterNotForRacyFiles(t *testing.T) {
 // medium file that matched gets none, nor one that changed since the
 // scan saw it, nor any once the cache is closed.
 func TestMediumBlockFilter(t *testing.T) {
-	mediumBlocks(t)
+	t.Parallel()
 	var b strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&b, "needle golf %02d\n", i)
@@ -286,10 +270,8 @@ func TestMediumBlockFilter(t *testing.T) {
 	}
 	root := testtree.Write(t, map[string]string{"m.txt": b.String(), "m2.txt": b.String() + "one needle gamma here\n"})
 	_, idx := buildTools(t, root)
-	cache := index.NewBlockCache(1 << 20)
-	t.Cleanup(cache.Close)
+	cache, reads := smallCache(t, medium)
 	idx.Searcher = query.Indexed{Index: idx.Searcher.(query.Indexed).Index, Blocks: cache}
-	reads := watchBlockReads(t)
 	grep := func(pat string) []string {
 		t.Helper()
 		lines := matchLines(t, idx, jsonArgs("pattern", pat, "case_sensitive", true))

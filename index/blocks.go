@@ -82,27 +82,51 @@ import (
 	"github.com/indexd/indexd/internal/rooted"
 )
 
-// Block filter sizes; variables so that tests can shrink them.
-var (
-	// blockMinFile: smaller files get no filter; from this size, a file
-	// a scan read whole and found nothing in gets one built after it.
-	blockMinFile int64 = 32 << 10
-	// blockLargeFile: from this size, a file gets a filter after a scan
-	// that read it, whatever the scan found.
-	blockLargeFile int64 = 256 << 10
-	// blockMaxFile: larger files get no filter (building one reads the
-	// file into memory).
-	blockMaxFile int64 = 16 << 20
-	// blockBytes is where a block's last line may end, at the earliest.
-	blockBytes = 16 << 10
-	// blockFill: a block ends with the line during which its filter's
-	// set bits reach this many, if that comes before blockBytes.
-	blockFill = blockBits / 8
-	// blockMax bounds one block, so a block read stays bounded.
-	blockMax = 1 << 20
-	// blockRacyWindow: a file changed this recently gets no filter.
-	blockRacyWindow = RacyWindow
-)
+// blockSizes are the sizes a BlockCache works with (the names above are
+// their fields'), its racy window, and its tests' hooks: defaultBlockSizes
+// for every cache but this package's tests', which shrink the sizes so
+// that small files get filters (smallBlockSizes), and NewBlockCacheWith's.
+type blockSizes struct {
+	// minFile (blockMinFile): smaller files get no filter; from this
+	// size, a file a scan read whole and found nothing in gets one built
+	// after it.
+	minFile int64
+	// largeFile (blockLargeFile): from this size, a file gets a filter
+	// after a scan that read it, whatever the scan found.
+	largeFile int64
+	// maxFile (blockMaxFile): larger files get no filter (building one
+	// reads the file into memory).
+	maxFile int64
+	// bytes (blockBytes) is where a block's last line may end, at the
+	// earliest.
+	bytes int
+	// fill (blockFill): a block ends with the line during which its
+	// filter's set bits reach this many, if that comes before bytes.
+	fill int
+	// max (blockMax) bounds one block, so a block read stays bounded.
+	max int
+	// racyWindow (blockRacyWindow): a file changed this recently gets no
+	// filter.
+	racyWindow time.Duration
+
+	// built, if set, is called (holding the cache's lock) with the
+	// number of scans running each time the builder takes a file.
+	built func(scans int)
+	// read, if set, is called with each block a filtered scan is given
+	// (BlockQuery.Admitted).
+	read func(rel string, block int)
+}
+
+// defaultBlockSizes are the block filters' sizes (never written).
+var defaultBlockSizes = blockSizes{
+	minFile:    32 << 10,
+	largeFile:  256 << 10,
+	maxFile:    16 << 20,
+	bytes:      16 << 10,
+	fill:       blockBits / 8,
+	max:        1 << 20,
+	racyWindow: RacyWindow,
+}
 
 // blockBits is the number of bits of one block's filter, 2^blockLog.
 const (
@@ -124,7 +148,8 @@ const DefaultBlockCacheBytes = 32 << 20
 // safe for concurrent use. The zero value is not usable; see
 // NewBlockCache.
 type BlockCache struct {
-	max int64 // bytes of filters kept at most
+	max int64      // bytes of filters kept at most
+	sz  blockSizes // set when made, then only read
 
 	mu    sync.Mutex
 	used  int64
@@ -149,7 +174,30 @@ type blockJob struct {
 // NewBlockCache returns a cache keeping at most maxBytes of filters; the
 // least recently used go first.
 func NewBlockCache(maxBytes int64) *BlockCache {
-	c := &BlockCache{max: maxBytes, files: make(map[blockKey]*blockFilter), queued: make(map[blockKey]bool)}
+	return newBlockCache(maxBytes, defaultBlockSizes)
+}
+
+// BlockCacheOptions change what NewBlockCacheWith's cache takes from
+// NewBlockCache's.
+type BlockCacheOptions struct {
+	// NoRacyWindow builds the filter of a file however recently it
+	// changed (tests of what a cache does with files they have just
+	// written; by default a file changed within RacyWindow gets none).
+	NoRacyWindow bool
+}
+
+// NewBlockCacheWith is NewBlockCache with o.
+func NewBlockCacheWith(maxBytes int64, o BlockCacheOptions) *BlockCache {
+	sz := defaultBlockSizes
+	if o.NoRacyWindow {
+		sz.racyWindow = 0
+	}
+	return newBlockCache(maxBytes, sz)
+}
+
+// newBlockCache is NewBlockCache with the sizes sz.
+func newBlockCache(maxBytes int64, sz blockSizes) *BlockCache {
+	c := &BlockCache{max: maxBytes, sz: sz, files: make(map[blockKey]*blockFilter), queued: make(map[blockKey]bool)}
 	c.changed = sync.NewCond(&c.mu)
 	return c
 }
@@ -185,7 +233,7 @@ func (c *BlockCache) scanning(delta int) {
 // or the file changed too recently to get one (it would be read again
 // for nothing: a log being written would be, after every scan).
 func (c *BlockCache) later(k blockKey, s fileStamp) {
-	if racyStamp(s) {
+	if c.racyStamp(s) {
 		return
 	}
 	c.mu.Lock()
@@ -232,8 +280,8 @@ func (c *BlockCache) build() {
 			c.mu.Unlock()
 			return
 		}
-		if testHookBlockBuild != nil {
-			testHookBlockBuild(c.scans)
+		if c.sz.built != nil {
+			c.sz.built(c.scans)
 		}
 		j := c.queue[0]
 		c.queue = c.queue[1:]
@@ -255,7 +303,7 @@ func (c *BlockCache) build() {
 		}
 		var bf *blockFilter
 		if st, err := file.Stat(); err == nil && stampOf(&st) == j.stamp {
-			bf = buildFilter(file, j.stamp, &buf)
+			bf = c.buildFilter(file, j.stamp, &buf)
 		}
 		file.Close()
 		if bf != nil {
@@ -279,7 +327,7 @@ func stampOf(st *unix.Stat_t) fileStamp {
 }
 
 // blockFilter is one file's filter. A file found unfit for one (a block
-// over blockMax, or binary) has an entry with no blocks, so it is
+// over blockSizes.max, or binary) has an entry with no blocks, so it is
 // not read again for nothing while unchanged.
 type blockFilter struct {
 	stamp  fileStamp
@@ -338,8 +386,8 @@ func (c *BlockCache) put(k blockKey, bf *blockFilter) {
 func blockHash(t uint32) uint32 { return trigramHash(t, blockLog) }
 
 // buildBlockFilter computes the filter of data, the whole file stamped s,
-// or one with no blocks if the file is unfit.
-func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
+// with the sizes sz, or one with no blocks if the file is unfit.
+func buildBlockFilter(data []byte, s fileStamp, sz *blockSizes) *blockFilter {
 	bf := &blockFilter{stamp: s}
 	if bytes.IndexByte(data[:min(len(data), BinarySniff)], 0) >= 0 {
 		return bf
@@ -371,12 +419,12 @@ func buildBlockFilter(data []byte, s fileStamp) *blockFilter {
 					set++
 				}
 			}
-			if p+1-start > blockMax {
+			if p+1-start > sz.max {
 				return &blockFilter{stamp: s}
 			}
 			if c == '\n' {
 				line++
-				if p+1-start >= blockBytes || set >= blockFill {
+				if p+1-start >= sz.bytes || set >= sz.fill {
 					end = p + 1
 					break
 				}
@@ -397,14 +445,6 @@ func blockAdmits(q *csindex.Query, w []uint64) bool {
 		return w[h>>6]&(1<<(h&63)) != 0
 	})
 }
-
-// testHookBlockBuild, if set, is called (holding the cache's lock) with
-// the number of scans running each time the builder takes a file.
-var testHookBlockBuild func(scans int)
-
-// testHookBlockRead, if set, is called with each block a filtered scan
-// is given (BlockQuery.Admitted).
-var testHookBlockRead func(rel string, block int)
 
 // BlockQuery is a BlockCache as one Grep over one root sees it: the
 // filters of the root's files, and the trigram query of the Grep's
@@ -429,7 +469,7 @@ func (b *BlockQuery) Scanning(delta int) { b.c.scanning(delta) }
 
 // Worth reports whether a file of size bytes may have a filter: smaller
 // files are always read whole.
-func (b *BlockQuery) Worth(size int64) bool { return size >= blockMinFile }
+func (b *BlockQuery) Worth(size int64) bool { return size >= b.c.sz.minFile }
 
 // Admitted calls fn with the blocks of the file rel (status st) whose
 // filter admits the query, in order, until fn returns false; false, and
@@ -437,7 +477,7 @@ func (b *BlockQuery) Worth(size int64) bool { return size >= blockMinFile }
 // status, or only the entry of a file unfit for one.
 func (b *BlockQuery) Admitted(rel string, st unix.Stat_t, fn func(start, end int64, line int) bool) bool {
 	stamp := stampOf(&st)
-	if stamp.size < blockMinFile || stamp.size > blockMaxFile {
+	if sz := &b.c.sz; stamp.size < sz.minFile || stamp.size > sz.maxFile {
 		return false
 	}
 	bf := b.c.get(blockKey{b.root, rel}, stamp)
@@ -448,8 +488,8 @@ func (b *BlockQuery) Admitted(rel string, st unix.Stat_t, fn func(start, end int
 		if !blockAdmits(b.q, bf.bits[i*blockWords:(i+1)*blockWords]) {
 			continue
 		}
-		if testHookBlockRead != nil {
-			testHookBlockRead(rel, i)
+		if b.c.sz.read != nil {
+			b.c.sz.read(rel, i)
 		}
 		if !fn(bf.starts[i], bf.starts[i+1], bf.lines[i]) {
 			break
@@ -464,7 +504,7 @@ func (b *BlockQuery) Admitted(rel string, st unix.Stat_t, fn func(start, end int
 // (blockMinFile or more) only when it found nothing. See later.
 func (b *BlockQuery) Later(rel string, st unix.Stat_t, found bool) {
 	stamp := stampOf(&st)
-	if stamp.size < blockMinFile || stamp.size > blockMaxFile || found && stamp.size < blockLargeFile {
+	if sz := &b.c.sz; stamp.size < sz.minFile || stamp.size > sz.maxFile || found && stamp.size < sz.largeFile {
 		return
 	}
 	b.c.later(blockKey{b.root, rel}, stamp)
@@ -473,8 +513,8 @@ func (b *BlockQuery) Later(rel string, st unix.Stat_t, found bool) {
 // buildFilter reads the whole file (stamped stamp) into *chunk, grown as
 // needed, and builds its filter, or returns nil if the file is too new to
 // trust its status, or changed while read.
-func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilter {
-	if racyStamp(stamp) {
+func (c *BlockCache) buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilter {
+	if c.racyStamp(stamp) {
 		return nil
 	}
 	n := int(stamp.size)
@@ -489,12 +529,12 @@ func buildFilter(file *rawfile.File, stamp fileStamp, chunk *[]byte) *blockFilte
 	if after, err := file.Stat(); err != nil || stampOf(&after) != stamp {
 		return nil
 	}
-	return buildBlockFilter(buf, stamp)
+	return buildBlockFilter(buf, stamp, &c.sz)
 }
 
-// racyStamp reports whether a file stamped s changed within blockRacyWindow:
-// too recently to trust its status, so it gets no filter.
-func racyStamp(s fileStamp) bool {
-	bound := time.Now().Add(-blockRacyWindow).UnixNano()
+// racyStamp reports whether a file stamped s changed within the cache's
+// racy window: too recently to trust its status, so it gets no filter.
+func (c *BlockCache) racyStamp(s fileStamp) bool {
+	bound := time.Now().Add(-c.sz.racyWindow).UnixNano()
 	return s.mtime >= bound || s.ctime >= bound
 }

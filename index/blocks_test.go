@@ -25,15 +25,6 @@ import (
 // reaching it is a failure, never a measurement.
 const generous = 10 * time.Second
 
-// shrinkBlocks makes block filters apply to the small files of a test:
-// files from 1 KiB, blocks of 256 bytes or fewer once 96 bits are set (so
-// both rules cut blocks), no racy window (a filter is built from a file
-// written a moment ago).
-func shrinkBlocks(t *testing.T, racy time.Duration) {
-	t.Helper()
-	t.Cleanup(ShrinkBlocks(racy))
-}
-
 // settle waits until the cache's builder has nothing left to do.
 func (c *BlockCache) settle() {
 	c.mu.Lock()
@@ -45,12 +36,13 @@ func (c *BlockCache) settle() {
 
 // The cache keeps at most its bound, dropping the least recently used.
 func TestBlockCacheBound(t *testing.T) {
-	shrinkBlocks(t, 0)
+	t.Parallel()
+	sz := smallBlockSizes(0)
 	data := []byte(strings.Repeat("some line of text\n", 200))
-	bf := buildBlockFilter(data, fileStamp{size: int64(len(data))})
-	c := NewBlockCache(2*bf.bytes() + bf.bytes()/2)
+	bf := buildBlockFilter(data, fileStamp{size: int64(len(data))}, &sz)
+	c := newBlockCache(2*bf.bytes()+bf.bytes()/2, sz)
 	for i := range 5 {
-		c.put(blockKey{"/r", fmt.Sprint(i)}, buildBlockFilter(data, fileStamp{size: int64(len(data))}))
+		c.put(blockKey{"/r", fmt.Sprint(i)}, buildBlockFilter(data, fileStamp{size: int64(len(data))}, &sz))
 		if i == 2 {
 			c.get(blockKey{"/r", "1"}, fileStamp{size: int64(len(data))}) // 1 is now more recent than 2
 		}
@@ -71,6 +63,7 @@ func TestBlockCacheBound(t *testing.T) {
 // sparse, so a literal it does not hold admits few of them; every
 // block is a run of whole lines with its first line's number.
 func TestBlockFilterSparseOnDenseFiles(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 	var b strings.Builder
@@ -81,7 +74,8 @@ func TestBlockFilterSparseOnDenseFiles(t *testing.T) {
 		b.WriteByte('\n')
 	}
 	data := []byte(b.String())
-	bf := buildBlockFilter(data, fileStamp{})
+	sz := defaultBlockSizes
+	bf := buildBlockFilter(data, fileStamp{}, &sz)
 	n := len(bf.starts) - 1
 	if n < 2 {
 		t.Fatalf("%d blocks", n)
@@ -98,8 +92,8 @@ func TestBlockFilterSparseOnDenseFiles(t *testing.T) {
 		for _, w := range bf.bits[i*blockWords : (i+1)*blockWords] {
 			set += bits.OnesCount64(w)
 		}
-		if set > blockFill+77 || to-from >= blockBytes {
-			t.Fatalf("block %d: %d bytes, %d bits set: not cut by its filter's fill (%d)", i, to-from, set, blockFill)
+		if set > sz.fill+77 || to-from >= sz.bytes {
+			t.Fatalf("block %d: %d bytes, %d bits set: not cut by its filter's fill (%d)", i, to-from, set, sz.fill)
 		}
 	}
 	admitted, tried := 0, 0
@@ -128,10 +122,10 @@ func TestBlockFilterSparseOnDenseFiles(t *testing.T) {
 // Close stops a builder that waits for the scans to end, drops what
 // waits for it and returns; nothing is built after.
 func TestBlockCacheCloseStopsWaitingBuilder(t *testing.T) {
-	shrinkBlocks(t, 0)
+	t.Parallel()
 	body := strings.Repeat("some line of text\n", 200)
 	root := testtree.Write(t, map[string]string{"a.txt": body, "b.txt": body})
-	c := NewBlockCache(1 << 20)
+	c := newBlockCache(1<<20, smallBlockSizes(0))
 	c.scanning(1) // a scan runs: the builder waits for it
 	for _, rel := range []string{"a.txt", "b.txt"} {
 		var st unix.Stat_t
@@ -166,7 +160,8 @@ func TestBlockCacheCloseStopsWaitingBuilder(t *testing.T) {
 // longer than a write takes and than a tick of the file system's clock,
 // within which two states may share an mtime and ctime.
 func TestBlockFilterBuiltWhileRewritten(t *testing.T) {
-	shrinkBlocks(t, 0)
+	t.Parallel()
+	sz := smallBlockSizes(0)
 	var a, b strings.Builder
 	for i := range 300 {
 		fmt.Fprintf(&a, "alpha line %04d of the first version\n", i)
@@ -180,7 +175,7 @@ func TestBlockFilterBuiltWhileRewritten(t *testing.T) {
 	ofPrefix := func(bf *blockFilter) bool {
 		for _, v := range versions {
 			if n := int(bf.stamp.size); n <= len(v) {
-				w := buildBlockFilter([]byte(v[:n]), fileStamp{})
+				w := buildBlockFilter([]byte(v[:n]), fileStamp{}, &sz)
 				if slices.Equal(bf.starts, w.starts) && slices.Equal(bf.lines, w.lines) && slices.Equal(bf.bits, w.bits) {
 					return true
 				}
@@ -188,7 +183,7 @@ func TestBlockFilterBuiltWhileRewritten(t *testing.T) {
 		}
 		return false
 	}
-	c := NewBlockCache(1 << 20)
+	c := newBlockCache(1<<20, sz)
 	t.Cleanup(c.Close)
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {

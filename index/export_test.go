@@ -54,31 +54,38 @@ func ClockOptions(at time.Time) *OpenOptions {
 	return &OpenOptions{knobs: &k}
 }
 
-// ShrinkBlocks makes block filters apply to the small files of a test:
+// smallBlockSizes make block filters apply to the small files of a test:
 // files from 1 KiB, blocks of 256 bytes or fewer once 96 bits are set (so
 // both rules cut blocks), the racy window racy (0: a filter is built from
-// a file written a moment ago). It returns a function restoring the
-// sizes, and dropping the hooks (SetBlockBuildHook, SetBlockReadHook).
-func ShrinkBlocks(racy time.Duration) (restore func()) {
-	minF, largeF, maxF, size, fill, bmax, rw := blockMinFile, blockLargeFile, blockMaxFile, blockBytes, blockFill, blockMax, blockRacyWindow
-	blockMinFile, blockLargeFile, blockMaxFile, blockBytes, blockFill, blockMax, blockRacyWindow = 1<<10, 1<<10, 1<<20, 256, 96, 8<<10, racy
-	return func() {
-		blockMinFile, blockLargeFile, blockMaxFile, blockBytes, blockFill, blockMax, blockRacyWindow = minF, largeF, maxF, size, fill, bmax, rw
-		testHookBlockRead, testHookBlockBuild = nil, nil
-	}
+// a file written a moment ago).
+func smallBlockSizes(racy time.Duration) blockSizes {
+	return blockSizes{minFile: 1 << 10, largeFile: 1 << 10, maxFile: 1 << 20, bytes: 256, fill: 96, max: 8 << 10, racyWindow: racy}
 }
 
-// SetBlockLargeFile sets the size from which a file gets a filter after
-// any scan that read it (ShrinkBlocks' restore puts it back).
-func SetBlockLargeFile(n int64) { blockLargeFile = n }
+// SmallBlocks tune a SmallBlockCache: its racy window (0: a filter is
+// built from a file written a moment ago), the size from which a file
+// gets a filter after any scan that read it (0: 1 KiB, the smallest that
+// gets one), and its hooks: Built is called, with the number of scans
+// running, each time the builder takes a file, Read with each block a
+// filtered scan is given.
+type SmallBlocks struct {
+	Racy      time.Duration
+	LargeFile int64
+	Built     func(scans int)
+	Read      func(rel string, block int)
+}
 
-// SetBlockBuildHook sets the hook called, with the number of scans
-// running, each time the builder takes a file (nil: none).
-func SetBlockBuildHook(build func(scans int)) { testHookBlockBuild = build }
-
-// SetBlockReadHook sets the hook called with each block a filtered scan
-// is given (nil: none).
-func SetBlockReadHook(read func(rel string, block int)) { testHookBlockRead = read }
+// SmallBlockCache returns a cache keeping at most maxBytes of filters,
+// whose sizes make the small files of a test get filters
+// (smallBlockSizes), tuned by o.
+func SmallBlockCache(maxBytes int64, o SmallBlocks) *BlockCache {
+	sz := smallBlockSizes(o.Racy)
+	if o.LargeFile > 0 {
+		sz.largeFile = o.LargeFile
+	}
+	sz.built, sz.read = o.Built, o.Read
+	return newBlockCache(maxBytes, sz)
+}
 
 // Settle waits until the cache's builder has nothing left to do.
 func (c *BlockCache) Settle() { c.settle() }
