@@ -144,6 +144,8 @@ type testHooks struct {
 	// answered is called with each tool call's envelope as its handler
 	// returns it.
 	answered func(tool string, env *envelope.Envelope)
+	// blocks change the daemon's block cache (NewBlockCacheWith).
+	blocks index.BlockCacheOptions
 }
 
 func (c Config) withDefaults() Config {
@@ -301,6 +303,15 @@ type daemon struct {
 	closed     bool                     // stopping: no new roots
 }
 
+// blockOptions are the options of the daemon's block cache: none but in
+// this package's tests.
+func (c Config) blockOptions() index.BlockCacheOptions {
+	if c.hooks == nil {
+		return index.BlockCacheOptions{}
+	}
+	return c.hooks.blocks
+}
+
 func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 	d := &daemon{
 		cfg:        cfg,
@@ -309,7 +320,7 @@ func newDaemon(ctx context.Context, cfg Config, log *slog.Logger) *daemon {
 		instance:   journal.NewInstance(),
 		roots:      make(map[string]*workspace),
 		forgetting: make(map[string]chan struct{}),
-		blocks:     index.NewBlockCache(index.DefaultBlockCacheBytes),
+		blocks:     index.NewBlockCacheWith(index.DefaultBlockCacheBytes, cfg.blockOptions()),
 	}
 	d.ctx, d.stop = context.WithCancel(ctx)
 	d.touch()

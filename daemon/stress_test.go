@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
@@ -126,9 +125,9 @@ func TestConcurrentClients(t *testing.T) {
 
 // When Run returns, the block-filter builder has stopped too: a daemon
 // stopped just after queries that asked for filters of large files does
-// not go on reading them (nor leave its goroutine) once it is gone. The
-// files must be older than the racy window to get filters, and a file's
-// ctime cannot be set back, so the test waits that long first.
+// not go on reading them (nor leave its goroutine) once it is gone. Its
+// block cache has no racy window: the files, written a moment ago (a
+// file's ctime cannot be set back), get filters all the same.
 func TestRunStopsTheBlockBuilder(t *testing.T) {
 	files := map[string]string{}
 	line := "filler text of a large file, and a needle on every line\n"
@@ -136,8 +135,7 @@ func TestRunStopsTheBlockBuilder(t *testing.T) {
 		files[fmt.Sprintf("big/f%02d.txt", i)] = strings.Repeat(line, (300<<10)/len(line))
 	}
 	root := writeTree(t, files)
-	aged := time.Now().Add(index.RacyWindow + 100*time.Millisecond)
-	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir()}
+	cfg := Config{SocketPath: socketPath(t), StateDir: t.TempDir(), hooks: &testHooks{blocks: index.BlockCacheOptions{NoRacyWindow: true}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -147,7 +145,6 @@ func TestRunStopsTheBlockBuilder(t *testing.T) {
 	if err := c.Call(ctx, rpc.MethodIndex, rpc.RootParams{Root: root, Wait: true}, nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(aged)) // the files' age, not a synchronisation
 	var res json.RawMessage
 	args := json.RawMessage(`{"pattern":"needle","output_mode":"count","limit":1000}`)
 	if err := c.Call(ctx, rpc.MethodGrep, rpc.ToolParams{Root: root, Args: args}, &res); err != nil {
