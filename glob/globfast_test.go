@@ -12,6 +12,7 @@ import (
 // accepts. Patterns and paths are drawn from small alphabets so that
 // matches are frequent.
 func TestFastGlobAgreesWithDoublestar(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	segPats := []string{"**", "*", "a", "b", "*.go", "a*", "*a", "[ab]", "?", "{a,b}", "a.go", ".x", "*_test.go", "**",
 		"a*.go", "?a*", "*ab*", "x*_test.go", "ab?.go", "a*b?", "[ab]b*.go"}
@@ -56,6 +57,7 @@ func TestFastGlobAgreesWithDoublestar(t *testing.T) {
 // ASCII string is a substring or suffix of a path exactly when it is one
 // of the path's matchKey form (Pattern.rawNeeds relies on it).
 func TestMatchKeyKeepsASCII(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	pieces := []string{"a", ".go", "/", "\xff", "\xc3", "é", "\U0010FF7F", "\U0010FFFF", "\U0010FF80", "go", "\x80"}
 	for range 50000 {

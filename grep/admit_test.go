@@ -11,6 +11,7 @@ import (
 // Waiters are served fewest files taken first, then in arrival order; a
 // waiter whose context ends leaves the queue without a scanner.
 func TestScanPoolOrder(t *testing.T) {
+	t.Parallel()
 	p := newScanPool(1)
 	ctx := context.Background()
 	fs := p.take(ctx, 0)

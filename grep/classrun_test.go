@@ -22,6 +22,7 @@ func runString(c *classRun) string {
 }
 
 func TestRequiredRun(t *testing.T) {
+	t.Parallel()
 	const digits = "0123456789"
 	for _, c := range []struct {
 		pattern string
@@ -89,6 +90,7 @@ func findRunNaive(c *classRun, buf []byte, from int) int {
 }
 
 func TestClassRunFind(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 20000 {
 		c := &classRun{n: 1 + r.IntN(6)}
@@ -119,6 +121,7 @@ func checkScanLines(t *testing.T, m *Matcher, hay []byte) {
 }
 
 func TestClassRunScan(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		pattern string
 		fold    bool

@@ -6,6 +6,7 @@ import (
 )
 
 func TestLowerWordAllBytes(t *testing.T) {
+	t.Parallel()
 	src := make([]byte, 256*3+8)
 	for i := range src {
 		src[i] = byte(i)

@@ -20,6 +20,7 @@ func litStrings(s *litSet) []string {
 // TestRequiredLiterals: the literals the prefilter looks for, and the
 // further sets a line must hold before the regexp runs on it.
 func TestRequiredLiterals(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		pattern string
 		fold    bool
@@ -81,6 +82,7 @@ func TestRequiredLiterals(t *testing.T) {
 // the pieces together, apart, and in other cases; and the further sets
 // turn lines away before the regexp.
 func TestScanFurtherSetsAgainstRegexp(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{"func ", "Handler(", "kS", "\u212a", "ab", "x_y", "é", "\uFFFD"}
 	joins := []string{`\w+`, `.*`, `\s*`, `[a-z]?`, `.+`, `\W`}

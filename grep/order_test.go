@@ -13,6 +13,7 @@ import (
 // descending, path) gives, whatever the input order, ties and sizes, and
 // a placed prefix never moves while more are placed.
 func TestOrderingEqualsSort(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000, 3000, 5000} { // 3000, 5000: past sortPast, sorted at 1024 and 1667
 		for _, mtimes := range []int{1, 3, 1 << 30} { // all tied, few, distinct

@@ -61,6 +61,7 @@ func balancedBins(n int) [256]byte {
 type triMask struct{ loc8, next8, loc4, next4 uint8 }
 
 func TestPhraseFigures(t *testing.T) {
+	t.Parallel()
 	root := os.Getenv("INDEXD_PHRASE_TREE")
 	if root == "" {
 		t.Skip()
@@ -234,6 +235,7 @@ func matchSetT(q *csindex.Query, tris []uint32) bool {
 }
 
 func TestPhraseBins(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("INDEXD_PHRASE_TREE") == "" {
 		t.Skip()
 	}

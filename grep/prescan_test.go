@@ -144,6 +144,7 @@ func TestPrescanSameAnswers(t *testing.T) {
 // directory, one by a symlink to a file outside the root, and a file
 // whose directory was swapped for a symlink to a directory outside.
 func TestStateFilesAfterChanges(t *testing.T) {
+	t.Parallel()
 	outside := testtree.Write(t, map[string]string{"secret.txt": "secret", "d/x.txt": "outside x"})
 	root := testtree.Write(t, map[string]string{
 		"keep.txt":  "kept",
@@ -194,6 +195,7 @@ func TestStateFilesAfterChanges(t *testing.T) {
 // descriptor but one is taken stats three listed files, the root takes
 // that one, and their directories cannot be opened.
 func TestStateFilesOutOfDescriptors(t *testing.T) {
+	t.Parallel()
 	if root := os.Getenv("INDEXD_STATE_EMFILE_ROOT"); root != "" {
 		stateFilesEMFILEChild(root)
 		return

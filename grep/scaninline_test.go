@@ -16,6 +16,7 @@ import (
 // as the workers do: the same order, the same stop at the limit, the same
 // partial answer when the context has ended.
 func TestSmallScanSameAnswers(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 8 {
 		body := fmt.Sprintf("line %d\n", i)

@@ -133,6 +133,7 @@ func TestGrepTimeoutHoldsOnHugeFiles(t *testing.T) {
 // Lines far longer than MaxLineBytes, streamed from the file (longer than
 // a chunk): found, numbered, cut for display, with context on both sides.
 func TestGrepStreamedLongLines(t *testing.T) {
+	t.Parallel()
 	sizes := grep.TinySizes(256, 4096, 1<<20)
 	long := strings.Repeat("é", 3000) + "needle" + strings.Repeat("z", 3000)
 	tools := setup(t, map[string]string{"f.txt": "one\n" + long + "\nthree\n" + strings.Repeat("q", 9000) + "\nfive needle\n"})
@@ -156,6 +157,7 @@ func TestGrepStreamedLongLines(t *testing.T) {
 // one is searched in its beginning and the answer says so (partial, also
 // when nothing was found).
 func TestGrepMultilineSizeLimit(t *testing.T) {
+	t.Parallel()
 	tools := setup(t, map[string]string{"f.txt": "ab\ncd\n" + strings.Repeat("x", 200) + "\nab\ncd\n"})
 	tools.GrepSizes = grep.TinySizes(64, 256, 100)
 	r := run(t, tools, query.ToolGrep, `{"pattern":"b\\ncd","multiline":true}`)

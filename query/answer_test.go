@@ -60,6 +60,7 @@ func sameEnvelope(t *testing.T, what string, got, want *envelope.Envelope) {
 // the data's, the envelope's text then "\n" and the batches' texts is
 // the whole text, limits and truncation included.
 func TestAnswerSinkIsTheWholeAnswer(t *testing.T) {
+	t.Parallel()
 	root := answerTree(t)
 	cases := []struct {
 		tool string
@@ -137,6 +138,7 @@ func TestAnswerSinkIsTheWholeAnswer(t *testing.T) {
 // partial with aborted_reason memory_limit and the note; refused from
 // the first batch, it is an EXECUTION_ERROR. Never does it look complete.
 func TestAnswerBudgetCutsAndSaysSo(t *testing.T) {
+	t.Parallel()
 	root := answerTree(t)
 	whole := newToolsExt(t, root)
 	whole.Unlimited = true

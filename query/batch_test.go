@@ -12,6 +12,7 @@ import (
 // A batch writes itself (AppendJSON) exactly as encoding/json, with
 // jsonenc's escaping, writes it, whatever its strings hold.
 func TestBatchAppendJSON(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	parts := []string{"a", "/", "\"", "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "<", "&", "é", "\u2028", "\u2029", "😀", "\xff", "\xe2\x82", " "}
 	str := func() string {

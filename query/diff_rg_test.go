@@ -764,6 +764,7 @@ func TestDiffRgTrackedDefaultDirs(t *testing.T) {
 }
 
 func TestDiffASCII(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`needle`:          `needle`,
 		`\w+`:             `[0-9A-Za-z_]+`,

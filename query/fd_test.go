@@ -34,6 +34,7 @@ var fdQueries = []struct{ tool, args string }{
 // not open a file). The queries run in a child process whose
 // RLIMIT_NOFILE leaves k descriptors free, for k from 0 up.
 func TestOutOfDescriptorsNeverSilentlyShort(t *testing.T) {
+	t.Parallel()
 	files := fsTree{}
 	for _, d := range []string{"a", "a/b", "a/b/c", "d", "d/e"} {
 		for i := range 3 {

@@ -101,6 +101,7 @@ func TestFilterAgainstRipgrep(t *testing.T) {
 // TestFilterErrors: an unknown type or a bad glob is an invalid
 // parameter, named.
 func TestFilterErrors(t *testing.T) {
+	t.Parallel()
 	tools := newToolsExt(t, testtree.Write(t, map[string]string{"a.go": "x"}))
 	for _, tc := range []struct {
 		tool, args, msg string
@@ -179,6 +180,7 @@ func TestInvertAgainstRipgrep(t *testing.T) {
 // none while its text and status count them; beyond GlobMaxLimit and
 // GrepMaxLimit.
 func TestSink(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 1500 {
 		files[fmt.Sprintf("d%02d/f%04d.txt", i%30, i)] = "x needle\nneedle y\n"
@@ -275,6 +277,7 @@ func TestBOMAgainstRipgrep(t *testing.T) {
 // TestBlankPatterns: Glob refuses a pattern of blanks as missing (as
 // gemini-cli's Glob does); Grep searches for them, as rg does.
 func TestBlankPatterns(t *testing.T) {
+	t.Parallel()
 	tools := newToolsExt(t, testtree.Write(t, map[string]string{"a.txt": "a b\n", "c.txt": "c\n"}))
 	for _, pat := range []string{" ", "  \t"} {
 		env := tools.Run(t.Context(), query.ToolGlob, ".", []byte(fmt.Sprintf(`{"pattern":%q}`, pat)))

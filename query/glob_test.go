@@ -43,6 +43,7 @@ func globTree() fsTree {
 }
 
 func TestGlobSemantics(t *testing.T) {
+	t.Parallel()
 	tools, root := setup(t, globTree())
 	tests := []struct {
 		name, args string
@@ -103,6 +104,7 @@ func TestGlobSemantics(t *testing.T) {
 }
 
 func TestGlobContext(t *testing.T) {
+	t.Parallel()
 	tools, root := setup(t, globTree())
 	r := run(t, tools, ToolGlob, jsonArgs("pattern", "./sub/*.go", "path", root+"/src/"))
 	wantStatus(t, r, "success")
@@ -118,6 +120,7 @@ func TestGlobContext(t *testing.T) {
 }
 
 func TestGlobCwd(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, globTree())
 	r := runCwd(t, tools, ToolGlob, "src", `{"pattern":"*.go"}`)
 	wantStatus(t, r, "success")
@@ -136,6 +139,7 @@ func TestGlobCwd(t *testing.T) {
 }
 
 func TestGlobSymlinks(t *testing.T) {
+	t.Parallel()
 	outside := newRoot(t, fsTree{"secret.go": "", "dir/s.go": ""})
 	tools, _ := setup(t, fsTree{
 		"a.go":          "",
@@ -165,6 +169,7 @@ func TestGlobSymlinks(t *testing.T) {
 }
 
 func TestGlobLimitExact(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{"f1": "", "f2": "", "f3": "", "d/f4": "", "d/f5": ""})
 	tests := []struct {
 		limit     int
@@ -192,6 +197,7 @@ func TestGlobLimitExact(t *testing.T) {
 }
 
 func TestGlobSortRecent(t *testing.T) {
+	t.Parallel()
 	tools, root := setup(t, fsTree{
 		"old_b": "", "old_a": "", "d/new1": "", "new2": "", "new3": "", "c_old": "",
 	})
@@ -214,6 +220,7 @@ func TestGlobSortRecent(t *testing.T) {
 }
 
 func TestGlobIgnoredStatsAndHints(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		"src/a.go":                "",
 		"node_modules/m/x.js":     "",
@@ -270,6 +277,7 @@ func TestGlobIgnoredStatsAndHints(t *testing.T) {
 // A walk visiting more than GlobMaxVisited entries stops: partial with
 // aborted_reason "count_limit" when something matched, TIMEOUT otherwise.
 func TestGlobCountLimit(t *testing.T) {
+	t.Parallel()
 	tools := newTools(t, bigRoot(t))
 	const dirs = 200
 
@@ -323,6 +331,7 @@ func TestGlobCountLimit(t *testing.T) {
 // normalizeGlob's doc says dirAbs may be "real or as given": glob passes
 // only the real directory (t.WS.Abs(dir)).
 func TestGlobAbsolutePatternUnderSymlinkedRoot(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, fsTree{"src/a.go": ""})
 	link := filepath.Join(newRoot(t, nil), "link")
 	mkTree(t, filepath.Dir(link), fsTree{"link": "->" + root})
@@ -339,6 +348,7 @@ func TestGlobAbsolutePatternUnderSymlinkedRoot(t *testing.T) {
 // Under the command line's rules the walk's breakers are lifted, with a
 // limit given too: the whole answer, not a partial one.
 func TestGlobCommandLineLiftsBreakers(t *testing.T) {
+	t.Parallel()
 	tools := newTools(t, bigRoot(t))
 	tools.Unlimited = true
 	r := run(t, tools, ToolGlob, `{"pattern":"**/needle.txt","limit":5}`)
@@ -354,6 +364,7 @@ func TestGlobCommandLineLiftsBreakers(t *testing.T) {
 // everywhere); nothing is said when none match there either, or when the
 // pattern already spans directories.
 func TestGlobDepthHint(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		"README":            "",
 		"a/x.go":            "",

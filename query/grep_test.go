@@ -38,6 +38,7 @@ func orderTree(t *testing.T) (*Tools, string) {
 var orderAll = []string{"sub/new.go:1: hit one", "sub/new.go:3: hit two", "tie_a.go:1: hit a", "tie_b.go:2: hit b", "old.go:1: hit old"}
 
 func TestGrepOrder(t *testing.T) {
+	t.Parallel()
 	tools, root := orderTree(t)
 	r := run(t, tools, ToolGrep, `{"pattern":"hit"}`)
 	wantStatus(t, r, "success")
@@ -51,6 +52,7 @@ func TestGrepOrder(t *testing.T) {
 }
 
 func TestGrepTruncationExact(t *testing.T) {
+	t.Parallel()
 	tools, _ := orderTree(t)
 	for limit := 1; limit <= 7; limit++ {
 		r := run(t, tools, ToolGrep, jsonArgs("pattern", "hit", "limit", limit))
@@ -77,6 +79,7 @@ func TestGrepTruncationExact(t *testing.T) {
 }
 
 func TestGrepOutputModes(t *testing.T) {
+	t.Parallel()
 	tools, _ := orderTree(t)
 	r := run(t, tools, ToolGrep, `{"pattern":"hit","output_mode":"files_with_matches"}`)
 	wantStatus(t, r, "success")
@@ -99,6 +102,7 @@ func TestGrepOutputModes(t *testing.T) {
 }
 
 func TestGrepBinary(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("a", BinarySniffBytes-1)
 	tools, _ := setup(t, fsTree{
 		"text.txt":   "needle\n",
@@ -119,6 +123,7 @@ func TestGrepBinary(t *testing.T) {
 }
 
 func TestGrepLongLine(t *testing.T) {
+	t.Parallel()
 	long := "needle " + strings.Repeat("x", 3000)
 	// "é" straddles the cut: the text is cut before it.
 	straddle := "needle" + strings.Repeat("y", MaxLineBytes-7) + "é" + "tail"
@@ -139,6 +144,7 @@ func TestGrepLongLine(t *testing.T) {
 }
 
 func TestGrepMatching(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		"a.txt":    "Hello World\nhello world\nHELLO\n",
 		"meta.txt": "call a.b(c)* here\ncall axb(c) there\n",
@@ -182,6 +188,7 @@ func TestGrepMatching(t *testing.T) {
 }
 
 func TestGrepNewlineNeedsMultiline(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{"a.txt": "a\nb\n"})
 	for p, want := range map[string]string{`a\nb`: "a\nb", `a\x0ab`: "a\nb", "a\nb": "a\nb", `a\n`: "a"} {
 		r := run(t, tools, ToolGrep, jsonArgs("pattern", p))
@@ -193,6 +200,7 @@ func TestGrepNewlineNeedsMultiline(t *testing.T) {
 }
 
 func TestGrepContext(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{"f.txt": "one\ntwo\nmatch A\nfour\nfive\nsix\nmatch B\neight\n", "g.txt": "match C\nlast\n"})
 	r := run(t, tools, ToolGrep, `{"pattern":"match","include":"f.txt","context":1}`)
 	wantStatus(t, r, "success")
@@ -223,6 +231,7 @@ func TestGrepContext(t *testing.T) {
 }
 
 func TestGrepIncludeAndPath(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		"main.go":                  "needle\n",
 		"src/a.ts":                 "needle\n",
@@ -265,6 +274,7 @@ func TestGrepIncludeAndPath(t *testing.T) {
 }
 
 func TestGrepIgnoreRules(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		"repo/.git/HEAD":                   "ref: refs/heads/main\n",
 		"repo/.gitignore":                  "gen/\n*.log\n",
@@ -306,6 +316,7 @@ func TestGrepIgnoreRules(t *testing.T) {
 }
 
 func TestGrepSkipHints(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		"src/a.go":           "nothing\n",
 		"node_modules/m.js":  "needle\n",
@@ -350,6 +361,7 @@ func TestGrepSkipHints(t *testing.T) {
 // the deadline: the answer is always a TIMEOUT error (with a match found
 // it would be partial with aborted_reason "timeout").
 func TestGrepTimeout(t *testing.T) {
+	t.Parallel()
 	tools := newTools(t, bigRoot(t))
 	for i := range 20 {
 		r := run(t, tools, ToolGrep, `{"pattern":"needle","timeout_ms":1}`)

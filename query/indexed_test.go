@@ -119,6 +119,7 @@ func goroot(t testing.TB) string {
 }
 
 func TestIndexEqualsWalkGOROOT(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds an index of GOROOT/src")
 	}
@@ -180,6 +181,7 @@ func TestIndexEqualsWalkGOROOT(t *testing.T) {
 // every rarity), turned into regexes in several ways, with and without
 // (?i), include, path, limits and output modes.
 func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds an index of GOROOT/src")
 	}
@@ -250,6 +252,7 @@ func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
 // whitelisted hidden directory, default-ignored directories, binary files,
 // symlinks inside and outside the root, mtimes in both sort windows.
 func TestIndexEqualsWalkFixture(t *testing.T) {
+	t.Parallel()
 	outside := newRoot(t, fsTree{"secret.txt": "needle outside\n"})
 	root := newRoot(t, fsTree{
 		".git/HEAD":                "ref: refs/heads/main\n",
@@ -378,6 +381,7 @@ func TestIndexEqualsWalkTrackedDirs(t *testing.T) {
 // after changes under them that the index never saw, answers still equal
 // the walk's, and say fallback watch_limit when a live subtree was walked.
 func TestIndexedLiveSubtrees(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, fsTree{
 		"warm/a.go":   "package warm // needle\n",
 		"cold/b.go":   "package cold // needle\n",

@@ -37,6 +37,7 @@ func lsTree(t *testing.T) (*Tools, string) {
 }
 
 func TestLSOrderAndSymlinks(t *testing.T) {
+	t.Parallel()
 	tools, _ := lsTree(t)
 	r := run(t, tools, ToolLS, `{}`)
 	wantStatus(t, r, "success")
@@ -64,6 +65,7 @@ func TestLSOrderAndSymlinks(t *testing.T) {
 }
 
 func TestLSPagination(t *testing.T) {
+	t.Parallel()
 	tools, _ := lsTree(t)
 	all := []string{"A/", "b/", "c/", "Z.txt", "a.txt", "broken@", "c.md", "debug.log", "dirlink@/", "filelink@", "outdirlink@", "outlink@"}
 	tests := []struct {
@@ -97,6 +99,7 @@ func TestLSPagination(t *testing.T) {
 }
 
 func TestLSHiddenAndIgnored(t *testing.T) {
+	t.Parallel()
 	tools, _ := lsTree(t)
 	tests := []struct {
 		name, args string
@@ -125,6 +128,7 @@ func TestLSHiddenAndIgnored(t *testing.T) {
 }
 
 func TestLSIgnoreGlobs(t *testing.T) {
+	t.Parallel()
 	tools, _ := lsTree(t)
 	tests := []struct {
 		name, args string
@@ -152,6 +156,7 @@ func TestLSIgnoreGlobs(t *testing.T) {
 }
 
 func TestLSGitignoreAndHints(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		".git/HEAD":          "",
 		".gitignore":         "*.log\nout/\n",

@@ -27,6 +27,7 @@ import (
 // inverted patterns too. The test fails if no Grep was
 // answered from a prefix (it would prove nothing).
 func TestNewestFirstSameAnswers(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 640 {
 		body := fmt.Sprintf("line %d\n", i)
@@ -105,6 +106,7 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 // every answer is an answer, each line it shows holds the pattern, and
 // the race detector sees the prefixes' reused hits and the updates.
 func TestNewestFirstDuringUpdates(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 640 {
 		files[fmt.Sprintf("d%d/f%03d.txt", i%4, i)] = fmt.Sprintf("line %d\none needle\n", i)
@@ -159,6 +161,7 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 // walk's, with old links that do not count (pointing outside the root)
 // among the first old hits, and limits on either side of the old files.
 func TestGlobRecentSameAnswers(t *testing.T) {
+	t.Parallel()
 	outside := testtree.Write(t, map[string]string{"secret.go": "x\n"})
 	files := map[string]string{}
 	for i := range 60 {

@@ -23,6 +23,7 @@ func decode[P any](t *testing.T, fn func(args, rules) (P, *envelope.Error), raw 
 // TestParamsUnlimited: a limit of 0 asks for every result only where the
 // caller may (the command line); elsewhere it is out of range.
 func TestParamsUnlimited(t *testing.T) {
+	t.Parallel()
 	a, _ := decodeArgs(json.RawMessage(`{"pattern":"x","limit":0}`))
 	for name, fn := range map[string]func(bool) (int, *envelope.Error){
 		"glob": func(u bool) (int, *envelope.Error) { p, err := decodeGlob(a, rules{unlimited: u}); return p.Limit, err },
@@ -47,6 +48,7 @@ func TestParamsUnlimited(t *testing.T) {
 }
 
 func TestParamsDefaults(t *testing.T) {
+	t.Parallel()
 	g, err := decode(t, decodeGlob, `{"pattern":"*"}`)
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +76,7 @@ func TestParamsDefaults(t *testing.T) {
 }
 
 func TestParamsValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		got  func() (any, *envelope.Error)
@@ -116,6 +119,7 @@ func TestParamsValues(t *testing.T) {
 }
 
 func TestParamsRejected(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fn  func(args) (any, *envelope.Error)
 		raw string
@@ -149,6 +153,7 @@ func grepAny(a args) (any, *envelope.Error) { return decodeGrep(a, rules{}) }
 func lsAny(a args) (any, *envelope.Error)   { return decodeLS(a, rules{}) }
 
 func TestParamsDecodeArgs(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`[]`, `"x"`, `1`, `true`, `{`, `{"a":1}{}`, `{"a":}`, `{} x`} {
 		if _, err := decodeArgs(json.RawMessage(raw)); err == nil || err.Message != msgNotObject {
 			t.Errorf("decodeArgs(%s) = %v, want %q", raw, err, msgNotObject)
@@ -167,6 +172,7 @@ func TestParamsDecodeArgs(t *testing.T) {
 // limit or timeout given is taken as given; an empty Grep pattern
 // matches every line. Agents keep SPEC's defaults and refuse "".
 func TestParamsCommandLine(t *testing.T) {
+	t.Parallel()
 	args := func(raw string) args {
 		a, err := decodeArgs(json.RawMessage(raw))
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 // decodes as its default given explicitly. A parameter a decoder reads
 // that the table lacks panics (decoder.param) in every test of the tool.
 func TestParamsAgree(t *testing.T) {
+	t.Parallel()
 	decoders := map[string]func(args, rules) (any, *envelope.Error){
 		tool.Glob:    func(a args, u rules) (any, *envelope.Error) { return decodeGlob(a, u) },
 		tool.Grep:    func(a args, u rules) (any, *envelope.Error) { return decodeGrep(a, u) },

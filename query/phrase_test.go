@@ -26,6 +26,7 @@ import (
 // whole answers stay the walk's. The filter must also drop files, or it
 // is not tested.
 func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 22))
 	alpha := []string{"func", " ", "main", "Handler", "(", "\n", "k", "K", "\u212a", "s", "S", "\u017f", "é", "É", "\xff", "ab", "x", "_"}
 	gen := func(n int) string {

@@ -52,6 +52,7 @@ func oddTree(t *testing.T) (*Tools, string) {
 }
 
 func TestQuotedNamesGlob(t *testing.T) {
+	t.Parallel()
 	tools, _ := oddTree(t)
 	r := run(t, tools, ToolGlob, `{"pattern":"*"}`)
 	wantStatus(t, r, "success")
@@ -73,6 +74,7 @@ func TestQuotedNamesGlob(t *testing.T) {
 }
 
 func TestQuotedNamesGrep(t *testing.T) {
+	t.Parallel()
 	tools, _ := oddTree(t)
 	r := run(t, tools, ToolGrep, `{"pattern":"needle"}`)
 	wantStatus(t, r, "success")
@@ -106,6 +108,7 @@ func TestQuotedNamesGrep(t *testing.T) {
 }
 
 func TestQuotedNamesLS(t *testing.T) {
+	t.Parallel()
 	tools, _ := oddTree(t)
 	r := run(t, tools, ToolLS, `{}`)
 	wantStatus(t, r, "success")
@@ -121,6 +124,7 @@ func TestQuotedNamesLS(t *testing.T) {
 // Glob's pattern, finds exactly the file it names, not its sibling that
 // differs in a byte that is not UTF-8.
 func TestQuotedNameBack(t *testing.T) {
+	t.Parallel()
 	tools, _ := oddTree(t)
 	for i, n := range oddNames {
 		if strings.ContainsAny(n.raw, `\*?[{`) {
@@ -137,6 +141,7 @@ func TestQuotedNameBack(t *testing.T) {
 // a byte that is not UTF-8 is one character, matched exactly (doublestar
 // alone takes every such byte for U+FFFD and any other).
 func TestQuotedIncludeGlob(t *testing.T) {
+	t.Parallel()
 	tools, _ := oddTree(t)
 	tests := []struct {
 		tool, args string
@@ -169,6 +174,7 @@ func TestQuotedIncludeGlob(t *testing.T) {
 // with a backslash or a leading quote) is named back in path by its
 // printed form, for each tool, and only it is searched.
 func TestQuotedDirPath(t *testing.T) {
+	t.Parallel()
 	files := fsTree{
 		"d\xff/x.txt":        "needle ff\n",
 		"d\xfe/x.txt":        "needle fe\n",
@@ -218,6 +224,7 @@ func TestQuotedDirPath(t *testing.T) {
 // is printed quoted in text (and raw in data); TABs and ordinary quotes
 // stay as written.
 func TestQuotedLines(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{
 		"f.go": "before \x1b]0;title\x07\n" +
 			"needle \x1b[31mred\x1b[0m\rf.go:9: fake\n" +
@@ -255,6 +262,7 @@ func TestQuotedLines(t *testing.T) {
 // TestQuotedHintsAndErrors: the names in hints and the arguments repeated
 // in error messages are quoted in text too.
 func TestQuotedHintsAndErrors(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{".h\nid/a.go": "x\n"})
 	r := run(t, tools, ToolGlob, `{"pattern":"**/*.go"}`)
 	wantText(t, r, "No files found matching '**/*.go' in '.'\n(Scanned 1 items in Nms)\n"+
@@ -274,6 +282,7 @@ func TestQuotedHintsAndErrors(t *testing.T) {
 // TestQuotedNamesIndexed: the index answers the odd names exactly as the
 // walk does.
 func TestQuotedNamesIndexed(t *testing.T) {
+	t.Parallel()
 	_, root := oddTree(t)
 	mkTree(t, root, fsTree{"d\xff/x.txt": "needle\n", "d\xfe/x.txt": "needle\n"})
 	walk, idx := buildTools(t, root)
@@ -298,6 +307,7 @@ func TestQuotedNamesIndexed(t *testing.T) {
 // "\"sub\"" names "sub"/, through the socket as through the CLI (which
 // sends such a name quoted).
 func TestQuotedNameThatIsQuoted(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{"sub/p.txt": "needle\n", `"sub"/q.txt`: "needle\n"})
 	r := run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", `"sub"`))
 	equal(t, "path \"sub\"", r.matchLines(), []string{"sub/p.txt:1: needle"})

@@ -49,6 +49,7 @@ func newEscapeFixture(t testing.TB) escapeFixture {
 }
 
 func TestResolveEscapes(t *testing.T) {
+	t.Parallel()
 	f := newEscapeFixture(t)
 	tools := newTools(t, f.root)
 	denied := []string{
@@ -96,6 +97,7 @@ func TestResolveEscapes(t *testing.T) {
 }
 
 func TestResolveAllowed(t *testing.T) {
+	t.Parallel()
 	f := newEscapeFixture(t)
 	tests := []struct{ root, path, want string }{
 		{f.root, ".", "."},
@@ -149,6 +151,7 @@ func TestResolveAllowed(t *testing.T) {
 }
 
 func TestResolveNUL(t *testing.T) {
+	t.Parallel()
 	f := newEscapeFixture(t)
 	tools := newTools(t, f.root)
 	for _, p := range []string{"src\x00", "\x00", "../\x00", "src/\x00/x"} {
@@ -167,6 +170,7 @@ func TestResolveNUL(t *testing.T) {
 
 // Workspace.Resolve directly: rel and exists.
 func TestResolveUnit(t *testing.T) {
+	t.Parallel()
 	f := newEscapeFixture(t)
 	ws, err := NewWorkspace(f.link)
 	if err != nil {
@@ -215,6 +219,7 @@ func TestResolveUnit(t *testing.T) {
 // Grep never reads through a symlink, and Glob lists a symlinked file only
 // when its target is inside the root.
 func TestResolveSymlinkedFilesNotRead(t *testing.T) {
+	t.Parallel()
 	f := newEscapeFixture(t)
 	tools := newTools(t, f.root)
 	r := run(t, tools, ToolGrep, `{"pattern":"needle","include_hidden":true,"include_ignored":true}`)
@@ -232,6 +237,7 @@ func TestResolveSymlinkedFilesNotRead(t *testing.T) {
 // FIFOs are listed at most, never opened: every tool finishes (run fails
 // the test if a call blocks).
 func TestResolveFIFOsNeverOpened(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, fsTree{"a.txt": "needle\n", "sub/b.txt": "needle\n"})
 	for _, p := range []string{"fifo", "fifo.txt", "sub/fifo.txt"} {
 		if err := syscall.Mkfifo(filepath.Join(root, p), 0o644); err != nil {

@@ -37,6 +37,7 @@ const (
 )
 
 func TestSeedErrorTables(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, seedTree())
 	const (
 		inv    = envelope.CodeInvalidParam
@@ -132,6 +133,7 @@ func TestSeedErrorTables(t *testing.T) {
 }
 
 func TestSeedInvalidRegex(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, seedTree())
 	for _, p := range []string{"(", "[a-", "a{2,1}", `\k`, "*x"} {
 		r := run(t, tools, ToolGrep, jsonArgs("pattern", p))
@@ -150,6 +152,7 @@ func TestSeedInvalidRegex(t *testing.T) {
 
 // Arguments are echoed exactly, unknown keys are ignored.
 func TestSeedParamsInputAndUnknownKeys(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, seedTree())
 	args := `{"pattern": "**/*.py",  "path":"src", "frobnicate": [1,2], "limit": 2}`
 	r := run(t, tools, ToolGlob, args)
@@ -173,6 +176,7 @@ func TestSeedParamsInputAndUnknownKeys(t *testing.T) {
 
 // The seed's example query: text per seed 000 §7.
 func TestSeedGlobText(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, seedTree())
 	r := run(t, tools, ToolGlob, `{"pattern":"**/*.py","path":"core"}`)
 	wantStatus(t, r, "success")
@@ -197,6 +201,7 @@ func TestSeedGlobText(t *testing.T) {
 
 // Text per seed 001 §7.
 func TestSeedGrepText(t *testing.T) {
+	t.Parallel()
 	tools, root := setup(t, seedTree())
 	setMtime(t, root, "src/utils/io.py", base.Add(3))
 	setMtime(t, root, "core/agent.py", base.Add(2))
@@ -224,6 +229,7 @@ func TestSeedGrepText(t *testing.T) {
 
 // Text per seed 002 (LS).
 func TestSeedLSText(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, seedTree())
 	r := run(t, tools, ToolLS, `{}`)
 	wantStatus(t, r, "success")
@@ -267,6 +273,7 @@ func normGolden(t *testing.T, js []byte) []byte {
 // TestGolden compares whole envelopes with testdata/golden/NAME.json.
 // go test ./query -run Golden -update rewrites them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	tools, root := setup(t, seedTree())
 	setMtime(t, root, "src/utils/io.py", base.Add(3))
 	setMtime(t, root, "core/agent.py", base.Add(2))

@@ -9,6 +9,7 @@ import (
 // sync (default true) is decoded for Glob and Grep; a wrong type is an
 // INVALID_PARAM like every boolean.
 func TestSyncParam(t *testing.T) {
+	t.Parallel()
 	tools, _ := setup(t, fsTree{"a.txt": "x\n"})
 	for _, tool := range []string{ToolGlob, ToolGrep} {
 		r := run(t, tools, tool, `{"pattern":"a","sync":"no"}`)

@@ -9,6 +9,7 @@ import (
 // an agent the parameter to set (the seeds' texts), a person at the
 // command line (CLIVoice) the flag to give. Nothing is rewritten after.
 func TestVoices(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, fsTree{
 		"a.go": "package a\n", "b.go": "package b\n", "c.go": "package c\n",
 		"node_modules/m.go": "package m\n", "sub/d.go": "package d\n",
