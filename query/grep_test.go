@@ -317,7 +317,7 @@ func TestGrepIgnoreRules(t *testing.T) {
 
 func TestGrepSkipHints(t *testing.T) {
 	t.Parallel()
-	tools, _ := setup(t, fsTree{
+	tools, root := setup(t, fsTree{
 		"src/a.go":           "nothing\n",
 		"node_modules/m.js":  "needle\n",
 		"node_modules/n.js":  "needle\n",
@@ -328,6 +328,11 @@ func TestGrepSkipHints(t *testing.T) {
 		"src/.cache/c.txt":   "needle\n",
 		"src/sub/nested.txt": "nothing\n",
 	})
+	// Newest first: nested.txt is the newer (files written in a row can
+	// share a coarse mtime tick).
+	now := time.Now()
+	setMtime(t, root, "src/a.go", now.Add(-time.Hour))
+	setMtime(t, root, "src/sub/nested.txt", now)
 	r := run(t, tools, ToolGrep, `{"pattern":"needle"}`)
 	wantStatus(t, r, "success")
 	if r.Stats.Ignored != 3 { // build/, node_modules/, src/.cache/: once each
