@@ -37,7 +37,7 @@ import (
 //     pages below the high-water mark that the tree does not use.
 //
 // Key and value bytes are not read beyond what the order check needs:
-// content is the checksums' business (see the format comment). Errors
+// content is the checksums' business (see format.go). Errors
 // wrap ErrCorrupt (or ErrSchema); an error reading the file is returned
 // as it is.
 func checkBoltFile(path string) (err error) {

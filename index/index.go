@@ -1,7 +1,7 @@
 // Package index owns one workspace root's path table and trigram postings:
 // what the walk would consider (hidden files included; never the contents
 // of ignored subtrees, whose roots are recorded instead), persisted in
-// bbolt with the base postings in a file beside it (see store.go for the
+// bbolt with the base postings in a file beside it (see format.go for the
 // on-disk format).
 //
 // The postings have two parts. The base is immutable and compact: sorted
@@ -47,7 +47,7 @@
 // The index is never silently wrong about its own data either: a file
 // that changed while nobody watched is found by its stat (size, mtime,
 // ctime, inode, device; "racy" files re-read whatever their stat), and a
-// saved DB is checked byte for byte on open (see store.go); one that fails
+// saved DB is checked byte for byte on open (see format.go); one that fails
 // is moved aside and rebuilt.
 //
 // # Caveats

@@ -13,7 +13,7 @@ import (
 
 // The base postings: one immutable byte string (a file beside the DB,
 // mmap'd, or the heap for an index not yet saved), read in place. Its
-// layout (see also store.go's format comment):
+// layout (see also format.go):
 //
 //	lists   each trigram's list, in trigram order (format below)
 //	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes,

@@ -172,7 +172,7 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 	sameAsFresh("reopened after the compaction", ix2)
 }
 
-// The worked example of the format comment, byte for byte.
+// The worked example of format.go, byte for byte.
 func TestWorkedExampleBase(t *testing.T) {
 	t.Parallel()
 	ix := mustBuild(t, writeTree(t, map[string]string{"a.go": "Abc\n", "b.txt": "ab"}))
@@ -192,6 +192,29 @@ func TestWorkedExampleBase(t *testing.T) {
 	}
 	if got, want := packTrigrams(ix.delta[0]), []byte{0x61, 0x62, 0x63, 0x02, 0x62, 0x63, 0x0a, 0x00}; !bytes.Equal(got, want) {
 		t.Fatalf("delta value\n% x\nwant\n% x", got, want)
+	}
+}
+
+// The "files" value of the worked example of format.go, byte for byte,
+// and back.
+func TestWorkedExampleFileRecord(t *testing.T) {
+	f := File{Path: "a.go", Size: 4, ModTime: 1e9, Ctime: 2e9, Ino: 12, Dev: 2049}
+	want := []byte{
+		0x00,
+		0x08,
+		0x80, 0xa8, 0xd6, 0xb9, 0x07,
+		0x80, 0xd0, 0xac, 0xf3, 0x0e,
+		0x0c,
+		0x81, 0x10,
+		0x00, 0x00, 0x00,
+	}
+	got := encodeFile(0, &f)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("files value\n% x\nwant\n% x", got, want)
+	}
+	id, back, ok := decodeFile("a.go", got)
+	if !ok || id != 0 || back != f {
+		t.Fatalf("decoded id %d, %+v, %v; want 0, %+v", id, back, ok, f)
 	}
 }
 

@@ -50,8 +50,8 @@ var lower = func() (t [256]byte) {
 // .go files of GOROOT/src (grep/kernelfreq.go); the space alone fills
 // bin 0. A mask has four bits, bins b and b+4 sharing bit b (schema 5
 // had a bit per bin: twice the masks' bytes, while the fourth bit of the
-// fold cost few candidates; see store.go's version log). It is part of
-// the on-disk format (store.go): a change of it is a new schema version.
+// fold cost few candidates; see format.go's version log). It is part of
+// the on-disk format (format.go): a change of it is a new schema version.
 var nextBin = [256]uint8{
 	3, 3, 4, 6, 7, 1, 2, 3, 4, 3, 5, 6, 7, 4, 1, 2, // 0x00
 	3, 4, 6, 7, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, 7, // 0x10
