@@ -14,8 +14,8 @@ import (
 
 // The fallback reasons are a closed set: every constant of type
 // FallbackReason in this package is in FallbackReasons (and the other way
-// round), each has its own value, and each is documented in the README's
-// list of reasons.
+// round), each has its own value, and each is documented in
+// docs/product.md's table of reasons.
 func TestFallbackReasonsClosed(t *testing.T) {
 	fset := token.NewFileSet()
 	names, err := filepath.Glob("*.go")
@@ -67,13 +67,13 @@ func TestFallbackReasonsClosed(t *testing.T) {
 	if len(slices.Compact(slices.Clone(listed))) != len(listed) {
 		t.Errorf("FallbackReasons holds a value twice: %q", listed)
 	}
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/product.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range FallbackReasons {
-		if !strings.Contains(string(readme), "`"+string(r)+"`") {
-			t.Errorf("fallback reason %q is not documented in README.md", r)
+		if !strings.Contains(string(doc), "| `"+string(r)+"` |") {
+			t.Errorf("fallback reason %q is not in docs/product.md's table of reasons", r)
 		}
 	}
 }
