@@ -147,24 +147,15 @@
 //
 // # Results of the daemon's methods
 //
-//	status   {"root"?: ABS} → Status: {"pid","uptime_ms","version","socket",
-//	         "state_dir","queries","roots":[RootStatus...],"memory":{
-//	         "rss_bytes","heap_bytes","answer_bytes","answer_peak_bytes",
-//	         "answer_budget_bytes","answers_cut","clients_dropped",
-//	         "heap_returns"}}; with root, only that root (an empty list if
-//	         it is not served).
-//	index    {"root": ABS, "wait"?: BOOL} → RootStatus: {"root","state",
-//	         "phase"?,"files","index_bytes","db","progress"?:{"files",
-//	         "total_files","bytes","total_bytes","eta_ms","elapsed_ms"},
-//	         "reopened","ready_ms"?,"queries","last_error"?}. Without wait
-//	         it answers at once (clients poll status for progress); with
-//	         wait, once the build attempt has ended, ready or failed
-//	         (CodeStopped if the root is forgotten or the daemon stops
-//	         meanwhile).
-//	forget   {"root": ABS} → {"root","forgotten"}: the root's goroutine
-//	         is stopped, its index closed and its DB deleted. A root that
-//	         no longer exists can be forgotten by its old path.
-//	shutdown → {"stopping":true}, then the daemon stops.
+// docs/protocol.md specifies each method's params and result (Status,
+// RootStatus and ForgetResult, from internal/daemonapi; ShutdownResult)
+// and the error codes (CodeTooManyRoots, CodeStopped, CodeMemoryLimit,
+// CodeFailed, CodeOtherBuild); TestProtocolDoc runs its sessions against
+// a daemon. An index call without wait answers at once (clients poll
+// status for progress); with wait, once the build attempt has ended,
+// ready or failed (CodeStopped if the root is forgotten or the daemon
+// stops meanwhile). forget stops the root's goroutine, closes its index
+// and deletes its DB.
 //
 // # Goroutines
 //
