@@ -226,8 +226,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer unlock() // last: the next daemon may start once this one is gone
 
-	// The daemon's own directories are never indexed, watched or listed,
-	// even under a root it serves (SPEC §4).
+	// The daemon's own directories are never indexed, watched or listed, even
+	// under a root it serves (docs/product.md, "The root is the boundary").
 	ignore.SetPrivate(cfg.StateDir, filepath.Dir(cfg.SocketPath))
 	defer ignore.SetPrivate()
 

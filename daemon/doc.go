@@ -1,9 +1,8 @@
-// Package daemon is indexd's long-running server (SPEC §10): one per user,
-// serving the rpc protocol on a Unix socket, with one index per workspace
-// root, added on first use and kept in a bbolt DB under the state
-// directory (with its base postings in DBName.base-<gen> beside it) so
-// that a restart reopens it (checking the tree by stat) instead of
-// rebuilding it.
+// Package daemon is indexd's long-running server: one per user, serving the
+// rpc protocol (docs/protocol.md) on a Unix socket, with one index per
+// workspace root, added on first use and kept in a bbolt DB under the state
+// directory (with its base postings in DBName.base-<gen> beside it) so that a
+// restart reopens it (checking the tree by stat) instead of rebuilding it.
 //
 // Run is the whole daemon; the engine binary `indexd` (which `indexctl
 // daemon` becomes) calls it through Foreground, which turns SIGINT and SIGTERM into a graceful stop.
@@ -57,16 +56,16 @@
 //
 // An unlimited call (rpc.ToolParams.Unlimited: indexctl's --all and
 // --limit) first takes its connection's turn (server.TakeTurn): a
-// connection's such answers are made one at a time. A Glob or Grep of
-// one whose limit is beyond the agent tools' maximum then goes through
-// the reply budget (package rpc's "Memory"): with rpc.ToolParams.Stream
-// it sends its results ahead of the envelope as rpc "partial"
-// notifications (query.Batch; with their text for BatchText), each
-// waiting for room, so the answer comes at its reader's pace; without,
-// its results are collected under server.Reserve (query.Tools.Budget)
-// and the answer is cut short, with aborted_reason "memory_limit", once
-// the budget refuses them. Config.MaxAnswerBytes and MaxConnAnswerBytes
-// size the budget.
+// connection's such answers are made one at a time. A Glob or Grep of one
+// whose limit is beyond the agent tools' maximum then goes through the reply
+// budget (docs/protocol.md, "Memory: the reply budget"): with
+// rpc.ToolParams.Stream it sends its results ahead of the envelope as rpc
+// "partial" notifications (query.Batch; with their text for BatchText), each
+// waiting for room, so the answer comes at its reader's pace; without, its
+// results are collected under server.Reserve (query.Tools.Budget) and the
+// answer is cut short, with aborted_reason "memory_limit", once the budget
+// refuses them. Config.MaxAnswerBytes and MaxConnAnswerBytes size the
+// budget.
 //
 // The Freshener is the watcher (WatchFreshener): each indexed query first
 // passes its read-your-writes barrier (SyncTimeout; sync=false skips it),

@@ -11,13 +11,12 @@ import (
 	"github.com/indexd/indexd/watch"
 )
 
-// Freshener keeps one root's index current with its tree after the build
-// and tells queries when the index may be trusted (SPEC §9). It is the
-// index's only writer once started, and compacts it when
-// Index.NeedsCompact says so. The watcher
-// (package watch) implements it (WatchFreshener): watch.Watcher has Sync,
-// Ready, Done and Close, and Stale is its State().Stale; tests use their
-// own.
+// Freshener keeps one root's index current with its tree after the build and
+// tells queries when the index may be trusted (docs/product.md, "Freshness").
+// It is the index's only writer once started, and compacts it when
+// Index.NeedsCompact says so. The watcher (package watch) implements it
+// (WatchFreshener): watch.Watcher has Sync, Ready, Done and Close, and Stale
+// is its State().Stale; tests use their own.
 type Freshener interface {
 	// Sync returns once every change made to the tree before the call is
 	// in the index: the read-your-writes barrier each query passes before

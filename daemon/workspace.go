@@ -392,12 +392,12 @@ func (w *workspace) setProgress(p index.Progress) {
 // the query walks and says so (fallback "index_stale").
 const SyncTimeout = 2 * time.Second
 
-// First contact (README, "Using it"): a query that finds its root building
-// (new, or reopening and revalidating after a restart) waits for the
+// First contact (docs/product.md, "Freshness"): a query that finds its root
+// building (new, or reopening and revalidating after a restart) waits for the
 // index for FirstContactWait, or, when the build reports that it will end
-// within FirstContactMaxETA, until then plus FirstContactWait; it walks
-// only if the index is still not ready. A small tree's first answer, and
-// the first answers after a restart, so come from the index.
+// within FirstContactMaxETA, until then plus FirstContactWait; it walks only
+// if the index is still not ready. A small tree's first answer, and the first
+// answers after a restart, so come from the index.
 const (
 	FirstContactWait   = 300 * time.Millisecond
 	FirstContactMaxETA = 1500 * time.Millisecond

@@ -30,7 +30,7 @@ import (
 // Status is the envelope's verdict on a tool run.
 type Status string
 
-// The three statuses (SPEC §3).
+// The three statuses (docs/product.md, "The envelope").
 const (
 	// StatusSuccess: complete, no truncation, no discount, no error.
 	StatusSuccess Status = "success"
@@ -44,7 +44,7 @@ const (
 // Code is an envelope error code.
 type Code string
 
-// The error codes a tool may return (SPEC §3).
+// The error codes a tool may return (docs/product.md, "The envelope").
 const (
 	CodeNotFound         Code = "NOT_FOUND"
 	CodeAccessDenied     Code = "ACCESS_DENIED"
@@ -241,11 +241,11 @@ type outcome struct {
 	timeoutMS int
 }
 
-// decide is the one place that turns an outcome into a status (SPEC §3):
-// an abort with nothing found is a TIMEOUT error (EXECUTION_ERROR for a
-// read error or the memory limit); truncation, an abort with results, a size limit (the rest
-// of the tree was searched) or a discount is partial; anything else is
-// success.
+// decide is the one place that turns an outcome into a status
+// (docs/product.md, "The envelope"): an abort with nothing found is a TIMEOUT
+// error (EXECUTION_ERROR for a read error or the memory limit); truncation, an
+// abort with results, a size limit (the rest of the tree was searched) or a
+// discount is partial; anything else is success.
 func decide(o outcome) (Status, *Error) {
 	switch {
 	case o.aborted == AbortSizeLimit:
@@ -270,8 +270,8 @@ const (
 	AbortSizeLimit  = "size_limit"  // Grep: a file was searched only in part (multiline mode reads at most GrepMultilineMaxBytes of one)
 	// AbortMemoryLimit: Glob and Grep, an answer of the command line's
 	// (beyond the agent tools' limits) built whole in the daemon outgrew
-	// the memory the daemon gives the answers it builds and queues (see
-	// package rpc's reply budget); a stream never is.
+	// the memory the daemon gives the answers it builds and queues (the
+	// reply budget of docs/protocol.md); a stream never is.
 	AbortMemoryLimit = "memory_limit"
 )
 

@@ -9,7 +9,8 @@ import (
 	"github.com/indexd/indexd/envelope/envelopetest"
 )
 
-// The envelope rules (SPEC §3) and the text formats (SPEC §6–8).
+// The envelope rules (docs/product.md, "The envelope") and the text
+// formats (docs/tools.md).
 
 func marshal1(t *testing.T, e *Envelope) string {
 	t.Helper()

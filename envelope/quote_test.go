@@ -9,8 +9,9 @@ import (
 	"github.com/indexd/indexd/envelope/envelopetest"
 )
 
-// Names and lines (SPEC §3): the constructors print names in the quoted
-// form of internal/quote in data, context and text, and lines in text.
+// Names and lines (docs/product.md, "Names and lines"): the constructors print
+// names in the quoted form of internal/quote in data, context and text, and
+// lines in text.
 
 const forged = "src\nauth.go:1: password = \"hunter2\""
 

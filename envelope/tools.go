@@ -15,7 +15,7 @@ import (
 // of them.
 type FallbackReason string
 
-// The fallback reasons (README, "Using it"; daemon/doc.go).
+// The fallback reasons (docs/product.md, "Freshness"; daemon/doc.go).
 const (
 	// ReasonIndexBuilding: the root's index is being built or reopened, or
 	// its watcher has not caught up with the tree yet.
@@ -88,7 +88,7 @@ const (
 
 // ---- Glob ----
 
-// GlobData is Glob's payload (SPEC §6).
+// GlobData is Glob's payload (docs/tools.md, "Glob").
 type GlobData struct {
 	Paths         []string `json:"paths"`
 	Truncated     bool     `json:"truncated"`
@@ -127,7 +127,8 @@ type GlobRun struct {
 	LimitGiven bool
 }
 
-// Glob builds Glob's envelope: status by decide, text per seed 000 §7.
+// Glob builds Glob's envelope: status by decide, text as docs/tools.md
+// shows it.
 func Glob(ctx Context, r GlobRun) *Envelope {
 	d := r.Data
 	if d.Paths == nil {
@@ -203,8 +204,9 @@ type FileCount struct {
 	Count int    `json:"count"`
 }
 
-// GrepData is Grep's payload (SPEC §7). Which list is written depends on
-// Mode: matches (content), files (files_with_matches) or counts (count).
+// GrepData is Grep's payload (docs/tools.md, "Grep"). Which list is written
+// depends on Mode: matches (content), files (files_with_matches) or counts
+// (count).
 type GrepData struct {
 	Mode          string      `json:"-"`
 	Matches       []GrepMatch `json:"-"`
@@ -335,7 +337,7 @@ type GrepRun struct {
 }
 
 // Grep builds Grep's envelope: status by decide (the fallback counts as a
-// discount, seed 001 §4.2), text per seed 001 §7.
+// discount), text as docs/tools.md shows it.
 func Grep(ctx Context, r GrepRun) *Envelope {
 	d := r.Data
 	d.Matches = quoteMatches(d.Matches)
@@ -483,7 +485,7 @@ type LSEntry struct {
 	Link string `json:"-"`
 }
 
-// LSData is LS's payload (SPEC §8).
+// LSData is LS's payload (docs/tools.md, "LS").
 type LSData struct {
 	Entries   []LSEntry `json:"entries"`
 	Truncated bool      `json:"truncated"`
@@ -510,7 +512,8 @@ type LSRun struct {
 	Voice Voice // as GlobRun's
 }
 
-// LS builds LS's envelope: partial when truncated; text per seed 002.
+// LS builds LS's envelope: partial when truncated; text as docs/tools.md
+// shows it.
 func LS(ctx Context, r LSRun) *Envelope {
 	d := r.Data
 	if d.Entries == nil {
@@ -563,12 +566,13 @@ func writeLines(b *strings.Builder, lines ...string) {
 	}
 }
 
-// Names and lines (SPEC §3): every file name an envelope carries, in data,
-// context and text, is in its printed form, quote.Name: as it is unless it
-// holds a control character, a byte that is not UTF-8, a backslash or a
-// double quote; then a double-quoted C-style string. The constructors
-// convert the raw names the tools hand them, once. Lines of files stay raw
-// in data (JSON escapes them) and are printed in text by quote.Line.
+// Names and lines (docs/product.md, "Names and lines"): every file name an
+// envelope carries, in data, context and text, is in its printed form,
+// quote.Name: as it is unless it holds a control character, a byte that is not
+// UTF-8, a backslash or a double quote; then a double-quoted C-style string.
+// The constructors convert the raw names the tools hand them, once. Lines of
+// files stay raw in data (JSON escapes them) and are printed in text by
+// quote.Line.
 
 // quoteNames returns names in their printed form; names itself when none
 // changes.

@@ -1,11 +1,11 @@
 package ignore
 
-// Reading a git repository's index file (<gitdir>/index) for one fact:
-// which directories named in DefaultDirs hold an entry git tracks. The
-// default list is there to skip build output and dependencies; a
-// directory on it in which git tracks files (Go's src/go/build) is source,
-// and is not skipped (SPEC §5). No git process is run: the index is read
-// as git writes it (Documentation/gitformat-index.txt).
+// Reading a git repository's index file (<gitdir>/index) for one fact: which
+// directories named in DefaultDirs hold an entry git tracks. The default list
+// is there to skip build output and dependencies; a directory on it in which
+// git tracks files (Go's src/go/build) is source, and is not skipped
+// (docs/product.md, "What is skipped"). No git process is run: the index is
+// read as git writes it (Documentation/gitformat-index.txt).
 //
 // The format, as far as it is read here. Integers are big-endian.
 //

@@ -1,8 +1,8 @@
 // Package ignore decides which entries of a workspace tree are skipped by
-// ignore rules (SPEC §5): the default-ignored directory names, .ignore
-// files (always), and inside git repositories .gitignore files (nested),
-// .git/info/exclude and core.excludesFile (found as git finds it: see
-// repo.go).
+// ignore rules (docs/product.md, "What is skipped"): the default-ignored
+// directory names, .ignore files (always), and inside git repositories
+// .gitignore files (nested), .git/info/exclude and core.excludesFile (found as
+// git finds it: see repo.go).
 //
 // The default list is there to skip build output and dependencies: inside
 // a git work tree a directory on it is skipped only when the repository's
@@ -43,7 +43,7 @@ import (
 )
 
 // DefaultDirs are the directory names skipped unless include_ignored is
-// set (seed 000 §5.3).
+// set (docs/product.md, "What is skipped").
 var DefaultDirs = map[string]bool{
 	".git": true, ".hg": true, ".svn": true, "__pycache__": true,
 	"node_modules": true, "target": true, "build": true, "dist": true,

@@ -5,12 +5,12 @@ import (
 	"sync/atomic"
 )
 
-// The daemon's private directories (its state and runtime directories)
-// are never entered, listed, indexed or watched by any traversal, even
-// under a root and even with include_ignored (SPEC §4): the daemon must
-// not index its own DB and log, nor show them. The set is process-wide,
-// as the daemon's directories are; it is empty in a process that never
-// sets it (the CLI's --direct mode, tests).
+// The daemon's private directories (its state and runtime directories) are
+// never entered, listed, indexed or watched by any traversal, even under a
+// root and even with include_ignored (docs/product.md, "The root is the
+// boundary"): the daemon must not index its own DB and log, nor show them. The
+// set is process-wide, as the daemon's directories are; it is empty in a
+// process that never sets it (the CLI's --direct mode, tests).
 var private atomic.Pointer[[]string]
 
 // SetPrivate replaces the set of private directories with dirs (absolute

@@ -13,8 +13,9 @@ import (
 )
 
 // Benchmarks on $(go env GOROOT)/src, or on INDEXD_BENCH_TREE when set
-// (e.g. the tree bench/gentree makes). They report the figures of SPEC
-// §11; compare runs with benchstat, never assert them.
+// (e.g. the tree bench/gentree makes). They report the index's figures
+// (docs/design.md, "Figures"); compare runs with benchstat, never assert
+// them.
 
 func benchRoot(b *testing.B) string {
 	if r := os.Getenv("INDEXD_BENCH_TREE"); r != "" {

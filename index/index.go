@@ -40,9 +40,9 @@
 // (blocks.go): a trigram filter per block of lines, so that a later scan
 // reads only the blocks that may match.
 //
-// The index only narrows (SPEC §9): a file whose trigrams are unknown (over
-// MaxFileSize or MaxFileTrigrams, unreadable) is a candidate for every
-// query, and candidates are always read live by the caller.
+// The index only narrows (docs/product.md, "Freshness"): a file whose trigrams
+// are unknown (over MaxFileSize or MaxFileTrigrams, unreadable) is a candidate
+// for every query, and candidates are always read live by the caller.
 //
 // The index is never silently wrong about its own data either: a file
 // that changed while nobody watched is found by its stat (size, mtime,

@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// A directory replaced by a symlink to an outside directory holding files
-// of the same names: whatever order the events naming the directory and
-// the files under it reach Apply in, the index ends with nothing under
-// the link and no outside content (SPEC §4).
+// A directory replaced by a symlink to an outside directory holding files of
+// the same names: whatever order the events naming the directory and the files
+// under it reach Apply in, the index ends with nothing under the link and no
+// outside content (docs/product.md, "The root is the boundary").
 func TestApplyDirectoryReplacedBySymlink(t *testing.T) {
 	t.Parallel()
 	orders := [][][]string{

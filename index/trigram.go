@@ -15,7 +15,7 @@ import (
 // the index only narrows, never loses a match.
 
 // Limits of what is indexed. A file beyond them is "unknown": a candidate
-// for every Grep (SPEC §9).
+// for every Grep (docs/product.md, "Freshness").
 const (
 	// MaxFileSize is the largest file whose trigrams are indexed.
 	MaxFileSize = 64 << 20

@@ -17,7 +17,7 @@ import (
 	"github.com/indexd/indexd/query"
 )
 
-// The compatibility tools (seed 004) are answered by Glob and Grep with
+// The compatibility tools (docs/tools.md) are answered by Glob and Grep with
 // these settings.
 const (
 	// findFilesLimit is find_files_by_name's cap on files (Glob's maximum).
@@ -140,7 +140,7 @@ func (s *Server) compatRun(ctx context.Context, tool, root string, args any) (*c
 	return &env, nil
 }
 
-// findFilesResult is find_files_by_name's answer (seed 004).
+// findFilesResult is find_files_by_name's answer.
 type findFilesResult struct {
 	Files      []string `json:"files"`
 	TotalFound int      `json:"total_found"`
@@ -189,7 +189,7 @@ func (s *Server) findFiles(ctx context.Context, root string, raw json.RawMessage
 	return compatResult(findFilesResult{Files: files, TotalFound: len(files)})
 }
 
-// searchMatch and searchResult are search_in_files's answer (seed 004).
+// searchMatch and searchResult are search_in_files's answer.
 type searchMatch struct {
 	FilePath    string `json:"file_path"`
 	LineNumber  int    `json:"line_number"`

@@ -1,8 +1,9 @@
-// Package mcp is indexd's Model Context Protocol front-end (SPEC §10,
-// `indexctl mcp`): an MCP server, built on the official Go SDK
-// (github.com/modelcontextprotocol/go-sdk), that offers the agent tools
-// Glob, Grep and LS, and optionally the compatibility tools
-// find_files_by_name and search_in_files of seed 004.
+// Package mcp is indexd's Model Context Protocol front-end (`indexctl
+// mcp`; docs/product.md, "Agents: the MCP server"): an MCP server, built
+// on the official Go SDK (github.com/modelcontextprotocol/go-sdk), that
+// offers the agent tools Glob, Grep, LS and Changes, and optionally the
+// compatibility tools find_files_by_name and search_in_files (docs/tools.md,
+// "The compatibility tools").
 //
 // The server does not search by itself: every call goes to Config.Query,
 // which indexctl wires to the same runner its queries use (the shared
@@ -11,23 +12,23 @@
 //
 // # Results
 //
-// Glob, Grep and LS return the tool's envelope (SPEC §3) unchanged:
-// one TextContent with the envelope's text, structuredContent the envelope
-// itself, and isError exactly when its status is "error". The arguments
-// reach the tool exactly as the client sent them, so the envelope's
-// context.params_input shows them; the input schemas document the
-// parameters, they are not enforced before the tool's own checks (whose
+// Glob, Grep and LS return the tool's envelope (docs/product.md, "The
+// envelope") unchanged: one TextContent with the envelope's text,
+// structuredContent the envelope itself, and isError exactly when its status
+// is "error". The arguments reach the tool exactly as the client sent them, so
+// the envelope's context.params_input shows them; the input schemas document
+// the parameters, they are not enforced before the tool's own checks (whose
 // messages are the ones an agent should read).
 //
-// The compatibility tools keep seed 004's shapes: find_files_by_name
-// answers {"files": [...], "total_found": N} and search_in_files
-// {"matches": [{"file_path", "line_number", "line_content"}],
-// "total_matches": N, "files_searched": M, "timed_out": B}, as
-// structuredContent and, as JSON, as the text. Their errors are isError
-// results whose text is the error message. Their file names are the
-// envelope's, in its printed form (internal/quote: a name holding a
-// control character, a byte that is not UTF-8, a backslash or a double
-// quote is a double-quoted C-style string), and name_pattern,
+// The compatibility tools keep the shapes of the MCP server their clients
+// were written against: find_files_by_name answers {"files": [...],
+// "total_found": N} and search_in_files {"matches": [{"file_path",
+// "line_number", "line_content"}], "total_matches": N, "files_searched": M,
+// "timed_out": B}, as structuredContent and, as JSON, as the text. Their
+// errors are isError results whose text is the error message. Their file
+// names are the envelope's, in its printed form (internal/quote: a name
+// holding a control character, a byte that is not UTF-8, a backslash or a
+// double quote is a double-quoted C-style string), and name_pattern,
 // file_pattern and path take that form back as the envelope tools do;
 // line_content is the line as it is (the answer is JSON).
 //

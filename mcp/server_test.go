@@ -41,8 +41,7 @@ func TestParseTools(t *testing.T) {
 	}
 }
 
-// wantProperties are each tool's parameters, as SPEC §6–8 and seed 004
-// define them.
+// wantProperties are each tool's parameters, as docs/tools.md lists them.
 var wantProperties = map[string][]string{
 	"Glob": {"pattern", "path", "limit", "include_hidden", "include_ignored", "case_sensitive", "type", "type_not", "sort", "changed_since"},
 	"Grep": {"pattern", "path", "include", "case_sensitive", "fixed_strings", "limit", "output_mode",
@@ -299,8 +298,8 @@ func TestQueryFailure(t *testing.T) {
 	}
 }
 
-// TestCompat checks the compatibility tools' answers, exactly as seed 004
-// shapes them.
+// TestCompat checks the compatibility tools' answers, exactly as
+// docs/tools.md shapes them.
 func TestCompat(t *testing.T) {
 	root := mkSample(t)
 	rec := &recorder{next: directQuery}

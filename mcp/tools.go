@@ -15,7 +15,7 @@ import (
 	toolspec "github.com/indexd/indexd/tool"
 )
 
-// Names of the compatibility tools (seed 004).
+// Names of the compatibility tools (docs/tools.md).
 const (
 	ToolFindFiles     = "find_files_by_name"
 	ToolSearchInFiles = "search_in_files"
@@ -346,8 +346,8 @@ data.entries holds {path, type} with type "dir", "file" or "link"; stats.total c
 	},
 }
 
-// envelopeOutputSchema describes the response envelope (SPEC §3), the
-// structuredContent of Glob, Grep and LS.
+// envelopeOutputSchema describes the response envelope (docs/product.md, "The
+// envelope"), the structuredContent of Glob, Grep and LS.
 const envelopeOutputSchema = `{
   "type": "object",
   "properties": {

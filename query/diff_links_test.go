@@ -20,7 +20,7 @@ import (
 // dangling, relative and absolute) and returns the root and the files a
 // Glob must list: every regular file reached through real directories,
 // and every link among them whose target is a regular file inside the
-// root (SPEC §6).
+// root (docs/tools.md, "Glob").
 func linkTree(t *testing.T, r *rand.Rand) (root string, wantGlob []string) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())

@@ -24,11 +24,11 @@ import (
 // match what ripgrep does on the same trees. The helpers, and the
 // semantic differences that are ours by design, are in diffhelpers_test.go.
 // Fixtures hold no symlinks: rg and our Glob treat links differently on
-// purpose (SPEC §4).
+// purpose (docs/product.md, "The root is the boundary").
 
-// diffFixtureFiles is the main fixture, a git repository. Every rule kind
-// of SPEC §5 has files on both sides of it, and most files hold "needle"
-// so that what is skipped shows up in Grep.
+// diffFixtureFiles is the main fixture, a git repository. Every rule kind of
+// docs/product.md's "What is skipped" has files on both sides of it, and most
+// files hold "needle" so that what is skipped shows up in Grep.
 func diffFixtureFiles() map[string]string {
 	needle := func(name string) string {
 		return "first line of " + name + "\nneedle in " + name + "\nNEEDLE loud\nneedles and Needle\nlast\n"
@@ -273,7 +273,8 @@ func TestDiffRgFixture(t *testing.T) {
 		}
 		diffCompareGlob(t, rg, subRoot, tools, "**", ".")
 	}
-	// Agreeing with rg must also mean doing what SPEC §5 says.
+	// Agreeing with rg must also mean doing what docs/product.md says is
+	// skipped.
 	diffWantListed(t, root, map[string]bool{
 		"keep.log": true, "a.log": false, // .gitignore with a negation
 		"src/a/debug.log": true, "src/a/b/trace.log": true, // .ignore re-includes what .gitignore ignores
@@ -350,7 +351,8 @@ func diffRunFixture(t *testing.T, rg, root string) {
 	for _, g := range diffFixtureGlobs {
 		paths += diffCompareGlob(t, rg, root, tools, g[0], g[1])
 	}
-	// A pattern naming a hidden directory shows it (SPEC §5); rg needs
+	// A pattern naming a hidden directory shows it (docs/product.md, "What is
+	// skipped"); rg needs
 	// --hidden for that. The fixture's .github holds no further hidden
 	// names, so the sets must agree.
 	paths += diffCompareGlob(t, rg, root, tools, ".github/**", ".", "--hidden")
@@ -388,7 +390,7 @@ func TestDiffRgKnownDifferences(t *testing.T) {
 			name: "NUL past 8 KiB",
 			q:    diffGrep{Pattern: "needle in binary", Path: "bin"},
 			ours: []string{"bin/edge8192.dat:1", "bin/edge8192.dat:2", "bin/late.dat:1", "bin/late.dat:1002"},
-			why: "ours calls a file binary only for a NUL in its first 8 KiB (SPEC §5) and then searches all of it, " +
+			why: "ours calls a file binary only for a NUL in its first 8 KiB (docs/product.md) and then searches all of it, " +
 				"past the NUL too; rg gives up on a file at the first NUL it reads (here, in its first buffer)",
 		},
 		{
@@ -662,10 +664,10 @@ func TestDiffRgGoroot(t *testing.T) {
 		len(diffGorootGreps), pairs, excused, left, len(diffGorootGlobs), paths, time.Since(start).Round(time.Millisecond))
 }
 
-// TestDiffRgTrackedDefaultDirs: in a git work tree a directory of the
-// default list is searched where git tracks files in it (SPEC §5), Go's
-// go/build first of all. rg has no such list: it is given as excluded
-// exactly the directories of the list in which `git ls-files` lists
+// TestDiffRgTrackedDefaultDirs: in a git work tree a directory of the default
+// list is searched where git tracks files in it (docs/product.md, "What is
+// skipped"), Go's go/build first of all. rg has no such list: it is given as
+// excluded exactly the directories of the list in which `git ls-files` lists
 // nothing, anchored, and must then agree with the walk.
 func TestDiffRgTrackedDefaultDirs(t *testing.T) {
 	rg := diffRg(t)

@@ -29,14 +29,15 @@ import (
 //
 // ripgrep is the reference for what is searched and what is matched. Its
 // command lines mirror our defaults: hidden names skipped, ignore files
-// applied as SPEC §5 says, each name of ignore.DefaultDirs excluded as a
-// directory ("--glob '!NAME/'"), case-insensitive unless asked.
+// applied as docs/product.md ("What is skipped") says, each name of
+// ignore.DefaultDirs excluded as a directory ("--glob '!NAME/'"),
+// case-insensitive unless asked.
 //
 // Our Grep's include is not passed as rg's --glob: rg's globs override
 // every ignore rule and hiddenness (`rg --glob '*.go'` prints a
 // gitignored or hidden .go file), while our include only filters what the
 // ignore rules let through. The include is applied to rg's output instead,
-// with the semantics SPEC §7 gives it.
+// with the semantics docs/tools.md ("Grep") gives it.
 
 // diffRg returns the path of rg, skipping the test when it is missing
 // (failing it on CI, where a missing rg would hide the comparison).
@@ -277,9 +278,9 @@ func diffRgGlob(t testing.TB, rg, root, pattern, dir string, extra ...string) []
 	return out
 }
 
-// diffInclude returns Grep's include filter as SPEC §7 defines it: without
-// "/" it matches the base name, with "/" the path relative to the search
-// path.
+// diffInclude returns Grep's include filter as docs/tools.md defines it:
+// without "/" it matches the base name, with "/" the path relative to the
+// search path.
 func diffInclude(t testing.TB, inc string) func(rel string) bool {
 	t.Helper()
 	if inc == "" {

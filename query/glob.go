@@ -20,7 +20,7 @@ import (
 )
 
 // RecentWindow is how new a file must be to come first with sort "recent"
-// (seed 003).
+// (docs/tools.md, "Glob").
 const RecentWindow = 24 * time.Hour
 
 // GlobResult is what a Searcher found for a Glob: the run for the envelope
@@ -286,12 +286,13 @@ func relTo(dir, rel string) string {
 }
 
 // skipHints renders the info lines naming what was left out that could
-// have matched (SPEC §5), with the parameter that includes it: the
-// directories the default list alone skipped (in voice v), whose names the query
-// would otherwise have let in (shown says whether it lets in a hidden
-// name), in every answer, found or not (ripgrep would have searched
-// them: a build/ or dist/ may hold source); and when nothing was found,
-// whatever else ignore rules or hiddenness left out.
+// have matched (docs/product.md, "What is skipped"), with the parameter
+// that includes it: the directories the default list alone skipped (in
+// voice v), whose names the query would otherwise have let in (shown
+// says whether it lets in a hidden name), in every answer, found or not
+// (ripgrep would have searched them: a build/ or dist/ may hold source);
+// and when nothing was found, whatever else ignore rules or hiddenness
+// left out.
 func skipHints(v envelope.Voice, skipped []tree.Skip, found bool, couldMatch func(tree.Skip) bool, shown func(name string) bool) []string {
 	var def, ign, hid []string
 	for _, s := range skipped {

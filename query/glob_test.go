@@ -10,7 +10,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 )
 
-// Glob semantics (SPEC §6, seed 000 §5): doublestar matching relative to
+// Glob semantics (docs/tools.md, "Glob"): doublestar matching relative to
 // path, hidden and ignored rules, symlinks, limit, sort, breakers.
 
 func globTree() fsTree {
@@ -307,7 +307,7 @@ func TestGlobCountLimit(t *testing.T) {
 	}
 
 	// Nothing found before the breaker: a TIMEOUT error whose text says
-	// why (seed 000 §6: "text 中包含具体原因"). needle/ lies beyond it.
+	// why. needle/ lies beyond it.
 	r = run(t, tools, ToolGlob, `{"pattern":"**/needle.txt"}`)
 	wantStatus(t, r, "error")
 	equal(t, "error", *r.Error, envelope.Error{Code: envelope.CodeTimeout,
@@ -325,11 +325,11 @@ func TestGlobCountLimit(t *testing.T) {
 	equal(t, "pruned", r.paths(), []string{"needle/needle.txt"})
 }
 
-// BUG (query/glob.go): with a workspace opened through a symlink, an
-// absolute pattern under the name the root was given by is refused,
-// although absolute paths under that name are accepted (SPEC §4) and
-// normalizeGlob's doc says dirAbs may be "real or as given": glob passes
-// only the real directory (t.WS.Abs(dir)).
+// BUG (query/glob.go): with a workspace opened through a symlink, an absolute
+// pattern under the name the root was given by is refused, although absolute
+// paths under that name are accepted (docs/product.md, "The root is the
+// boundary") and normalizeGlob's doc says dirAbs may be "real or as given":
+// glob passes only the real directory (t.WS.Abs(dir)).
 func TestGlobAbsolutePatternUnderSymlinkedRoot(t *testing.T) {
 	t.Parallel()
 	root := newRoot(t, fsTree{"src/a.go": ""})

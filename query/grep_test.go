@@ -14,8 +14,9 @@ import (
 	"github.com/indexd/indexd/grep"
 )
 
-// Grep (SPEC §7, seed 001): order, exact truncation, binary and long lines,
-// matching options, output modes, context, include, ignore rules, timeout.
+// Grep (docs/tools.md, "Grep"): order, exact truncation, binary and long
+// lines, matching options, output modes, context, include, ignore rules,
+// timeout.
 
 // orderTree has five matches of "hit" in four files whose mtimes are set
 // by setOrder: new.go (2 lines), tie_a.go and tie_b.go (same mtime), old.go.

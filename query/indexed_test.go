@@ -368,7 +368,8 @@ func TestIndexEqualsWalkTrackedDirs(t *testing.T) {
 	for _, c := range cases {
 		diffEngines(t, walk, idx, c[0], c[1])
 	}
-	// What they agree on is SPEC §5's answer.
+	// What they agree on is the answer docs/product.md's "What is
+	// skipped" gives.
 	e := idx.Run(context.Background(), ToolGrep, ".", json.RawMessage(`{"pattern":"func Import\\(","output_mode":"files_with_matches"}`))
 	if want := "Found 1 files with matches for 'func Import\\(' in '.'\n(Sorted by mtime desc. Took 0ms)\n" +
 		"[Info: Directories on the default ignore list were skipped: build/, target/, vendor/lib/dist/. Set include_ignored=true to search them.]\n\n" +

@@ -18,11 +18,11 @@ import (
 	"github.com/indexd/indexd/tree"
 )
 
-// ls lists one live directory (SPEC §8): directories first, then by name,
-// paginated by offset and limit. Hidden and ignored entries are left out
-// unless asked for, and so are entries matching an "ignore" glob (tried
-// against the name, the path relative to the root and the path relative to
-// the listed directory).
+// ls lists one live directory (docs/tools.md, "LS"): directories first, then
+// by name, paginated by offset and limit. Hidden and ignored entries are left
+// out unless asked for, and so are entries matching an "ignore" glob (tried
+// against the name, the path relative to the root and the path relative to the
+// listed directory).
 func (t *Tools) ls(ctx context.Context, ectx envelope.Context, a args, start time.Time) *envelope.Envelope {
 	fail := func(err *envelope.Error) *envelope.Envelope {
 		return envelope.Fail(ectx, err, elapsedMS(start))

@@ -6,7 +6,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 )
 
-// LS (SPEC §8, seed 002): order, pagination, hidden, ignore globs,
+// LS (docs/tools.md, "LS"): order, pagination, hidden, ignore globs,
 // symlink display, default-ignored directories.
 
 func lsTree(t *testing.T) (*Tools, string) {

@@ -168,11 +168,11 @@ const (
 	LSDefaultLimit   = tool.LSDefaultLimit
 	LSMaxLimit       = tool.LSMaxLimit
 	MaxContext       = tool.MaxContext
-	// GlobMaxVisited and GlobMaxDuration are the walk's breakers (seed 000
-	// §5.2); Glob's text quotes them.
+	// GlobMaxVisited and GlobMaxDuration are the walk's breakers
+	// (docs/tools.md, "Glob"); Glob's text quotes them.
 	GlobMaxVisited    = envelope.GlobMaxVisited
 	GlobMaxDurationMS = envelope.GlobMaxDurationMS
-	// GrepDefaultTimeoutMS is Grep's timeout (seed 001 §5.1).
+	// GrepDefaultTimeoutMS is Grep's default timeout.
 	GrepDefaultTimeoutMS = tool.GrepDefaultTimeoutMS
 	GrepMaxTimeoutMS     = tool.GrepMaxTimeoutMS
 	// MaxLineBytes is the longest line text returned; longer lines are cut

@@ -170,7 +170,7 @@ func TestParamsDecodeArgs(t *testing.T) {
 // TestParamsCommandLine: under the command line's rules (rg's and fd's)
 // there is no default limit, no default time limit and no breaker; a
 // limit or timeout given is taken as given; an empty Grep pattern
-// matches every line. Agents keep SPEC's defaults and refuse "".
+// matches every line. Agents keep their defaults and refuse "".
 func TestParamsCommandLine(t *testing.T) {
 	t.Parallel()
 	args := func(raw string) args {

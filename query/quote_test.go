@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Names and lines that could forge the text (SPEC §3): control characters
-// and bytes that are not UTF-8 are printed in the quoted form of
-// internal/quote, in data and text alike, and the quoted form names the
-// file back in path, include and Glob's pattern.
+// Names and lines that could forge the text (docs/product.md, "Names and
+// lines"): control characters and bytes that are not UTF-8 are printed in the
+// quoted form of internal/quote, in data and text alike, and the quoted form
+// names the file back in path, include and Glob's pattern.
 
 // forged is a file name that, printed raw in Grep's text, would add a line
 // claiming a match in auth.go.

@@ -14,9 +14,10 @@ import (
 )
 
 // Workspace is one root the tools operate in: the only security boundary
-// (SPEC §4). Root is the real path (absolute, symlinks resolved); a root
-// given through a symlink is accepted, and absolute paths under the name it
-// was given by are mapped onto the real one.
+// (docs/product.md, "The root is the boundary"). Root is the real path
+// (absolute, symlinks resolved); a root given through a symlink is accepted,
+// and absolute paths under the name it was given by are mapped onto the real
+// one.
 type Workspace struct {
 	Root  string // real root
 	given string // absolute, cleaned, as given
@@ -45,7 +46,8 @@ func NewWorkspace(root string) (*Workspace, error) {
 	return &Workspace{Root: real, given: abs}, nil
 }
 
-// msgAccessDenied is the message of every escape (SPEC §4).
+// msgAccessDenied is the message of every escape (docs/product.md, "The root
+// is the boundary").
 const msgAccessDenied = "Access denied. Path must be within project root."
 
 // Resolve resolves p (relative to cwd, itself root-relative, or absolute)

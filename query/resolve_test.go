@@ -9,10 +9,11 @@ import (
 	"github.com/indexd/indexd/envelope"
 )
 
-// Path safety (SPEC §4): every escape is ACCESS_DENIED for every tool, the
-// root is compared by components, symlinks are resolved before the check,
-// a root reached through a symlink works, NUL bytes are refused, Grep
-// never reads through a symlink and nothing opens a FIFO.
+// Path safety (docs/product.md, "The root is the boundary"): every escape is
+// ACCESS_DENIED for every tool, the root is compared by components, symlinks
+// are resolved before the check, a root reached through a symlink works, NUL
+// bytes are refused, Grep never reads through a symlink and nothing opens a
+// FIFO.
 
 // escapeFixture lays out, under one temporary directory:
 //

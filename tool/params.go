@@ -69,8 +69,8 @@ func (s *Spec) Param(name string) *Param {
 	return nil
 }
 
-// Limits of the tools (seeds 000, 001, 002 and SPEC §6-8), which the
-// table holds and the tools' texts quote.
+// Limits of the tools (docs/product.md, "Limits"), which the table holds
+// and the tools' texts quote.
 const (
 	GlobDefaultLimit    = 50
 	GlobMaxLimit        = 200

@@ -40,8 +40,7 @@ const (
 // Grep's time limits, in milliseconds (Glob's is the envelope's
 // GlobMaxDurationMS).
 const (
-	// GrepDefaultTimeoutMS is Grep's timeout when timeout_ms is not given
-	// (seed 001 §5.1).
+	// GrepDefaultTimeoutMS is Grep's timeout when timeout_ms is not given.
 	GrepDefaultTimeoutMS = 2000
 	// GrepMaxTimeoutMS is the largest timeout_ms Grep accepts.
 	GrepMaxTimeoutMS = 60000

@@ -14,13 +14,12 @@
 // ignored entries (unless IncludeIgnored) and hidden ones (unless
 // IncludeHidden or AllowHidden) are counted and reported as skipped.
 //
-// Every directory is opened through a rooted.Root: by its root-relative
-// name, refusing any symlink on the way, so a directory swapped for a link
-// mid-walk is not entered (SPEC §4). Symbolic links are reported, never
-// followed into directories. Entries
-// that are neither directories, regular files nor symlinks (FIFOs, sockets,
-// devices) are counted as visited and never reported, so no caller opens
-// them.
+// Every directory is opened through a rooted.Root: by its root-relative name,
+// refusing any symlink on the way, so a directory swapped for a link mid-walk
+// is not entered (docs/product.md, "The root is the boundary"). Symbolic links
+// are reported, never followed into directories. Entries that are neither
+// directories, regular files nor symlinks (FIFOs, sockets, devices) are
+// counted as visited and never reported, so no caller opens them.
 //
 // Goroutines: Walk starts its workers and waits for all of them before it
 // returns, whether it finished, the callback stopped it, or ctx ended.

@@ -76,7 +76,7 @@ import (
 // (any change through its path in the root) or a whole-tree reconcile
 // (a restart of the daemon, an overflow) finds its link count. Nor does
 // a store into a shared mmap of a file make any event (a kernel limit:
-// see the README's caveats).
+// see docs/product.md, "Caveats and limitations").
 
 // fileKey identifies a file by its device and inode.
 type fileKey struct{ dev, ino uint64 }

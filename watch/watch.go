@@ -3,7 +3,7 @@
 // holds, and on its own every file there with more than one link (which
 // can be written through a path no watched directory sees: links.go), and
 // turns events into index updates, and Sync, the read-your-writes barrier
-// a query passes before it trusts the index (SPEC §9).
+// a query passes before it trusts the index (docs/product.md, "Freshness").
 //
 // # Goroutines
 //

@@ -1,8 +1,8 @@
-// Command indexfig measures the index's figures (SPEC §11) on one tree, in
-// process: full build (wall time, peak RSS, DB size against the corpus),
+// Command indexfig measures the index's figures (docs/design.md) on one tree,
+// in process: full build (wall time, peak RSS, DB size against the corpus),
 // reopen with no changes, one-file update, and the in-process time of the
-// reference Grep and Glob queries, index against walk. It prints a
-// markdown table of medians.
+// reference Grep and Glob queries, index against walk. It prints a markdown
+// table of medians.
 //
 //	go run ./bench/indexfig -tree "$(go env GOROOT)/src" -runs 10
 //

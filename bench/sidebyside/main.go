@@ -1,6 +1,6 @@
 // Command sidebyside times indexctl against ripgrep, fd and codesearch on
 // one tree, in one run, and prints a markdown table of medians and ratios
-// (SPEC §11).
+// (bench/README.md).
 //
 //	go run ./bench/sidebyside -tree DIR [-runs 10] [-warmup 2] [-indexctl PATH]
 //
@@ -258,7 +258,7 @@ func findIndexctl(flagValue, tmp string) (string, string) {
 	return p, "-indexctl"
 }
 
-// queries returns the benchmark's queries (SPEC §11). For a generated
+// queries returns the benchmark's queries (bench/README.md). For a generated
 // tree the manifest says how many visible matches each should find.
 func queries(m *corpus.Manifest, rare string) []query {
 	if rare == "" {

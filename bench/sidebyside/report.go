@@ -226,7 +226,7 @@ func (r *report) write(w io.Writer) {
 	if s.timeoutMS > 0 {
 		p("- indexctl grep runs with `--timeout-ms %d` so a slow scan is timed in full rather than cut at the 2 s default; a `[Partial…]` note in the notes column means it was cut anyway.\n", s.timeoutMS)
 	}
-	p("- Walk-engine Glob has a 20,000-entry breaker (SPEC §6): on a bigger tree `indexctl --direct glob` stops early and says so in its notes; its time is then not comparable.\n")
+	p("- Walk-engine Glob has a 20,000-entry breaker (docs/tools.md): on a bigger tree `indexctl --direct glob` stops early and says so in its notes; its time is then not comparable.\n")
 	p("- Warm cache only. On a small shared machine other load skews single runs; compare medians, and rerun before trusting a difference under ~10%%.\n")
 }
 

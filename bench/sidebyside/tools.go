@@ -54,8 +54,8 @@ type setup struct {
 	timeoutMS     int
 }
 
-// excluded lists the default-ignored directory names (SPEC §5), sorted,
-// so that rg and fd skip what indexctl skips.
+// excluded lists the default-ignored directory names (docs/product.md, "What
+// is skipped"), sorted, so that rg and fd skip what indexctl skips.
 func excluded() []string {
 	var names []string
 	for n := range ignore.DefaultDirs {

@@ -2,7 +2,7 @@ package main
 
 import "github.com/indexd/indexd/tool"
 
-// globCmd is "indexctl glob": the Glob tool (SPEC §6).
+// globCmd is "indexctl glob": the Glob tool (docs/tools.md, "Glob").
 var globCmd = &command{
 	name:       "glob",
 	tool:       tool.Glob,

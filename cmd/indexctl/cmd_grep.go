@@ -2,7 +2,7 @@ package main
 
 import "github.com/indexd/indexd/tool"
 
-// grepCmd is "indexctl grep": the Grep tool (SPEC §7).
+// grepCmd is "indexctl grep": the Grep tool (docs/tools.md, "Grep").
 var grepCmd = &command{
 	name:       "grep",
 	tool:       tool.Grep,

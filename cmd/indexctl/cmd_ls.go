@@ -2,7 +2,7 @@ package main
 
 import "github.com/indexd/indexd/tool"
 
-// lsCmd is "indexctl ls": the LS tool (SPEC §8).
+// lsCmd is "indexctl ls": the LS tool (docs/tools.md, "LS").
 var lsCmd = &command{
 	name:       "ls",
 	tool:       tool.LS,

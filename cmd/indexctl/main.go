@@ -1,5 +1,6 @@
 // Command indexctl answers the Glob, Grep, LS and Changes agent tools from
-// the command line (SPEC §10). Run "indexctl help" for its usage.
+// the command line (docs/product.md, "The command line: indexctl"). Run
+// "indexctl help" for its usage.
 package main
 
 import (

@@ -478,7 +478,7 @@ func checkTools(t *testing.T, cs *sdk.ClientSession, mode string) {
 		}
 	}
 
-	// The compatibility tools: seed 004's shapes, exactly.
+	// The compatibility tools: their shapes (docs/tools.md), exactly.
 	res := mcpCall(t, cs, "find_files_by_name", `{"name_pattern":"*.ts"}`)
 	if got, want := resultText(t, res), `{"files":["src/b.ts","src/util/c.ts"],"total_found":2}`; res.IsError || got != want {
 		t.Errorf("find_files_by_name: %s, want %s", got, want)

@@ -1,6 +1,6 @@
 // Package envelopetest checks that bytes are a well-formed indexd response
-// envelope (SPEC §3). Tests anywhere in the module pass every envelope they
-// see through Validate.
+// envelope (docs/product.md, "The envelope"). Tests anywhere in the module
+// pass every envelope they see through Validate.
 package envelopetest
 
 import (
@@ -14,7 +14,8 @@ import (
 	"github.com/indexd/indexd/internal/quote"
 )
 
-// Codes are the error codes an envelope may carry (SPEC §3).
+// Codes are the error codes an envelope may carry (docs/product.md, "The
+// envelope").
 var Codes = map[string]bool{
 	"NOT_FOUND":         true,
 	"ACCESS_DENIED":     true,

@@ -32,7 +32,7 @@ import (
 )
 
 // Request is one tool call. Root, Cwd and Args are the params of the
-// daemon protocol's glob/grep/ls methods (SPEC §10); Tool picks the method.
+// daemon protocol's tool methods (docs/protocol.md); Tool picks the method.
 type Request struct {
 	Tool string          // tool.Glob, Grep or LS
 	Root string          // absolute workspace root
@@ -202,14 +202,13 @@ func RequestTimeout(req Request) time.Duration {
 	return time.Duration(ms)*time.Millisecond + requestMargin
 }
 
-// Connect connects to the daemon on d.Socket, starting d.Engine if
-// nothing answers there. A daemon of another build than the engine's (an
-// older one, say, after an upgrade, or a deleted go run binary's) is
-// asked to shut down and replaced by one of this build (SPEC §10): the
-// client's first ping carries the engine's build ID and such a daemon
-// refuses it. Only one replacement is tried, so two builds in use at once
-// do not take turns forever: the second finds its daemon serving and
-// keeps it.
+// Connect connects to the daemon on d.Socket, starting d.Engine if nothing
+// answers there. A daemon of another build than the engine's (an older one,
+// say, after an upgrade, or a deleted go run binary's) is asked to shut down
+// and replaced by one of this build (docs/protocol.md, "ping"): the client's
+// first ping carries the engine's build ID and such a daemon refuses it.
+// Only one replacement is tried, so two builds in use at once do not take
+// turns forever: the second finds its daemon serving and keeps it.
 func (d *Daemon) Connect(ctx context.Context) (*rpc.Client, error) {
 	return d.connectCalling(ctx, nil)
 }

@@ -12,17 +12,16 @@ import (
 
 // A command-line answer beyond the agent tools' limits (--all, a large
 // --limit) that the caller wants whole (--json prints one envelope) is
-// not asked of the daemon whole: built there, it would be held in the
-// daemon's memory, several copies of it, until written, and the
-// daemon's reply budget cuts such an answer short once it outgrows it
-// (rpc's "Memory"). The daemon streams it instead, each part carrying
-// the lines its results add to the envelope's text
-// (rpc.ToolParams.BatchText), and the answer is put back together here,
-// in the client's own memory: the response's envelope, whose data holds
-// an empty list, with the parts' lists in order in that list, and its
-// text followed by "\n" and the parts' texts (when any result came).
-// The result is the envelope the daemon would have built whole, byte for
-// byte.
+// not asked of the daemon whole: built there, it would be held in the daemon's
+// memory, several copies of it, until written, and the daemon's reply budget
+// cuts such an answer short once it outgrows it (docs/protocol.md, "Memory:
+// the reply budget"). The daemon streams it instead, each part carrying the
+// lines its results add to the envelope's text (rpc.ToolParams.BatchText), and
+// the answer is put back together here, in the client's own memory: the
+// response's envelope, whose data holds an empty list, with the parts' lists
+// in order in that list, and its text followed by "\n" and the parts' texts
+// (when any result came). The result is the envelope the daemon would have
+// built whole, byte for byte.
 
 // wholeAnswer collects the parts of a streamed answer.
 type wholeAnswer struct {

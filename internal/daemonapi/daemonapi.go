@@ -1,6 +1,6 @@
 // Package daemonapi owns what the daemon's clients share with it without
 // linking it: the results of its status, index and forget methods (the
-// shapes daemon/doc.go describes), the ping error that asks a client of
+// shapes docs/protocol.md describes), the ping error that asks a client of
 // another build to replace it, its state directory and its log. The
 // daemon (package daemon) re-exports all of it; the query client
 // (cmd/indexctl) reads it here.
@@ -66,7 +66,7 @@ type MemoryStatus struct {
 	// it cannot be read); HeapBytes the heap's spans in use.
 	RSSBytes  int64 `json:"rss_bytes"`
 	HeapBytes int64 `json:"heap_bytes"`
-	// The reply budget (package rpc's "Memory"): the bytes of answers
+	// The reply budget (docs/protocol.md): the bytes of answers
 	// waiting to be written or being built now, the most they have been
 	// since the start, and the budget over all connections.
 	AnswerBytes       int64 `json:"answer_bytes"`

@@ -7,7 +7,8 @@ import (
 	"github.com/indexd/indexd/internal/cliflag"
 )
 
-// Exit codes of indexctl and of its engine (SPEC §10).
+// Exit codes of indexctl and of its engine (docs/product.md, "The command
+// line: indexctl").
 const (
 	ExitFound   = 0 // the tool answered with results; a command succeeded
 	ExitNothing = 1 // the tool answered, and found nothing

@@ -1,7 +1,7 @@
 // Package rooted opens files and directories beneath a workspace root
 // without ever following a symbolic link: the one traversal primitive
 // that the walk, the index build and updates, the watcher, Grep's scan
-// and LS go through (SPEC §4).
+// and LS go through (docs/product.md, "The root is the boundary").
 //
 // # Guarantee
 //

@@ -13,10 +13,10 @@ import (
 	"github.com/indexd/indexd/envelope"
 )
 
-// The seeds' error tables (seed 000 §6, seed 001 §6, seed 002 LS) and text
-// formats (seed 000 §7, seed 001 §7, seed 002), as SPEC §6–8 restate them.
+// The tools' contract as agents know it: the error of each bad argument
+// or path, and the text formats (docs/tools.md).
 
-func seedTree() fsTree {
+func contractTree() fsTree {
 	return fsTree{
 		"README.md":       "# readme\n",
 		"x.txt":           "hello\n",
@@ -36,9 +36,9 @@ const (
 	msgNotObject      = "Arguments must be a JSON object."
 )
 
-func TestSeedErrorTables(t *testing.T) {
+func TestErrorTables(t *testing.T) {
 	t.Parallel()
-	tools, _ := setup(t, seedTree())
+	tools, _ := setup(t, contractTree())
 	const (
 		inv    = envelope.CodeInvalidParam
 		nf     = envelope.CodeNotFound
@@ -49,7 +49,7 @@ func TestSeedErrorTables(t *testing.T) {
 		code       envelope.Code
 		msg        string
 	}{
-		// Missing pattern (seed 000 §6, 001 §6); empty and null count as missing.
+		// Missing pattern; empty and null count as missing.
 		{ToolGlob, `{}`, inv, msgMissingPattern},
 		{ToolGlob, `{"pattern":""}`, inv, msgMissingPattern},
 		{ToolGlob, `{"pattern":null}`, inv, msgMissingPattern},
@@ -58,7 +58,7 @@ func TestSeedErrorTables(t *testing.T) {
 		{ToolGrep, `{}`, inv, msgMissingPattern},
 		{ToolGrep, `{"pattern":""}`, inv, msgMissingPattern},
 		{ToolGrep, `{"path":"src"}`, inv, msgMissingPattern},
-		// limit (seed 000 §6): out of range, a string, a fraction.
+		// limit: out of range, a string, a fraction.
 		{ToolGlob, `{"pattern":"*","limit":0}`, inv, msgGlobLimit},
 		{ToolGlob, `{"pattern":"*","limit":201}`, inv, msgGlobLimit},
 		{ToolGlob, `{"pattern":"*","limit":-1}`, inv, msgGlobLimit},
@@ -73,7 +73,7 @@ func TestSeedErrorTables(t *testing.T) {
 		{ToolLS, `{"limit":201}`, inv, msgGlobLimit},
 		{ToolLS, `{"offset":-1}`, inv, "offset must be a non-negative integer."},
 		{ToolLS, `{"offset":"2"}`, inv, "offset must be a non-negative integer."},
-		// include type (seed 001 §6).
+		// include's type.
 		{ToolGrep, `{"pattern":"x","include":5}`, inv, msgInclude},
 		{ToolGrep, `{"pattern":"x","include":["*.go"]}`, inv, msgInclude},
 		{ToolGrep, `{"pattern":"x","include":{}}`, inv, msgInclude},
@@ -105,7 +105,7 @@ func TestSeedErrorTables(t *testing.T) {
 		{ToolLS, `{"path":`, inv, msgNotObject},
 		// Unknown tool.
 		{"Read", `{}`, inv, "Unknown tool 'Read'."},
-		// Path errors (seed 000 §6, 001 §6).
+		// Path errors.
 		{ToolGlob, `{"pattern":"*","path":"nope"}`, nf, "Search root 'nope' does not exist."},
 		{ToolGrep, `{"pattern":"x","path":"nope"}`, nf, "Search root 'nope' does not exist."},
 		{ToolGlob, `{"pattern":"*","path":"src/nope/deeper"}`, nf, "Search root 'src/nope/deeper' does not exist."},
@@ -132,9 +132,9 @@ func TestSeedErrorTables(t *testing.T) {
 	}
 }
 
-func TestSeedInvalidRegex(t *testing.T) {
+func TestInvalidRegex(t *testing.T) {
 	t.Parallel()
-	tools, _ := setup(t, seedTree())
+	tools, _ := setup(t, contractTree())
 	for _, p := range []string{"(", "[a-", "a{2,1}", `\k`, "*x"} {
 		r := run(t, tools, ToolGrep, jsonArgs("pattern", p))
 		wantStatus(t, r, "error")
@@ -151,9 +151,9 @@ func TestSeedInvalidRegex(t *testing.T) {
 }
 
 // Arguments are echoed exactly, unknown keys are ignored.
-func TestSeedParamsInputAndUnknownKeys(t *testing.T) {
+func TestParamsInputAndUnknownKeys(t *testing.T) {
 	t.Parallel()
-	tools, _ := setup(t, seedTree())
+	tools, _ := setup(t, contractTree())
 	args := `{"pattern": "**/*.py",  "path":"src", "frobnicate": [1,2], "limit": 2}`
 	r := run(t, tools, ToolGlob, args)
 	wantStatus(t, r, "success")
@@ -174,10 +174,10 @@ func TestSeedParamsInputAndUnknownKeys(t *testing.T) {
 	wantStatus(t, r, "success")
 }
 
-// The seed's example query: text per seed 000 §7.
-func TestSeedGlobText(t *testing.T) {
+// Glob's text (docs/tools.md, "Glob").
+func TestGlobText(t *testing.T) {
 	t.Parallel()
-	tools, _ := setup(t, seedTree())
+	tools, _ := setup(t, contractTree())
 	r := run(t, tools, ToolGlob, `{"pattern":"**/*.py","path":"core"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Found 2 files matching '**/*.py' in 'core'\n(Scanned 2 items in Nms)\n\ncore/agent.py\ncore/llm.py")
@@ -199,10 +199,10 @@ func TestSeedGlobText(t *testing.T) {
 	}
 }
 
-// Text per seed 001 §7.
-func TestSeedGrepText(t *testing.T) {
+// Grep's text (docs/tools.md, "Grep").
+func TestGrepText(t *testing.T) {
 	t.Parallel()
-	tools, root := setup(t, seedTree())
+	tools, root := setup(t, contractTree())
 	setMtime(t, root, "src/utils/io.py", base.Add(3))
 	setMtime(t, root, "core/agent.py", base.Add(2))
 	setMtime(t, root, "core/llm.py", base.Add(1))
@@ -227,10 +227,10 @@ func TestSeedGrepText(t *testing.T) {
 		"src/utils/io.py:2: class User:\ncore/agent.py:1: class Agent:")
 }
 
-// Text per seed 002 (LS).
-func TestSeedLSText(t *testing.T) {
+// LS's text (docs/tools.md, "LS").
+func TestLSText(t *testing.T) {
 	t.Parallel()
-	tools, _ := setup(t, seedTree())
+	tools, _ := setup(t, contractTree())
 	r := run(t, tools, ToolLS, `{}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Listed 5 entries in '.'\n\ncore/\nempty/\nsrc/\nREADME.md\nx.txt")
@@ -274,7 +274,7 @@ func normGolden(t *testing.T, js []byte) []byte {
 // go test ./query -run Golden -update rewrites them.
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	tools, root := setup(t, seedTree())
+	tools, root := setup(t, contractTree())
 	setMtime(t, root, "src/utils/io.py", base.Add(3))
 	setMtime(t, root, "core/agent.py", base.Add(2))
 	setMtime(t, root, "core/llm.py", base.Add(1))
