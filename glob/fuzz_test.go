@@ -61,7 +61,7 @@ func FuzzGlobMatch(f *testing.F) {
 		if !cleanRel(p) {
 			return
 		}
-		// The oracle: doublestar, the semantics SPEC §6 names, on the
+		// The oracle: doublestar, the semantics docs/tools.md names, on the
 		// patterns and paths both read the same way (valid UTF-8, no
 		// case folding).
 		if !fold && utf8.ValidString(pat) && utf8.ValidString(p) && doublestar.ValidatePattern(pat) {

@@ -332,7 +332,7 @@ func (g *Pattern) AllowHidden(name string) bool {
 	return false
 }
 
-// Include is Grep's file filter (SPEC §7): a pattern without "/" matches
+// Include is Grep's file filter (docs/tools.md, "Grep"): a pattern without "/" matches
 // the base name ("*.ts", "*.{ts,tsx}"); one with "/" matches the path
 // relative to the search directory ("src/**/*.ts").
 //

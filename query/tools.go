@@ -1,9 +1,9 @@
-// Package query is the tool layer: it answers the agent tools of the
-// table (package tool: Glob, Grep, LS, Changes) for one workspace
-// (SPEC §3–8). It decodes and checks a call's parameters (params.go),
-// resolves paths inside the root (resolve.go: the security boundary),
-// runs the query and builds the envelope, or hands a command line's
-// results to a Sink as they come (answer.go).
+// Package query is the tool layer: it answers the agent tools of the table
+// (package tool: Glob, Grep, LS, Changes) for one workspace (docs/tools.md,
+// docs/product.md). It decodes and checks a call's parameters (params.go),
+// resolves paths inside the root (resolve.go: the security boundary), runs
+// the query and builds the envelope, or hands a command line's results to a
+// Sink as they come (answer.go).
 //
 // Glob and Grep are answered by a Searcher. Walker, the uncached walk of
 // the live tree, is the reference implementation; Indexed answers from an
@@ -120,7 +120,7 @@ type Tools struct {
 	// other is taken as given), no default time limit (Grep's timeout_ms
 	// applies only when given), and Glob's entry and time breakers
 	// lifted. Scripts want whole answers, or to be told they are not;
-	// the agent tools keep SPEC's limits.
+	// the agent tools keep their limits (docs/product.md, "Limits").
 	Unlimited bool
 	// Voice words the answers' hints and messages for their reader: the
 	// agents' (the zero value) or the command line's (CLIVoice).

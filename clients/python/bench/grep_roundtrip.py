@@ -4,10 +4,10 @@
             returning the envelope as a dict;
   indexctl  subprocess.run(["indexctl", "--json", "grep", "--args", ...])
             per call, its output decoded (a process start each time);
-  rg        ripgrep as a subprocess per call, as the seeds' GrepTool runs
-            it (rg -n --no-heading -i -F -e PATTERN -- ROOT), its lines
-            parsed and sorted newest file first (a stat per file), the
-            seeds' own approach.
+  rg        ripgrep as a subprocess per call, as a Grep tool without
+            indexd runs it (rg -n --no-heading -i -F -e PATTERN -- ROOT),
+            its lines parsed and sorted newest file first (a stat per
+            file).
 
 Each round runs the three in a random order (interleaved, so that a
 machine busy for a while weighs on all three alike); the medians, 10th

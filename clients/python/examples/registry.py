@@ -1,4 +1,4 @@
-"""A minimal agent tool registry, shaped as the seeds' framework's
+"""A minimal agent tool registry, shaped as a Python agent framework's
 (register_tool, execute_tool(name, input_text) -> str,
 get_tools_description), with indexd's tools registered in it, running
 Glob, Grep and LS on the repository this file is in.

@@ -1,5 +1,6 @@
 """One connection to the daemon: the socket, its line framing, and the
-reading of one call's answer (the protocol is specified in rpc/doc.go).
+reading of one call's answer (the protocol is specified in
+docs/protocol.md).
 
 A request is one line of JSON; the daemon answers each with one line,
 {"jsonrpc":"2.0","id":ID,"result":RESULT} or {..."error":{...}}, and may
@@ -226,9 +227,9 @@ def request_line(rid, method, params_json):
 
 class Exchange:
     """Sends one call (its params already encode_params's JSON text) and
-    reads its answer: its partial notifications, then its
-    result, within the silence rule of rpc's Client (see rpc/doc.go,
-    "Client timeouts"): when nothing at all has come for half the answer
+    reads its answer: its partial notifications, then its result, within
+    the silence rule of rpc's Client (see docs/protocol.md, "What indexctl
+    does as a client"): when nothing at all has come for half the answer
     timeout, a ping is sent, which a live daemon answers at once; when
     nothing has come for the whole answer timeout, NoAnswer. deadline
     (time.monotonic(), or None) bounds the whole call."""

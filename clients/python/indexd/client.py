@@ -425,8 +425,8 @@ class _KeepAlive:
     """A stream's keep-alive: while the stream's consumer holds a batch
     (its own work, not the daemon's), a thread sends a ping notification
     every interval, so that the daemon, whose writer waits for this
-    client to read, sees it alive and keeps the connection (rpc/doc.go,
-    "Memory"; indexctl's paused pager does the same). The Stream that
+    client to read, sees it alive and keeps the connection (docs/protocol.md,
+    "Memory: the reply budget"; indexctl's paused pager does the same). The Stream that
     starts the thread stops it and waits for it (stop), when it ends or
     is closed, or when it is collected unclosed."""
 
