@@ -2,13 +2,13 @@ package envelope
 
 import "fmt"
 
-// Voice words an answer's hints and messages for its reader. The zero
-// value is the agents': a hint names the parameter to set ("Set
-// include_ignored=true to search them."), as the seeds' texts do. A
-// voice whose Flag is set is a person's at indexctl's command line
-// (Tools.Voice, rpc.ToolParams.Voice "cli"): a hint names the flag to
-// give ("Use --include-ignored to search them."). The reader chooses the
-// voice; no front end rewrites another's text.
+// Voice words an answer's hints and messages for its reader. The zero value
+// is the agents': a hint names the parameter to set ("Set
+// include_ignored=true to search them."), as docs/product.md shows. A voice
+// whose Flag is set is a person's at indexctl's command line (Tools.Voice,
+// rpc.ToolParams.Voice "cli"): a hint names the flag to give ("Use
+// --include-ignored to search them."). The reader chooses the voice; no
+// front end rewrites another's text.
 type Voice struct {
 	// Flag returns the flag that sets a parameter ("" when none does).
 	Flag func(param string) string

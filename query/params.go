@@ -54,8 +54,8 @@ func invalid(format string, v ...any) *envelope.Error {
 	return envelope.Errorf(envelope.CodeInvalidParam, format, v...)
 }
 
-// missingPattern is the error of a call without its pattern, in voice v:
-// the seeds' message for agents; on the command line the argument is
+// missingPattern is the error of a call without its pattern, in voice v: the
+// message agents know (docs/tools.md); on the command line the argument is
 // missing.
 func missingPattern(v envelope.Voice) *envelope.Error {
 	if v.CLI() {

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Each reader gets the hints and messages worded for it, by the daemon:
-// an agent the parameter to set (the seeds' texts), a person at the
+// Each reader gets the hints and messages worded for it, by the daemon: an
+// agent the parameter to set (docs/tools.md's texts), a person at the
 // command line (CLIVoice) the flag to give. Nothing is rewritten after.
 func TestVoices(t *testing.T) {
 	t.Parallel()

@@ -20,8 +20,8 @@ input and output (its MCP client starts this command): Glob, Grep, LS and
 Changes, with input schemas and descriptions written for a model; each call answers
 with the envelope's text as content, the envelope as structuredContent and
 isError when its status is "error". --tools compat adds the compatibility
-tools find_files_by_name and search_in_files (their seed's input and
-output shapes).
+tools find_files_by_name and search_in_files (the input and output
+shapes of the MCP server their clients were written against).
 
 Calls go to the shared daemon, started when none answers, as queries do;
 with --direct (or INDEXCTL_DIRECT=1), or when no daemon can be reached,
