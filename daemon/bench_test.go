@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // Figures, measured not asserted:
@@ -25,16 +26,16 @@ import (
 func BenchmarkClients(b *testing.B) {
 	root := benchRoot(b)
 	td := startDaemon(b, Config{})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		b.Fatalf("index: %+v", rs)
 	}
 	ctx := context.Background()
 	for _, q := range []struct{ name, method, args string }{
-		{"grep-rare", rpc.MethodGrep, `{"pattern":"xyzzy_indexd_rare"}`},
-		{"grep-few", rpc.MethodGrep, `{"pattern":"lowerhex"}`},
-		{"grep-common", rpc.MethodGrep, `{"pattern":"func main","limit":100}`},
-		{"glob-all-go", rpc.MethodGlob, `{"pattern":"**/*.go"}`},
-		{"ls", rpc.MethodLS, `{"path":"net/http"}`},
+		{"grep-rare", tool.MethodGrep, `{"pattern":"xyzzy_indexd_rare"}`},
+		{"grep-few", tool.MethodGrep, `{"pattern":"lowerhex"}`},
+		{"grep-common", tool.MethodGrep, `{"pattern":"func main","limit":100}`},
+		{"glob-all-go", tool.MethodGlob, `{"pattern":"**/*.go"}`},
+		{"ls", tool.MethodLS, `{"path":"net/http"}`},
 	} {
 		b.Run(q.name, func(b *testing.B) {
 			params := rpc.ToolParams{Root: root, Args: json.RawMessage(q.args)}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // Figure, measured not asserted:
@@ -29,7 +29,7 @@ func BenchmarkChangesThousand(b *testing.B) {
 	}
 	td := startDaemon(b, Config{})
 	root := writeTree(b, files)
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		b.Fatalf("index: %+v", rs)
 	}
 	var clock struct {
@@ -37,7 +37,7 @@ func BenchmarkChangesThousand(b *testing.B) {
 			Clock string `json:"clock"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(td.call(query.MethodChanges, rpc.ToolParams{Root: root, Args: json.RawMessage(`{}`)}), &clock); err != nil || clock.Data.Clock == "" {
+	if err := json.Unmarshal(td.call(tool.MethodChanges, rpc.ToolParams{Root: root, Args: json.RawMessage(`{}`)}), &clock); err != nil || clock.Data.Clock == "" {
 		b.Fatalf("no clock: %v", err)
 	}
 	for i := range 1000 {
@@ -47,7 +47,7 @@ func BenchmarkChangesThousand(b *testing.B) {
 	params := rpc.ToolParams{Root: root, Args: args}
 	ctx := context.Background()
 	check := func() {
-		js := td.call(query.MethodChanges, params)
+		js := td.call(tool.MethodChanges, params)
 		var a struct {
 			Status string               `json:"status"`
 			Data   envelope.ChangesData `json:"data"`
@@ -63,7 +63,7 @@ func BenchmarkChangesThousand(b *testing.B) {
 			p.Args = json.RawMessage(fmt.Sprintf(`{"since":%q,"sync":%v}`, clock.Data.Clock, sync))
 			for range b.N {
 				var res json.RawMessage
-				if err := td.c.Call(ctx, query.MethodChanges, p, &res); err != nil {
+				if err := td.c.Call(ctx, tool.MethodChanges, p, &res); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -81,7 +81,7 @@ func BenchmarkChangesThousand(b *testing.B) {
 		if _, rerr := d.Handle(ctx, rpc.MethodIndex, idx); rerr != nil {
 			b.Fatal(rerr)
 		}
-		tok, rerr := d.Handle(ctx, query.MethodChanges, mustJSON(b, rpc.ToolParams{Root: root, Args: json.RawMessage(`{}`)}))
+		tok, rerr := d.Handle(ctx, tool.MethodChanges, mustJSON(b, rpc.ToolParams{Root: root, Args: json.RawMessage(`{}`)}))
 		if rerr != nil {
 			b.Fatal(rerr)
 		}
@@ -92,7 +92,7 @@ func BenchmarkChangesThousand(b *testing.B) {
 			writeFile(b, root, fmt.Sprintf("pkg%02d/sub%d/file%04d.go", i%40, i%5, i), fmt.Sprintf("package z%d\n", b.N))
 		}
 		p := mustJSON(b, rpc.ToolParams{Root: root, Args: json.RawMessage(fmt.Sprintf(`{"since":%q}`, clock.Data.Clock))})
-		js, rerr := d.Handle(ctx, query.MethodChanges, p) // the barrier: every write is journaled
+		js, rerr := d.Handle(ctx, tool.MethodChanges, p) // the barrier: every write is journaled
 		var a struct {
 			Data envelope.ChangesData `json:"data"`
 		}
@@ -103,7 +103,7 @@ func BenchmarkChangesThousand(b *testing.B) {
 			b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
 				p := mustJSON(b, rpc.ToolParams{Root: root, Args: json.RawMessage(fmt.Sprintf(`{"since":%q,"sync":%v}`, clock.Data.Clock, sync))})
 				for range b.N {
-					if _, rerr := d.Handle(ctx, query.MethodChanges, p); rerr != nil {
+					if _, rerr := d.Handle(ctx, tool.MethodChanges, p); rerr != nil {
 						b.Fatal(rerr)
 					}
 				}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/rpc"
 )
 
 // git runs git in dir and returns its output.
@@ -59,7 +60,7 @@ func TestChangesGitCheckout(t *testing.T) {
 	git(t, root, "commit", "-q", "-m", "topic")
 	git(t, root, "checkout", "-q", "main")
 
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	tok := td.clockOf(root)

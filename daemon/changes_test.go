@@ -15,8 +15,8 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/journal"
-	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/watch"
 )
 
@@ -32,7 +32,7 @@ type changesAnswer struct {
 
 func (td *testDaemon) changes(root, args string) changesAnswer {
 	td.t.Helper()
-	js := td.call(query.MethodChanges, rpc.ToolParams{Root: root, Args: json.RawMessage(args)})
+	js := td.call(tool.MethodChanges, rpc.ToolParams{Root: root, Args: json.RawMessage(args)})
 	a := changesAnswer{js: js}
 	decodeAnswer(td.t, js) // a valid envelope
 	if err := json.Unmarshal(js, &a.Raw); err != nil {
@@ -106,7 +106,7 @@ func mtimeString(t *testing.T, path string) string {
 func readyRoot(t *testing.T, td *testDaemon, files map[string]string) string {
 	t.Helper()
 	root := writeTree(t, files)
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	return root
@@ -450,7 +450,7 @@ func TestChangesSymlinksAsGlob(t *testing.T) {
 	}
 	globAll := func() []string {
 		t.Helper()
-		a := td.query(rpc.MethodGlob, root, `{"pattern":"**"}`)
+		a := td.query(tool.MethodGlob, root, `{"pattern":"**"}`)
 		if a.Status != envelope.StatusSuccess || a.data.Used {
 			t.Fatalf("glob: %s", a.js)
 		}

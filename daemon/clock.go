@@ -8,6 +8,7 @@ import (
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/rpc"
 )
 
 // Clock tokens and Changes (query.ChangeLog) for one call, from the
@@ -26,7 +27,7 @@ func (s *searcher) journalState() (*journal.Journal, Freshener, *index.Index) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state != StateReady || w.journal == nil {
+	if w.state != rpc.StateReady || w.journal == nil {
 		return nil, nil, nil
 	}
 	return w.journal, w.fresh, w.ix
@@ -36,7 +37,7 @@ func (s *searcher) journalState() (*journal.Journal, Freshener, *index.Index) {
 func (s *searcher) noJournal() string {
 	if w, _ := s.ws(); w != nil {
 		w.mu.Lock()
-		unwatched := w.state == StateUnwatched
+		unwatched := w.state == rpc.StateUnwatched
 		w.mu.Unlock()
 		if unwatched {
 			return "no file watcher keeps this root (none on this system), so its changes are not tracked"

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // A saved index damaged while the daemon was down (every page after the
@@ -38,7 +40,7 @@ func TestDamagedDBSetAsideAndRebuilt(t *testing.T) {
 	rec := &logRecorder{}
 	td = startDaemon(t, Config{StateDir: state, Logger: slog.New(rec)})
 	rs := td.index(root, true)
-	if rs.State != StateReady || rs.Reopened || rs.Files != sampleFiles {
+	if rs.State != rpc.StateReady || rs.Reopened || rs.Files != sampleFiles {
 		t.Fatalf("after the damage: %+v", rs)
 	}
 	if n := rec.count("discarding the saved index"); n != 1 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // childEnv makes the test binary run the daemon instead of the tests (see
@@ -88,10 +89,10 @@ func bigTree(t *testing.T) string {
 func checkAgainstWalk(t *testing.T, td *testDaemon, root string) {
 	t.Helper()
 	for _, q := range []struct{ method, args string }{
-		{rpc.MethodGlob, `{"pattern":"**/f1*.txt","limit":1000}`},
-		{rpc.MethodGrep, `{"pattern":"file number 1\\d\\d\\b","limit":1000}`},
-		{rpc.MethodGrep, `{"pattern":"after the crash"}`},
-		{rpc.MethodLS, `{"path":"d07"}`},
+		{tool.MethodGlob, `{"pattern":"**/f1*.txt","limit":1000}`},
+		{tool.MethodGrep, `{"pattern":"file number 1\\d\\d\\b","limit":1000}`},
+		{tool.MethodGrep, `{"pattern":"after the crash"}`},
+		{tool.MethodLS, `{"path":"d07"}`},
 	} {
 		a, want := td.query(q.method, root, q.args), walked(t, q.method, root, q.args)
 		if a.data.Used || !bytes.Equal(a.Data, want.Data) {
@@ -119,13 +120,13 @@ func TestKill9MidBuild(t *testing.T) {
 	if l := recv(t, lines, "the child to start building"); l != "building\n" {
 		t.Fatalf("child said %q", l)
 	}
-	var st Status
+	var st rpc.Status
 	var res json.RawMessage
 	if err := c.Call(context.Background(), rpc.MethodStatus, nil, &res); err != nil {
 		t.Fatal(err)
 	}
 	json.Unmarshal(res, &st)
-	if len(st.Roots) != 1 || st.Roots[0].Phase != PhaseBuild || st.Roots[0].Progress == nil ||
+	if len(st.Roots) != 1 || st.Roots[0].Phase != rpc.PhaseBuild || st.Roots[0].Progress == nil ||
 		st.Roots[0].Progress.TotalFiles != 2000 || st.Roots[0].Progress.Files >= 2000 {
 		t.Errorf("status mid-build: %s", res)
 	}
@@ -135,7 +136,7 @@ func TestKill9MidBuild(t *testing.T) {
 	writeFile(t, root, "d07/late.txt", "written after the crash\n")
 	td := startDaemon(t, Config{SocketPath: socket, StateDir: state})
 	rs := td.index(root, true)
-	if rs.State != StateReady || rs.Reopened || rs.Files != 2001 {
+	if rs.State != rpc.StateReady || rs.Reopened || rs.Files != 2001 {
 		t.Fatalf("after the crash: %+v", rs)
 	}
 	checkAgainstWalk(t, td, root)
@@ -161,7 +162,7 @@ func TestKill9WhenReady(t *testing.T) {
 
 	td := startDaemon(t, Config{SocketPath: socket, StateDir: state})
 	rs := td.index(root, true)
-	if rs.State != StateReady || !rs.Reopened || rs.Files != 2000 {
+	if rs.State != rpc.StateReady || !rs.Reopened || rs.Files != 2000 {
 		t.Fatalf("after the crash: %+v", rs)
 	}
 	checkAgainstWalk(t, td, root)
@@ -186,9 +187,9 @@ func TestKill9AroundSave(t *testing.T) {
 		if err := c.Call(ctx, rpc.MethodStatus, nil, &res); err != nil {
 			t.Fatal(err)
 		}
-		var st Status
+		var st rpc.Status
 		json.Unmarshal(res, &st)
-		if len(st.Roots) == 1 && (st.Roots[0].Phase == PhaseSave || st.Roots[0].State != StateBuilding) {
+		if len(st.Roots) == 1 && (st.Roots[0].Phase == rpc.PhaseSave || st.Roots[0].State != rpc.StateBuilding) {
 			phase = st.Roots[0].Phase + st.Roots[0].State
 			return true
 		}
@@ -199,7 +200,7 @@ func TestKill9AroundSave(t *testing.T) {
 	t.Logf("killed at %s", phase)
 
 	td := startDaemon(t, Config{SocketPath: socket, StateDir: state})
-	if rs := td.index(root, true); rs.State != StateReady || rs.Files != 2000 {
+	if rs := td.index(root, true); rs.State != rpc.StateReady || rs.Files != 2000 {
 		t.Fatalf("after the crash: %+v", rs)
 	}
 	checkAgainstWalk(t, td, root)

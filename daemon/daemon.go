@@ -38,33 +38,12 @@ import (
 // DefaultMaxRoots is Config.MaxRoots's default.
 const DefaultMaxRoots = 64
 
-// DefaultMaxMemory is Config.MaxMemory's default: 4 GiB.
-const DefaultMaxMemory = daemonapi.DefaultMaxMemory
-
-// LogName is the daemon's log file in the state directory.
-const LogName = daemonapi.LogName
-
-// DefaultStateDir returns $XDG_STATE_HOME/indexd, else
-// ~/.local/state/indexd (daemonapi.DefaultStateDir).
-func DefaultStateDir() string { return daemonapi.DefaultStateDir() }
-
-// BinaryVersion describes the running binary for status
-// (daemonapi.BinaryVersion).
-func BinaryVersion() string { return daemonapi.BinaryVersion() }
-
 // DBName returns the name of root's index DB in the state directory: the
 // first 16 hex digits of the SHA-256 of the real root path, then ".db".
 func DBName(root string) string {
 	sum := sha256.Sum256([]byte(root))
 	return hex.EncodeToString(sum[:])[:16] + ".db"
 }
-
-// EnsureStateDir makes stateDir the daemon's private directory, or says
-// why it cannot be (daemonapi.EnsureStateDir).
-func EnsureStateDir(stateDir string) error { return daemonapi.EnsureStateDir(stateDir) }
-
-// OpenLog opens the log in stateDir for appending (daemonapi.OpenLog).
-func OpenLog(stateDir string) (*os.File, error) { return daemonapi.OpenLog(stateDir) }
 
 // Config configures Run. The zero value of each field selects its
 // default.
@@ -73,7 +52,7 @@ type Config struct {
 	// rpc.DefaultSocketPath().
 	SocketPath string
 	// StateDir holds one index DB per root (DBName) and the log. Default:
-	// DefaultStateDir().
+	// daemonapi.DefaultStateDir().
 	StateDir string
 	// IdleExit stops the daemon once it has had no request for this long
 	// and no root is building. 0: never.
@@ -84,10 +63,10 @@ type Config struct {
 	// MaxMemory bounds the daemon's heap, in bytes: no new root is added
 	// while more than this is in use (the query or index call says so,
 	// and what to do). Foreground also makes it the garbage collector's
-	// soft limit. Default DefaultMaxMemory.
+	// soft limit. Default daemonapi.DefaultMaxMemory.
 	MaxMemory int64
 	// Logger receives the daemon's log. Default: text lines appended to
-	// LogName in StateDir.
+	// daemonapi.LogName in StateDir.
 	Logger *slog.Logger
 	// Version is reported by status.
 	Version string
@@ -99,7 +78,7 @@ type Config struct {
 	NewFreshener FreshenerFunc
 	// NoWatcher serves every root without a watcher, and so without an
 	// index, which nothing could keep current: each root is unwatched
-	// (StateUnwatched) from the start, Glob and Grep walk for every
+	// (rpc.StateUnwatched) from the start, Glob and Grep walk for every
 	// query and say so (fallback_reason no_watcher), answers carry no
 	// clock, and Changes and changed_since answer fresh_instance. It is
 	// set wherever package watch has no backend (watch.Supported is
@@ -153,7 +132,7 @@ func (c Config) withDefaults() Config {
 		c.SocketPath = rpc.DefaultSocketPath()
 	}
 	if c.StateDir == "" {
-		c.StateDir = DefaultStateDir()
+		c.StateDir = daemonapi.DefaultStateDir()
 	}
 	if c.Build == "" {
 		c.Build = buildid.Self()
@@ -165,7 +144,7 @@ func (c Config) withDefaults() Config {
 		c.MaxRoots = DefaultMaxRoots
 	}
 	if c.MaxMemory <= 0 {
-		c.MaxMemory = DefaultMaxMemory
+		c.MaxMemory = daemonapi.DefaultMaxMemory
 	}
 	if c.MaxAnswerBytes <= 0 {
 		c.MaxAnswerBytes = rpc.DefaultMaxReplyBytes
@@ -203,12 +182,12 @@ func Foreground(cfg Config) error {
 // ended.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if err := EnsureStateDir(cfg.StateDir); err != nil {
+	if err := daemonapi.EnsureStateDir(cfg.StateDir); err != nil {
 		return err
 	}
 	log := cfg.Logger
 	if log == nil {
-		f, err := OpenLog(cfg.StateDir)
+		f, err := daemonapi.OpenLog(cfg.StateDir)
 		if err != nil {
 			return err
 		}
@@ -512,8 +491,8 @@ func (d *daemon) reopenRoots() {
 }
 
 // memory returns the daemon's memory for status.
-func (d *daemon) memory() *daemonapi.MemoryStatus {
-	m := &daemonapi.MemoryStatus{
+func (d *daemon) memory() *rpc.MemoryStatus {
+	m := &rpc.MemoryStatus{
 		RSSBytes:          residentBytes(),
 		HeapBytes:         heapInUse(),
 		AnswerBudgetBytes: int64(d.cfg.MaxAnswerBytes),
@@ -635,7 +614,7 @@ func (d *daemon) building() bool {
 	defer d.mu.Unlock()
 	for _, w := range d.roots {
 		w.mu.Lock()
-		b := w.state == StateBuilding
+		b := w.state == rpc.StateBuilding
 		w.mu.Unlock()
 		if b {
 			return true
@@ -668,7 +647,7 @@ func (d *daemon) idleExit() {
 
 // snapshot reports the daemon and its roots (only the root only, if it
 // is not "").
-func (d *daemon) snapshot(only string) Status {
+func (d *daemon) snapshot(only string) rpc.Status {
 	d.mu.Lock()
 	ws := make([]*workspace, 0, len(d.roots))
 	for root, w := range d.roots {
@@ -677,7 +656,7 @@ func (d *daemon) snapshot(only string) Status {
 		}
 	}
 	d.mu.Unlock()
-	st := Status{
+	st := rpc.Status{
 		PID:      os.Getpid(),
 		UptimeMS: time.Since(d.started).Milliseconds(),
 		Version:  d.cfg.Version,
@@ -685,12 +664,12 @@ func (d *daemon) snapshot(only string) Status {
 		Socket:   d.cfg.SocketPath,
 		StateDir: d.cfg.StateDir,
 		Queries:  d.queries.Load(),
-		Roots:    make([]RootStatus, 0, len(ws)),
+		Roots:    make([]rpc.RootStatus, 0, len(ws)),
 		Memory:   d.memory(),
 	}
 	for _, w := range ws {
 		st.Roots = append(st.Roots, w.status())
 	}
-	slices.SortFunc(st.Roots, func(a, b RootStatus) int { return strings.Compare(a.Root, b.Root) })
+	slices.SortFunc(st.Roots, func(a, b rpc.RootStatus) int { return strings.Compare(a.Root, b.Root) })
 	return st
 }

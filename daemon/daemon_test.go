@@ -16,6 +16,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/clock"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/rpc/server"
 	"github.com/indexd/indexd/tool"
@@ -38,15 +39,15 @@ const sampleFiles = 6
 
 // sampleQueries are valid queries on sample, every tool and mode.
 var sampleQueries = []struct{ method, args string }{
-	{rpc.MethodGlob, `{"pattern":"**/*.go"}`},
-	{rpc.MethodGlob, `{"pattern":"*.md","path":"docs"}`},
-	{rpc.MethodGlob, `{"pattern":"**/*.go","include_hidden":true}`},
-	{rpc.MethodGrep, `{"pattern":"func"}`},
-	{rpc.MethodGrep, `{"pattern":"HELLO","include":"*.go","output_mode":"files_with_matches"}`},
-	{rpc.MethodGrep, `{"pattern":"func","output_mode":"count","path":"lib"}`},
-	{rpc.MethodGrep, `{"pattern":"no such text anywhere"}`},
-	{rpc.MethodLS, `{}`},
-	{rpc.MethodLS, `{"path":"lib"}`},
+	{tool.MethodGlob, `{"pattern":"**/*.go"}`},
+	{tool.MethodGlob, `{"pattern":"*.md","path":"docs"}`},
+	{tool.MethodGlob, `{"pattern":"**/*.go","include_hidden":true}`},
+	{tool.MethodGrep, `{"pattern":"func"}`},
+	{tool.MethodGrep, `{"pattern":"HELLO","include":"*.go","output_mode":"files_with_matches"}`},
+	{tool.MethodGrep, `{"pattern":"func","output_mode":"count","path":"lib"}`},
+	{tool.MethodGrep, `{"pattern":"no such text anywhere"}`},
+	{tool.MethodLS, `{}`},
+	{tool.MethodLS, `{"path":"lib"}`},
 }
 
 func TestPing(t *testing.T) {
@@ -74,7 +75,7 @@ func TestBuildingThenReady(t *testing.T) {
 		}
 		want := walked(t, q.method, root, q.args)
 		switch q.method {
-		case rpc.MethodLS:
+		case tool.MethodLS:
 			if a.data.Used || a.Status != want.Status {
 				t.Errorf("%s %s while building: %s", q.method, q.args, a.js)
 			}
@@ -82,10 +83,10 @@ func TestBuildingThenReady(t *testing.T) {
 			if !a.data.Used || a.data.Reason != envelope.ReasonIndexBuilding {
 				t.Errorf("%s %s while building: no fallback index_building: %s", q.method, q.args, a.js)
 			}
-			if q.method == rpc.MethodGrep && a.Status != envelope.StatusPartial {
+			if q.method == tool.MethodGrep && a.Status != envelope.StatusPartial {
 				t.Errorf("%s %s while building: status %s, want partial (fallback)", q.method, q.args, a.Status)
 			}
-			if q.method == rpc.MethodGlob && a.Status != want.Status {
+			if q.method == tool.MethodGlob && a.Status != want.Status {
 				t.Errorf("%s %s while building: status %s, want %s", q.method, q.args, a.Status, want.Status)
 			}
 		}
@@ -94,13 +95,13 @@ func TestBuildingThenReady(t *testing.T) {
 		}
 	}
 	st := td.status("")
-	if len(st.Roots) != 1 || st.Roots[0].Root != root || st.Roots[0].State != StateBuilding {
+	if len(st.Roots) != 1 || st.Roots[0].Root != root || st.Roots[0].State != rpc.StateBuilding {
 		t.Fatalf("status while building: %+v", st)
 	}
 
 	close(g.release)
 	rs := td.index(root, true)
-	if rs.State != StateReady || rs.Files != sampleFiles || rs.Reopened || rs.IndexBytes == 0 || rs.Progress != nil {
+	if rs.State != rpc.StateReady || rs.Files != sampleFiles || rs.Reopened || rs.IndexBytes == 0 || rs.Progress != nil {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	for _, q := range sampleQueries {
@@ -110,7 +111,7 @@ func TestBuildingThenReady(t *testing.T) {
 			t.Errorf("%s %s when ready: fallback %s", q.method, q.args, a.data.Reason)
 		}
 		// Only the index counts candidates.
-		if q.method == rpc.MethodGrep && !strings.Contains(string(a.Stats), `"candidates":`) {
+		if q.method == tool.MethodGrep && !strings.Contains(string(a.Stats), `"candidates":`) {
 			t.Errorf("%s %s when ready: not answered by the index: %s", q.method, q.args, a.Stats)
 		}
 		if a.Status != want.Status || !bytes.Equal(a.Data, want.Data) {
@@ -123,7 +124,7 @@ func TestBuildingThenReady(t *testing.T) {
 	}
 	r := st.Roots[0]
 	wantQueries := int64(2 * len(sampleQueries))
-	if r.State != StateReady || r.Files != sampleFiles || r.IndexBytes == 0 || r.Queries != wantQueries || st.Queries != wantQueries {
+	if r.State != rpc.StateReady || r.Files != sampleFiles || r.IndexBytes == 0 || r.Queries != wantQueries || st.Queries != wantQueries {
 		t.Errorf("status: %+v, root %+v", st, r)
 	}
 	if st.PID != os.Getpid() || st.Socket != td.cfg.SocketPath || st.StateDir != td.cfg.StateDir {
@@ -159,7 +160,7 @@ func TestRootThroughSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	td.index(link, true)
-	a := td.query(rpc.MethodGlob, link, `{"pattern":"**/*.go"}`)
+	a := td.query(tool.MethodGlob, link, `{"pattern":"**/*.go"}`)
 	if a.data.Used || len(a.data.Paths) != 3 {
 		t.Errorf("glob through the link: %s", a.js)
 	}
@@ -186,7 +187,7 @@ func TestBadRoots(t *testing.T) {
 		{missing, envelope.CodeNotFound},
 		{file, envelope.CodeInvalidParam},
 	} {
-		for _, m := range []string{rpc.MethodGlob, rpc.MethodGrep, rpc.MethodLS} {
+		for _, m := range []string{tool.MethodGlob, tool.MethodGrep, tool.MethodLS} {
 			args := `{"pattern":"x"}`
 			a := td.query(m, tc.root, args)
 			if a.Status != envelope.StatusError || a.Error == nil || a.Error.Code != tc.code || !strings.Contains(a.Error.Message, tc.root) {
@@ -202,7 +203,7 @@ func TestBadRoots(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{rpc.MethodGlob, rpc.MethodIndex, rpc.MethodForget, rpc.MethodStatus} {
+	for _, m := range []string{tool.MethodGlob, rpc.MethodIndex, rpc.MethodForget, rpc.MethodStatus} {
 		if _, err := td.callErr(m, map[string]string{"root": "relative/path"}); rpcCode(err) != rpc.CodeInvalidParams {
 			t.Errorf("%s with a relative root: %v", m, err)
 		}
@@ -226,15 +227,15 @@ func TestRefusedCallAddsNoRoot(t *testing.T) {
 	root := writeTree(t, sample)
 	outside := t.TempDir()
 	for _, c := range []struct{ method, args string }{
-		{rpc.MethodGrep, `{"pattern":"root","path":"` + outside + `"}`},
-		{rpc.MethodGrep, `{"pattern":"root","path":"../.."}`},
-		{rpc.MethodGlob, `{"pattern":"*","path":"missing"}`},
-		{rpc.MethodGlob, `{"pattern":"*","path":"main.go"}`},
-		{rpc.MethodLS, `{"path":"` + outside + `"}`},
-		{rpc.MethodGrep, `{"pattern":"("}`},
-		{rpc.MethodGrep, `{"pattern":"x","limit":-1}`},
-		{rpc.MethodGrep, `{"pattern":"x","type":"golang"}`},
-		{rpc.MethodGlob, `{}`},
+		{tool.MethodGrep, `{"pattern":"root","path":"` + outside + `"}`},
+		{tool.MethodGrep, `{"pattern":"root","path":"../.."}`},
+		{tool.MethodGlob, `{"pattern":"*","path":"missing"}`},
+		{tool.MethodGlob, `{"pattern":"*","path":"main.go"}`},
+		{tool.MethodLS, `{"path":"` + outside + `"}`},
+		{tool.MethodGrep, `{"pattern":"("}`},
+		{tool.MethodGrep, `{"pattern":"x","limit":-1}`},
+		{tool.MethodGrep, `{"pattern":"x","type":"golang"}`},
+		{tool.MethodGlob, `{}`},
 		{tool.MethodChanges, `{"since":"not a token","path":"missing"}`},
 	} {
 		if ans := td.query(c.method, root, c.args); ans.Error == nil {
@@ -244,7 +245,7 @@ func TestRefusedCallAddsNoRoot(t *testing.T) {
 	if st := td.status(""); len(st.Roots) != 0 {
 		t.Fatalf("refused calls added roots: %+v", st.Roots)
 	}
-	if ans := td.query(rpc.MethodLS, root, `{}`); ans.Error != nil {
+	if ans := td.query(tool.MethodLS, root, `{}`); ans.Error != nil {
 		t.Fatalf("LS: %s", ans.js)
 	}
 	if st := td.status(""); len(st.Roots) != 1 {
@@ -257,16 +258,16 @@ func TestTooManyRoots(t *testing.T) {
 	td := startDaemon(t, Config{MaxRoots: 2})
 	a, b, c := writeTree(t, sample), writeTree(t, sample), writeTree(t, sample)
 	td.index(a, false)
-	td.query(rpc.MethodGlob, b, `{"pattern":"*"}`)
-	ans := td.query(rpc.MethodGlob, c, `{"pattern":"*"}`)
+	td.query(tool.MethodGlob, b, `{"pattern":"*"}`)
+	ans := td.query(tool.MethodGlob, c, `{"pattern":"*"}`)
 	if ans.Error == nil || ans.Error.Code != envelope.CodeInvalidParam || !strings.Contains(ans.Error.Message, "indexctl forget") {
 		t.Errorf("a third root: %s", ans.js)
 	}
-	if _, err := td.callErr(rpc.MethodIndex, rpc.RootParams{Root: c}); rpcCode(err) != CodeTooManyRoots {
+	if _, err := td.callErr(rpc.MethodIndex, rpc.RootParams{Root: c}); rpcCode(err) != rpc.CodeTooManyRoots {
 		t.Errorf("index of a third root: %v", err)
 	}
 	td.call(rpc.MethodForget, rpc.RootParams{Root: a})
-	if rs := td.index(c, true); rs.State != StateReady {
+	if rs := td.index(c, true); rs.State != rpc.StateReady {
 		t.Errorf("after forgetting one: %+v", rs)
 	}
 }
@@ -279,7 +280,7 @@ func TestForget(t *testing.T) {
 	if _, err := os.Stat(rs.DB); err != nil {
 		t.Fatal(err)
 	}
-	var fr ForgetResult
+	var fr rpc.ForgetResult
 	json.Unmarshal(td.call(rpc.MethodForget, rpc.RootParams{Root: root}), &fr)
 	if !fr.Forgotten || fr.Root != root {
 		t.Errorf("forget: %+v", fr)
@@ -295,7 +296,7 @@ func TestForget(t *testing.T) {
 		t.Errorf("forgetting twice: %+v", fr)
 	}
 	// Used again, it is indexed afresh.
-	if rs := td.index(root, true); rs.State != StateReady || rs.Reopened {
+	if rs := td.index(root, true); rs.State != rpc.StateReady || rs.Reopened {
 		t.Errorf("after forget: %+v", rs)
 	}
 	// A root that vanished is forgotten by its old path.
@@ -321,7 +322,7 @@ func TestIndexWaitStopped(t *testing.T) {
 	}()
 	recv(t, g.entered, "the build to start")
 	td.call(rpc.MethodForget, rpc.RootParams{Root: root})
-	if err := recv(t, errc, "index to return"); rpcCode(err) != CodeStopped {
+	if err := recv(t, errc, "index to return"); rpcCode(err) != rpc.CodeStopped {
 		t.Errorf("index --wait on a forgotten root: %v", err)
 	}
 }
@@ -342,17 +343,17 @@ func TestBuildFailureRetry(t *testing.T) {
 	td := startDaemon(t, Config{hooks: hooks})
 	root := writeTree(t, sample)
 	rs := td.index(root, true)
-	if rs.State != StateError || rs.LastError != "disk on fire" {
+	if rs.State != rpc.StateError || rs.LastError != "disk on fire" {
 		t.Fatalf("failed build: %+v", rs)
 	}
-	a := td.query(rpc.MethodGrep, root, `{"pattern":"func"}`)
+	a := td.query(tool.MethodGrep, root, `{"pattern":"func"}`)
 	if !a.data.Used || a.data.Reason != envelope.ReasonIndexError || a.Status != envelope.StatusPartial {
 		t.Errorf("grep on a failed root: %s", a.js)
 	}
-	if rs := td.index(root, true); rs.State != StateReady || rs.LastError != "" {
+	if rs := td.index(root, true); rs.State != rpc.StateReady || rs.LastError != "" {
 		t.Errorf("retry: %+v", rs)
 	}
-	if a := td.query(rpc.MethodGrep, root, `{"pattern":"func"}`); a.data.Used {
+	if a := td.query(tool.MethodGrep, root, `{"pattern":"func"}`); a.data.Used {
 		t.Errorf("grep after the retry: %s", a.js)
 	}
 }
@@ -383,7 +384,7 @@ func TestRestartReopens(t *testing.T) {
 		t.Fatalf("after restart, before any query: status %+v", st)
 	}
 	rs = td.index(root, true)
-	if rs.State != StateReady || !rs.Reopened || rs.Files != sampleFiles {
+	if rs.State != rpc.StateReady || !rs.Reopened || rs.Files != sampleFiles {
 		t.Fatalf("after restart: %+v", rs)
 	}
 	after, err := os.Stat(rs.DB)
@@ -405,7 +406,7 @@ func TestShutdown(t *testing.T) {
 	td := startDaemon(t, Config{})
 	root := writeTree(t, sample)
 	td.index(root, true)
-	var sr ShutdownResult
+	var sr rpc.ShutdownResult
 	json.Unmarshal(td.call(rpc.MethodShutdown, nil), &sr)
 	if !sr.Stopping {
 		t.Errorf("shutdown: %+v", sr)
@@ -478,7 +479,7 @@ func TestDefaultLog(t *testing.T) {
 	t.Parallel()
 	td := startDaemon(t, Config{Version: "v-test"})
 	td.stop()
-	b, err := os.ReadFile(filepath.Join(td.cfg.StateDir, LogName))
+	b, err := os.ReadFile(filepath.Join(td.cfg.StateDir, daemonapi.LogName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,11 +527,11 @@ func TestFreshenerBarrierAndStale(t *testing.T) {
 
 	// Read your writes through the barrier.
 	writeFile(t, root, "new.txt", "brand new needle\n")
-	a := td.query(rpc.MethodGrep, root, `{"pattern":"brand new needle"}`)
+	a := td.query(tool.MethodGrep, root, `{"pattern":"brand new needle"}`)
 	if a.data.Used || len(a.data.Matches) != 1 {
 		t.Errorf("a file written before the query: %s", a.js)
 	}
-	if a := td.query(rpc.MethodGlob, root, `{"pattern":"*","path":"stale"}`); a.data.Reason != envelope.ReasonIndexStale {
+	if a := td.query(tool.MethodGlob, root, `{"pattern":"*","path":"stale"}`); a.data.Reason != envelope.ReasonIndexStale {
 		t.Errorf("stale directory: %s", a.js)
 	}
 	// Queries after many changes: still the Freshener's barrier, and the
@@ -539,8 +540,8 @@ func TestFreshenerBarrierAndStale(t *testing.T) {
 	for i := range 1100 {
 		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("changed file %d, longer\n", i))
 	}
-	a = td.query(rpc.MethodGrep, root, `{"pattern":"changed file 1099,"}`)
-	want := walked(t, rpc.MethodGrep, root, `{"pattern":"changed file 1099,"}`)
+	a = td.query(tool.MethodGrep, root, `{"pattern":"changed file 1099,"}`)
+	want := walked(t, tool.MethodGrep, root, `{"pattern":"changed file 1099,"}`)
 	if !bytes.Equal(a.Data, want.Data) || len(a.data.Matches) != 1 {
 		t.Errorf("after the changes:\n got %s\nwant %s", a.Data, want.Data)
 	}
@@ -552,12 +553,12 @@ func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
 	td := startDaemon(t, Config{MaxMemory: 1})
 	root := writeTree(t, sample)
-	a := td.query(rpc.MethodGrep, root, `{"pattern":"x"}`)
+	a := td.query(tool.MethodGrep, root, `{"pattern":"x"}`)
 	if a.Status != envelope.StatusError || a.Error == nil || a.Error.Code != envelope.CodeExecution ||
 		!strings.Contains(a.Error.Message, "memory limit") || !strings.Contains(a.Error.Message, "indexctl forget") {
 		t.Errorf("query past the memory limit: %s", a.js)
 	}
-	if _, err := td.callErr("index", rpc.RootParams{Root: root}); rpcCode(err) != CodeMemoryLimit {
+	if _, err := td.callErr("index", rpc.RootParams{Root: root}); rpcCode(err) != rpc.CodeMemoryLimit {
 		t.Errorf("index past the memory limit: %v", err)
 	}
 }

@@ -103,7 +103,7 @@
 // index re-validated by stat), without waiting for a query.
 //
 // At most Config.MaxRoots roots are served; a query for one more is an
-// INVALID_PARAM envelope (an index call, a CodeTooManyRoots error) until
+// INVALID_PARAM envelope (an index call, a rpc.CodeTooManyRoots error) until
 // `forget` drops one. Roots whose directory is gone do not count: such a
 // root is dropped as forget drops one (its goroutine stopped, closing its
 // index and watcher; removed from RootsName; its DB deleted, since a
@@ -111,7 +111,7 @@
 // daemon notices: on status, when a query names a root that does not
 // exist, and before a new root is refused for the limit. No root is
 // added either while the heap is over Config.MaxMemory (an
-// EXECUTION_ERROR envelope, or CodeMemoryLimit). A bad root is a
+// EXECUTION_ERROR envelope, or rpc.CodeMemoryLimit). A bad root is a
 // NOT_FOUND, INVALID_PARAM or PERMISSION_DENIED envelope for glob, grep
 // and ls, and an invalid-params error for index and status.
 //
@@ -125,15 +125,15 @@
 // the system by the heap returner once the daemon is quiet (no request,
 // no root building; collector.go: within returnEvery of the burst's end,
 // when the heap holds more than the collector's headroom and 32 MiB
-// beyond what is live). Status reports the resident set, the heap and
+// beyond what is live). rpc.Status reports the resident set, the heap and
 // the budget's figures.
 //
 // # The state directory
 //
 // Config.StateDir (DefaultStateDir: $XDG_STATE_HOME/indexd, else
 // ~/.local/state/indexd, else $TMPDIR/indexd-UID/state) holds the index
-// DBs, RootsName and LogName. Before anything is written there, Run and
-// OpenLog check it (EnsureStateDir): it is created 0700 and must be a
+// DBs, RootsName and daemonapi.LogName. Before anything is written there, Run and
+// daemonapi.OpenLog check it (daemonapi.EnsureStateDir): it is created 0700 and must be a
 // real directory (not a symbolic link, checked with Lstat) owned by the
 // daemon's user and writable by no one else, and so must indexd-UID
 // when the state lies under TMPDIR, which other users share. Otherwise
@@ -146,13 +146,13 @@
 //
 // # Results of the daemon's methods
 //
-// docs/protocol.md specifies each method's params and result (Status,
-// RootStatus and ForgetResult, from internal/daemonapi; ShutdownResult)
-// and the error codes (CodeTooManyRoots, CodeStopped, CodeMemoryLimit,
+// docs/protocol.md specifies each method's params and result (package
+// rpc's Status, RootStatus, ForgetResult and ShutdownResult) and the
+// error codes (rpc.CodeTooManyRoots, CodeStopped, CodeMemoryLimit,
 // CodeFailed, CodeOtherBuild); TestProtocolDoc runs its sessions against
 // a daemon. An index call without wait answers at once (clients poll
 // status for progress); with wait, once the build attempt has ended,
-// ready or failed (CodeStopped if the root is forgotten or the daemon
+// ready or failed (rpc.CodeStopped if the root is forgotten or the daemon
 // stops meanwhile). forget stops the root's goroutine, closes its index
 // and deletes its DB.
 //

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/internal/testtree"
+	"github.com/indexd/indexd/rpc"
 )
 
 // The marker every outside file holds: an answer containing it, or an
@@ -42,7 +43,7 @@ func TestDirectoryReplacedBySymlink(t *testing.T) {
 	out := outsideDir(t)
 	td := startDaemon(t, Config{})
 	root := writeTree(t, map[string]string{"d/inside.txt": "inside token\n", "keep.txt": "keep\n"})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	// A writer keeps the watcher busy in d (whatever d is at the moment),
@@ -158,7 +159,7 @@ func TestCheckoutOfSymlinkedDirectory(t *testing.T) {
 	run("checkout", "-q", "main")
 
 	td := startDaemon(t, Config{})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	poisoned := 0
@@ -208,7 +209,7 @@ func TestExchangeLoopDuringQueries(t *testing.T) {
 	if err := os.Symlink(out, filepath.Join(root, "l")); err != nil {
 		t.Fatal(err)
 	}
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	stop := testtree.ExchangeLoop(t, root+"/d", root+"/l")
@@ -260,7 +261,7 @@ func TestStateDirUnderRootIsPrivate(t *testing.T) {
 	root := writeTree(t, map[string]string{"src/a.go": "package a // indexd-private-probe\n"})
 	state := filepath.Join(root, "state")
 	td := startDaemon(t, Config{StateDir: state, SocketPath: filepath.Join(root, "run", "indexd.sock")})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	// The log and the DB hold the root's path and the probe text.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/clock"
-	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // firstContactTree is a new small repository: 150 files.
@@ -41,13 +41,13 @@ func TestFirstContactFromIndex(t *testing.T) {
 
 	still := clock.NewFake(time.Unix(1e9, 0)) // never moved
 	td := startDaemon(t, Config{StateDir: state, clock: still})
-	check("first grep on a new root", td.query(rpc.MethodGrep, root, `{"pattern":"needle","limit":1000}`), 150)
-	check("then a glob", td.query(rpc.MethodGlob, root, `{"pattern":"pkg3/*.go","limit":200}`), 15)
+	check("first grep on a new root", td.query(tool.MethodGrep, root, `{"pattern":"needle","limit":1000}`), 150)
+	check("then a glob", td.query(tool.MethodGlob, root, `{"pattern":"pkg3/*.go","limit":200}`), 15)
 	if err := td.stop(); err != nil {
 		t.Fatal(err)
 	}
 
 	td = startDaemon(t, Config{StateDir: state, clock: still})
-	check("first glob after a restart", td.query(rpc.MethodGlob, root, `{"pattern":"**/*.go","limit":200}`), 150)
-	check("then a grep", td.query(rpc.MethodGrep, root, `{"pattern":"func F149\\b"}`), 1)
+	check("first glob after a restart", td.query(tool.MethodGlob, root, `{"pattern":"**/*.go","limit":200}`), 150)
+	check("then a grep", td.query(tool.MethodGrep, root, `{"pattern":"func F149\\b"}`), 1)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // savedRoots returns the roots listed in RootsName.
@@ -42,7 +43,7 @@ func indexRoots(t *testing.T, td *testDaemon, n int) (roots, dbs []string) {
 	for range n {
 		r := writeTree(t, sample)
 		rs := td.index(r, true)
-		if rs.State != StateReady {
+		if rs.State != rpc.StateReady {
 			t.Fatalf("index %s: %+v", r, rs)
 		}
 		roots, dbs = append(roots, r), append(dbs, rs.DB)
@@ -67,7 +68,7 @@ func TestVanishedRootsDoNotCount(t *testing.T) {
 	td := startDaemon(t, Config{MaxRoots: 3})
 	roots, dbs := indexRoots(t, td, 3)
 	extra := writeTree(t, sample)
-	if _, err := td.callErr(rpc.MethodIndex, rpc.RootParams{Root: extra}); rpcCode(err) != CodeTooManyRoots {
+	if _, err := td.callErr(rpc.MethodIndex, rpc.RootParams{Root: extra}); rpcCode(err) != rpc.CodeTooManyRoots {
 		t.Fatalf("a fourth root with three served: %v", err)
 	}
 	for _, r := range roots {
@@ -75,7 +76,7 @@ func TestVanishedRootsDoNotCount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rs := td.index(extra, true); rs.State != StateReady {
+	if rs := td.index(extra, true); rs.State != rpc.StateReady {
 		t.Fatalf("a new root once the others are gone: %+v", rs)
 	}
 	if got := savedRoots(t, td); !slices.Equal(got, []string{extra}) {
@@ -89,7 +90,7 @@ func TestVanishedRootsDoNotCount(t *testing.T) {
 	roots2, _ := indexRoots(t, td, 2)
 	os.RemoveAll(roots2[0])
 	another := writeTree(t, sample)
-	if ans := td.query(rpc.MethodGlob, another, `{"pattern":"*.go"}`); ans.Error != nil {
+	if ans := td.query(tool.MethodGlob, another, `{"pattern":"*.go"}`); ans.Error != nil {
 		t.Errorf("a query for a new root, one root gone: %s", ans.js)
 	}
 	if got, want := savedRoots(t, td), []string{another, extra, roots2[1]}; !slices.Equal(got, sorted(want)) {
@@ -110,7 +111,7 @@ func TestVanishedRootDropped(t *testing.T) {
 	roots, dbs := indexRoots(t, td, 2)
 
 	os.RemoveAll(roots[0])
-	ans := td.query(rpc.MethodGlob, roots[0], `{"pattern":"*"}`)
+	ans := td.query(tool.MethodGlob, roots[0], `{"pattern":"*"}`)
 	if ans.Error == nil || ans.Error.Code != envelope.CodeNotFound {
 		t.Errorf("query of a vanished root: %s", ans.js)
 	}

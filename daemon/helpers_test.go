@@ -173,13 +173,13 @@ func walked(t testing.TB, method, root, args string) answer {
 }
 
 // status calls status (for one root if root is not "").
-func (td *testDaemon) status(root string) Status {
+func (td *testDaemon) status(root string) rpc.Status {
 	td.t.Helper()
 	var params any
 	if root != "" {
 		params = rpc.RootParams{Root: root}
 	}
-	var st Status
+	var st rpc.Status
 	if err := json.Unmarshal(td.call(rpc.MethodStatus, params), &st); err != nil {
 		td.t.Fatal(err)
 	}
@@ -187,9 +187,9 @@ func (td *testDaemon) status(root string) Status {
 }
 
 // index calls index for root.
-func (td *testDaemon) index(root string, wait bool) RootStatus {
+func (td *testDaemon) index(root string, wait bool) rpc.RootStatus {
 	td.t.Helper()
-	var rs RootStatus
+	var rs rpc.RootStatus
 	if err := json.Unmarshal(td.call(rpc.MethodIndex, rpc.RootParams{Root: root, Wait: wait}), &rs); err != nil {
 		td.t.Fatal(err)
 	}

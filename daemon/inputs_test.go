@@ -13,6 +13,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // Read-your-writes for the inputs of the ignore rules (issues 34 and 35),
@@ -79,10 +80,10 @@ func TestRuleInputEditsSeenByTheNextQuery(t *testing.T) {
 		"c.tmp":             "needle tmp\n",
 	})
 	writeFile(t, home, ".config/git/ignore", "*.tmp\n")
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
-	a := td.query(rpc.MethodGlob, root, `{"pattern":"**/*.dat"}`)
+	a := td.query(tool.MethodGlob, root, `{"pattern":"**/*.dat"}`)
 	indexAnswer(t, "before", a)
 	if len(a.data.Paths) != 0 || !strings.Contains(a.Text, "[Info: Ignored paths were skipped: a.dat, sub/b.dat.") {
 		t.Fatalf("before the edit: %s", a.js)
@@ -93,7 +94,7 @@ func TestRuleInputEditsSeenByTheNextQuery(t *testing.T) {
 			exclude, wantDat = fmt.Sprintf("# round %d\n", i), []string{"a.dat", "sub/b.dat"}
 		}
 		writeFile(t, root, ".git/info/exclude", exclude)
-		a := td.query(rpc.MethodGlob, root, `{"pattern":"**/*.dat"}`)
+		a := td.query(tool.MethodGlob, root, `{"pattern":"**/*.dat"}`)
 		indexAnswer(t, "glob after the edit", a)
 		if !slices.Equal(a.data.Paths, wantDat) {
 			t.Fatalf("round %d: info/exclude %q: glob **/*.dat = %q, want %q", i, exclude, a.data.Paths, wantDat)
@@ -110,7 +111,7 @@ func TestRuleInputEditsSeenByTheNextQuery(t *testing.T) {
 		if err := os.Rename(tmp, filepath.Join(home, ".config/git/ignore")); err != nil {
 			t.Fatal(err)
 		}
-		g := td.query(rpc.MethodGrep, root, `{"pattern":"needle tmp"}`)
+		g := td.query(tool.MethodGrep, root, `{"pattern":"needle tmp"}`)
 		indexAnswer(t, "grep after the edit", g)
 		if len(g.data.Matches) != wantTmp {
 			t.Fatalf("round %d: global excludes %q: grep found %d matches, want %d: %s", i, global, len(g.data.Matches), wantTmp, g.js)
@@ -132,14 +133,14 @@ func TestTrackedBuildDirThroughTheDaemon(t *testing.T) {
 	})
 	runGit(t, root, "init", "-q", "--template=")
 	runGit(t, root, "add", "go", "README")
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	const args = `{"pattern":"func Import\\(","output_mode":"files_with_matches"}`
 	const note = "[Info: Directories on the default ignore list were skipped: build/. Set include_ignored=true to search them.]"
-	a := td.query(rpc.MethodGrep, root, args)
+	a := td.query(tool.MethodGrep, root, args)
 	indexAnswer(t, "grep", a)
-	if w := walked(t, rpc.MethodGrep, root, args); tookRE.ReplaceAllString(w.Text, "") != tookRE.ReplaceAllString(a.Text, "") {
+	if w := walked(t, tool.MethodGrep, root, args); tookRE.ReplaceAllString(w.Text, "") != tookRE.ReplaceAllString(a.Text, "") {
 		t.Errorf("the walk answers\n%s\nthe index\n%s", w.Text, a.Text)
 	}
 	if !strings.Contains(a.Text, "\n\ngo/build/build.go") || strings.Contains(a.Text, "build/gen") || !strings.Contains(a.Text, note) {
@@ -151,7 +152,7 @@ func TestTrackedBuildDirThroughTheDaemon(t *testing.T) {
 		} else {
 			runGit(t, root, "add", "go/build")
 		}
-		a := td.query(rpc.MethodGrep, root, args)
+		a := td.query(tool.MethodGrep, root, args)
 		indexAnswer(t, "grep after git", a)
 		found := strings.Contains(a.Text, "go/build/build.go")
 		if found != (i%2 == 1) {

@@ -17,6 +17,7 @@ import (
 	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/rpc/server"
+	"github.com/indexd/indexd/tool"
 )
 
 // shortLine is the slack of the reply budget: a connection holding
@@ -91,7 +92,7 @@ func TestAnswerBurstStaysWithinBudget(t *testing.T) {
 	// collector with a budget that never refuses).
 	big := startDaemon(t, Config{MaxAnswerBytes: 1 << 30, MaxConnAnswerBytes: 1 << 30})
 	big.index(root, true)
-	whole := big.call(rpc.MethodGrep, rpc.ToolParams{Root: root, Args: json.RawMessage(needleArgs), Unlimited: true})
+	whole := big.call(tool.MethodGrep, rpc.ToolParams{Root: root, Args: json.RawMessage(needleArgs), Unlimited: true})
 	if a := decodeAnswer(t, whole); a.Status != envelope.StatusSuccess || len(a.data.Matches) != allNeedles {
 		t.Fatalf("the whole answer: %s, %d matches", a.Status, len(a.data.Matches))
 	}
@@ -125,7 +126,7 @@ func TestAnswerBurstStaysWithinBudget(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			var res json.RawMessage
-			if err := c.Call(ctx, rpc.MethodGrep, rpc.ToolParams{Root: root, Args: json.RawMessage(needleArgs), Unlimited: true}, &res); err != nil {
+			if err := c.Call(ctx, tool.MethodGrep, rpc.ToolParams{Root: root, Args: json.RawMessage(needleArgs), Unlimited: true}, &res); err != nil {
 				errs <- err
 			}
 			raw[i] = res

@@ -10,44 +10,11 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/rpc/server"
 	"github.com/indexd/indexd/tree"
 )
-
-// JSON-RPC error codes of the daemon's own faults (the range -32000 to
-// -32099 is the implementation's).
-const (
-	// CodeTooManyRoots: index was asked for a new root while MaxRoots
-	// roots are served.
-	CodeTooManyRoots = -32001
-	// CodeMemoryLimit: index was asked for a new root while the heap is
-	// over MaxMemory.
-	CodeMemoryLimit = -32003
-	// CodeStopped: index was waiting when the root was forgotten or the
-	// daemon began to stop.
-	CodeStopped = -32002
-	// CodeFailed: forget could not delete the root's index.
-	CodeFailed = -32004
-	// CodeOtherBuild: ping from a client of another build (see
-	// rpc.PingParams); the client replaces the daemon.
-	CodeOtherBuild = daemonapi.CodeOtherBuild
-)
-
-// The results of status, index and forget (daemonapi's).
-type (
-	Status        = daemonapi.Status
-	RootStatus    = daemonapi.RootStatus
-	BuildProgress = daemonapi.BuildProgress
-	ForgetResult  = daemonapi.ForgetResult
-)
-
-// ShutdownResult is the result of shutdown.
-type ShutdownResult struct {
-	Stopping bool `json:"stopping"`
-}
 
 func (d *daemon) ping(_ context.Context, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 	var p rpc.PingParams
@@ -57,7 +24,7 @@ func (d *daemon) ping(_ context.Context, params json.RawMessage) (json.RawMessag
 		}
 	}
 	if p.Build != "" && d.cfg.Build != "" && p.Build != d.cfg.Build {
-		return nil, rpc.Errorf(CodeOtherBuild, "daemon of another build: the daemon is %s, the client %s", d.cfg.Build, p.Build)
+		return nil, rpc.Errorf(rpc.CodeOtherBuild, "daemon of another build: the daemon is %s, the client %s", d.cfg.Build, p.Build)
 	}
 	return rpc.Pong, nil
 }
@@ -263,13 +230,13 @@ func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMes
 	w, err := d.get(ctx, root)
 	switch {
 	case errors.Is(err, errTooManyRoots):
-		return nil, rpc.Errorf(CodeTooManyRoots, "too many roots (%d are indexed); forget one with 'indexctl forget ROOT'", d.cfg.MaxRoots)
+		return nil, rpc.Errorf(rpc.CodeTooManyRoots, "too many roots (%d are indexed); forget one with 'indexctl forget ROOT'", d.cfg.MaxRoots)
 	case errors.Is(err, errMemoryLimit):
-		return nil, rpc.Errorf(CodeMemoryLimit, "%s", d.memoryLimitMessage())
+		return nil, rpc.Errorf(rpc.CodeMemoryLimit, "%s", d.memoryLimitMessage())
 	case errors.Is(err, errStopping):
-		return nil, rpc.Errorf(CodeStopped, "the daemon is stopping")
+		return nil, rpc.Errorf(rpc.CodeStopped, "the daemon is stopping")
 	case err != nil:
-		return nil, rpc.Errorf(CodeStopped, "%v", err)
+		return nil, rpc.Errorf(rpc.CodeStopped, "%v", err)
 	}
 	if w.retry(begun) {
 		d.log.Info("retrying a failed build", "root", root)
@@ -280,7 +247,7 @@ func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMes
 		// new directory reused the old one's inode number.
 		w.settle(ctx)
 		if err := w.wait(ctx); err != nil {
-			return nil, rpc.Errorf(CodeStopped, "indexing %s stopped: %v", root, err)
+			return nil, rpc.Errorf(rpc.CodeStopped, "indexing %s stopped: %v", root, err)
 		}
 	}
 	return marshalResult(w.status())
@@ -300,11 +267,11 @@ func (d *daemon) forget(_ context.Context, params json.RawMessage) (json.RawMess
 	forgotten, err := d.drop(root)
 	switch {
 	case errors.Is(err, errStopping):
-		return nil, rpc.Errorf(CodeStopped, "the daemon is stopping")
+		return nil, rpc.Errorf(rpc.CodeStopped, "the daemon is stopping")
 	case err != nil:
-		return nil, rpc.Errorf(CodeFailed, "%v", err)
+		return nil, rpc.Errorf(rpc.CodeFailed, "%v", err)
 	}
-	return marshalResult(ForgetResult{Root: root, Forgotten: forgotten})
+	return marshalResult(rpc.ForgetResult{Root: root, Forgotten: forgotten})
 }
 
 // shutdown answers, then stops the daemon: the server drains the requests
@@ -312,7 +279,7 @@ func (d *daemon) forget(_ context.Context, params json.RawMessage) (json.RawMess
 func (d *daemon) shutdown(context.Context, json.RawMessage) (json.RawMessage, *rpc.Error) {
 	d.log.Info("shutdown requested")
 	d.stop()
-	return marshalResult(ShutdownResult{Stopping: true})
+	return marshalResult(rpc.ShutdownResult{Stopping: true})
 }
 
 func marshalResult(v any) (json.RawMessage, *rpc.Error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // A daemon without a watcher (the only mode where package watch has no
@@ -22,18 +23,18 @@ import (
 func TestNoWatcherWalksAsTheIndexAnswers(t *testing.T) {
 	root := writeTree(t, sample)
 	indexed := startDaemon(t, Config{})
-	if rs := indexed.index(root, true); rs.State != StateReady {
+	if rs := indexed.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("the indexed daemon: %+v", rs)
 	}
 	td := startDaemon(t, Config{NoWatcher: true})
 
 	rs := td.index(root, true)
-	if rs.State != StateUnwatched || rs.Phase != "" || rs.Files != 0 || rs.IndexBytes != 0 || rs.DB != "" || rs.Progress != nil || rs.LastError != "" {
+	if rs.State != rpc.StateUnwatched || rs.Phase != "" || rs.Files != 0 || rs.IndexBytes != 0 || rs.DB != "" || rs.Progress != nil || rs.LastError != "" {
 		t.Fatalf("index --wait without a watcher: %+v", rs)
 	}
 	queries := append(sampleQueries,
-		struct{ method, args string }{rpc.MethodGrep, `{"pattern":"hello","include":"*.go","output_mode":"content","context":1}`},
-		struct{ method, args string }{rpc.MethodGlob, `{"pattern":"**","include_ignored":true}`},
+		struct{ method, args string }{tool.MethodGrep, `{"pattern":"hello","include":"*.go","output_mode":"content","context":1}`},
+		struct{ method, args string }{tool.MethodGlob, `{"pattern":"**","include_ignored":true}`},
 	)
 	compare := func(when string) {
 		t.Helper()
@@ -43,7 +44,7 @@ func TestNoWatcherWalksAsTheIndexAnswers(t *testing.T) {
 				t.Fatalf("%s %s %s: the indexed daemon walked (%s)", when, q.method, q.args, want.data.Reason)
 			}
 			switch q.method {
-			case rpc.MethodLS:
+			case tool.MethodLS:
 				if a.data.Used || a.Status != want.Status {
 					t.Errorf("%s %s %s: LS is marked or differs: %s", when, q.method, q.args, a.js)
 				}
@@ -55,7 +56,7 @@ func TestNoWatcherWalksAsTheIndexAnswers(t *testing.T) {
 					t.Errorf("%s %s %s: the text does not say so: %q", when, q.method, q.args, a.Text)
 				}
 				wantStatus := want.Status
-				if q.method == rpc.MethodGrep {
+				if q.method == tool.MethodGrep {
 					wantStatus = envelope.StatusPartial // the fallback's rule
 				}
 				if a.Status != wantStatus {
@@ -80,7 +81,7 @@ func TestNoWatcherWalksAsTheIndexAnswers(t *testing.T) {
 	compare("after a change")
 
 	st := td.status(root)
-	if len(st.Roots) != 1 || st.Roots[0].State != StateUnwatched || st.Roots[0].Files != 0 || st.Roots[0].DB != "" {
+	if len(st.Roots) != 1 || st.Roots[0].State != rpc.StateUnwatched || st.Roots[0].Files != 0 || st.Roots[0].DB != "" {
 		t.Fatalf("status: %+v", st)
 	}
 	if q := st.Roots[0].Queries; q != int64(2*len(queries)) {
@@ -109,7 +110,7 @@ func TestNoWatcherWalksAsTheIndexAnswers(t *testing.T) {
 	if !c.data.Fallback.Used || c.data.Fallback.Reason != envelope.ReasonNoWatcher {
 		t.Errorf("Changes since a token: its list of every file is not marked as walked: %s", c.js)
 	}
-	g := td.query(rpc.MethodGrep, root, `{"pattern":"hello","changed_since":"`+token+`"}`)
+	g := td.query(tool.MethodGrep, root, `{"pattern":"hello","changed_since":"`+token+`"}`)
 	if g.Status != envelope.StatusPartial || !strings.Contains(string(g.Data), `"fresh_instance":true`) || !strings.Contains(g.Text, why) {
 		t.Errorf("Grep with changed_since: %s", g.js)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/indexd/indexd/rpc"
 )
 
 // Figures, measured not asserted:
@@ -31,7 +33,7 @@ func BenchmarkRestart(b *testing.B) {
 		state = b.TempDir()
 	}
 	td := startDaemon(b, Config{StateDir: state})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		b.Fatalf("index: %+v", rs)
 	}
 	if err := td.stop(); err != nil {
@@ -43,7 +45,7 @@ func BenchmarkRestart(b *testing.B) {
 		td := startDaemon(b, Config{StateDir: state})
 		rs := td.index(root, true)
 		ds = append(ds, time.Since(t0))
-		if rs.State != StateReady || !rs.Reopened {
+		if rs.State != rpc.StateReady || !rs.Reopened {
 			b.Fatalf("index after restart: %+v", rs)
 		}
 		b.StopTimer()

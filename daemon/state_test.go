@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/privdir"
 	"github.com/indexd/indexd/rpc"
 )
@@ -53,7 +54,7 @@ func runRefused(t *testing.T, stateDir string) error {
 	return nil
 }
 
-// A symbolic link planted at the log's path is refused, by OpenLog and by
+// A symbolic link planted at the log's path is refused, by daemonapi.OpenLog and by
 // Run, and its target is left alone.
 func TestLogSymlinkRefused(t *testing.T) {
 	t.Parallel()
@@ -62,14 +63,14 @@ func TestLogSymlinkRefused(t *testing.T) {
 	if err := os.WriteFile(target, []byte("precious\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := filepath.Join(state, LogName)
+	log := filepath.Join(state, daemonapi.LogName)
 	if err := os.Symlink(target, log); err != nil {
 		t.Fatal(err)
 	}
-	f, err := OpenLog(state)
+	f, err := daemonapi.OpenLog(state)
 	if err == nil {
 		f.Close()
-		t.Fatal("OpenLog followed a symbolic link")
+		t.Fatal("daemonapi.OpenLog followed a symbolic link")
 	}
 	if want := "daemon: log " + log + " is a symbolic link, which indexd does not follow: remove it"; err.Error() != want {
 		t.Errorf("OpenLog: %v\nwant %s", err, want)
@@ -114,7 +115,7 @@ func TestStateDirRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.Chmod(state, 0o777)
-		_, err := OpenLog(state)
+		_, err := daemonapi.OpenLog(state)
 		checkRefused(t, err, state, "is writable by its group or others (mode 0777), who could replace what indexd keeps there; fix it with: chmod 700 "+state)
 		checkRefused(t, runRefused(t, state), state, "is writable")
 		empty(t, state)
@@ -125,7 +126,7 @@ func TestStateDirRefused(t *testing.T) {
 		if err := os.Symlink(real, state); err != nil {
 			t.Fatal(err)
 		}
-		_, err := OpenLog(state)
+		_, err := daemonapi.OpenLog(state)
 		checkRefused(t, err, state, "is a symbolic link; indexd keeps its files only in a real directory of its own: remove the link, or choose another directory")
 		checkRefused(t, runRefused(t, state), state, "is a symbolic link")
 		empty(t, real)
@@ -138,7 +139,7 @@ func TestStateDirRefused(t *testing.T) {
 		if err := os.Lchown(state, otherUID, otherUID); err != nil {
 			t.Skipf("cannot give a directory to another user: %v", err)
 		}
-		_, err := OpenLog(state)
+		_, err := daemonapi.OpenLog(state)
 		checkRefused(t, err, state, "is owned by uid 12345, not by the current user (uid "+strconv.Itoa(os.Getuid())+"), so its owner could replace what indexd keeps there: remove it (as its owner or root), or choose another directory")
 		checkRefused(t, runRefused(t, state), state, "is owned by uid 12345")
 		empty(t, state)
@@ -146,7 +147,7 @@ func TestStateDirRefused(t *testing.T) {
 	t.Run("a file", func(t *testing.T) {
 		state := filepath.Join(t.TempDir(), "state")
 		os.WriteFile(state, nil, 0o600)
-		_, err := OpenLog(state)
+		_, err := daemonapi.OpenLog(state)
 		checkRefused(t, err, state, "is not a directory")
 	})
 }
@@ -160,8 +161,8 @@ func tmpFallback(t *testing.T) string {
 	t.Setenv("TMPDIR", tmp)
 	t.Setenv("HOME", "")
 	t.Setenv("XDG_STATE_HOME", "")
-	if got, want := DefaultStateDir(), filepath.Join(tmp, "indexd-"+strconv.Itoa(os.Getuid()), "state"); got != want {
-		t.Fatalf("DefaultStateDir() = %s, want %s", got, want)
+	if got, want := daemonapi.DefaultStateDir(), filepath.Join(tmp, "indexd-"+strconv.Itoa(os.Getuid()), "state"); got != want {
+		t.Fatalf("daemonapi.DefaultStateDir() = %s, want %s", got, want)
 	}
 	return tmp
 }
@@ -171,18 +172,18 @@ func tmpFallback(t *testing.T) string {
 func TestStateDirTmpFallback(t *testing.T) {
 	t.Run("fresh", func(t *testing.T) {
 		tmpFallback(t)
-		f, err := OpenLog(DefaultStateDir())
+		f, err := daemonapi.OpenLog(daemonapi.DefaultStateDir())
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
-		for _, dir := range []string{filepath.Dir(DefaultStateDir()), DefaultStateDir()} {
+		for _, dir := range []string{filepath.Dir(daemonapi.DefaultStateDir()), daemonapi.DefaultStateDir()} {
 			fi, err := os.Lstat(dir)
 			if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 				t.Errorf("%s: %v, %v; want a directory with mode 0700", dir, fi.Mode(), err)
 			}
 		}
-		if fi, err := os.Lstat(filepath.Join(DefaultStateDir(), LogName)); err != nil || fi.Mode().Perm() != 0o600 {
+		if fi, err := os.Lstat(filepath.Join(daemonapi.DefaultStateDir(), daemonapi.LogName)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("the log: %v, %v", fi.Mode(), err)
 		}
 	})
@@ -196,12 +197,12 @@ func TestStateDirTmpFallback(t *testing.T) {
 		if err := os.Lchown(planted, otherUID, otherUID); err != nil {
 			t.Skipf("cannot give a directory to another user: %v", err)
 		}
-		_, err := OpenLog(DefaultStateDir())
+		_, err := daemonapi.OpenLog(daemonapi.DefaultStateDir())
 		checkRefused(t, err, planted, "is owned by uid 12345")
 		empty(t, planted)
 		// Back to the user, but still writable by everyone.
 		os.Lchown(planted, os.Getuid(), os.Getgid())
-		_, err = OpenLog(DefaultStateDir())
+		_, err = daemonapi.OpenLog(daemonapi.DefaultStateDir())
 		checkRefused(t, err, planted, "is writable by its group or others (mode 0777)")
 		empty(t, planted)
 	})
@@ -212,7 +213,7 @@ func TestStateDirTmpFallback(t *testing.T) {
 		if err := os.Symlink(elsewhere, planted); err != nil {
 			t.Fatal(err)
 		}
-		_, err := OpenLog(DefaultStateDir())
+		_, err := daemonapi.OpenLog(daemonapi.DefaultStateDir())
 		checkRefused(t, err, planted, "is a symbolic link")
 		empty(t, elsewhere)
 	})
@@ -241,7 +242,7 @@ func TestStateFilesNoFollow(t *testing.T) {
 		})
 	}
 	td := startDaemon(t, Config{StateDir: state})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Errorf("index: %+v", rs)
 	}
 	td.stop()

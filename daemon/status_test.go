@@ -57,7 +57,7 @@ func TestStatusDoesNotHoldQueriesBehindTheIndex(t *testing.T) {
 	}()
 	waitFor(t, held, "the update to hold the index")
 
-	status := make(chan RootStatus, 1)
+	status := make(chan rpc.RootStatus, 1)
 	go func() { status <- w.status() }()
 	waitForStack(t, "index.(*Index).Stats", "the status call to wait for the index")
 

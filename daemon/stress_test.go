@@ -16,6 +16,7 @@ import (
 	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // 16 clients × 500 mixed queries (and status/index calls) while files
@@ -65,13 +66,13 @@ func TestConcurrentClients(t *testing.T) {
 	}()
 
 	mixed := []struct{ method, args string }{
-		{rpc.MethodGlob, `{"pattern":"**/*.go"}`},
-		{rpc.MethodGrep, `{"pattern":"func F1\\d+","limit":5}`},
-		{rpc.MethodGrep, `{"pattern":"round","path":"churn"}`},
-		{rpc.MethodLS, `{"path":"churn"}`},
-		{rpc.MethodGlob, `{"pattern":"*.go","path":"churn","sort":"recent"}`},
-		{rpc.MethodGrep, `{"pattern":"return 7","output_mode":"count"}`},
-		{rpc.MethodLS, `{}`},
+		{tool.MethodGlob, `{"pattern":"**/*.go"}`},
+		{tool.MethodGrep, `{"pattern":"func F1\\d+","limit":5}`},
+		{tool.MethodGrep, `{"pattern":"round","path":"churn"}`},
+		{tool.MethodLS, `{"path":"churn"}`},
+		{tool.MethodGlob, `{"pattern":"*.go","path":"churn","sort":"recent"}`},
+		{tool.MethodGrep, `{"pattern":"return 7","output_mode":"count"}`},
+		{tool.MethodLS, `{}`},
 		{rpc.MethodStatus, ``},
 		{rpc.MethodIndex, ``},
 	}
@@ -147,7 +148,7 @@ func TestRunStopsTheBlockBuilder(t *testing.T) {
 	}
 	var res json.RawMessage
 	args := json.RawMessage(`{"pattern":"needle","output_mode":"count","limit":1000}`)
-	if err := c.Call(ctx, rpc.MethodGrep, rpc.ToolParams{Root: root, Args: args}, &res); err != nil {
+	if err := c.Call(ctx, tool.MethodGrep, rpc.ToolParams{Root: root, Args: args}, &res); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

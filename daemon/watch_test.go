@@ -15,6 +15,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/watch"
 )
 
@@ -25,7 +26,7 @@ func TestReadYourWritesWithWatcher(t *testing.T) {
 	t.Parallel()
 	td := startDaemon(t, Config{}) // default Freshener: the watcher
 	root := writeTree(t, map[string]string{"a/seed.txt": "seed\n"})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	for i := range 200 {
@@ -74,15 +75,15 @@ func TestSyncTimeoutAndSyncFalse(t *testing.T) {
 	td := startDaemon(t, Config{NewFreshener: newFresh})
 	root := writeTree(t, map[string]string{"a.txt": "needle\n"})
 	td.index(root, true)
-	a := td.query(rpc.MethodGrep, root, `{"pattern":"needle"}`)
+	a := td.query(tool.MethodGrep, root, `{"pattern":"needle"}`)
 	if !a.data.Used || a.data.Reason != envelope.ReasonIndexStale || a.Status != envelope.StatusPartial || len(a.data.Matches) != 1 {
 		t.Errorf("barrier timed out: want the walk with index_stale: %s", a.js)
 	}
-	a = td.query(rpc.MethodGrep, root, `{"pattern":"needle","sync":false}`)
+	a = td.query(tool.MethodGrep, root, `{"pattern":"needle","sync":false}`)
 	if a.data.Used || a.Status != envelope.StatusSuccess || len(a.data.Matches) != 1 {
 		t.Errorf("sync false: want the index's answer: %s", a.js)
 	}
-	a = td.query(rpc.MethodGlob, root, `{"pattern":"*.txt","sync":false}`)
+	a = td.query(tool.MethodGlob, root, `{"pattern":"*.txt","sync":false}`)
 	if a.data.Used || len(a.data.Paths) != 1 {
 		t.Errorf("glob sync false: %s", a.js)
 	}
@@ -120,22 +121,22 @@ func TestWatchLimitDegradesOneSubtree(t *testing.T) {
 	}
 	td := startDaemon(t, Config{NewFreshener: newFresh})
 	root := writeTree(t, map[string]string{"warm/a.txt": "seed\n", "cold/b.txt": "seed\n"})
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	for i := range 20 {
 		tok := fmt.Sprintf("lim%dx", i)
 		writeFile(t, root, fmt.Sprintf("warm/w%d.txt", i), tok+" warm\n")
 		writeFile(t, root, fmt.Sprintf("cold/c%d.txt", i), tok+" cold\n")
-		a := td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q}`, tok))
+		a := td.query(tool.MethodGrep, root, fmt.Sprintf(`{"pattern":%q}`, tok))
 		if !a.data.Used || a.data.Reason != envelope.ReasonWatchLimit || len(a.data.Matches) != 2 {
 			t.Fatalf("round %d: root grep: %s", i, a.js)
 		}
-		a = td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q,"path":"warm"}`, tok))
+		a = td.query(tool.MethodGrep, root, fmt.Sprintf(`{"pattern":%q,"path":"warm"}`, tok))
 		if a.data.Used || len(a.data.Matches) != 1 {
 			t.Fatalf("round %d: warm grep must use the index alone: %s", i, a.js)
 		}
-		a = td.query(rpc.MethodGlob, root, fmt.Sprintf(`{"pattern":"cold/c%d.txt"}`, i))
+		a = td.query(tool.MethodGlob, root, fmt.Sprintf(`{"pattern":"cold/c%d.txt"}`, i))
 		if a.data.Reason != envelope.ReasonWatchLimit || len(a.data.Paths) != 1 {
 			t.Fatalf("round %d: cold glob: %s", i, a.js)
 		}
@@ -150,7 +151,7 @@ func TestReplacedRootIsRebuilt(t *testing.T) {
 	td := startDaemon(t, Config{})
 	for _, how := range []string{"recreated", "swapped"} {
 		root := writeTree(t, map[string]string{"old.txt": "oldtoken\n"})
-		if rs := td.index(root, true); rs.State != StateReady {
+		if rs := td.index(root, true); rs.State != rpc.StateReady {
 			t.Fatalf("%s: index --wait: %+v", how, rs)
 		}
 		switch how {
@@ -173,7 +174,7 @@ func TestReplacedRootIsRebuilt(t *testing.T) {
 		if len(last.data.Matches) != 1 || !strings.Contains(string(last.data.Matches[0]), "new.txt") {
 			t.Fatalf("%s: the rebuilt index answers %s", how, last.js)
 		}
-		if rs := td.status(root); len(rs.Roots) != 1 || rs.Roots[0].State != StateReady || rs.Roots[0].Files != 1 {
+		if rs := td.status(root); len(rs.Roots) != 1 || rs.Roots[0].State != rpc.StateReady || rs.Roots[0].Files != 1 {
 			t.Fatalf("%s: status after the rebuild: %+v", how, rs.Roots)
 		}
 	}
@@ -220,7 +221,7 @@ func TestHardLinkWrittenOutsideRoot(t *testing.T) {
 	root := writeTree(t, map[string]string{"f.txt": "old\n", "sub/g.txt": "old\n"})
 	out := t.TempDir()
 	must(t, os.Link(filepath.Join(root, "f.txt"), filepath.Join(out, "hl")))
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	appendLine := func(name, line string) {
@@ -233,7 +234,7 @@ func TestHardLinkWrittenOutsideRoot(t *testing.T) {
 	}
 	grep := func(step, tok string, want ...grepMatch) {
 		t.Helper()
-		a := td.query(rpc.MethodGrep, root, fmt.Sprintf(`{"pattern":%q}`, tok))
+		a := td.query(tool.MethodGrep, root, fmt.Sprintf(`{"pattern":%q}`, tok))
 		if a.Status != envelope.StatusSuccess || a.data.Used {
 			t.Fatalf("%s: grep %s: want the index's answer: %s", step, tok, a.js)
 		}
@@ -249,7 +250,7 @@ func TestHardLinkWrittenOutsideRoot(t *testing.T) {
 	must(t, td.stop())
 	must(t, os.Link(filepath.Join(root, "sub/g.txt"), filepath.Join(out, "hl2")))
 	td = startDaemon(t, Config{StateDir: state})
-	if rs := td.index(root, true); rs.State != StateReady || !rs.Reopened {
+	if rs := td.index(root, true); rs.State != rpc.StateReady || !rs.Reopened {
 		t.Fatalf("index --wait after the restart: %+v", rs)
 	}
 	appendLine("hl", "afterrestart1")
@@ -269,7 +270,7 @@ func TestRecreatedRootNeverReadyStale(t *testing.T) {
 	td := startDaemon(t, Config{})
 	for i := range 40 {
 		root := writeTree(t, map[string]string{"old.txt": "oldtoken\n", "d/x.txt": "oldtoken\n"})
-		if rs := td.index(root, true); rs.State != StateReady || rs.Files != 2 {
+		if rs := td.index(root, true); rs.State != rpc.StateReady || rs.Files != 2 {
 			t.Fatalf("round %d: index --wait: %+v", i, rs)
 		}
 		must(t, os.RemoveAll(root))
@@ -277,16 +278,16 @@ func TestRecreatedRootNeverReadyStale(t *testing.T) {
 		writeFile(t, root, "new.txt", "newtoken\n")
 		switch i % 3 {
 		case 0:
-			if rs := td.index(root, true); rs.State != StateReady || rs.Files != 1 {
+			if rs := td.index(root, true); rs.State != rpc.StateReady || rs.Files != 1 {
 				t.Fatalf("round %d: index --wait after the root was made again: %+v", i, rs)
 			}
 		case 1:
 			st := td.status(root)
-			if len(st.Roots) != 1 || st.Roots[0].State == StateReady && st.Roots[0].Files != 1 {
+			if len(st.Roots) != 1 || st.Roots[0].State == rpc.StateReady && st.Roots[0].Files != 1 {
 				t.Fatalf("round %d: status after the root was made again: %+v", i, st.Roots)
 			}
 		case 2:
-			a := td.query(rpc.MethodGrep, root, `{"pattern":"newtoken|oldtoken"}`)
+			a := td.query(tool.MethodGrep, root, `{"pattern":"newtoken|oldtoken"}`)
 			want := []grepMatch{{"new.txt", 1, "newtoken"}}
 			if got := matchesOf(t, a); !slices.Equal(got, want) {
 				t.Fatalf("round %d: grep after the root was made again: %s", i, a.js)
@@ -295,7 +296,7 @@ func TestRecreatedRootNeverReadyStale(t *testing.T) {
 				t.Fatalf("round %d: grep walked for %q: %s", i, a.data.Reason, a.js)
 			}
 		}
-		if rs := td.index(root, true); rs.State != StateReady || rs.Files != 1 {
+		if rs := td.index(root, true); rs.State != rpc.StateReady || rs.Files != 1 {
 			t.Fatalf("round %d: index --wait at the end: %+v", i, rs)
 		}
 	}
@@ -324,7 +325,7 @@ func TestHardLinkPastTheWatchLimit(t *testing.T) {
 	root := writeTree(t, map[string]string{"cold/f.txt": "old\n", "warm/g.txt": "old\n"})
 	out := t.TempDir()
 	must(t, os.Link(filepath.Join(root, "cold/f.txt"), filepath.Join(out, "hl")))
-	if rs := td.index(root, true); rs.State != StateReady {
+	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
 	}
 	f, err := os.OpenFile(filepath.Join(out, "hl"), os.O_WRONLY|os.O_APPEND, 0)
@@ -332,13 +333,13 @@ func TestHardLinkPastTheWatchLimit(t *testing.T) {
 	_, err = f.WriteString("throughlink\n")
 	must(t, err)
 	must(t, f.Close())
-	a := td.query(rpc.MethodGrep, root, `{"pattern":"throughlink"}`)
+	a := td.query(tool.MethodGrep, root, `{"pattern":"throughlink"}`)
 	if !a.data.Used || a.data.Reason != envelope.ReasonWatchLimit || a.Status != envelope.StatusPartial ||
 		!slices.Equal(matchesOf(t, a), []grepMatch{{"cold/f.txt", 2, "throughlink"}}) {
 		t.Fatalf("grep of the root: %s", a.js)
 	}
 	writeFile(t, root, "warm/h.txt", "warmtoken\n")
-	a = td.query(rpc.MethodGrep, root, `{"pattern":"warmtoken","path":"warm"}`)
+	a = td.query(tool.MethodGrep, root, `{"pattern":"warmtoken","path":"warm"}`)
 	if a.data.Used || a.Status != envelope.StatusSuccess || !slices.Equal(matchesOf(t, a), []grepMatch{{"warm/h.txt", 1, "warmtoken"}}) {
 		t.Fatalf("grep of warm: want the index's answer: %s", a.js)
 	}

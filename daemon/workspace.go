@@ -13,28 +13,10 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
-	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/journal"
+	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/watch"
-)
-
-// States of a root (RootStatus.State).
-const (
-	StateBuilding = daemonapi.StateBuilding
-	StateReady    = daemonapi.StateReady
-	StateError    = daemonapi.StateError
-	// StateUnwatched: the daemon keeps no index of the root, having no
-	// watcher to keep one current (Config.NoWatcher).
-	StateUnwatched = daemonapi.StateUnwatched
-)
-
-// Phases of a root while it is building (RootStatus.Phase).
-const (
-	PhaseReopen  = daemonapi.PhaseReopen
-	PhaseBuild   = daemonapi.PhaseBuild
-	PhaseSave    = daemonapi.PhaseSave
-	PhaseCatchUp = daemonapi.PhaseCatchUp
 )
 
 // workspace is one root: its index and the goroutine that builds and
@@ -88,12 +70,12 @@ func newWorkspace(d *daemon, root string) *workspace {
 // watcher (Config.NoWatcher) there is none: the root is unwatched from
 // the start, no goroutine runs for it, and every query walks.
 func (w *workspace) startLocked() {
-	w.state, w.phase, w.lastErr = StateBuilding, "", ""
+	w.state, w.phase, w.lastErr = rpc.StateBuilding, "", ""
 	w.progress, w.reopened = index.Progress{}, false
 	w.started = time.Now()
 	w.attempt = make(chan struct{})
 	if w.d.cfg.NoWatcher {
-		w.state = StateUnwatched
+		w.state = rpc.StateUnwatched
 		close(w.attempt)
 		return
 	}
@@ -106,7 +88,7 @@ func (w *workspace) startLocked() {
 func (w *workspace) retry(since time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state != StateError || w.ctx.Err() != nil || !w.started.Before(since) {
+	if w.state != rpc.StateError || w.ctx.Err() != nil || !w.started.Before(since) {
 		return false
 	}
 	w.wg.Wait() // the failed attempt's goroutine is returning, if not gone
@@ -171,7 +153,7 @@ func (w *workspace) serve() (again bool) {
 		tuneCollector() // the collection just run measured what is live
 	}
 	w.mu.Lock()
-	w.state, w.phase = StateReady, ""
+	w.state, w.phase = rpc.StateReady, ""
 	w.ix, w.fresh = ix, fresh
 	w.id = id
 	if jf, ok := fresh.(Journaled); ok {
@@ -216,10 +198,10 @@ func (w *workspace) serve() (again bool) {
 func (w *workspace) retire(ix *index.Index) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ix != ix || w.state != StateReady {
+	if w.ix != ix || w.state != rpc.StateReady {
 		return
 	}
-	w.state, w.phase, w.lastErr = StateBuilding, "", ""
+	w.state, w.phase, w.lastErr = rpc.StateBuilding, "", ""
 	w.ix, w.fresh, w.journal = nil, nil, nil
 	w.progress, w.reopened = index.Progress{}, false
 	w.started = time.Now()
@@ -253,7 +235,7 @@ func (w *workspace) noticeReplaced(rootGone bool) bool {
 	}
 	w.mu.Lock()
 	ix, fresh := w.ix, w.fresh
-	replaced := w.state == StateReady && (rootGone || id != w.id || stopped(fresh))
+	replaced := w.state == rpc.StateReady && (rootGone || id != w.id || stopped(fresh))
 	w.mu.Unlock()
 	if !replaced {
 		return false
@@ -312,7 +294,7 @@ func (w *workspace) openOnce() (*index.Index, Freshener, rooted.ID, error) {
 	w.mu.Lock()
 	w.reopened = reopened
 	w.mu.Unlock()
-	w.setPhase(PhaseCatchUp)
+	w.setPhase(rpc.PhaseCatchUp)
 	// Taken before the Freshener starts: a directory replaced after this
 	// is one the index may not describe (noticeReplaced).
 	id, _, _ := rooted.IDOf(w.root) // none: noticeReplaced finds any directory there another
@@ -343,7 +325,7 @@ func (w *workspace) openOrBuild() (ix *index.Index, reopened bool, err error) {
 	ix, rebuilt, err := index.OpenOrBuild(w.ctx, w.db, w.root, &index.OpenOptions{
 		Progress: w.setProgress,
 		Phase: func(p index.Phase) {
-			w.setPhase(map[index.Phase]string{index.PhaseReopen: PhaseReopen, index.PhaseBuild: PhaseBuild, index.PhaseSave: PhaseSave}[p])
+			w.setPhase(map[index.Phase]string{index.PhaseReopen: rpc.PhaseReopen, index.PhaseBuild: rpc.PhaseBuild, index.PhaseSave: rpc.PhaseSave}[p])
 		},
 		Discarded: func(err error, movedTo string) {
 			w.d.log.Warn("discarding the saved index", "root", w.root, "db", w.db, "moved_to", movedTo, "err", err)
@@ -363,7 +345,7 @@ func (w *workspace) fail(err error) {
 	w.d.log.Error("indexing failed", "root", w.root, "err", err)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.state, w.phase, w.lastErr = StateError, "", err.Error()
+	w.state, w.phase, w.lastErr = rpc.StateError, "", err.Error()
 	close(w.attempt)
 }
 
@@ -409,7 +391,7 @@ func (w *workspace) awaitBuild(ctx context.Context) bool {
 	w.mu.Lock()
 	state, attempt, eta := w.state, w.attempt, w.progress.ETA
 	w.mu.Unlock()
-	if state != StateBuilding {
+	if state != rpc.StateBuilding {
 		return false
 	}
 	budget := FirstContactWait
@@ -437,11 +419,11 @@ func (w *workspace) trusted(ctx context.Context, dir string, sync bool) (*index.
 	state, ix, fresh := w.state, w.ix, w.fresh
 	w.mu.Unlock()
 	switch state {
-	case StateBuilding:
+	case rpc.StateBuilding:
 		return nil, nil, envelope.ReasonIndexBuilding
-	case StateError:
+	case rpc.StateError:
 		return nil, nil, envelope.ReasonIndexError
-	case StateUnwatched:
+	case rpc.StateUnwatched:
 		return nil, nil, envelope.ReasonNoWatcher
 	}
 	if stopped(fresh) {
@@ -486,7 +468,7 @@ func (w *workspace) settle(ctx context.Context) {
 	w.mu.Lock()
 	state, fresh := w.state, w.fresh
 	w.mu.Unlock()
-	if state != StateReady {
+	if state != rpc.StateReady {
 		return
 	}
 	err := barrier(ctx, fresh)
@@ -514,10 +496,10 @@ var errWorkspaceEnded = errors.New("daemon: the root was forgotten or the daemon
 // status reports the root's state: building, not ready, once the
 // directory at the root's path is not the one the index describes
 // (noticeReplaced).
-func (w *workspace) status() RootStatus {
+func (w *workspace) status() rpc.RootStatus {
 	w.noticeReplaced(false)
 	w.mu.Lock()
-	st := RootStatus{
+	st := rpc.RootStatus{
 		Root:      w.root,
 		State:     w.state,
 		Phase:     w.phase,
@@ -528,13 +510,13 @@ func (w *workspace) status() RootStatus {
 	}
 	var ix *index.Index
 	switch w.state {
-	case StateReady:
+	case rpc.StateReady:
 		ix = w.ix
 		st.ReadyMS = w.readyIn.Milliseconds()
-	case StateBuilding:
+	case rpc.StateBuilding:
 		p := w.progress
 		st.Files = p.Files
-		st.Progress = &BuildProgress{Files: p.Files, TotalFiles: p.TotalFiles, Bytes: p.Bytes, TotalBytes: p.TotalBytes, ETAMS: p.ETA.Milliseconds(), ElapsedMS: time.Since(w.started).Milliseconds()}
+		st.Progress = &rpc.BuildProgress{Files: p.Files, TotalFiles: p.TotalFiles, Bytes: p.Bytes, TotalBytes: p.TotalBytes, ETAMS: p.ETA.Milliseconds(), ElapsedMS: time.Since(w.started).Milliseconds()}
 	}
 	w.mu.Unlock()
 	// The index's figures are read without mu: a query takes mu (trusted),
@@ -545,7 +527,7 @@ func (w *workspace) status() RootStatus {
 		st.Files = ixs.Files
 		st.BaseBytes, st.HeapBytes, st.DeltaFiles, st.DeltaBytes, st.Merging = ixs.BaseBytes, ixs.HeapBytes, ixs.DeltaFiles, ixs.DeltaBytes, ixs.Compacting
 	}
-	if st.State == StateUnwatched {
+	if st.State == rpc.StateUnwatched {
 		st.DB = "" // no index: a DB left by a daemon with a watcher is not this one's
 		return st
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // Tests of the engine that answer through the query layer's tools, the
@@ -110,7 +111,7 @@ func TestGrepTimeoutHoldsOnHugeFiles(t *testing.T) {
 			base := runtime.NumGoroutine()
 			ch := make(chan *envelope.Envelope, 1)
 			go func() {
-				ch <- tools.Run(context.Background(), query.ToolGrep, ".", []byte(`{"pattern":"`+grep.SlowPattern+`","timeout_ms":200}`))
+				ch <- tools.Run(context.Background(), tool.Grep, ".", []byte(`{"pattern":"`+grep.SlowPattern+`","timeout_ms":200}`))
 			}()
 			var e *envelope.Envelope
 			select {
@@ -138,7 +139,7 @@ func TestGrepStreamedLongLines(t *testing.T) {
 	long := strings.Repeat("é", 3000) + "needle" + strings.Repeat("z", 3000)
 	tools := setup(t, map[string]string{"f.txt": "one\n" + long + "\nthree\n" + strings.Repeat("q", 9000) + "\nfive needle\n"})
 	tools.GrepSizes = sizes
-	r := run(t, tools, query.ToolGrep, `{"pattern":"needle","context":1}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle","context":1}`)
 	wantStatus(t, r, "success")
 	cut := strings.Repeat("é", grep.MaxLineBytes/2) + grep.LineCutMark
 	equal(t, "matches", r.Data.Matches, []envelope.GrepMatch{
@@ -149,7 +150,7 @@ func TestGrepStreamedLongLines(t *testing.T) {
 	seam := strings.Repeat("x", 4096-3) + "needle" + strings.Repeat("x", 5000)
 	tools = setup(t, map[string]string{"g.txt": seam + "\n"})
 	tools.GrepSizes = sizes
-	r = run(t, tools, query.ToolGrep, `{"pattern":"needle","output_mode":"count"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","output_mode":"count"}`)
 	equal(t, "counts", r.Data.Counts, []envelope.FileCount{{File: "g.txt", Count: 1}})
 }
 
@@ -160,13 +161,13 @@ func TestGrepMultilineSizeLimit(t *testing.T) {
 	t.Parallel()
 	tools := setup(t, map[string]string{"f.txt": "ab\ncd\n" + strings.Repeat("x", 200) + "\nab\ncd\n"})
 	tools.GrepSizes = grep.TinySizes(64, 256, 100)
-	r := run(t, tools, query.ToolGrep, `{"pattern":"b\\ncd","multiline":true}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"b\\ncd","multiline":true}`)
 	wantStatus(t, r, "partial")
 	equal(t, "matches", r.matchLines(), []string{"f.txt:1: ab\ncd"})
 	if r.Data.AbortedReason != envelope.AbortSizeLimit || !strings.Contains(r.Text, "[Partial: a file was too large to search whole in multiline mode") {
 		t.Errorf("aborted %q, text %q", r.Data.AbortedReason, r.Text)
 	}
-	r = run(t, tools, query.ToolGrep, `{"pattern":"zz\\nq","multiline":true}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"zz\\nq","multiline":true}`)
 	wantStatus(t, r, "partial")
 	if r.Data.AbortedReason != envelope.AbortSizeLimit || r.Error != nil {
 		t.Errorf("nothing found: aborted %q, error %+v", r.Data.AbortedReason, r.Error)
@@ -205,7 +206,7 @@ func TestScanReadingAheadKeepsTheOrder(t *testing.T) {
 	tools := newTools(t, root)
 	tools.Unlimited = true // limits past 1000, as the command line's
 	for _, limit := range []int{grep.ScanPrefetchAfter + 500, n} {
-		r := run(t, tools, query.ToolGrep, fmt.Sprintf(`{"pattern":"needle","output_mode":"files_with_matches","limit":%d}`, limit))
+		r := run(t, tools, tool.Grep, fmt.Sprintf(`{"pattern":"needle","output_mode":"files_with_matches","limit":%d}`, limit))
 		status := envelope.StatusSuccess
 		if limit < n {
 			status = envelope.StatusPartial // truncated
@@ -220,7 +221,7 @@ func TestScanReadingAheadKeepsTheOrder(t *testing.T) {
 	// prefetcher started): nothing keeps running.
 	g := runtime.NumGoroutine()
 	for _, ms := range []int{1, 2, 5} {
-		_ = tools.Run(context.Background(), query.ToolGrep, ".", []byte(fmt.Sprintf(`{"pattern":"needle","output_mode":"files_with_matches","limit":100000,"timeout_ms":%d}`, ms)))
+		_ = tools.Run(context.Background(), tool.Grep, ".", []byte(fmt.Sprintf(`{"pattern":"needle","output_mode":"files_with_matches","limit":100000,"timeout_ms":%d}`, ms)))
 	}
 	grep.WaitGoroutines(t, g)
 }

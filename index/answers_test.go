@@ -10,6 +10,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // Helpers answering Grep and Glob through the query layer, from an index
@@ -34,7 +35,7 @@ func grep(t testing.TB, tools *query.Tools, pattern string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := run(t, tools, query.ToolGrep, string(b))
+	e := run(t, tools, tool.Grep, string(b))
 	var out []string
 	for _, m := range e.Data.(*envelope.GrepData).Matches {
 		out = append(out, fmt.Sprintf("%s:%d:%s", m.File, m.Line, m.Text))
@@ -49,7 +50,7 @@ func glob(t testing.TB, tools *query.Tools, pattern string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return run(t, tools, query.ToolGlob, string(b)).Data.(*envelope.GlobData).Paths
+	return run(t, tools, tool.Glob, string(b)).Data.(*envelope.GlobData).Paths
 }
 
 // tools returns the walk's tools and the index's for root.

@@ -16,12 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
+
+	"golang.org/x/sys/unix"
 )
 
 // Grep's answers through block filters (blocks.go) equal the walk's:
@@ -348,7 +349,7 @@ func jsonArgs(kv ...any) string {
 func matchLines(t testing.TB, tools *query.Tools, args string) []string {
 	t.Helper()
 	out := []string{}
-	for _, m := range run(t, tools, query.ToolGrep, args).Data.(*envelope.GrepData).Matches {
+	for _, m := range run(t, tools, tool.Grep, args).Data.(*envelope.GrepData).Matches {
 		out = append(out, fmt.Sprintf("%s:%d: %s", m.File, m.Line, m.Text))
 	}
 	return out

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
+
+	"golang.org/x/sys/unix"
 )
 
 // setMtime sets root/rel's times with utimensat: os.Chtimes converts
@@ -65,7 +66,7 @@ func TestFarFutureAndPastMtimes(t *testing.T) {
 		sameAnswers(t, stage, root, ix, []string{"needle"}, [][]string{wantGrep}, []string{"*.txt"})
 		walk, idx := tools(t, root, ix)
 		for _, tl := range []*query.Tools{walk, idx} {
-			e := run(t, tl, query.ToolGlob, `{"pattern":"*.txt","sort":"recent"}`)
+			e := run(t, tl, tool.Glob, `{"pattern":"*.txt","sort":"recent"}`)
 			if got := e.Data.(*envelope.GlobData).Paths; !slices.Equal(got, wantRecent) {
 				t.Fatalf("%s: Glob sort recent: %q, want %q", stage, got, wantRecent)
 			}

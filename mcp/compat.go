@@ -9,21 +9,21 @@ import (
 	"regexp"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/quote"
-	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The compatibility tools (docs/tools.md) are answered by Glob and Grep with
 // these settings.
 const (
 	// findFilesLimit is find_files_by_name's cap on files (Glob's maximum).
-	findFilesLimit = query.GlobMaxLimit
+	findFilesLimit = tool.GlobMaxLimit
 	// searchLimit is search_in_files's cap on matches (Grep's maximum).
-	searchLimit = query.GrepMaxLimit
+	searchLimit = tool.GrepMaxLimit
 	// searchDefaultTimeout is search_in_files's default timeout, seconds.
 	searchDefaultTimeout = 60
 )
@@ -171,7 +171,7 @@ func (s *Server) findFiles(ctx context.Context, root string, raw json.RawMessage
 	if pattern != namePattern {
 		pattern = quote.Line(pattern)
 	}
-	env, err := s.compatRun(ctx, query.ToolGlob, root, struct {
+	env, err := s.compatRun(ctx, tool.Glob, root, struct {
 		Pattern string `json:"pattern"`
 		Path    string `json:"path"`
 		Limit   int    `json:"limit"`
@@ -257,14 +257,14 @@ func (s *Server) searchInFiles(ctx context.Context, root string, raw json.RawMes
 	if include == "*" {
 		include = "" // every file, as without a filter
 	}
-	env, err := s.compatRun(ctx, query.ToolGrep, root, grepArgs{
+	env, err := s.compatRun(ctx, tool.Grep, root, grepArgs{
 		Pattern:       q,
 		Path:          path,
 		Include:       include,
 		CaseSensitive: true,
 		FixedStrings:  !useRegex,
 		Limit:         searchLimit,
-		TimeoutMS:     min(timeout, query.GrepMaxTimeoutMS/1000) * 1000,
+		TimeoutMS:     min(timeout, tool.GrepMaxTimeoutMS/1000) * 1000,
 	})
 	if err != nil {
 		return s.failure(ctx, ToolSearchInFiles, raw, err)

@@ -8,12 +8,12 @@ import (
 	"io"
 	"log/slog"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/indexd/indexd/envelope"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// QueryFunc answers one Glob, Grep or LS call (tool is query.ToolGlob,
+// QueryFunc answers one Glob, Grep or LS call (tool is tool.Glob,
 // ToolGrep or ToolLS) in the workspace at root, an absolute path, with the
 // tool's arguments exactly as received (nil when the client sent none).
 // It returns the response envelope as JSON. An error means there is no

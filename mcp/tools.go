@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/query"
 	toolspec "github.com/indexd/indexd/tool"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Names of the compatibility tools (docs/tools.md).
@@ -223,34 +223,34 @@ const envelopeNotes = ` All paths in arguments are relative to the workspace roo
 
 var toolDefs = []*toolDef{
 	{
-		name:  query.ToolGlob,
+		name:  toolspec.Glob,
 		title: "Find files by glob pattern",
 		description: `Find files whose path matches a glob pattern (names, not contents: use Grep for contents). Returns file paths (never directories) sorted by path, or with sort="recent" the files modified in the last 24 hours first, newest first. "type" keeps only files of a file type by ripgrep's names ("go", "py", "ts", "rust", "md", ...; a list for several), "type_not" leaves a type out.
 
 The pattern is relative to "path" (default: the workspace root): with path "src", "*.ts" finds src/a.ts but not src/lib/b.ts; "**/*.ts" finds both. "*" and "?" never cross "/"; "**" matches zero or more directories, so "**/x.go" also matches x.go directly under path; braces ("*.{ts,tsx}") and classes ("[a-z]*.go") work. Hidden names (starting with ".") and ignored paths (.gitignore, .ignore, node_modules, build, dist, target, .venv, ...) are skipped unless include_hidden / include_ignored is true; a pattern segment naming a hidden directory (".github/**/*.yml") or a path inside an ignored one is searched anyway.
 
 data.paths holds the matches. data.truncated is true only when more files matched than "limit": narrow the pattern or path, or raise limit (max 200). data.aborted_reason says the search hit its time or entry breaker (results incomplete: narrow it). data.fallback_used means the index could not be trusted and a full walk answered (same results, only slower).` + envelopeNotes,
-		input:  inputSchema(query.ToolGlob),
+		input:  inputSchema(toolspec.Glob),
 		output: envelopeOutputSchema,
 	},
 	{
-		name:  query.ToolGrep,
+		name:  toolspec.Grep,
 		title: "Search file contents",
 		description: `Search file contents with a regular expression (Go RE2 syntax: no backreferences or lookaround). Case-insensitive unless case_sensitive is true; set fixed_strings to search a literal string without escaping. Results are sorted by file modification time, newest first (then path, then line), so recently edited code comes first; each match is "file:line: text" with the whole line.
 
 Restricting the files with "include" is highly recommended: "*.ts" or "*.{ts,tsx}" (matched against the file name), or "src/**/*.ts" (with a "/": matched against the path relative to "path"); or "type", a file type by ripgrep's names ("go", "py", "ts", "rust", "md", ...; a list for several; "type_not" leaves a type out). Narrow with "path" too. output_mode "files_with_matches" lists only the files, "count" the number of matching lines per file; context_before / context_after / context add lines around each match. A pattern never matches across lines unless multiline is true. Hidden files, ignored paths (.gitignore, node_modules, ...) and binary files are skipped unless include_hidden / include_ignored.
 
 data.matches holds {file, line, text}. data.truncated is true only when more results exist than "limit": narrow with path, include or a more specific pattern (or raise limit, max 1000). status "partial" also means a timeout fired with some results (data.aborted_reason "timeout": narrow the search or raise timeout_ms) or data.fallback_used: the index was still building or could not be trusted, so a full walk answered (results are still exact, only slower).` + envelopeNotes,
-		input:  inputSchema(query.ToolGrep),
+		input:  inputSchema(toolspec.Grep),
 		output: envelopeOutputSchema,
 	},
 	{
-		name:  query.ToolLS,
+		name:  toolspec.LS,
 		title: "List a directory",
 		description: `List one directory (not recursively): directories first, then files, each group by name. A directory's name ends in "/", a symbolic link's in "@" ("@/" for a link to a directory); the text marks a link leading outside the workspace "-> <Outside Sandbox>" and a dangling one "-> <Broken Link>". Hidden names and ignored entries (node_modules, .gitignore matches, ...) are left out unless include_hidden / include_ignored; "ignore" leaves out more by glob.
 
 data.entries holds {path, type} with type "dir", "file" or "link"; stats.total counts the whole listing. data.truncated is true when entries remain after offset + limit: call again with a larger offset to page through them. To find files by name across directories, use Glob.` + envelopeNotes,
-		input:  inputSchema(query.ToolLS),
+		input:  inputSchema(toolspec.LS),
 		output: envelopeOutputSchema,
 	},
 	changesDef,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // The admission figure (not a timed test: it prints, it does not assert;
@@ -28,7 +29,7 @@ func TestAdmissionFigure(t *testing.T) {
 		var ds []time.Duration
 		for range n {
 			t0 := time.Now()
-			env := idx.Run(context.Background(), ToolGrep, "", rare)
+			env := idx.Run(context.Background(), tool.Grep, "", rare)
 			ds = append(ds, time.Since(t0))
 			if env.Status == envelope.StatusError {
 				t.Fatalf("rare literal: %+v", env.Error)
@@ -45,7 +46,7 @@ func TestAdmissionFigure(t *testing.T) {
 	for range 64 {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				idx.Run(ctx, ToolGrep, "", full)
+				idx.Run(ctx, tool.Grep, "", full)
 				fulls.Add(1)
 			}
 		})

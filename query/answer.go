@@ -11,7 +11,7 @@ import (
 // The answers of the command line (Tools.Unlimited) may ask for more
 // results than an agent's, every one when they give no limit (or 0).
 // Such an answer
-// beyond the agent tools' maximum (GlobMaxLimit, GrepMaxLimit) is not
+// beyond the agent tools' maximum (tool.GlobMaxLimit, tool.GrepMaxLimit) is not
 // built in the envelope's data directly when its caller bounds it: its
 // results go through an answerSink, in the answer's order, in batches
 // (Grep's as its scan completes them, Glob's once its search is done),

@@ -11,6 +11,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // answerTree is a tree for the command line's large answers: 1,100
@@ -66,15 +67,15 @@ func TestAnswerSinkIsTheWholeAnswer(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		{query.ToolGrep, map[string]any{"pattern": "needle", "limit": 0}},
-		{query.ToolGrep, map[string]any{"pattern": "needle", "limit": 0, "context": 1}},
-		{query.ToolGrep, map[string]any{"pattern": "needle", "limit": 1001}},
-		{query.ToolGrep, map[string]any{"pattern": "needle", "limit": 1001, "context_before": 2}},
-		{query.ToolGrep, map[string]any{"pattern": "needle", "limit": 0, "output_mode": "files_with_matches"}},
-		{query.ToolGrep, map[string]any{"pattern": "needle", "limit": 1050, "output_mode": "count"}},
-		{query.ToolGlob, map[string]any{"pattern": "**", "limit": 0}},
-		{query.ToolGlob, map[string]any{"pattern": "**/*.txt", "limit": 201}},
-		{query.ToolGrep, map[string]any{"pattern": "nothing-here", "limit": 0}},
+		{tool.Grep, map[string]any{"pattern": "needle", "limit": 0}},
+		{tool.Grep, map[string]any{"pattern": "needle", "limit": 0, "context": 1}},
+		{tool.Grep, map[string]any{"pattern": "needle", "limit": 1001}},
+		{tool.Grep, map[string]any{"pattern": "needle", "limit": 1001, "context_before": 2}},
+		{tool.Grep, map[string]any{"pattern": "needle", "limit": 0, "output_mode": "files_with_matches"}},
+		{tool.Grep, map[string]any{"pattern": "needle", "limit": 1050, "output_mode": "count"}},
+		{tool.Glob, map[string]any{"pattern": "**", "limit": 0}},
+		{tool.Glob, map[string]any{"pattern": "**/*.txt", "limit": 201}},
+		{tool.Grep, map[string]any{"pattern": "nothing-here", "limit": 0}},
 	}
 	for _, c := range cases {
 		what := fmt.Sprintf("%s %v", c.tool, c.args)
@@ -143,18 +144,18 @@ func TestAnswerBudgetCutsAndSaysSo(t *testing.T) {
 	whole := newToolsExt(t, root)
 	whole.Unlimited = true
 	args := map[string]any{"pattern": "needle", "limit": 0}
-	want := diffRun(t, whole, query.ToolGrep, args).Data.(*envelope.GrepData).Matches
+	want := diffRun(t, whole, tool.Grep, args).Data.(*envelope.GrepData).Matches
 
-	for _, tool := range []string{query.ToolGrep, query.ToolGlob} {
+	for _, name := range []string{tool.Grep, tool.Glob} {
 		args := args
-		if tool == query.ToolGlob {
+		if name == tool.Glob {
 			args = map[string]any{"pattern": "**", "limit": 0}
 		}
 		tools := newToolsExt(t, root)
 		tools.Unlimited = true
 		batches := 0
 		tools.Budget = func(int64) bool { batches++; return batches == 1 }
-		env := diffRun(t, tools, tool, args)
+		env := diffRun(t, tools, name, args)
 		st, _ := json.Marshal(env.Stats)
 		var n int
 		switch d := env.Data.(type) {
@@ -181,14 +182,14 @@ func TestAnswerBudgetCutsAndSaysSo(t *testing.T) {
 			}
 		}
 		if env.Status != envelope.StatusPartial || !strings.Contains(env.Text, "[Partial: the answer outgrew the memory the daemon gives answers being built; results are incomplete.") {
-			t.Errorf("%s cut: %s %q", tool, env.Status, env.Text[:200])
+			t.Errorf("%s cut: %s %q", name, env.Status, env.Text[:200])
 		}
 
 		tools.Budget = func(int64) bool { return false }
-		env = tools.Run(t.Context(), tool, ".", mustJSON(t, args))
+		env = tools.Run(t.Context(), name, ".", mustJSON(t, args))
 		if env.Status != envelope.StatusError || env.Error.Code != envelope.CodeExecution ||
 			!strings.HasPrefix(env.Error.Message, "The answer outgrew the memory the daemon gives answers being built") {
-			t.Errorf("%s refused at once: %s %+v", tool, env.Status, env.Error)
+			t.Errorf("%s refused at once: %s %+v", name, env.Status, env.Error)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/tool"
 )
 
 // Benchmarks of the walk engine on $(go env GOROOT)/src, the reference
@@ -47,23 +48,23 @@ func benchTool(b *testing.B, tool, args string) {
 }
 
 func BenchmarkWalkGrepRareLiteral(b *testing.B) {
-	benchTool(b, ToolGrep, `{"pattern":"xyzzy_indexd_rare","case_sensitive":true}`)
+	benchTool(b, tool.Grep, `{"pattern":"xyzzy_indexd_rare","case_sensitive":true}`)
 }
 
 func BenchmarkWalkGrepRareLiteralFold(b *testing.B) {
-	benchTool(b, ToolGrep, `{"pattern":"xyzzy_indexd_rare"}`)
+	benchTool(b, tool.Grep, `{"pattern":"xyzzy_indexd_rare"}`)
 }
 
 func BenchmarkWalkGrepFuncMain(b *testing.B) {
-	benchTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true}`)
+	benchTool(b, tool.Grep, `{"pattern":"func main","case_sensitive":true}`)
 }
 
 func BenchmarkWalkGrepHandler(b *testing.B) {
-	benchTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`)
+	benchTool(b, tool.Grep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`)
 }
 
 func BenchmarkWalkGlobGo(b *testing.B) {
-	benchTool(b, ToolGlob, `{"pattern":"**/*.go"}`)
+	benchTool(b, tool.Glob, `{"pattern":"**/*.go"}`)
 }
 
 var benchIndexed *Tools
@@ -110,72 +111,72 @@ func benchIndexedTool(b *testing.B, tool, args string) {
 }
 
 func BenchmarkIndexGrepRareLiteral(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"xyzzy_indexd_rare","case_sensitive":true}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"xyzzy_indexd_rare","case_sensitive":true}`)
 }
 
 func BenchmarkIndexGrepRareLiteralFold(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"xyzzy_indexd_rare"}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"xyzzy_indexd_rare"}`)
 }
 
 func BenchmarkIndexGrepFuncMain(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"func main","case_sensitive":true}`)
 }
 
 func BenchmarkIndexGrepHandler(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`)
 }
 
 func BenchmarkIndexGrepFuncMainFold(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"func main"}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"func main"}`)
 }
 
 func BenchmarkIndexGrepFuncMain1000(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true,"limit":1000}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"func main","case_sensitive":true,"limit":1000}`)
 }
 
 func BenchmarkIndexGrepHandlerFold(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\("}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"func \\w+Handler\\("}`)
 }
 
 func BenchmarkIndexGrepErrShortWrite(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"ErrShortWrite","case_sensitive":true}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"ErrShortWrite","case_sensitive":true}`)
 }
 
 func BenchmarkIndexGrepErrShortWriteFold(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"ErrShortWrite"}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"ErrShortWrite"}`)
 }
 
 func BenchmarkIndexGrepNoTrigram(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"\\w+\\d{4}\\w*","case_sensitive":true}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"\\w+\\d{4}\\w*","case_sensitive":true}`)
 }
 
 func BenchmarkIndexGlobGo(b *testing.B) {
-	benchIndexedTool(b, ToolGlob, `{"pattern":"**/*.go"}`)
+	benchIndexedTool(b, tool.Glob, `{"pattern":"**/*.go"}`)
 }
 
 func BenchmarkIndexGlobTestdataJSON(b *testing.B) {
-	benchIndexedTool(b, ToolGlob, `{"pattern":"**/testdata/**/*.json"}`)
+	benchIndexedTool(b, tool.Glob, `{"pattern":"**/testdata/**/*.json"}`)
 }
 
 func BenchmarkIndexGlobInternalGo(b *testing.B) {
-	benchIndexedTool(b, ToolGlob, `{"pattern":"**/internal/**/*.go"}`)
+	benchIndexedTool(b, tool.Glob, `{"pattern":"**/internal/**/*.go"}`)
 }
 
 // The queries of the scale harness (bench/sidebyside -scale), with its
 // limits; meant for INDEXD_BENCH_TREE set to a tree bench/gentree made.
 
 func BenchmarkIndexScaleRare(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"QuokkaNeedleZeta","case_sensitive":true,"limit":1000}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"QuokkaNeedleZeta","case_sensitive":true,"limit":1000}`)
 }
 
 func BenchmarkIndexScaleRareFold(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"quokkaneedlezeta","limit":1000}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"quokkaneedlezeta","limit":1000}`)
 }
 
 func BenchmarkIndexScaleFuncMain(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"func main","case_sensitive":true,"limit":100}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"func main","case_sensitive":true,"limit":100}`)
 }
 
 func BenchmarkIndexScaleHandler(b *testing.B) {
-	benchIndexedTool(b, ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true,"limit":1000}`)
+	benchIndexedTool(b, tool.Grep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true,"limit":1000}`)
 }

@@ -69,12 +69,6 @@ func (set ChangeSet) untrackedIn(dir string, includeIgnored bool) []string {
 	return u
 }
 
-// Changes' limits: the table's (package tool).
-const (
-	ChangesDefaultLimit = tool.ChangesDefaultLimit
-	ChangesMaxLimit     = tool.ChangesMaxLimit
-)
-
 // ChangesParams are Changes' checked parameters.
 type ChangesParams struct {
 	Since          string

@@ -14,6 +14,7 @@ import (
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/tree"
 	"github.com/indexd/indexd/watch"
 )
@@ -236,7 +237,7 @@ func TestClassifierAgreesWithTraversals(t *testing.T) {
 	tools := query.NewDirect(ws)
 	for _, dir := range wantDirs {
 		for _, hidden := range []bool{false, true} {
-			env := diffRun(t, tools, query.ToolLS, map[string]any{"path": dir, "include_hidden": hidden, "limit": query.LSMaxLimit})
+			env := diffRun(t, tools, tool.LS, map[string]any{"path": dir, "include_hidden": hidden, "limit": tool.LSMaxLimit})
 			data := env.Data.(*envelope.LSData)
 			var got, want []string
 			for _, e := range data.Entries {

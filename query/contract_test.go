@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // The tools' contract as agents know it: the error of each bad argument
@@ -50,76 +51,76 @@ func TestErrorTables(t *testing.T) {
 		msg        string
 	}{
 		// Missing pattern; empty and null count as missing.
-		{ToolGlob, `{}`, inv, msgMissingPattern},
-		{ToolGlob, `{"pattern":""}`, inv, msgMissingPattern},
-		{ToolGlob, `{"pattern":null}`, inv, msgMissingPattern},
-		{ToolGlob, `null`, inv, msgMissingPattern},
-		{ToolGlob, `{"pattern":"./"}`, inv, msgMissingPattern},
-		{ToolGrep, `{}`, inv, msgMissingPattern},
-		{ToolGrep, `{"pattern":""}`, inv, msgMissingPattern},
-		{ToolGrep, `{"path":"src"}`, inv, msgMissingPattern},
+		{tool.Glob, `{}`, inv, msgMissingPattern},
+		{tool.Glob, `{"pattern":""}`, inv, msgMissingPattern},
+		{tool.Glob, `{"pattern":null}`, inv, msgMissingPattern},
+		{tool.Glob, `null`, inv, msgMissingPattern},
+		{tool.Glob, `{"pattern":"./"}`, inv, msgMissingPattern},
+		{tool.Grep, `{}`, inv, msgMissingPattern},
+		{tool.Grep, `{"pattern":""}`, inv, msgMissingPattern},
+		{tool.Grep, `{"path":"src"}`, inv, msgMissingPattern},
 		// limit: out of range, a string, a fraction.
-		{ToolGlob, `{"pattern":"*","limit":0}`, inv, msgGlobLimit},
-		{ToolGlob, `{"pattern":"*","limit":201}`, inv, msgGlobLimit},
-		{ToolGlob, `{"pattern":"*","limit":-1}`, inv, msgGlobLimit},
-		{ToolGlob, `{"pattern":"*","limit":"5"}`, inv, msgGlobLimit},
-		{ToolGlob, `{"pattern":"*","limit":1.5}`, inv, msgGlobLimit},
-		{ToolGlob, `{"pattern":"*","limit":true}`, inv, msgGlobLimit},
-		{ToolGrep, `{"pattern":"x","limit":0}`, inv, msgGrepLimit},
-		{ToolGrep, `{"pattern":"x","limit":1001}`, inv, msgGrepLimit},
-		{ToolGrep, `{"pattern":"x","limit":"5"}`, inv, msgGrepLimit},
-		{ToolGrep, `{"pattern":"x","limit":2.5}`, inv, msgGrepLimit},
-		{ToolLS, `{"limit":0}`, inv, msgGlobLimit},
-		{ToolLS, `{"limit":201}`, inv, msgGlobLimit},
-		{ToolLS, `{"offset":-1}`, inv, "offset must be a non-negative integer."},
-		{ToolLS, `{"offset":"2"}`, inv, "offset must be a non-negative integer."},
+		{tool.Glob, `{"pattern":"*","limit":0}`, inv, msgGlobLimit},
+		{tool.Glob, `{"pattern":"*","limit":201}`, inv, msgGlobLimit},
+		{tool.Glob, `{"pattern":"*","limit":-1}`, inv, msgGlobLimit},
+		{tool.Glob, `{"pattern":"*","limit":"5"}`, inv, msgGlobLimit},
+		{tool.Glob, `{"pattern":"*","limit":1.5}`, inv, msgGlobLimit},
+		{tool.Glob, `{"pattern":"*","limit":true}`, inv, msgGlobLimit},
+		{tool.Grep, `{"pattern":"x","limit":0}`, inv, msgGrepLimit},
+		{tool.Grep, `{"pattern":"x","limit":1001}`, inv, msgGrepLimit},
+		{tool.Grep, `{"pattern":"x","limit":"5"}`, inv, msgGrepLimit},
+		{tool.Grep, `{"pattern":"x","limit":2.5}`, inv, msgGrepLimit},
+		{tool.LS, `{"limit":0}`, inv, msgGlobLimit},
+		{tool.LS, `{"limit":201}`, inv, msgGlobLimit},
+		{tool.LS, `{"offset":-1}`, inv, "offset must be a non-negative integer."},
+		{tool.LS, `{"offset":"2"}`, inv, "offset must be a non-negative integer."},
 		// include's type.
-		{ToolGrep, `{"pattern":"x","include":5}`, inv, msgInclude},
-		{ToolGrep, `{"pattern":"x","include":["*.go"]}`, inv, msgInclude},
-		{ToolGrep, `{"pattern":"x","include":{}}`, inv, msgInclude},
+		{tool.Grep, `{"pattern":"x","include":5}`, inv, msgInclude},
+		{tool.Grep, `{"pattern":"x","include":["*.go"]}`, inv, msgInclude},
+		{tool.Grep, `{"pattern":"x","include":{}}`, inv, msgInclude},
 		// Wrong types.
-		{ToolGlob, `{"pattern":5}`, inv, "pattern must be a string."},
-		{ToolGrep, `{"pattern":["a"]}`, inv, "pattern must be a string."},
-		{ToolGlob, `{"pattern":"*","path":5}`, inv, "path must be a string."},
-		{ToolGrep, `{"pattern":"x","path":false}`, inv, "path must be a string."},
-		{ToolLS, `{"path":7}`, inv, "path must be a string."},
-		{ToolGlob, `{"pattern":"*","include_hidden":"yes"}`, inv, "include_hidden must be a boolean."},
-		{ToolGlob, `{"pattern":"*","include_ignored":1}`, inv, "include_ignored must be a boolean."},
-		{ToolGlob, `{"pattern":"*","case_sensitive":"true"}`, inv, "case_sensitive must be a boolean."},
-		{ToolGrep, `{"pattern":"x","case_sensitive":0}`, inv, "case_sensitive must be a boolean."},
-		{ToolGrep, `{"pattern":"x","multiline":"no"}`, inv, "multiline must be a boolean."},
-		{ToolLS, `{"include_hidden":"no"}`, inv, "include_hidden must be a boolean."},
-		{ToolLS, `{"ignore":5}`, inv, "ignore must be a list of strings."},
-		{ToolLS, `{"ignore":[1]}`, inv, "ignore must be a list of strings."},
-		{ToolGlob, `{"pattern":"*","sort":"size"}`, inv, `sort must be one of ["path" "recent"].`},
-		{ToolGrep, `{"pattern":"x","output_mode":"lines"}`, inv, `output_mode must be one of ["content" "files_with_matches" "count"].`},
-		{ToolGrep, `{"pattern":"x","context":21}`, inv, "context must be an integer between 0 and 20."},
-		{ToolGrep, `{"pattern":"x","context_before":-1}`, inv, "context_before must be an integer between 0 and 20."},
-		{ToolGrep, `{"pattern":"x","context_after":"2"}`, inv, "context_after must be an integer between 0 and 20."},
-		{ToolGrep, `{"pattern":"x","timeout_ms":0}`, inv, "timeout_ms must be an integer between 1 and 60000."},
+		{tool.Glob, `{"pattern":5}`, inv, "pattern must be a string."},
+		{tool.Grep, `{"pattern":["a"]}`, inv, "pattern must be a string."},
+		{tool.Glob, `{"pattern":"*","path":5}`, inv, "path must be a string."},
+		{tool.Grep, `{"pattern":"x","path":false}`, inv, "path must be a string."},
+		{tool.LS, `{"path":7}`, inv, "path must be a string."},
+		{tool.Glob, `{"pattern":"*","include_hidden":"yes"}`, inv, "include_hidden must be a boolean."},
+		{tool.Glob, `{"pattern":"*","include_ignored":1}`, inv, "include_ignored must be a boolean."},
+		{tool.Glob, `{"pattern":"*","case_sensitive":"true"}`, inv, "case_sensitive must be a boolean."},
+		{tool.Grep, `{"pattern":"x","case_sensitive":0}`, inv, "case_sensitive must be a boolean."},
+		{tool.Grep, `{"pattern":"x","multiline":"no"}`, inv, "multiline must be a boolean."},
+		{tool.LS, `{"include_hidden":"no"}`, inv, "include_hidden must be a boolean."},
+		{tool.LS, `{"ignore":5}`, inv, "ignore must be a list of strings."},
+		{tool.LS, `{"ignore":[1]}`, inv, "ignore must be a list of strings."},
+		{tool.Glob, `{"pattern":"*","sort":"size"}`, inv, `sort must be one of ["path" "recent"].`},
+		{tool.Grep, `{"pattern":"x","output_mode":"lines"}`, inv, `output_mode must be one of ["content" "files_with_matches" "count"].`},
+		{tool.Grep, `{"pattern":"x","context":21}`, inv, "context must be an integer between 0 and 20."},
+		{tool.Grep, `{"pattern":"x","context_before":-1}`, inv, "context_before must be an integer between 0 and 20."},
+		{tool.Grep, `{"pattern":"x","context_after":"2"}`, inv, "context_after must be an integer between 0 and 20."},
+		{tool.Grep, `{"pattern":"x","timeout_ms":0}`, inv, "timeout_ms must be an integer between 1 and 60000."},
 		// Arguments that are not an object.
-		{ToolGlob, `[]`, inv, msgNotObject},
-		{ToolGlob, `"**/*.py"`, inv, msgNotObject},
-		{ToolGrep, `5`, inv, msgNotObject},
-		{ToolLS, `[{"path":"."}]`, inv, msgNotObject},
-		{ToolLS, `{"path":`, inv, msgNotObject},
+		{tool.Glob, `[]`, inv, msgNotObject},
+		{tool.Glob, `"**/*.py"`, inv, msgNotObject},
+		{tool.Grep, `5`, inv, msgNotObject},
+		{tool.LS, `[{"path":"."}]`, inv, msgNotObject},
+		{tool.LS, `{"path":`, inv, msgNotObject},
 		// Unknown tool.
 		{"Read", `{}`, inv, "Unknown tool 'Read'."},
 		// Path errors.
-		{ToolGlob, `{"pattern":"*","path":"nope"}`, nf, "Search root 'nope' does not exist."},
-		{ToolGrep, `{"pattern":"x","path":"nope"}`, nf, "Search root 'nope' does not exist."},
-		{ToolGlob, `{"pattern":"*","path":"src/nope/deeper"}`, nf, "Search root 'src/nope/deeper' does not exist."},
-		{ToolLS, `{"path":"nope"}`, nf, "Path 'nope' does not exist."},
-		{ToolGlob, `{"pattern":"*","path":"x.txt"}`, inv, "Search root 'x.txt' is not a directory."},
-		{ToolGrep, `{"pattern":"x","path":"x.txt"}`, inv, "Search root 'x.txt' is not a directory."},
-		{ToolLS, `{"path":"x.txt"}`, inv, "Path 'x.txt' is not a directory."},
-		{ToolGlob, `{"pattern":"*","path":".."}`, denied, msgAccessDenied},
-		{ToolGrep, `{"pattern":"x","path":"../"}`, denied, msgAccessDenied},
-		{ToolLS, `{"path":"/"}`, denied, msgAccessDenied},
+		{tool.Glob, `{"pattern":"*","path":"nope"}`, nf, "Search root 'nope' does not exist."},
+		{tool.Grep, `{"pattern":"x","path":"nope"}`, nf, "Search root 'nope' does not exist."},
+		{tool.Glob, `{"pattern":"*","path":"src/nope/deeper"}`, nf, "Search root 'src/nope/deeper' does not exist."},
+		{tool.LS, `{"path":"nope"}`, nf, "Path 'nope' does not exist."},
+		{tool.Glob, `{"pattern":"*","path":"x.txt"}`, inv, "Search root 'x.txt' is not a directory."},
+		{tool.Grep, `{"pattern":"x","path":"x.txt"}`, inv, "Search root 'x.txt' is not a directory."},
+		{tool.LS, `{"path":"x.txt"}`, inv, "Path 'x.txt' is not a directory."},
+		{tool.Glob, `{"pattern":"*","path":".."}`, denied, msgAccessDenied},
+		{tool.Grep, `{"pattern":"x","path":"../"}`, denied, msgAccessDenied},
+		{tool.LS, `{"path":"/"}`, denied, msgAccessDenied},
 		// Invalid patterns.
-		{ToolGlob, `{"pattern":"[a-"}`, inv, "Invalid glob pattern '[a-'."},
-		{ToolGrep, `{"pattern":"x","include":"[a-"}`, inv, "Invalid include pattern '[a-'."},
-		{ToolLS, `{"ignore":["[a-"]}`, inv, "Invalid ignore pattern '[a-'."},
+		{tool.Glob, `{"pattern":"[a-"}`, inv, "Invalid glob pattern '[a-'."},
+		{tool.Grep, `{"pattern":"x","include":"[a-"}`, inv, "Invalid include pattern '[a-'."},
+		{tool.LS, `{"ignore":["[a-"]}`, inv, "Invalid ignore pattern '[a-'."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.tool+tc.args, func(t *testing.T) {
@@ -136,7 +137,7 @@ func TestInvalidRegex(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, contractTree())
 	for _, p := range []string{"(", "[a-", "a{2,1}", `\k`, "*x"} {
-		r := run(t, tools, ToolGrep, jsonArgs("pattern", p))
+		r := run(t, tools, tool.Grep, jsonArgs("pattern", p))
 		wantStatus(t, r, "error")
 		if r.Error.Code != envelope.CodeInvalidParam || !strings.HasPrefix(r.Error.Message, "Invalid regex pattern: ") {
 			t.Errorf("%q: error %s %q, want INVALID_PARAM \"Invalid regex pattern: ...\"", p, r.Error.Code, r.Error.Message)
@@ -155,7 +156,7 @@ func TestParamsInputAndUnknownKeys(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, contractTree())
 	args := `{"pattern": "**/*.py",  "path":"src", "frobnicate": [1,2], "limit": 2}`
-	r := run(t, tools, ToolGlob, args)
+	r := run(t, tools, tool.Glob, args)
 	wantStatus(t, r, "success")
 	equal(t, "paths", r.paths(), []string{"src/main.py", "src/utils/io.py"})
 	if string(r.Context.ParamsInput) != `{"pattern":"**/*.py","path":"src","frobnicate":[1,2],"limit":2}` {
@@ -165,12 +166,12 @@ func TestParamsInputAndUnknownKeys(t *testing.T) {
 		t.Errorf("context = %+v", r.Context)
 	}
 
-	r = run(t, tools, ToolGrep, `{"pattern":"class","unknown":true,"include":null}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"class","unknown":true,"include":null}`)
 	wantStatus(t, r, "success")
 	if r.Context.SortedBy != "mtime_desc" || r.Context.Pattern != "class" {
 		t.Errorf("grep context = %+v", r.Context)
 	}
-	r = run(t, tools, ToolLS, `{"whatever":{"a":1}}`)
+	r = run(t, tools, tool.LS, `{"whatever":{"a":1}}`)
 	wantStatus(t, r, "success")
 }
 
@@ -178,18 +179,18 @@ func TestParamsInputAndUnknownKeys(t *testing.T) {
 func TestGlobText(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, contractTree())
-	r := run(t, tools, ToolGlob, `{"pattern":"**/*.py","path":"core"}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**/*.py","path":"core"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Found 2 files matching '**/*.py' in 'core'\n(Scanned 2 items in Nms)\n\ncore/agent.py\ncore/llm.py")
 	equal(t, "stats", [2]int{r.Stats.Matched, r.Stats.Visited}, [2]int{2, 2})
 	equal(t, "data keys", r.DataKeys, []string{"paths", "truncated"})
 
-	r = run(t, tools, ToolGlob, `{"pattern":"*.rs"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"*.rs"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "No files found matching '*.rs' in '.'\n(Scanned 5 items in Nms)")
 	equal(t, "paths", r.paths(), []string{})
 
-	r = run(t, tools, ToolGlob, `{"pattern":"**/*.py","limit":2}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/*.py","limit":2}`)
 	wantStatus(t, r, "partial")
 	wantText(t, r, "Found 2 files matching '**/*.py' in '.'\n(Scanned 10 items in Nms)\n"+
 		"[Truncated: Showing first 2 files. Narrow the pattern or path, or raise limit (max 200).]\n\n"+
@@ -206,21 +207,21 @@ func TestGrepText(t *testing.T) {
 	setMtime(t, root, "src/utils/io.py", base.Add(3))
 	setMtime(t, root, "core/agent.py", base.Add(2))
 	setMtime(t, root, "core/llm.py", base.Add(1))
-	r := run(t, tools, ToolGrep, `{"pattern":"class\\s+\\w+:"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"class\\s+\\w+:"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Found 3 matches in 3 files for 'class\\s+\\w+:' in '.'\n(Sorted by mtime desc. Took Nms)\n\n"+
 		"src/utils/io.py:2: class User:\ncore/agent.py:1: class Agent:\ncore/llm.py:1: class LLM:")
 	equal(t, "stats", [2]int{r.Stats.MatchedFiles, r.Stats.MatchedLines}, [2]int{3, 3})
 
-	r = run(t, tools, ToolGrep, `{"pattern":"class","path":"src"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"class","path":"src"}`)
 	wantText(t, r, "Found 1 matches in 1 files for 'class' in 'src'\n(Sorted by mtime desc. Took Nms)\n\nsrc/utils/io.py:2: class User:")
 
-	r = run(t, tools, ToolGrep, `{"pattern":"nothing_here"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"nothing_here"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "No matches found for 'nothing_here' in '.'\n(Sorted by mtime desc. Took Nms)")
 	equal(t, "matches", r.Data.Matches, []envelope.GrepMatch{})
 
-	r = run(t, tools, ToolGrep, `{"pattern":"class","limit":2}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"class","limit":2}`)
 	wantStatus(t, r, "partial")
 	wantText(t, r, "Found 2 matches in 2 files for 'class' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
 		"[Truncated: Showing first 2 matches. Narrow pattern or path.]\n\n"+
@@ -231,15 +232,15 @@ func TestGrepText(t *testing.T) {
 func TestLSText(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, contractTree())
-	r := run(t, tools, ToolLS, `{}`)
+	r := run(t, tools, tool.LS, `{}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Listed 5 entries in '.'\n\ncore/\nempty/\nsrc/\nREADME.md\nx.txt")
 
-	r = run(t, tools, ToolLS, `{"path":".","limit":2}`)
+	r = run(t, tools, tool.LS, `{"path":".","limit":2}`)
 	wantStatus(t, r, "partial")
 	wantText(t, r, "Listed 2 entries in '.' (truncated from 5 total). Use 'offset' to paginate.\n\ncore/\nempty/")
 
-	r = run(t, tools, ToolLS, `{"path":"empty"}`)
+	r = run(t, tools, tool.LS, `{"path":"empty"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Listed 0 entries in 'empty'")
 	equal(t, "entries", r.Data.Entries, []envelope.LSEntry{})
@@ -280,17 +281,17 @@ func TestGolden(t *testing.T) {
 	setMtime(t, root, "core/llm.py", base.Add(1))
 	mkTree(t, root, fsTree{"link": "->core", "node_modules/m.js": "", "nolink": "->nope"})
 	tests := []struct{ name, tool, args string }{
-		{"glob_success", ToolGlob, `{"pattern":"**/*.py","path":"core"}`},
-		{"glob_no_match", ToolGlob, `{"pattern":"**/*.js"}`},
-		{"glob_truncated", ToolGlob, `{"pattern":"**/*.py","limit":1}`},
-		{"glob_not_found", ToolGlob, `{"pattern":"*","path":"nope"}`},
-		{"grep_success", ToolGrep, `{"pattern":"class\\s+\\w+","path":"core"}`},
-		{"grep_truncated", ToolGrep, `{"pattern":"class","limit":2}`},
-		{"grep_invalid_regex", ToolGrep, `{"pattern":"("}`},
-		{"grep_files", ToolGrep, `{"pattern":"class","output_mode":"files_with_matches"}`},
-		{"grep_access_denied", ToolGrep, `{"pattern":"x","path":"../etc"}`},
-		{"ls_truncated", ToolLS, `{"limit":3}`},
-		{"ls_links", ToolLS, `{"offset":3}`},
+		{"glob_success", tool.Glob, `{"pattern":"**/*.py","path":"core"}`},
+		{"glob_no_match", tool.Glob, `{"pattern":"**/*.js"}`},
+		{"glob_truncated", tool.Glob, `{"pattern":"**/*.py","limit":1}`},
+		{"glob_not_found", tool.Glob, `{"pattern":"*","path":"nope"}`},
+		{"grep_success", tool.Grep, `{"pattern":"class\\s+\\w+","path":"core"}`},
+		{"grep_truncated", tool.Grep, `{"pattern":"class","limit":2}`},
+		{"grep_invalid_regex", tool.Grep, `{"pattern":"("}`},
+		{"grep_files", tool.Grep, `{"pattern":"class","output_mode":"files_with_matches"}`},
+		{"grep_access_denied", tool.Grep, `{"pattern":"x","path":"../etc"}`},
+		{"ls_truncated", tool.LS, `{"limit":3}`},
+		{"ls_links", tool.LS, `{"offset":3}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

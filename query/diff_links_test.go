@@ -12,6 +12,7 @@ import (
 
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -132,7 +133,7 @@ func TestDiffRgRandomLinkTrees(t *testing.T) {
 			if got := diffOurGlob(t, tools, "**", "."); !slices.Equal(got, wantGlob) {
 				t.Fatalf("seed %d, %s: Glob ** = %q\nwant %q", seed, name, got, wantGlob)
 			}
-			env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": "OUTSIDE", "include_hidden": true, "include_ignored": true})
+			env := diffRun(t, tools, tool.Grep, map[string]any{"pattern": "OUTSIDE", "include_hidden": true, "include_ignored": true})
 			if s := fmt.Sprint(env.Data); strings.Contains(s, "OUTSIDE") {
 				t.Fatalf("seed %d, %s: Grep read outside the root: %s", seed, name, s)
 			}

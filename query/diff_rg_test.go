@@ -18,6 +18,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // Differential tests: the walk engine (query.NewDirect) must search and
@@ -733,7 +734,7 @@ func TestDiffRgTrackedDefaultDirs(t *testing.T) {
 	tools := query.NewDirect(ws)
 	// The issue's query: grep -l 'func Import\(' finds go/build/build.go,
 	// not the untracked build/'s.
-	env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": `func Import\(`, "output_mode": "files_with_matches"})
+	env := diffRun(t, tools, tool.Grep, map[string]any{"pattern": `func Import\(`, "output_mode": "files_with_matches"})
 	if d := env.Data.(*envelope.GrepData); !slices.Equal(d.Files, []string{"go/build/build.go"}) {
 		t.Fatalf("grep -l 'func Import\\(': %q, want go/build/build.go\n%s", d.Files, env.Text)
 	}

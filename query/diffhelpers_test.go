@@ -18,11 +18,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Helpers for the differential tests against ripgrep (diff_rg_test.go).
@@ -105,19 +106,19 @@ func (c diffGrep) path() string {
 // test, as the comparison needs every match.
 func diffOurGrep(t testing.TB, tools *query.Tools, c diffGrep) map[diffPair]bool {
 	t.Helper()
-	args := map[string]any{"pattern": c.Pattern, "path": c.path(), "limit": query.GrepMaxLimit,
-		"case_sensitive": c.CaseSensitive, "fixed_strings": c.Fixed, "timeout_ms": query.GrepMaxTimeoutMS}
+	args := map[string]any{"pattern": c.Pattern, "path": c.path(), "limit": tool.GrepMaxLimit,
+		"case_sensitive": c.CaseSensitive, "fixed_strings": c.Fixed, "timeout_ms": tool.GrepMaxTimeoutMS}
 	if c.Include != "" {
 		args["include"] = c.Include
 	}
-	env := diffRun(t, tools, query.ToolGrep, args)
+	env := diffRun(t, tools, tool.Grep, args)
 	d, ok := env.Data.(*envelope.GrepData)
 	if !ok {
 		t.Fatalf("%v: Grep data is %T", c, env.Data)
 	}
 	if d.Truncated || d.AbortedReason != "" {
 		t.Fatalf("%v: our Grep was truncated=%v aborted=%q: pick a rarer pattern (limit %d)",
-			c, d.Truncated, d.AbortedReason, query.GrepMaxLimit)
+			c, d.Truncated, d.AbortedReason, tool.GrepMaxLimit)
 	}
 	out := map[diffPair]bool{}
 	for _, m := range d.Matches {
@@ -129,14 +130,14 @@ func diffOurGrep(t testing.TB, tools *query.Tools, c diffGrep) map[diffPair]bool
 // diffOurGlob runs the walk engine's Glob and returns its paths.
 func diffOurGlob(t testing.TB, tools *query.Tools, pattern, dir string) []string {
 	t.Helper()
-	env := diffRun(t, tools, query.ToolGlob, map[string]any{"pattern": pattern, "path": dir, "limit": query.GlobMaxLimit})
+	env := diffRun(t, tools, tool.Glob, map[string]any{"pattern": pattern, "path": dir, "limit": tool.GlobMaxLimit})
 	d, ok := env.Data.(*envelope.GlobData)
 	if !ok {
 		t.Fatalf("Glob %q in %q: data is %T", pattern, dir, env.Data)
 	}
 	if d.Truncated || d.AbortedReason != "" {
 		t.Fatalf("Glob %q in %q: truncated=%v aborted=%q: narrow the pattern (limit %d)",
-			pattern, dir, d.Truncated, d.AbortedReason, query.GlobMaxLimit)
+			pattern, dir, d.Truncated, d.AbortedReason, tool.GlobMaxLimit)
 	}
 	return slices.Clone(d.Paths)
 }

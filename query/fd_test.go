@@ -14,17 +14,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexd/indexd/tool"
+
 	"golang.org/x/sys/unix"
 )
 
 // fdQueries are the queries the descriptor test runs, by tool.
 var fdQueries = []struct{ tool, args string }{
-	{ToolGlob, `{"pattern":"**/*.txt"}`},
-	{ToolGrep, `{"pattern":"needle"}`},
+	{tool.Glob, `{"pattern":"**/*.txt"}`},
+	{tool.Grep, `{"pattern":"needle"}`},
 	// Settled by the walk's prescan: the files it listed and never read
 	// are stat'd by directory (statListed), each directory a descriptor.
-	{ToolGrep, `{"pattern":"needle","limit":1}`},
-	{ToolLS, `{"path":"a/b"}`},
+	{tool.Grep, `{"pattern":"needle","limit":1}`},
+	{tool.LS, `{"path":"a/b"}`},
 }
 
 // With the process nearly out of file descriptors, every answer is either
@@ -120,7 +122,7 @@ func TestOutOfDescriptorsChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := NewDirect(ws)
-	fdAnswer(t, root, ToolGlob, `{"pattern":"*"}`) // warm up what runs once
+	fdAnswer(t, root, tool.Glob, `{"pattern":"*"}`) // warm up what runs once
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 // filterFixture holds no hidden or ignored file: ripgrep's -g globs
@@ -79,18 +80,18 @@ func TestFilterAgainstRipgrep(t *testing.T) {
 		if len(want) == 0 {
 			t.Fatalf("rg %q listed nothing: a case that cannot fail", c.rg)
 		}
-		args := map[string]any{"pattern": "**", "limit": query.GlobMaxLimit}
+		args := map[string]any{"pattern": "**", "limit": tool.GlobMaxLimit}
 		for k, v := range c.args {
 			args[k] = v
 		}
-		env := diffRun(t, tools, query.ToolGlob, args)
+		env := diffRun(t, tools, tool.Glob, args)
 		if got := env.Data.(*envelope.GlobData).Paths; !slices.Equal(got, want) {
 			t.Errorf("Glob %v = %q, rg %q lists %q", c.args, got, c.rg, want)
 		}
 		args["pattern"] = "todo"
 		args["output_mode"] = envelope.ModeFiles
-		args["limit"] = query.GrepMaxLimit
-		env = diffRun(t, tools, query.ToolGrep, args)
+		args["limit"] = tool.GrepMaxLimit
+		env = diffRun(t, tools, tool.Grep, args)
 		got := slices.Sorted(slices.Values(env.Data.(*envelope.GrepData).Files))
 		if !slices.Equal(got, want) {
 			t.Errorf("Grep %v = %q, rg %q lists %q", c.args, got, c.rg, want)
@@ -106,10 +107,10 @@ func TestFilterErrors(t *testing.T) {
 	for _, tc := range []struct {
 		tool, args, msg string
 	}{
-		{query.ToolGlob, `{"pattern":"*","type":"golang"}`, "type: unknown file type 'golang'"},
-		{query.ToolGrep, `{"pattern":"x","type_not":["go","nope"]}`, "type_not: unknown file type 'nope'"},
-		{query.ToolGrep, `{"pattern":"x","glob":["[x"]}`, "Invalid glob '[x'."},
-		{query.ToolGlob, `{"pattern":"*","type":3}`, "type must be a list of strings."},
+		{tool.Glob, `{"pattern":"*","type":"golang"}`, "type: unknown file type 'golang'"},
+		{tool.Grep, `{"pattern":"x","type_not":["go","nope"]}`, "type_not: unknown file type 'nope'"},
+		{tool.Grep, `{"pattern":"x","glob":["[x"]}`, "Invalid glob '[x'."},
+		{tool.Glob, `{"pattern":"*","type":3}`, "type must be a list of strings."},
 	} {
 		env := tools.Run(t.Context(), tc.tool, ".", []byte(tc.args))
 		if env.Status != envelope.StatusError || env.Error.Code != envelope.CodeInvalidParam || !startsWith(env.Error.Message, tc.msg) {
@@ -148,7 +149,7 @@ func TestInvertAgainstRipgrep(t *testing.T) {
 	tools := newToolsExt(t, root)
 	for _, pat := range []string{"alpha", "^$", "a", "zzz"} {
 		want := diffRgGrep(t, rg, root, diffGrep{Pattern: pat, RgPattern: pat, RgExtra: []string{"--invert-match"}})
-		env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "invert_match": true, "limit": query.GrepMaxLimit})
+		env := diffRun(t, tools, tool.Grep, map[string]any{"pattern": pat, "invert_match": true, "limit": tool.GrepMaxLimit})
 		got := map[diffPair]bool{}
 		for _, m := range env.Data.(*envelope.GrepData).Matches {
 			got[diffPair{m.File, m.Line}] = true
@@ -160,7 +161,7 @@ func TestInvertAgainstRipgrep(t *testing.T) {
 		for p := range want {
 			files[p.File]++
 		}
-		env = diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "invert_match": true, "output_mode": "count", "limit": query.GrepMaxLimit})
+		env = diffRun(t, tools, tool.Grep, map[string]any{"pattern": pat, "invert_match": true, "output_mode": "count", "limit": tool.GrepMaxLimit})
 		gotCounts := map[string]int{}
 		for _, c := range env.Data.(*envelope.GrepData).Counts {
 			gotCounts[c.File] = c.Count
@@ -169,7 +170,7 @@ func TestInvertAgainstRipgrep(t *testing.T) {
 			t.Errorf("invert %q counts: got %v, rg -v: %v", pat, gotCounts, files)
 		}
 	}
-	env := tools.Run(t.Context(), query.ToolGrep, ".", []byte(`{"pattern":"x","invert_match":true,"multiline":true}`))
+	env := tools.Run(t.Context(), tool.Grep, ".", []byte(`{"pattern":"x","invert_match":true,"multiline":true}`))
 	if env.Status != envelope.StatusError || env.Error.Message != "invert_match cannot be combined with multiline." {
 		t.Errorf("invert with multiline: %s %v", env.Status, env.Error)
 	}
@@ -191,7 +192,7 @@ func TestSink(t *testing.T) {
 	tools.Unlimited = true
 	tools.Sink = func(b query.Batch) { batches = append(batches, b) }
 
-	env := diffRun(t, tools, query.ToolGlob, map[string]any{"pattern": "**/*.txt", "limit": 0})
+	env := diffRun(t, tools, tool.Glob, map[string]any{"pattern": "**/*.txt", "limit": 0})
 	var paths []string
 	for _, b := range batches {
 		if len(b.Paths) == 0 || len(b.Paths) > query.BatchSize || b.Cwd != "." {
@@ -208,7 +209,7 @@ func TestSink(t *testing.T) {
 	}
 
 	batches = nil
-	env = diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": "needle", "limit": 0, "timeout_ms": 60000})
+	env = diffRun(t, tools, tool.Grep, map[string]any{"pattern": "needle", "limit": 0, "timeout_ms": 60000})
 	var got []envelope.GrepMatch
 	for _, b := range batches {
 		got = append(got, b.Matches...)
@@ -216,7 +217,7 @@ func TestSink(t *testing.T) {
 	tools.Sink, tools.Unlimited = nil, false
 	var want []envelope.GrepMatch
 	for _, dir := range []string{"d00", "d01", "d02"} { // under GrepMaxLimit each
-		w := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": "needle", "limit": query.GrepMaxLimit, "path": dir})
+		w := diffRun(t, tools, tool.Grep, map[string]any{"pattern": "needle", "limit": tool.GrepMaxLimit, "path": dir})
 		want = append(want, w.Data.(*envelope.GrepData).Matches...)
 	}
 	if len(got) != 3000 {
@@ -256,7 +257,7 @@ func TestBOMAgainstRipgrep(t *testing.T) {
 	tools.Unlimited = true // no time limit
 	for _, pat := range []string{"^package", "^\\S+ a$", "^.{0,1}package"} {
 		want := diffRgGrep(t, rg, root, diffGrep{Pattern: pat, RgPattern: pat, CaseSensitive: true})
-		env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": pat, "case_sensitive": true, "limit": query.GrepMaxLimit})
+		env := diffRun(t, tools, tool.Grep, map[string]any{"pattern": pat, "case_sensitive": true, "limit": tool.GrepMaxLimit})
 		got := map[diffPair]bool{}
 		for _, m := range env.Data.(*envelope.GrepData).Matches {
 			got[diffPair{m.File, m.Line}] = true
@@ -268,7 +269,7 @@ func TestBOMAgainstRipgrep(t *testing.T) {
 			t.Errorf("%q: got %v\nrg: %v", pat, diffPairs(slices.Collect(maps.Keys(got))), diffPairs(slices.Collect(maps.Keys(want))))
 		}
 	}
-	env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": "^package a\\n", "multiline": true, "case_sensitive": true})
+	env := diffRun(t, tools, tool.Grep, map[string]any{"pattern": "^package a\\n", "multiline": true, "case_sensitive": true})
 	if ms := env.Data.(*envelope.GrepData).Matches; len(ms) != 1 || ms[0].File != "a.go" || ms[0].Line != 1 {
 		t.Errorf("multiline ^ after a BOM: %+v", ms)
 	}
@@ -280,12 +281,12 @@ func TestBlankPatterns(t *testing.T) {
 	t.Parallel()
 	tools := newToolsExt(t, testtree.Write(t, map[string]string{"a.txt": "a b\n", "c.txt": "c\n"}))
 	for _, pat := range []string{" ", "  \t"} {
-		env := tools.Run(t.Context(), query.ToolGlob, ".", []byte(fmt.Sprintf(`{"pattern":%q}`, pat)))
+		env := tools.Run(t.Context(), tool.Glob, ".", []byte(fmt.Sprintf(`{"pattern":%q}`, pat)))
 		if env.Status != envelope.StatusError || env.Error.Message != "Missing required parameter 'pattern'." {
 			t.Errorf("Glob %q: %s %v", pat, env.Status, env.Error)
 		}
 	}
-	env := diffRun(t, tools, query.ToolGrep, map[string]any{"pattern": " "})
+	env := diffRun(t, tools, tool.Grep, map[string]any{"pattern": " "})
 	if ms := env.Data.(*envelope.GrepData).Matches; len(ms) != 1 || ms[0].File != "a.txt" {
 		t.Errorf("Grep ' ': %+v", ms)
 	}

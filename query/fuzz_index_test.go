@@ -11,6 +11,7 @@ import (
 
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
+	"github.com/indexd/indexd/tool"
 )
 
 // indexFuzzFiles is FuzzIndexGrep's tree: text where a trigram query, its
@@ -80,7 +81,7 @@ func FuzzIndexGrep(f *testing.F) {
 		}
 		args := fmt.Sprintf(`{"pattern":%q,"case_sensitive":%v,"multiline":%v,"output_mode":"content","limit":1000,"timeout_ms":60000}`,
 			pat, sensitive, multiline)
-		diffEngines(t, walk, idx, ToolGrep, args)
+		diffEngines(t, walk, idx, tool.Grep, args)
 	})
 }
 
@@ -138,6 +139,6 @@ func FuzzIndexGlob(f *testing.F) {
 			sort = "recent"
 		}
 		args := fmt.Sprintf(`{"pattern":%q,"sort":%q,"include_hidden":%v,"limit":200}`, pat, sort, hidden)
-		diffEngines(t, walk, idx, ToolGlob, args)
+		diffEngines(t, walk, idx, tool.Glob, args)
 	})
 }

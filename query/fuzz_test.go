@@ -11,6 +11,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/tool"
 )
 
 // Fuzz tests. Run one for a while with, e.g.:
@@ -147,7 +148,7 @@ func FuzzDecodeArgs(f *testing.F) {
 			f.Add(tool, []byte(s))
 		}
 	}
-	names := []string{ToolGlob, ToolGrep, ToolLS, "Other"}
+	names := []string{tool.Glob, tool.Grep, tool.LS, "Other"}
 	f.Fuzz(func(t *testing.T, tool uint8, raw []byte) {
 		name := names[int(tool)%len(names)]
 		e := tools.Run(context.Background(), name, ".", json.RawMessage(raw))

@@ -16,6 +16,7 @@ import (
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -73,7 +74,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		return fail(internal(runErr))
 	}
 	run := res.Run
-	if s := t.newAnswerSink(p.Limit, GlobMaxLimit, ectx.Cwd); s != nil {
+	if s := t.newAnswerSink(p.Limit, tool.GlobMaxLimit, ectx.Cwd); s != nil {
 		for paths := run.Data.Paths; len(paths) > 0; {
 			n := min(len(paths), BatchSize)
 			if !s.take(Batch{Paths: slices.Clone(paths[:n])}) {
@@ -203,7 +204,7 @@ func maxVisited(p GlobParams) int {
 	if p.NoBreakers {
 		return 0
 	}
-	return max(GlobMaxVisited, p.Limit)
+	return max(envelope.GlobMaxVisited, p.Limit)
 }
 
 // globDeadline is Glob's time breaker, lifted (to ctx's own deadline)
@@ -212,7 +213,7 @@ func globDeadline(ctx context.Context, q *GlobQuery) (context.Context, context.C
 	if q.Params.NoBreakers {
 		return context.WithCancel(ctx)
 	}
-	return context.WithDeadline(ctx, q.Start.Add(GlobMaxDurationMS*time.Millisecond))
+	return context.WithDeadline(ctx, q.Start.Add(envelope.GlobMaxDurationMS*time.Millisecond))
 }
 
 // globHit is one matching file: root-relative path and mtime (with sort

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // Glob semantics (docs/tools.md, "Glob"): doublestar matching relative to
@@ -93,7 +94,7 @@ func TestGlobSemantics(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, tools, ToolGlob, tc.args)
+			r := run(t, tools, tool.Glob, tc.args)
 			wantStatus(t, r, "success")
 			equal(t, "paths", r.paths(), tc.want)
 			if r.Stats.Matched != len(tc.want) {
@@ -106,7 +107,7 @@ func TestGlobSemantics(t *testing.T) {
 func TestGlobContext(t *testing.T) {
 	t.Parallel()
 	tools, root := setup(t, globTree())
-	r := run(t, tools, ToolGlob, jsonArgs("pattern", "./sub/*.go", "path", root+"/src/"))
+	r := run(t, tools, tool.Glob, jsonArgs("pattern", "./sub/*.go", "path", root+"/src/"))
 	wantStatus(t, r, "success")
 	equal(t, "paths", r.paths(), []string{"src/sub/c.go"})
 	if r.Context.PathResolved != "src" || r.Context.PatternNormalized != "sub/*.go" || r.Context.Cwd != "." {
@@ -115,26 +116,26 @@ func TestGlobContext(t *testing.T) {
 	wantText(t, r, "Found 1 files matching 'sub/*.go' in 'src'\n(Scanned 5 items in Nms)\n\nsrc/sub/c.go")
 
 	// Outside the search directory, an absolute pattern is refused.
-	r = run(t, tools, ToolGlob, jsonArgs("pattern", "/etc/*.conf"))
+	r = run(t, tools, tool.Glob, jsonArgs("pattern", "/etc/*.conf"))
 	wantError(t, r, envelope.CodeInvalidParam, "pattern '/etc/*.conf' is absolute; give it relative to path.")
 }
 
 func TestGlobCwd(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, globTree())
-	r := runCwd(t, tools, ToolGlob, "src", `{"pattern":"*.go"}`)
+	r := runCwd(t, tools, tool.Glob, "src", `{"pattern":"*.go"}`)
 	wantStatus(t, r, "success")
 	equal(t, "paths", r.paths(), []string{"src/a.go"})
 	if r.Context.Cwd != "src" || r.Context.PathResolved != "src" {
 		t.Errorf("context = %+v", r.Context)
 	}
-	r = runCwd(t, tools, ToolGlob, "src", `{"pattern":"*.go","path":".."}`)
+	r = runCwd(t, tools, tool.Glob, "src", `{"pattern":"*.go","path":".."}`)
 	equal(t, "paths", r.paths(), []string{"a.go", "b.go"})
-	r = runCwd(t, tools, ToolGlob, "src", `{"pattern":"*.go","path":"../.."}`)
+	r = runCwd(t, tools, tool.Glob, "src", `{"pattern":"*.go","path":"../.."}`)
 	wantError(t, r, envelope.CodeAccessDenied, msgAccessDenied)
-	r = runCwd(t, tools, ToolGlob, "nope", `{"pattern":"*.go"}`)
+	r = runCwd(t, tools, tool.Glob, "nope", `{"pattern":"*.go"}`)
 	wantError(t, r, envelope.CodeNotFound, "Working directory 'nope' does not exist.")
-	r = runCwd(t, tools, ToolGlob, "../..", `{"pattern":"*.go"}`)
+	r = runCwd(t, tools, tool.Glob, "../..", `{"pattern":"*.go"}`)
 	wantError(t, r, envelope.CodeAccessDenied, msgAccessDenied)
 }
 
@@ -157,13 +158,13 @@ func TestGlobSymlinks(t *testing.T) {
 		"loop.go":       "->loop.go",
 		"src/deep/c.go": "",
 	})
-	r := run(t, tools, ToolGlob, `{"pattern":"**/*.go"}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**/*.go"}`)
 	wantStatus(t, r, "success")
 	equal(t, "paths", r.paths(), []string{"a.go", "chain.go", "in.go", "src/b.go", "src/deep/c.go", "src/up.go"})
 
 	// Symlinked directories are never followed.
 	for _, p := range []string{"linkdir/*.go", "linkdir/**", "outdir/*.go"} {
-		r = run(t, tools, ToolGlob, jsonArgs("pattern", p))
+		r = run(t, tools, tool.Glob, jsonArgs("pattern", p))
 		equal(t, p, r.paths(), []string{})
 	}
 }
@@ -184,7 +185,7 @@ func TestGlobLimitExact(t *testing.T) {
 		{200, "success", false, []string{"d/f4", "d/f5", "f1", "f2", "f3"}},
 	}
 	for _, tc := range tests {
-		r := run(t, tools, ToolGlob, jsonArgs("pattern", "**/f*", "limit", tc.limit))
+		r := run(t, tools, tool.Glob, jsonArgs("pattern", "**/f*", "limit", tc.limit))
 		wantStatus(t, r, tc.status)
 		if r.Data.Truncated != tc.truncated {
 			t.Errorf("limit %d: truncated = %v", tc.limit, r.Data.Truncated)
@@ -192,7 +193,7 @@ func TestGlobLimitExact(t *testing.T) {
 		equal(t, fmt.Sprint("limit ", tc.limit), r.paths(), tc.want)
 	}
 	// A float with an integral value is an integer.
-	r := run(t, tools, ToolGlob, `{"pattern":"**/f*","limit":2.0}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**/f*","limit":2.0}`)
 	equal(t, "limit 2.0", r.paths(), []string{"d/f4", "d/f5"})
 }
 
@@ -209,12 +210,12 @@ func TestGlobSortRecent(t *testing.T) {
 	setMtime(t, root, "new3", now.Add(-1*time.Hour))
 	setMtime(t, root, "new2", now.Add(-2*time.Hour))
 
-	r := run(t, tools, ToolGlob, `{"pattern":"**","sort":"recent"}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**","sort":"recent"}`)
 	wantStatus(t, r, "success")
 	equal(t, "recent", r.paths(), []string{"d/new1", "new3", "new2", "c_old", "old_a", "old_b"})
-	r = run(t, tools, ToolGlob, `{"pattern":"**"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**"}`)
 	equal(t, "path", r.paths(), []string{"c_old", "d/new1", "new2", "new3", "old_a", "old_b"})
-	r = run(t, tools, ToolGlob, `{"pattern":"**","sort":"recent","limit":2}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**","sort":"recent","limit":2}`)
 	wantStatus(t, r, "partial")
 	equal(t, "recent limit", r.paths(), []string{"d/new1", "new3"})
 }
@@ -237,7 +238,7 @@ func TestGlobIgnoredStatsAndHints(t *testing.T) {
 		"dist/bundle.js":          "",
 		"site-packages/p/init.py": "",
 	})
-	r := run(t, tools, ToolGlob, `{"pattern":"**/*"}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**/*"}`)
 	wantStatus(t, r, "success")
 	equal(t, "paths", r.paths(), []string{"src/a.go"})
 	// node_modules, .cache, dist, site-packages, target, venv, src/build,
@@ -246,7 +247,7 @@ func TestGlobIgnoredStatsAndHints(t *testing.T) {
 		t.Errorf("stats.ignored = %d, want 8", r.Stats.Ignored)
 	}
 
-	r = run(t, tools, ToolGlob, `{"pattern":"**/*.js"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/*.js"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "No files found matching '**/*.js' in '.'\n(Scanned 14 items in Nms)\n"+
 		"[Info: Directories on the default ignore list were skipped: dist/, node_modules/, site-packages/, src/__pycache__/, src/build/, …. Set include_ignored=true to search them.]\n"+
@@ -257,24 +258,24 @@ func TestGlobIgnoredStatsAndHints(t *testing.T) {
 	// alone skipped (outside a git work tree, all of them) where a match
 	// could lie; a hidden one (.cache) only when the query lets its name
 	// in.
-	r = run(t, tools, ToolGlob, `{"pattern":"src/**/*"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"src/**/*"}`)
 	equal(t, "src/**/*", r.paths(), []string{"src/a.go"})
 	wantText(t, r, "Found 1 files matching 'src/**/*' in '.'\n(Scanned 13 items in Nms)\n"+
 		"[Info: Directories on the default ignore list were skipped: src/__pycache__/, src/build/. Set include_ignored=true to search them.]\n\nsrc/a.go")
-	r = run(t, tools, ToolGlob, `{"pattern":"**/c.js","include_hidden":true}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/c.js","include_hidden":true}`)
 	wantText(t, r, "No files found matching '**/c.js' in '.'\n(Scanned 18 items in Nms)\n"+
 		"[Info: Directories on the default ignore list were skipped: .cache/, dist/, node_modules/, site-packages/, src/__pycache__/, …. Set include_ignored=true to search them.]")
 
 	// A pattern that cannot reach the ignored directories gives no hint.
-	r = run(t, tools, ToolGlob, `{"pattern":"src/*.js"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"src/*.js"}`)
 	wantText(t, r, "No files found matching 'src/*.js' in '.'\n(Scanned 13 items in Nms)")
 
-	r = run(t, tools, ToolGlob, `{"pattern":"**/*.js","include_ignored":true,"include_hidden":true}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/*.js","include_ignored":true,"include_hidden":true}`)
 	equal(t, "all js", r.paths(), []string{".cache/c.js", ".hidden/h.js", ".hidden2/deeper/h2.js", "dist/bundle.js",
 		"node_modules/m/x.js", "node_modules/m/y.js", "node_modules/n/z.js", "src/build/gen.js", "vendor/.x/v.js"})
 }
 
-// A walk visiting more than GlobMaxVisited entries stops: partial with
+// A walk visiting more than envelope.GlobMaxVisited entries stops: partial with
 // aborted_reason "count_limit" when something matched, TIMEOUT otherwise.
 func TestGlobCountLimit(t *testing.T) {
 	t.Parallel()
@@ -282,15 +283,15 @@ func TestGlobCountLimit(t *testing.T) {
 	const dirs = 200
 
 	// Exactly at the limit: complete.
-	r := run(t, tools, ToolGlob, `{"pattern":"**/f00","path":"big","limit":200}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**/f00","path":"big","limit":200}`)
 	wantStatus(t, r, "success")
-	if len(r.paths()) != dirs || r.Stats.Visited != GlobMaxVisited || r.Data.AbortedReason != "" {
+	if len(r.paths()) != dirs || r.Stats.Visited != envelope.GlobMaxVisited || r.Data.AbortedReason != "" {
 		t.Fatalf("at the limit: %d paths, visited %d, aborted %q", len(r.paths()), r.Stats.Visited, r.Data.AbortedReason)
 	}
 
 	// One entry more (big/ itself, seen from the root): the breaker fires
 	// on the last file of big/d199.
-	r = run(t, tools, ToolGlob, `{"pattern":"**/f00","limit":200}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/f00","limit":200}`)
 	wantStatus(t, r, "partial")
 	if r.Data.AbortedReason != envelope.AbortCountLimit || r.Data.Truncated || len(r.paths()) != dirs {
 		t.Fatalf("over the limit: aborted %q truncated %v, %d paths", r.Data.AbortedReason, r.Data.Truncated, len(r.paths()))
@@ -299,7 +300,7 @@ func TestGlobCountLimit(t *testing.T) {
 		"[Partial: Scanned too many entries (>20000). Results are incomplete.]\n\n"+strings.Join(r.paths(), "\n"))
 
 	// With a limit too: both notes, still partial.
-	r = run(t, tools, ToolGlob, `{"pattern":"**/f0*","limit":3}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/f0*","limit":3}`)
 	wantStatus(t, r, "partial")
 	equal(t, "paths", r.paths(), []string{"big/d000/f00", "big/d000/f01", "big/d000/f02"})
 	if !r.Data.Truncated || r.Data.AbortedReason != envelope.AbortCountLimit {
@@ -308,7 +309,7 @@ func TestGlobCountLimit(t *testing.T) {
 
 	// Nothing found before the breaker: a TIMEOUT error whose text says
 	// why. needle/ lies beyond it.
-	r = run(t, tools, ToolGlob, `{"pattern":"**/needle.txt"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/needle.txt"}`)
 	wantStatus(t, r, "error")
 	equal(t, "error", *r.Error, envelope.Error{Code: envelope.CodeTimeout,
 		Message: "Search aborted: visited more than the entry limit before finding any match. Narrow the pattern or path."})
@@ -317,10 +318,10 @@ func TestGlobCountLimit(t *testing.T) {
 	equal(t, "error data keys", r.DataKeys, []string{"aborted_reason", "paths", "truncated"})
 
 	// A narrower search is not aborted.
-	r = run(t, tools, ToolGlob, `{"pattern":"**/f00","path":"big/d007"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/f00","path":"big/d007"}`)
 	wantStatus(t, r, "success")
 	equal(t, "narrow", r.paths(), []string{"big/d007/f00"})
-	r = run(t, tools, ToolGlob, `{"pattern":"needle/*.txt"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"needle/*.txt"}`)
 	wantStatus(t, r, "success")
 	equal(t, "pruned", r.paths(), []string{"needle/needle.txt"})
 }
@@ -336,11 +337,11 @@ func TestGlobAbsolutePatternUnderSymlinkedRoot(t *testing.T) {
 	link := filepath.Join(newRoot(t, nil), "link")
 	mkTree(t, filepath.Dir(link), fsTree{"link": "->" + root})
 	tools := newTools(t, link)
-	r := run(t, tools, ToolGlob, jsonArgs("pattern", root+"/src/*.go"))
+	r := run(t, tools, tool.Glob, jsonArgs("pattern", root+"/src/*.go"))
 	equal(t, "under the real name", r.paths(), []string{"src/a.go"})
-	r = run(t, tools, ToolGlob, jsonArgs("pattern", "*.go", "path", link+"/src"))
+	r = run(t, tools, tool.Glob, jsonArgs("pattern", "*.go", "path", link+"/src"))
 	equal(t, "path under the given name", r.paths(), []string{"src/a.go"})
-	r = run(t, tools, ToolGlob, jsonArgs("pattern", link+"/src/*.go"))
+	r = run(t, tools, tool.Glob, jsonArgs("pattern", link+"/src/*.go"))
 	wantStatus(t, r, "success")
 	equal(t, "pattern under the given name", r.paths(), []string{"src/a.go"})
 }
@@ -351,10 +352,10 @@ func TestGlobCommandLineLiftsBreakers(t *testing.T) {
 	t.Parallel()
 	tools := newTools(t, bigRoot(t))
 	tools.Unlimited = true
-	r := run(t, tools, ToolGlob, `{"pattern":"**/needle.txt","limit":5}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**/needle.txt","limit":5}`)
 	wantStatus(t, r, "success")
 	equal(t, "paths", r.paths(), []string{"needle/needle.txt"})
-	if r.Data.AbortedReason != "" || r.Stats.Visited <= GlobMaxVisited {
+	if r.Data.AbortedReason != "" || r.Stats.Visited <= envelope.GlobMaxVisited {
 		t.Errorf("aborted %q after %d entries", r.Data.AbortedReason, r.Stats.Visited)
 	}
 }
@@ -372,15 +373,15 @@ func TestGlobDepthHint(t *testing.T) {
 		"a/b/c/z.GO":        "",
 		"node_modules/m.go": "",
 	})
-	r := run(t, tools, ToolGlob, `{"pattern":"*.go"}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"*.go"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "No files found matching '*.go' in '.'\n(Scanned 3 items in Nms)\n"+
 		"[Info: No file directly in '.' matches '*.go' ('*' and '?' stay within one directory); '**/*.go' matches 2 files below it.]")
-	r = run(t, tools, ToolGlob, `{"pattern":"*.GO","path":"a"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"*.GO","path":"a"}`)
 	wantText(t, r, "No files found matching '*.GO' in 'a'\n(Scanned 2 items in Nms)\n"+
 		"[Info: No file directly in 'a' matches '*.GO' ('*' and '?' stay within one directory); '**/*.GO' matches 1 file below it.]")
 	for _, args := range []string{`{"pattern":"*.rs"}`, `{"pattern":"a/*.rs"}`, `{"pattern":"**/*.rs"}`, `{"pattern":"*.go","path":"a/b/c"}`} {
-		r := run(t, tools, ToolGlob, args)
+		r := run(t, tools, tool.Glob, args)
 		if strings.Contains(r.Text, "No file directly") {
 			t.Errorf("%s: %q", args, r.Text)
 		}

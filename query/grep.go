@@ -8,6 +8,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/grep"
+	"github.com/indexd/indexd/tool"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -55,7 +56,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	}
 	ectx.PathResolved = dir
 	q := &GrepQuery{WS: t.WS, Dir: dir, Params: p, Matcher: m, Include: inc, Start: start, Sizes: t.GrepSizes}
-	sink := t.newAnswerSink(p.Limit, GrepMaxLimit, ectx.Cwd)
+	sink := t.newAnswerSink(p.Limit, tool.GrepMaxLimit, ectx.Cwd)
 	if sink != nil {
 		q.Sink = sink.takeGrep
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/glob"
 	"github.com/indexd/indexd/grep"
+	"github.com/indexd/indexd/tool"
 )
 
 // Grep (docs/tools.md, "Grep"): order, exact truncation, binary and long
@@ -41,14 +42,14 @@ var orderAll = []string{"sub/new.go:1: hit one", "sub/new.go:3: hit two", "tie_a
 func TestGrepOrder(t *testing.T) {
 	t.Parallel()
 	tools, root := orderTree(t)
-	r := run(t, tools, ToolGrep, `{"pattern":"hit"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"hit"}`)
 	wantStatus(t, r, "success")
 	equal(t, "matches", r.matchLines(), orderAll)
 	equal(t, "stats", [3]int{r.Stats.MatchedFiles, r.Stats.MatchedLines, r.Stats.FilesScanned}, [3]int{4, 5, 5})
 
 	// Touching a file moves it to the front.
 	setMtime(t, root, "old.go", base.Add(4*time.Hour))
-	r = run(t, tools, ToolGrep, `{"pattern":"hit"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"hit"}`)
 	equal(t, "after touch", r.matchLines(), append([]string{"old.go:1: hit old"}, orderAll[:4]...))
 }
 
@@ -56,7 +57,7 @@ func TestGrepTruncationExact(t *testing.T) {
 	t.Parallel()
 	tools, _ := orderTree(t)
 	for limit := 1; limit <= 7; limit++ {
-		r := run(t, tools, ToolGrep, jsonArgs("pattern", "hit", "limit", limit))
+		r := run(t, tools, tool.Grep, jsonArgs("pattern", "hit", "limit", limit))
 		n := min(limit, len(orderAll))
 		truncated := limit < len(orderAll)
 		equal(t, fmt.Sprint("limit ", limit), r.matchLines(), orderAll[:n])
@@ -71,7 +72,7 @@ func TestGrepTruncationExact(t *testing.T) {
 	// files_with_matches and count truncate by file.
 	for _, mode := range []string{envelope.ModeFiles, envelope.ModeCount} {
 		for limit, truncated := range map[int]bool{3: true, 4: false} {
-			r := run(t, tools, ToolGrep, jsonArgs("pattern", "hit", "output_mode", mode, "limit", limit))
+			r := run(t, tools, tool.Grep, jsonArgs("pattern", "hit", "output_mode", mode, "limit", limit))
 			if r.Data.Truncated != truncated || len(r.Data.Files)+len(r.Data.Counts) != limit {
 				t.Errorf("%s limit %d: truncated %v, %d files", mode, limit, r.Data.Truncated, len(r.Data.Files)+len(r.Data.Counts))
 			}
@@ -82,22 +83,22 @@ func TestGrepTruncationExact(t *testing.T) {
 func TestGrepOutputModes(t *testing.T) {
 	t.Parallel()
 	tools, _ := orderTree(t)
-	r := run(t, tools, ToolGrep, `{"pattern":"hit","output_mode":"files_with_matches"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"hit","output_mode":"files_with_matches"}`)
 	wantStatus(t, r, "success")
 	equal(t, "data keys", r.DataKeys, []string{"files", "truncated"})
 	equal(t, "files", r.Data.Files, []string{"sub/new.go", "tie_a.go", "tie_b.go", "old.go"})
 	wantText(t, r, "Found 4 files with matches for 'hit' in '.'\n(Sorted by mtime desc. Took Nms)\n\nsub/new.go\ntie_a.go\ntie_b.go\nold.go")
 
-	r = run(t, tools, ToolGrep, `{"pattern":"hit","output_mode":"count"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"hit","output_mode":"count"}`)
 	wantStatus(t, r, "success")
 	equal(t, "data keys", r.DataKeys, []string{"counts", "truncated"})
 	equal(t, "counts", r.Data.Counts, []envelope.FileCount{{File: "sub/new.go", Count: 2}, {File: "tie_a.go", Count: 1}, {File: "tie_b.go", Count: 1}, {File: "old.go", Count: 1}})
 	wantText(t, r, "Found 5 matches in 4 files for 'hit' in '.'\n(Sorted by mtime desc. Took Nms)\n\nsub/new.go:2\ntie_a.go:1\ntie_b.go:1\nold.go:1")
 
-	r = run(t, tools, ToolGrep, `{"pattern":"hit","output_mode":"content"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"hit","output_mode":"content"}`)
 	equal(t, "data keys", r.DataKeys, []string{"matches", "truncated"})
 
-	r = run(t, tools, ToolGrep, `{"pattern":"zzz","output_mode":"count"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"zzz","output_mode":"count"}`)
 	equal(t, "empty counts keys", r.DataKeys, []string{"counts", "truncated"})
 	equal(t, "empty counts", r.Data.Counts, []envelope.FileCount{})
 }
@@ -113,7 +114,7 @@ func TestGrepBinary(t *testing.T) {
 		"empty.txt":  "",
 		"nul_at0.go": "\x00",
 	})
-	r := run(t, tools, ToolGrep, `{"pattern":"needle","output_mode":"files_with_matches"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle","output_mode":"files_with_matches"}`)
 	wantStatus(t, r, "success")
 	got := append([]string(nil), r.Data.Files...)
 	slices.Sort(got)
@@ -127,20 +128,20 @@ func TestGrepLongLine(t *testing.T) {
 	t.Parallel()
 	long := "needle " + strings.Repeat("x", 3000)
 	// "é" straddles the cut: the text is cut before it.
-	straddle := "needle" + strings.Repeat("y", MaxLineBytes-7) + "é" + "tail"
-	exact := "needle" + strings.Repeat("z", MaxLineBytes-6)
+	straddle := "needle" + strings.Repeat("y", grep.MaxLineBytes-7) + "é" + "tail"
+	exact := "needle" + strings.Repeat("z", grep.MaxLineBytes-6)
 	tools, _ := setup(t, fsTree{"a.txt": long + "\n", "b.txt": straddle + "\n", "c.txt": exact + "\n"})
-	r := run(t, tools, ToolGrep, `{"pattern":"needle","include":"a.txt"}`)
-	if len(r.Data.Matches) != 1 || r.Data.Matches[0].Text != long[:MaxLineBytes]+LineCutMark {
+	r := run(t, tools, tool.Grep, `{"pattern":"needle","include":"a.txt"}`)
+	if len(r.Data.Matches) != 1 || r.Data.Matches[0].Text != long[:grep.MaxLineBytes]+grep.LineCutMark {
 		t.Errorf("long line text = %.60q... (len %d)", r.Data.Matches[0].Text, len(r.Data.Matches[0].Text))
 	}
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","include":"b.txt"}`)
-	if want := straddle[:MaxLineBytes-1] + LineCutMark; len(r.Data.Matches) != 1 || r.Data.Matches[0].Text != want {
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","include":"b.txt"}`)
+	if want := straddle[:grep.MaxLineBytes-1] + grep.LineCutMark; len(r.Data.Matches) != 1 || r.Data.Matches[0].Text != want {
 		t.Errorf("straddling text has len %d, want %d", len(r.Data.Matches[0].Text), len(want))
 	}
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","include":"c.txt"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","include":"c.txt"}`)
 	if len(r.Data.Matches) != 1 || r.Data.Matches[0].Text != exact {
-		t.Errorf("a line of exactly %d bytes was cut", MaxLineBytes)
+		t.Errorf("a line of exactly %d bytes was cut", grep.MaxLineBytes)
 	}
 }
 
@@ -176,7 +177,7 @@ func TestGrepMatching(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, tools, ToolGrep, tc.args)
+			r := run(t, tools, tool.Grep, tc.args)
 			wantStatus(t, r, "success")
 			equal(t, "matches", r.matchLines(), tc.want)
 			for _, m := range r.Data.Matches {
@@ -192,9 +193,9 @@ func TestGrepNewlineNeedsMultiline(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, fsTree{"a.txt": "a\nb\n"})
 	for p, want := range map[string]string{`a\nb`: "a\nb", `a\x0ab`: "a\nb", "a\nb": "a\nb", `a\n`: "a"} {
-		r := run(t, tools, ToolGrep, jsonArgs("pattern", p))
+		r := run(t, tools, tool.Grep, jsonArgs("pattern", p))
 		wantError(t, r, envelope.CodeInvalidParam, "Invalid regex pattern: it matches a line break; set multiline=true to match across lines")
-		r = run(t, tools, ToolGrep, jsonArgs("pattern", p, "multiline", true))
+		r = run(t, tools, tool.Grep, jsonArgs("pattern", p, "multiline", true))
 		wantStatus(t, r, "success")
 		equal(t, p, r.matchLines(), []string{"a.txt:1: " + want})
 	}
@@ -203,7 +204,7 @@ func TestGrepNewlineNeedsMultiline(t *testing.T) {
 func TestGrepContext(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, fsTree{"f.txt": "one\ntwo\nmatch A\nfour\nfive\nsix\nmatch B\neight\n", "g.txt": "match C\nlast\n"})
-	r := run(t, tools, ToolGrep, `{"pattern":"match","include":"f.txt","context":1}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"match","include":"f.txt","context":1}`)
 	wantStatus(t, r, "success")
 	equal(t, "matches", r.Data.Matches, []envelope.GrepMatch{
 		{File: "f.txt", Line: 3, Text: "match A", Before: []string{"two"}, After: []string{"four"}},
@@ -214,7 +215,7 @@ func TestGrepContext(t *testing.T) {
 
 	// Overlapping context is written once, adjacent groups without "--";
 	// context stops at the file's edges.
-	r = run(t, tools, ToolGrep, `{"pattern":"match","include":"f.txt","context_before":3,"context_after":0}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"match","include":"f.txt","context_before":3,"context_after":0}`)
 	equal(t, "before only", r.Data.Matches, []envelope.GrepMatch{
 		{File: "f.txt", Line: 3, Text: "match A", Before: []string{"one", "two"}},
 		{File: "f.txt", Line: 7, Text: "match B", Before: []string{"four", "five", "six"}},
@@ -222,12 +223,12 @@ func TestGrepContext(t *testing.T) {
 	wantText(t, r, "Found 2 matches in 1 files for 'match' in '.'\n(Sorted by mtime desc. Took Nms)\n\n"+
 		"f.txt-1- one\nf.txt-2- two\nf.txt:3: match A\nf.txt-4- four\nf.txt-5- five\nf.txt-6- six\nf.txt:7: match B")
 
-	r = run(t, tools, ToolGrep, `{"pattern":"match","include":"g.txt","context_after":5,"context_before":2}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"match","include":"g.txt","context_after":5,"context_before":2}`)
 	equal(t, "edges", r.Data.Matches, []envelope.GrepMatch{{File: "g.txt", Line: 1, Text: "match C", After: []string{"last"}}})
 	wantText(t, r, "Found 1 matches in 1 files for 'match' in '.'\n(Sorted by mtime desc. Took Nms)\n\ng.txt:1: match C\ng.txt-2- last")
 
 	// context_before/context_after override context.
-	r = run(t, tools, ToolGrep, `{"pattern":"match B","include":"f.txt","context":2,"context_after":0}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"match B","include":"f.txt","context":2,"context_after":0}`)
 	equal(t, "override", r.Data.Matches, []envelope.GrepMatch{{File: "f.txt", Line: 7, Text: "match B", Before: []string{"five", "six"}}})
 }
 
@@ -265,7 +266,7 @@ func TestGrepIncludeAndPath(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := mergeArgs(`{"pattern":"needle","output_mode":"files_with_matches"}`, tc.args)
-			r := run(t, tools, ToolGrep, args)
+			r := run(t, tools, tool.Grep, args)
 			wantStatus(t, r, "success")
 			got := append([]string(nil), r.Data.Files...)
 			slices.Sort(got) // all mtimes are about equal; compare as sets
@@ -292,7 +293,7 @@ func TestGrepIgnoreRules(t *testing.T) {
 	})
 	files := func(args string) (result, []string) {
 		t.Helper()
-		r := run(t, tools, ToolGrep, mergeArgs(`{"pattern":"needle","output_mode":"files_with_matches"}`, args))
+		r := run(t, tools, tool.Grep, mergeArgs(`{"pattern":"needle","output_mode":"files_with_matches"}`, args))
 		got := append([]string(nil), r.Data.Files...)
 		slices.Sort(got)
 		return r, got
@@ -334,7 +335,7 @@ func TestGrepSkipHints(t *testing.T) {
 	now := time.Now()
 	setMtime(t, root, "src/a.go", now.Add(-time.Hour))
 	setMtime(t, root, "src/sub/nested.txt", now)
-	r := run(t, tools, ToolGrep, `{"pattern":"needle"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle"}`)
 	wantStatus(t, r, "success")
 	if r.Stats.Ignored != 3 { // build/, node_modules/, src/.cache/: once each
 		t.Errorf("stats.ignored = %d, want 3", r.Stats.Ignored)
@@ -345,18 +346,18 @@ func TestGrepSkipHints(t *testing.T) {
 		"[Info: Hidden paths were skipped: .hidden/, .secret. Set include_hidden=true to search them.]")
 
 	// The include limits the hint to what it could have matched.
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","include":"src/**"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","include":"src/**"}`)
 	wantText(t, r, "No matches found for 'needle' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
 		"[Info: Ignored paths were skipped: src/.cache/. Set include_ignored=true to search them.]")
 
 	// A result that is not empty names only the directories the default
 	// list skipped (outside a git work tree, every one met), not the
 	// rest.
-	r = run(t, tools, ToolGrep, `{"pattern":"needle|nothing","case_sensitive":true}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle|nothing","case_sensitive":true}`)
 	wantText(t, r, "Found 2 matches in 2 files for 'needle|nothing' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
 		"[Info: Directories on the default ignore list were skipped: build/, node_modules/. Set include_ignored=true to search them.]\n\n"+
 		"src/sub/nested.txt:1: nothing\nsrc/a.go:1: nothing")
-	r = run(t, tools, ToolGrep, `{"pattern":"nothing","path":"src"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"nothing","path":"src"}`)
 	if strings.Contains(r.Text, "[Info:") {
 		t.Errorf("hint with results and no default-list directory in scope:\n%s", r.Text)
 	}
@@ -370,7 +371,7 @@ func TestGrepTimeout(t *testing.T) {
 	t.Parallel()
 	tools := newTools(t, bigRoot(t))
 	for i := range 20 {
-		r := run(t, tools, ToolGrep, `{"pattern":"needle","timeout_ms":1}`)
+		r := run(t, tools, tool.Grep, `{"pattern":"needle","timeout_ms":1}`)
 		wantStatus(t, r, "error")
 		equal(t, "error", *r.Error, envelope.Error{Code: envelope.CodeTimeout,
 			Message: "Search timed out before finding any match. Narrow the pattern or path."})
@@ -382,7 +383,7 @@ func TestGrepTimeout(t *testing.T) {
 		}
 	}
 	// The same search with the default timeout finds the file.
-	r := run(t, tools, ToolGrep, `{"pattern":"needle"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle"}`)
 	wantStatus(t, r, "success")
 	equal(t, "matches", r.matchLines(), []string{"needle/needle.txt:1: needle"})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/tool"
 )
 
 // The index must answer exactly what the walk answers. These tests run the
@@ -152,12 +153,12 @@ func TestIndexEqualsWalkGOROOT(t *testing.T) {
 			args["output_mode"] = []string{"files_with_matches", "count"}[i%2]
 		}
 		b, _ := json.Marshal(args)
-		cases = append(cases, [2]string{ToolGrep, string(b)})
+		cases = append(cases, [2]string{tool.Grep, string(b)})
 	}
 	for _, g := range []string{`**/*.go`, `**/testdata/**/*.json`, `**/internal/**/*.go`, `net/http/*.go`, `*.go`,
 		`**/*_test.go`, `cmd/**/main.go`, `**/*.{s,h}`, `**/README*`, `go/*/*.go`, `**/.hidden*`, `**/[A-Z]*.go`} {
 		for _, extra := range []string{``, `,"limit":200`, `,"case_sensitive":false`, `,"path":"cmd"`, `,"include_hidden":true`} {
-			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+			cases = append(cases, [2]string{tool.Glob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}
 	// The filters (type, type_not, glob) select the same files from the
@@ -165,12 +166,12 @@ func TestIndexEqualsWalkGOROOT(t *testing.T) {
 	for _, f := range []string{`"type":"go"`, `"type":["c","asm"]`, `"type_not":"go"`, `"glob":["*.go","!*_test.go"]`,
 		`"glob":["!internal"]`, `"type":"go","glob":["!**/testdata/**"]`} {
 		cases = append(cases,
-			[2]string{ToolGlob, `{"pattern":"**","limit":200,"path":"net",` + f + `}`},
-			[2]string{ToolGrep, `{"pattern":"TODO","timeout_ms":60000,"output_mode":"files_with_matches","limit":1000,` + f + `}`})
+			[2]string{tool.Glob, `{"pattern":"**","limit":200,"path":"net",` + f + `}`},
+			[2]string{tool.Grep, `{"pattern":"TODO","timeout_ms":60000,"output_mode":"files_with_matches","limit":1000,` + f + `}`})
 	}
 	// invert_match reads every file the index holds.
 	for _, a := range []string{`"pattern":"e","path":"net/http","output_mode":"count"`, `"pattern":"^package","include":"*.s","limit":300`} {
-		cases = append(cases, [2]string{ToolGrep, `{"invert_match":true,"timeout_ms":60000,` + a + `}`})
+		cases = append(cases, [2]string{tool.Grep, `{"invert_match":true,"timeout_ms":60000,` + a + `}`})
 	}
 	for _, c := range cases {
 		diffEngines(t, walk, idx, c[0], c[1])
@@ -243,7 +244,7 @@ func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
 			args["output_mode"] = []string{"files_with_matches", "count"}[r.IntN(2)]
 		}
 		b, _ := json.Marshal(args)
-		diffEngines(t, walk, idx, ToolGrep, string(b))
+		diffEngines(t, walk, idx, tool.Grep, string(b))
 	}
 }
 
@@ -303,13 +304,13 @@ func TestIndexEqualsWalkFixture(t *testing.T) {
 			`,"include_hidden":true`, `,"path":"src"`, `,"path":"src/.hidden"`, `,"path":".github"`, `,"limit":2`,
 			`,"output_mode":"count"`, `,"output_mode":"files_with_matches","limit":1`, `,"context":1`, `,"include":".env"`,
 			`,"include":"src/**"`} {
-			cases = append(cases, [2]string{ToolGrep, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+			cases = append(cases, [2]string{tool.Grep, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}
 	for _, g := range []string{`**/*`, `**/*.go`, `*.txt`, `**/.github/**/*.yml`, `**/.env`, `src/**`, `**/*.log`,
 		`**/e.txt`, `link_*`, `**/{main,real}.go`, `**/[a-m]*.go`, `**/zzz`, `.allowed/*`, `deep/*/b/**/*.txt`, `**/.cache/**`, `**/objects/*`} {
 		for _, extra := range []string{``, `,"include_hidden":true`, `,"path":"src"`, `,"limit":3`, `,"sort":"recent"`, `,"case_sensitive":false`} {
-			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+			cases = append(cases, [2]string{tool.Glob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}
 	for _, c := range cases {
@@ -357,12 +358,12 @@ func TestIndexEqualsWalkTrackedDirs(t *testing.T) {
 	for _, g := range []string{`needle`, `func Import\(`, `zzz`} {
 		for _, extra := range []string{``, `,"output_mode":"files_with_matches"`, `,"path":"go"`, `,"path":"web"`,
 			`,"path":"vendor"`, `,"include":"*.js"`, `,"include_hidden":true`, `,"limit":1`} {
-			cases = append(cases, [2]string{ToolGrep, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+			cases = append(cases, [2]string{tool.Grep, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}
 	for _, g := range []string{`**`, `**/*.go`, `**/build/**`, `*.txt`, `**/.venv/**`, `src/*`} {
 		for _, extra := range []string{``, `,"include_hidden":true`, `,"path":"vendor"`, `,"sort":"recent"`} {
-			cases = append(cases, [2]string{ToolGlob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
+			cases = append(cases, [2]string{tool.Glob, fmt.Sprintf(`{"pattern":%q%s}`, g, extra)})
 		}
 	}
 	for _, c := range cases {
@@ -370,7 +371,7 @@ func TestIndexEqualsWalkTrackedDirs(t *testing.T) {
 	}
 	// What they agree on is the answer docs/product.md's "What is
 	// skipped" gives.
-	e := idx.Run(context.Background(), ToolGrep, ".", json.RawMessage(`{"pattern":"func Import\\(","output_mode":"files_with_matches"}`))
+	e := idx.Run(context.Background(), tool.Grep, ".", json.RawMessage(`{"pattern":"func Import\\(","output_mode":"files_with_matches"}`))
 	if want := "Found 1 files with matches for 'func Import\\(' in '.'\n(Sorted by mtime desc. Took 0ms)\n" +
 		"[Info: Directories on the default ignore list were skipped: build/, target/, vendor/lib/dist/. Set include_ignored=true to search them.]\n\n" +
 		"go/build/build.go"; engineTimingRE.ReplaceAllString(e.Text, "Took 0ms") != want {
@@ -397,10 +398,10 @@ func TestIndexedLiveSubtrees(t *testing.T) {
 	}
 	idx.Searcher = Indexed{Index: idx.Searcher.(Indexed).Index, Live: []string{"cold"}}
 	for _, c := range [][2]string{
-		{ToolGrep, `{"pattern":"needle"}`}, {ToolGrep, `{"pattern":"needle","path":"cold"}`},
-		{ToolGrep, `{"pattern":"needle","path":"warm"}`}, {ToolGrep, `{"pattern":"needle","include":"c.go"}`},
-		{ToolGlob, `{"pattern":"**/*.go"}`}, {ToolGlob, `{"pattern":"cold/*.go"}`}, {ToolGlob, `{"pattern":"warm/*.go"}`},
-		{ToolGlob, `{"pattern":"*.go","path":"cold/x"}`},
+		{tool.Grep, `{"pattern":"needle"}`}, {tool.Grep, `{"pattern":"needle","path":"cold"}`},
+		{tool.Grep, `{"pattern":"needle","path":"warm"}`}, {tool.Grep, `{"pattern":"needle","include":"c.go"}`},
+		{tool.Glob, `{"pattern":"**/*.go"}`}, {tool.Glob, `{"pattern":"cold/*.go"}`}, {tool.Glob, `{"pattern":"warm/*.go"}`},
+		{tool.Glob, `{"pattern":"*.go","path":"cold/x"}`},
 	} {
 		w := comparableEnvelope(t, walk, c[0], c[1])
 		i := comparableEnvelope(t, idx, c[0], c[1])

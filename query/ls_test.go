@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // LS (docs/tools.md, "LS"): order, pagination, hidden, ignore globs,
@@ -39,7 +40,7 @@ func lsTree(t *testing.T) (*Tools, string) {
 func TestLSOrderAndSymlinks(t *testing.T) {
 	t.Parallel()
 	tools, _ := lsTree(t)
-	r := run(t, tools, ToolLS, `{}`)
+	r := run(t, tools, tool.LS, `{}`)
 	wantStatus(t, r, "success")
 	equal(t, "entries", r.Data.Entries, []envelope.LSEntry{
 		{Path: "A/", Type: "dir"},
@@ -84,7 +85,7 @@ func TestLSPagination(t *testing.T) {
 		{500, 5, []string{}, false},
 	}
 	for _, tc := range tests {
-		r := run(t, tools, ToolLS, jsonArgs("offset", tc.offset, "limit", tc.limit))
+		r := run(t, tools, tool.LS, jsonArgs("offset", tc.offset, "limit", tc.limit))
 		equal(t, "entries", r.entryNames(), tc.want)
 		if r.Data.Truncated != tc.truncated {
 			t.Errorf("offset %d limit %d: truncated = %v", tc.offset, tc.limit, r.Data.Truncated)
@@ -93,7 +94,7 @@ func TestLSPagination(t *testing.T) {
 		// Stats describe the whole listing, not the page.
 		equal(t, "stats", [4]int{r.Stats.Total, r.Stats.Dirs, r.Stats.Files, r.Stats.Links}, [4]int{12, 3, 4, 5})
 	}
-	r := run(t, tools, ToolLS, `{"offset":3,"limit":2}`)
+	r := run(t, tools, tool.LS, `{"offset":3,"limit":2}`)
 	wantText(t, r, "Listed 2 entries in '.' (truncated from 12 total). Use 'offset' to paginate.\n"+
 		"[Info: Directories on the default ignore list were skipped: build/, node_modules/. Set include_ignored=true to search them.]\n\nZ.txt\na.txt")
 }
@@ -117,11 +118,11 @@ func TestLSHiddenAndIgnored(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, tools, ToolLS, tc.args)
+			r := run(t, tools, tool.LS, tc.args)
 			equal(t, "entries", r.entryNames(), tc.want)
 		})
 	}
-	r := run(t, tools, ToolLS, `{"path":"dirlink"}`)
+	r := run(t, tools, tool.LS, `{"path":"dirlink"}`)
 	if r.Context.PathResolved != "c" {
 		t.Errorf("path_resolved through a link = %q, want c", r.Context.PathResolved)
 	}
@@ -148,7 +149,7 @@ func TestLSIgnoreGlobs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, tools, ToolLS, tc.args)
+			r := run(t, tools, tool.LS, tc.args)
 			wantStatus(t, r, "success")
 			equal(t, "entries", r.entryNames(), tc.want)
 		})
@@ -166,17 +167,17 @@ func TestLSGitignoreAndHints(t *testing.T) {
 		"only/node_modules/": "",
 		"only/.hidden":       "",
 	})
-	r := run(t, tools, ToolLS, `{}`)
+	r := run(t, tools, tool.LS, `{}`)
 	equal(t, "entries", r.entryNames(), []string{"only/", "a.txt"})
 	if r.Stats.Ignored != 3 { // .git, out/, x.log
 		t.Errorf("ignored = %d, want 3", r.Stats.Ignored)
 	}
-	r = run(t, tools, ToolLS, `{"include_ignored":true}`)
+	r = run(t, tools, tool.LS, `{"include_ignored":true}`)
 	equal(t, "include_ignored", r.entryNames(), []string{"only/", "out/", "a.txt", "x.log"})
-	r = run(t, tools, ToolLS, `{"path":"out"}`)
+	r = run(t, tools, tool.LS, `{"path":"out"}`)
 	equal(t, "ignored dir as path", r.entryNames(), []string{"o.txt"})
 
-	r = run(t, tools, ToolLS, `{"path":"only"}`)
+	r = run(t, tools, tool.LS, `{"path":"only"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Listed 0 entries in 'only'\n"+
 		"[Info: Directories on the default ignore list were skipped: only/node_modules/. Set include_ignored=true to search them.]\n"+

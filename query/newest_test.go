@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
+	"github.com/indexd/indexd/tool"
+
+	"golang.org/x/sys/unix"
 )
 
 // A Grep of dense candidates looks for its answer among the newest files
@@ -67,7 +68,7 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	candidates := func(tools *Tools, args string) int {
-		e := tools.Run(context.Background(), ToolGrep, ".", json.RawMessage(args))
+		e := tools.Run(context.Background(), tool.Grep, ".", json.RawMessage(args))
 		if e.Status == envelope.StatusError {
 			t.Fatalf("%s: %s", args, e.Text)
 		}
@@ -87,7 +88,7 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 				for _, limit := range []int{1, 3, 10, 17, 50, 200, 1000} {
 					args := fmt.Sprintf(`{%s"pattern":%q,"path":%q,"output_mode":%q,"limit":%d,"timeout_ms":60000}`, extra, pat, dir, mode, limit)
 					all := candidates(idx, args)
-					diffEngines(t, walk, &newest, ToolGrep, args)
+					diffEngines(t, walk, &newest, tool.Grep, args)
 					if candidates(&newest, args) < all {
 						fromPrefix++
 					}
@@ -140,7 +141,7 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 	}()
 	for i := range 200 {
 		args := fmt.Sprintf(`{"pattern":"needle","limit":%d,"timeout_ms":60000}`, []int{1, 5, 40, 300}[i%4])
-		e := idx.Run(context.Background(), ToolGrep, ".", json.RawMessage(args))
+		e := idx.Run(context.Background(), tool.Grep, ".", json.RawMessage(args))
 		if e.Status == envelope.StatusError {
 			t.Fatalf("%s: %s", args, e.Text)
 		}
@@ -190,10 +191,10 @@ func TestGlobRecentSameAnswers(t *testing.T) {
 	for _, limit := range []int{1, 2, 3, 5, 9, 10, 11, 50, 200} {
 		for _, extra := range []string{`"pattern":"**/*.go"`, `"pattern":"**/*.go","path":"d0"`, `"pattern":"d1/*.go"`, `"pattern":"**/f[1-3]*.go"`, `"pattern":"**/f0[0-2].go"`} {
 			args := fmt.Sprintf(`{%s,"sort":"recent","limit":%d}`, extra, limit)
-			if e := idx.Run(context.Background(), ToolGlob, ".", json.RawMessage(args)); e.Status == envelope.StatusError {
+			if e := idx.Run(context.Background(), tool.Glob, ".", json.RawMessage(args)); e.Status == envelope.StatusError {
 				t.Fatalf("%s: %s", args, e.Text)
 			}
-			diffEngines(t, walk, idx, ToolGlob, args)
+			diffEngines(t, walk, idx, tool.Glob, args)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/indexd/indexd/envelope"
-	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/tool"
 )
 
@@ -159,28 +158,6 @@ func (a args) strings(key string) ([]string, *envelope.Error) {
 	return nil, invalid("%s must be a list of strings.", key)
 }
 
-// Limits of the tools: the table's (package tool).
-const (
-	GlobDefaultLimit = tool.GlobDefaultLimit
-	GlobMaxLimit     = tool.GlobMaxLimit
-	GrepDefaultLimit = tool.GrepDefaultLimit
-	GrepMaxLimit     = tool.GrepMaxLimit
-	LSDefaultLimit   = tool.LSDefaultLimit
-	LSMaxLimit       = tool.LSMaxLimit
-	MaxContext       = tool.MaxContext
-	// GlobMaxVisited and GlobMaxDuration are the walk's breakers
-	// (docs/tools.md, "Glob"); Glob's text quotes them.
-	GlobMaxVisited    = envelope.GlobMaxVisited
-	GlobMaxDurationMS = envelope.GlobMaxDurationMS
-	// GrepDefaultTimeoutMS is Grep's default timeout.
-	GrepDefaultTimeoutMS = tool.GrepDefaultTimeoutMS
-	GrepMaxTimeoutMS     = tool.GrepMaxTimeoutMS
-	// MaxLineBytes is the longest line text returned; longer lines are cut
-	// and marked with LineCutMark.
-	MaxLineBytes = grep.MaxLineBytes
-	LineCutMark  = grep.LineCutMark
-)
-
 // Unlimited is the limit of a query held to no limit: one from the
 // command line (Tools.Unlimited) that gave none, or gave 0.
 const Unlimited = math.MaxInt32
@@ -324,8 +301,8 @@ type GlobParams struct {
 	IncludeIgnored bool
 	CaseSensitive  bool
 	Sort           string // "path" or "recent"
-	// NoBreakers lifts the walk's entry and time breakers (GlobMaxVisited,
-	// GlobMaxDurationMS): the command line's rules (Tools.Unlimited).
+	// NoBreakers lifts the walk's entry and time breakers (envelope.GlobMaxVisited,
+	// envelope.GlobMaxDurationMS): the command line's rules (Tools.Unlimited).
 	NoBreakers bool
 	// Sync (default true) asks an index-backed answer to wait for the
 	// read-your-writes barrier first; false trades freshness for latency.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // Parameter decoding: defaults, boundaries, null as absent, JSON number
@@ -187,7 +188,7 @@ func TestParamsCommandLine(t *testing.T) {
 	if g, _ := decodeGlob(args(`{"pattern":"*","limit":7}`), rules{unlimited: true}); g.Limit != 7 || !g.NoBreakers {
 		t.Errorf("glob, command line, limit 7: limit %d, no breakers %v", g.Limit, g.NoBreakers)
 	}
-	if g, _ := decodeGlob(args(`{"pattern":"*"}`), rules{}); g.Limit != GlobDefaultLimit || g.NoBreakers {
+	if g, _ := decodeGlob(args(`{"pattern":"*"}`), rules{}); g.Limit != tool.GlobDefaultLimit || g.NoBreakers {
 		t.Errorf("glob, agent: limit %d, no breakers %v", g.Limit, g.NoBreakers)
 	}
 	gr, err := decodeGrep(args(`{"pattern":"x"}`), rules{unlimited: true})
@@ -197,7 +198,7 @@ func TestParamsCommandLine(t *testing.T) {
 	if gr, _ := decodeGrep(args(`{"pattern":"x","timeout_ms":300}`), rules{unlimited: true}); gr.TimeoutMS != 300 {
 		t.Errorf("grep, command line, timeout 300: %d", gr.TimeoutMS)
 	}
-	if gr, _ := decodeGrep(args(`{"pattern":"x"}`), rules{}); gr.TimeoutMS != GrepDefaultTimeoutMS || gr.Limit != GrepDefaultLimit {
+	if gr, _ := decodeGrep(args(`{"pattern":"x"}`), rules{}); gr.TimeoutMS != tool.GrepDefaultTimeoutMS || gr.Limit != tool.GrepDefaultLimit {
 		t.Errorf("grep, agent: limit %d, timeout %d", gr.Limit, gr.TimeoutMS)
 	}
 	if gr, err := decodeGrep(args(`{"pattern":""}`), rules{unlimited: true}); err != nil || gr.Pattern != "" {
@@ -218,7 +219,7 @@ func TestParamsCommandLine(t *testing.T) {
 	if c, err := decodeChanges(args(`{"limit":50000}`), rules{unlimited: true}); err != nil || c.Limit != 50000 {
 		t.Errorf("changes, command line, limit 50000: %d, %v", c.Limit, err)
 	}
-	if c, _ := decodeChanges(args(`{}`), rules{}); c.Limit != ChangesDefaultLimit {
+	if c, _ := decodeChanges(args(`{}`), rules{}); c.Limit != tool.ChangesDefaultLimit {
 		t.Errorf("changes, agent: limit %d", c.Limit)
 	}
 }

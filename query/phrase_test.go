@@ -12,10 +12,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	csindex "github.com/google/codesearch/index"
-
 	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/tool"
+
+	csindex "github.com/google/codesearch/index"
 )
 
 // The index's phrase filter (next masks, fed the matcher's required
@@ -114,7 +115,7 @@ func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
 			}
 		}
 		if n%10 == 0 {
-			diffEngines(t, walk, idx, ToolGrep, jsonArgs("pattern", pat, "case_sensitive", cs, "output_mode", "content"))
+			diffEngines(t, walk, idx, tool.Grep, jsonArgs("pattern", pat, "case_sensitive", cs, "output_mode", "content"))
 		}
 	}
 	if dropped == 0 || tested == 0 {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexd/indexd/tool"
 )
 
 // Names and lines that could forge the text (docs/product.md, "Names and
@@ -54,7 +56,7 @@ func oddTree(t *testing.T) (*Tools, string) {
 func TestQuotedNamesGlob(t *testing.T) {
 	t.Parallel()
 	tools, _ := oddTree(t)
-	r := run(t, tools, ToolGlob, `{"pattern":"*"}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"*"}`)
 	wantStatus(t, r, "success")
 	var want []string
 	for _, n := range oddNames {
@@ -76,7 +78,7 @@ func TestQuotedNamesGlob(t *testing.T) {
 func TestQuotedNamesGrep(t *testing.T) {
 	t.Parallel()
 	tools, _ := oddTree(t)
-	r := run(t, tools, ToolGrep, `{"pattern":"needle"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle"}`)
 	wantStatus(t, r, "success")
 	var want []string
 	for i, n := range oddNames {
@@ -94,7 +96,7 @@ func TestQuotedNamesGrep(t *testing.T) {
 		}
 	}
 
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","output_mode":"files_with_matches"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","output_mode":"files_with_matches"}`)
 	var names []string
 	for _, n := range oddNames {
 		names = append(names, n.printed)
@@ -102,7 +104,7 @@ func TestQuotedNamesGrep(t *testing.T) {
 	equal(t, "files", r.Data.Files, names)
 	wantText(t, r, "Found 11 files with matches for 'needle' in '.'\n(Sorted by mtime desc. Took Nms)\n\n"+strings.Join(names, "\n"))
 
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","output_mode":"count","include":"a*"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","output_mode":"count","include":"a*"}`)
 	wantText(t, r, "Found 2 matches in 2 files for 'needle' in '.'\n(Sorted by mtime desc. Took Nms)\n\n"+
 		`"a\xfe.txt":1`+"\n"+`"a\xff.txt":1`)
 }
@@ -110,7 +112,7 @@ func TestQuotedNamesGrep(t *testing.T) {
 func TestQuotedNamesLS(t *testing.T) {
 	t.Parallel()
 	tools, _ := oddTree(t)
-	r := run(t, tools, ToolLS, `{}`)
+	r := run(t, tools, tool.LS, `{}`)
 	wantStatus(t, r, "success")
 	var want []string
 	for _, n := range oddNames {
@@ -130,9 +132,9 @@ func TestQuotedNameBack(t *testing.T) {
 		if strings.ContainsAny(n.raw, `\*?[{`) {
 			continue // a glob metacharacter: see TestQuotedIncludeGlob
 		}
-		r := run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "include", n.printed))
+		r := run(t, tools, tool.Grep, jsonArgs("pattern", "needle", "include", n.printed))
 		equal(t, "include "+n.printed, r.matchLines(), []string{n.printed + ":1: needle in " + string(rune('a'+i))})
-		r = run(t, tools, ToolGlob, jsonArgs("pattern", n.printed))
+		r = run(t, tools, tool.Glob, jsonArgs("pattern", n.printed))
 		equal(t, "Glob "+n.printed, r.paths(), []string{n.printed})
 	}
 }
@@ -147,20 +149,20 @@ func TestQuotedIncludeGlob(t *testing.T) {
 		tool, args string
 		want       []string
 	}{
-		{ToolGrep, `{"pattern":"needle","include":"\"[a]\\xff.txt\""}`, []string{`"a\xff.txt":1: needle in c`}},
-		{ToolGrep, `{"pattern":"needle","include":"\"{a\\xfe,x}.txt\""}`, []string{`"a\xfe.txt":1: needle in b`}},
-		{ToolGrep, `{"pattern":"needle","include":"\"a[\\xfe].txt\""}`, []string{`"a\xfe.txt":1: needle in b`}},
-		{ToolGrep, `{"pattern":"needle","include":"a?.txt"}`, []string{`"a\xfe.txt":1: needle in b`, `"a\xff.txt":1: needle in c`}},
-		{ToolGrep, `{"pattern":"needle","include":"a\ufffd.txt"}`, nil},
-		{ToolGrep, `{"pattern":"needle","include":"\"back\\\\\\\\slash.txt\""}`, []string{`"back\\slash.txt":1: needle in d`}},
-		{ToolGlob, `{"pattern":"\"A\\xff.TXT\"","case_sensitive":false}`, []string{`"a\xff.txt"`}},
-		{ToolGlob, `{"pattern":"\"?\\xfe.txt\""}`, []string{`"a\xfe.txt"`}},
-		{ToolGlob, `{"pattern":"\"**/a\\xff.txt\""}`, []string{`"a\xff.txt"`}},
+		{tool.Grep, `{"pattern":"needle","include":"\"[a]\\xff.txt\""}`, []string{`"a\xff.txt":1: needle in c`}},
+		{tool.Grep, `{"pattern":"needle","include":"\"{a\\xfe,x}.txt\""}`, []string{`"a\xfe.txt":1: needle in b`}},
+		{tool.Grep, `{"pattern":"needle","include":"\"a[\\xfe].txt\""}`, []string{`"a\xfe.txt":1: needle in b`}},
+		{tool.Grep, `{"pattern":"needle","include":"a?.txt"}`, []string{`"a\xfe.txt":1: needle in b`, `"a\xff.txt":1: needle in c`}},
+		{tool.Grep, `{"pattern":"needle","include":"a\ufffd.txt"}`, nil},
+		{tool.Grep, `{"pattern":"needle","include":"\"back\\\\\\\\slash.txt\""}`, []string{`"back\\slash.txt":1: needle in d`}},
+		{tool.Glob, `{"pattern":"\"A\\xff.TXT\"","case_sensitive":false}`, []string{`"a\xff.txt"`}},
+		{tool.Glob, `{"pattern":"\"?\\xfe.txt\""}`, []string{`"a\xfe.txt"`}},
+		{tool.Glob, `{"pattern":"\"**/a\\xff.txt\""}`, []string{`"a\xff.txt"`}},
 	}
 	for _, tc := range tests {
 		r := run(t, tools, tc.tool, tc.args)
 		got := r.paths()
-		if tc.tool == ToolGrep {
+		if tc.tool == tool.Grep {
 			got = r.matchLines()
 		}
 		if tc.want == nil {
@@ -208,14 +210,14 @@ func TestQuotedDirPath(t *testing.T) {
 			[]string{`"n\nl/x.txt":1: needle nl`}, []string{`"n\nl/x.txt"`}},
 	}
 	for _, tc := range tests {
-		r := run(t, tools, ToolLS, jsonArgs("path", tc.path))
+		r := run(t, tools, tool.LS, jsonArgs("path", tc.path))
 		wantStatus(t, r, "success")
 		equal(t, "LS path_resolved of "+tc.path, r.Context.PathResolved, tc.resolved)
 		wantText(t, r, tc.text)
-		r = run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", tc.path))
+		r = run(t, tools, tool.Grep, jsonArgs("pattern", "needle", "path", tc.path))
 		equal(t, "Grep in "+tc.path, r.matchLines(), tc.grep)
 		equal(t, "Grep path_resolved of "+tc.path, r.Context.PathResolved, tc.resolved)
-		r = run(t, tools, ToolGlob, jsonArgs("pattern", "**/*.txt", "path", tc.path))
+		r = run(t, tools, tool.Glob, jsonArgs("pattern", "**/*.txt", "path", tc.path))
 		equal(t, "Glob in "+tc.path, r.paths(), tc.glob)
 	}
 }
@@ -236,7 +238,7 @@ func TestQuotedLines(t *testing.T) {
 			"\n" +
 			"needle caf\xe9 nel\u0085\n",
 	})
-	r := run(t, tools, ToolGrep, `{"pattern":"needle","context":1,"limit":1}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle","context":1,"limit":1}`)
 	wantStatus(t, r, "partial")
 	wantText(t, r, "Found 1 matches in 1 files for 'needle' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
 		"[Truncated: Showing first 1 matches. Narrow pattern or path.]\n\n"+
@@ -251,7 +253,7 @@ func TestQuotedLines(t *testing.T) {
 			t.Errorf("text line %q is forged or holds a control character", l)
 		}
 	}
-	r = run(t, tools, ToolGrep, `{"pattern":"needle"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle"}`)
 	wantText(t, r, "Found 4 matches in 1 files for 'needle' in '.'\n(Sorted by mtime desc. Took Nms)\n\n"+
 		`f.go:2: "needle \x1b[31mred\x1b[0m\rf.go:9: fake"`+"\n"+
 		"f.go:5: \tneedle(\"tab\\n\")\n"+
@@ -264,17 +266,17 @@ func TestQuotedLines(t *testing.T) {
 func TestQuotedHintsAndErrors(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, fsTree{".h\nid/a.go": "x\n"})
-	r := run(t, tools, ToolGlob, `{"pattern":"**/*.go"}`)
+	r := run(t, tools, tool.Glob, `{"pattern":"**/*.go"}`)
 	wantText(t, r, "No files found matching '**/*.go' in '.'\n(Scanned 1 items in Nms)\n"+
 		`[Info: Hidden paths were skipped: ".h\nid/". Set include_hidden=true to search them.]`)
 
-	r = run(t, tools, ToolGrep, `{"pattern":"x","path":"no\nsuch"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"x","path":"no\nsuch"}`)
 	if r.Error == nil || r.Error.Message != "Search root 'no\nsuch' does not exist." {
 		t.Fatalf("error = %+v", r.Error)
 	}
 	equal(t, "text", r.Text, `Error: "Search root 'no\nsuch' does not exist."`)
 
-	r = run(t, tools, ToolGrep, `{"pattern":"a\nb","multiline":true}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"a\nb","multiline":true}`)
 	wantText(t, r, "No matches found for '\"a\\nb\"' in '.'\n(Sorted by mtime desc. Took Nms)\n"+
 		`[Info: Hidden paths were skipped: ".h\nid/". Set include_hidden=true to search them.]`)
 }
@@ -287,15 +289,15 @@ func TestQuotedNamesIndexed(t *testing.T) {
 	mkTree(t, root, fsTree{"d\xff/x.txt": "needle\n", "d\xfe/x.txt": "needle\n"})
 	walk, idx := buildTools(t, root)
 	for _, c := range []struct{ tool, args string }{
-		{ToolGlob, `{"pattern":"*"}`},
-		{ToolGlob, `{"pattern":"**/*.txt"}`},
-		{ToolGlob, `{"pattern":"\"d\\xff/*\""}`},
-		{ToolGlob, `{"pattern":"\"A\\xFF.TXT\"","case_sensitive":false}`},
-		{ToolGlob, `{"pattern":"*","path":"\"d\\xfe\""}`},
-		{ToolGrep, `{"pattern":"needle"}`},
-		{ToolGrep, `{"pattern":"needle","include":"\"a\\xff.txt\""}`},
-		{ToolGrep, `{"pattern":"needle","include":"\"[a]\\xfe.txt\""}`},
-		{ToolGrep, `{"pattern":"needle","path":"\"d\\xff\""}`},
+		{tool.Glob, `{"pattern":"*"}`},
+		{tool.Glob, `{"pattern":"**/*.txt"}`},
+		{tool.Glob, `{"pattern":"\"d\\xff/*\""}`},
+		{tool.Glob, `{"pattern":"\"A\\xFF.TXT\"","case_sensitive":false}`},
+		{tool.Glob, `{"pattern":"*","path":"\"d\\xfe\""}`},
+		{tool.Grep, `{"pattern":"needle"}`},
+		{tool.Grep, `{"pattern":"needle","include":"\"a\\xff.txt\""}`},
+		{tool.Grep, `{"pattern":"needle","include":"\"[a]\\xfe.txt\""}`},
+		{tool.Grep, `{"pattern":"needle","path":"\"d\\xff\""}`},
 	} {
 		diffEngines(t, walk, idx, c.tool, c.args)
 	}
@@ -309,13 +311,13 @@ func TestQuotedNamesIndexed(t *testing.T) {
 func TestQuotedNameThatIsQuoted(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, fsTree{"sub/p.txt": "needle\n", `"sub"/q.txt`: "needle\n"})
-	r := run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", `"sub"`))
+	r := run(t, tools, tool.Grep, jsonArgs("pattern", "needle", "path", `"sub"`))
 	equal(t, "path \"sub\"", r.matchLines(), []string{"sub/p.txt:1: needle"})
-	r = run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", `"\"sub\""`))
+	r = run(t, tools, tool.Grep, jsonArgs("pattern", "needle", "path", `"\"sub\""`))
 	equal(t, `path "\"sub\""`, r.matchLines(), []string{`"\"sub\"/q.txt":1: needle`})
-	r = run(t, tools, ToolGlob, jsonArgs("pattern", `"\"sub\"/*"`))
+	r = run(t, tools, tool.Glob, jsonArgs("pattern", `"\"sub\"/*"`))
 	equal(t, "Glob", r.paths(), []string{`"\"sub\"/q.txt"`})
-	r = run(t, tools, ToolLS, jsonArgs("path", `"\"sub\""`))
+	r = run(t, tools, tool.LS, jsonArgs("path", `"\"sub\""`))
 	if r.Status != "success" || !strings.Contains(r.Text, "q.txt") {
 		t.Errorf("LS of \"sub\": %s", r.Text)
 	}

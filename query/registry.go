@@ -10,22 +10,6 @@ import (
 	"github.com/indexd/indexd/tool"
 )
 
-// Tool names as agents call them (the table's, package tool).
-const (
-	ToolGlob    = tool.Glob
-	ToolGrep    = tool.Grep
-	ToolLS      = tool.LS
-	ToolChanges = tool.Changes
-)
-
-// The tools' methods on the daemon's socket (package rpc).
-const (
-	MethodGlob    = tool.MethodGlob
-	MethodGrep    = tool.MethodGrep
-	MethodLS      = tool.MethodLS
-	MethodChanges = tool.MethodChanges
-)
-
 // ToolSpec is one agent tool of the table in package tool (its name,
 // method and result keys, which every layer reads), with what answers it
 // here. The table itself lives in package tool so that the query client
@@ -44,10 +28,10 @@ type runFunc func(t *Tools, ctx context.Context, ectx envelope.Context, a args, 
 
 // runners answer each tool of the table, by name.
 var runners = map[string]runFunc{
-	ToolGlob:    (*Tools).glob,
-	ToolGrep:    (*Tools).grep,
-	ToolLS:      (*Tools).ls,
-	ToolChanges: (*Tools).changes,
+	tool.Glob:    (*Tools).glob,
+	tool.Grep:    (*Tools).grep,
+	tool.LS:      (*Tools).ls,
+	tool.Changes: (*Tools).changes,
 }
 
 // toolTable is the table of tools this package runs, in the table's order:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // Path safety (docs/product.md, "The root is the boundary"): every escape is
@@ -82,9 +83,9 @@ func TestResolveEscapes(t *testing.T) {
 	}
 	for _, p := range denied {
 		for _, tc := range []struct{ tool, args string }{
-			{ToolGlob, jsonArgs("pattern", "**", "path", p)},
-			{ToolGrep, jsonArgs("pattern", "needle", "path", p)},
-			{ToolLS, jsonArgs("path", p)},
+			{tool.Glob, jsonArgs("pattern", "**", "path", p)},
+			{tool.Grep, jsonArgs("pattern", "needle", "path", p)},
+			{tool.LS, jsonArgs("path", p)},
 		} {
 			r := run(t, tools, tc.tool, tc.args)
 			if r.Status != "error" || r.Error.Code != envelope.CodeAccessDenied || r.Error.Message != msgAccessDenied {
@@ -123,9 +124,9 @@ func TestResolveAllowed(t *testing.T) {
 	for _, tc := range tests {
 		tools := newTools(t, tc.root)
 		for _, r := range []result{
-			run(t, tools, ToolGlob, jsonArgs("pattern", "**", "path", tc.path)),
-			run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", tc.path)),
-			run(t, tools, ToolLS, jsonArgs("path", tc.path)),
+			run(t, tools, tool.Glob, jsonArgs("pattern", "**", "path", tc.path)),
+			run(t, tools, tool.Grep, jsonArgs("pattern", "needle", "path", tc.path)),
+			run(t, tools, tool.LS, jsonArgs("path", tc.path)),
 		} {
 			if r.Status == "error" || r.Context.PathResolved != tc.want {
 				t.Errorf("root %s path %q: %s path_resolved %q, want %q\n%s", tc.root, tc.path, r.Status, r.Context.PathResolved, tc.want, r.Text)
@@ -135,19 +136,19 @@ func TestResolveAllowed(t *testing.T) {
 
 	// Through the symlinked root everything works and paths stay relative.
 	tools := newTools(t, f.link)
-	r := run(t, tools, ToolGrep, jsonArgs("pattern", "needle", "path", f.link))
+	r := run(t, tools, tool.Grep, jsonArgs("pattern", "needle", "path", f.link))
 	wantStatus(t, r, "success")
 	got := map[string]bool{}
 	for _, m := range r.Data.Matches {
 		got[m.File] = true
 	}
 	equal(t, "files", got, map[string]bool{"src/a.go": true, "x.txt": true})
-	r = run(t, tools, ToolGlob, jsonArgs("pattern", "**/*.go", "path", f.link+"/src"))
+	r = run(t, tools, tool.Glob, jsonArgs("pattern", "**/*.go", "path", f.link+"/src"))
 	equal(t, "glob via link", r.paths(), []string{"src/a.go"})
 	// The parent of the symlinked name is outside.
-	r = run(t, tools, ToolLS, jsonArgs("path", f.link+"/.."))
+	r = run(t, tools, tool.LS, jsonArgs("path", f.link+"/.."))
 	wantError(t, r, envelope.CodeAccessDenied, msgAccessDenied)
-	r = run(t, tools, ToolLS, jsonArgs("path", f.link+"/../proj-evil"))
+	r = run(t, tools, tool.LS, jsonArgs("path", f.link+"/../proj-evil"))
 	wantError(t, r, envelope.CodeAccessDenied, msgAccessDenied)
 }
 
@@ -157,15 +158,15 @@ func TestResolveNUL(t *testing.T) {
 	tools := newTools(t, f.root)
 	for _, p := range []string{"src\x00", "\x00", "../\x00", "src/\x00/x"} {
 		for _, tc := range []struct{ tool, args string }{
-			{ToolGlob, jsonArgs("pattern", "**", "path", p)},
-			{ToolGrep, jsonArgs("pattern", "needle", "path", p)},
-			{ToolLS, jsonArgs("path", p)},
+			{tool.Glob, jsonArgs("pattern", "**", "path", p)},
+			{tool.Grep, jsonArgs("pattern", "needle", "path", p)},
+			{tool.LS, jsonArgs("path", p)},
 		} {
 			r := run(t, tools, tc.tool, tc.args)
 			wantError(t, r, envelope.CodeInvalidParam, "path must not contain NUL bytes.")
 		}
 	}
-	r := runCwd(t, tools, ToolLS, "src\x00", `{}`)
+	r := runCwd(t, tools, tool.LS, "src\x00", `{}`)
 	wantError(t, r, envelope.CodeInvalidParam, "path must not contain NUL bytes.")
 }
 
@@ -223,15 +224,15 @@ func TestResolveSymlinkedFilesNotRead(t *testing.T) {
 	t.Parallel()
 	f := newEscapeFixture(t)
 	tools := newTools(t, f.root)
-	r := run(t, tools, ToolGrep, `{"pattern":"needle","include_hidden":true,"include_ignored":true}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle","include_hidden":true,"include_ignored":true}`)
 	got := map[string]bool{}
 	for _, m := range r.Data.Matches {
 		got[m.File] = true
 	}
 	equal(t, "grep files", got, map[string]bool{"src/a.go": true, "x.txt": true})
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","include":"inlink.txt"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","include":"inlink.txt"}`)
 	equal(t, "grep inlink", r.matchLines(), []string{})
-	r = run(t, tools, ToolGlob, `{"pattern":"**"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**"}`)
 	equal(t, "glob", r.paths(), []string{"inlink.txt", "src/a.go", "x.txt"})
 }
 
@@ -249,21 +250,21 @@ func TestResolveFIFOsNeverOpened(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := newTools(t, root)
-	r := run(t, tools, ToolGrep, `{"pattern":"needle"}`)
+	r := run(t, tools, tool.Grep, `{"pattern":"needle"}`)
 	wantStatus(t, r, "success")
 	if len(r.Data.Matches) != 2 {
 		t.Errorf("grep: %v", r.matchLines())
 	}
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","include":"fifo*"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","include":"fifo*"}`)
 	equal(t, "grep fifo", r.matchLines(), []string{})
-	r = run(t, tools, ToolGlob, `{"pattern":"**/fifo*"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/fifo*"}`)
 	equal(t, "glob fifo", r.paths(), []string{})
-	r = run(t, tools, ToolGlob, `{"pattern":"**/*.txt"}`)
+	r = run(t, tools, tool.Glob, `{"pattern":"**/*.txt"}`)
 	equal(t, "glob txt", r.paths(), []string{"a.txt", "sub/b.txt"})
-	r = run(t, tools, ToolLS, `{}`)
+	r = run(t, tools, tool.LS, `{}`)
 	wantStatus(t, r, "success")
-	r = run(t, tools, ToolLS, `{"path":"sub"}`)
+	r = run(t, tools, tool.LS, `{"path":"sub"}`)
 	wantStatus(t, r, "success")
-	r = run(t, tools, ToolGrep, `{"pattern":"needle","path":"fifo"}`)
+	r = run(t, tools, tool.Grep, `{"pattern":"needle","path":"fifo"}`)
 	wantError(t, r, envelope.CodeInvalidParam, "Search root 'fifo' is not a directory.")
 }

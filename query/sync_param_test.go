@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/tool"
 )
 
 // sync (default true) is decoded for Glob and Grep; a wrong type is an
@@ -11,7 +12,7 @@ import (
 func TestSyncParam(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, fsTree{"a.txt": "x\n"})
-	for _, tool := range []string{ToolGlob, ToolGrep} {
+	for _, tool := range []string{tool.Glob, tool.Grep} {
 		r := run(t, tools, tool, `{"pattern":"a","sync":"no"}`)
 		wantError(t, r, envelope.CodeInvalidParam, "sync must be a boolean.")
 		r = run(t, tools, tool, `{"pattern":"a","sync":false}`)

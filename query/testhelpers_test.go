@@ -166,7 +166,7 @@ func (g *errgroup) Go(f func() error) {
 func (g *errgroup) Wait() error { g.wg.Wait(); return g.err }
 
 // The big tree is shared by the breaker tests (it takes a while to create)
-// and must not be modified: "big/" holds exactly GlobMaxVisited entries
+// and must not be modified: "big/" holds exactly envelope.GlobMaxVisited entries
 // (200 directories of 99 files), "needle/needle.txt" holds "needle".
 var big struct {
 	once sync.Once
@@ -192,7 +192,7 @@ func bigRoot(t testing.TB) string {
 		if big.err = os.Mkdir(filepath.Join(dir, "big"), 0o755); big.err != nil {
 			return
 		}
-		if big.err = bigTree(filepath.Join(dir, "big"), 200, GlobMaxVisited/200-1); big.err != nil {
+		if big.err = bigTree(filepath.Join(dir, "big"), 200, envelope.GlobMaxVisited/200-1); big.err != nil {
 			return
 		}
 		if big.err = os.Mkdir(filepath.Join(dir, "needle"), 0o755); big.err == nil {

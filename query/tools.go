@@ -126,8 +126,8 @@ type Tools struct {
 	// agents' (the zero value) or the command line's (CLIVoice).
 	Voice envelope.Voice
 	// Sink, with Unlimited, takes the results of a Glob or a Grep whose
-	// limit is beyond the agent tools' maximum (GlobMaxLimit,
-	// GrepMaxLimit; no limit included) in batches, in the answer's order,
+	// limit is beyond the agent tools' maximum (tool.GlobMaxLimit,
+	// tool.GrepMaxLimit; no limit included) in batches, in the answer's order,
 	// instead of the envelope's data, which then holds none (its text
 	// and stats count them all): Grep's as the scan completes them,
 	// Glob's once the search is done. The caller sends them on as they

@@ -3,6 +3,8 @@ package query
 import (
 	"strings"
 	"testing"
+
+	"github.com/indexd/indexd/tool"
 )
 
 // Each reader gets the hints and messages worded for it, by the daemon: an
@@ -22,30 +24,30 @@ func TestVoices(t *testing.T) {
 		tool, args         string
 		agentWant, cliWant string // a line of the text, or the error message
 	}{
-		{ToolGlob, `{"pattern":"*.go","limit":1}`,
+		{tool.Glob, `{"pattern":"*.go","limit":1}`,
 			"[Truncated: Showing first 1 files. Narrow the pattern or path, or raise limit (max 200).]",
 			"[Truncated: showing the first 1 files (--limit 1); more exist.]"},
-		{ToolGrep, `{"pattern":"package","limit":1}`,
+		{tool.Grep, `{"pattern":"package","limit":1}`,
 			"[Truncated: Showing first 1 matches. Narrow pattern or path.]",
 			"[Truncated: showing the first 1 matches (--limit 1); more exist.]"},
-		{ToolGlob, `{"pattern":"node_modules/*.go"}`,
+		{tool.Glob, `{"pattern":"node_modules/*.go"}`,
 			"[Info: Directories on the default ignore list were skipped: node_modules/. Set include_ignored=true to search them.]",
 			"[Info: Directories on the default ignore list were skipped: node_modules/. Use --include-ignored to search them.]"},
-		{ToolGlob, `{"pattern":"gen/*.go"}`,
+		{tool.Glob, `{"pattern":"gen/*.go"}`,
 			"[Info: Ignored paths were skipped: gen/. Set include_ignored=true to search them.]",
 			"[Info: Ignored paths were skipped: gen/. Use --include-ignored to search them.]"},
-		{ToolLS, `{"limit":1}`,
+		{tool.LS, `{"limit":1}`,
 			"Listed 1 entries in '.' (truncated from 4 total). Use 'offset' to paginate.",
 			"Listed 1 entries in '.' (truncated from 4 total). Use --offset to see the rest."},
-		{ToolGlob, `{}`, "Missing required parameter 'pattern'.", "missing PATTERN"},
-		{ToolGlob, `{"pattern":"x","limit":500}`, "limit must be an integer between 1 and 200.", "--limit must be an integer between 1 and 200."},
-		{ToolGrep, `{"pattern":"x","context":"2"}`, "context must be an integer between 0 and 20.", "--context must be an integer between 0 and 20."},
-		{ToolGrep, `{"pattern":"a\\nb"}`,
+		{tool.Glob, `{}`, "Missing required parameter 'pattern'.", "missing PATTERN"},
+		{tool.Glob, `{"pattern":"x","limit":500}`, "limit must be an integer between 1 and 200.", "--limit must be an integer between 1 and 200."},
+		{tool.Grep, `{"pattern":"x","context":"2"}`, "context must be an integer between 0 and 20.", "--context must be an integer between 0 and 20."},
+		{tool.Grep, `{"pattern":"a\\nb"}`,
 			"Invalid regex pattern: it matches a line break; set multiline=true to match across lines",
 			"Invalid regex pattern: it matches a line break; use --multiline to match across lines"},
-		{ToolGrep, `{"pattern":"x","invert_match":true,"multiline":true}`,
+		{tool.Grep, `{"pattern":"x","invert_match":true,"multiline":true}`,
 			"invert_match cannot be combined with multiline.", "--invert-match cannot be combined with --multiline."},
-		{ToolGlob, `{"pattern":"x","path":"/"}`,
+		{tool.Glob, `{"pattern":"x","path":"/"}`,
 			"Access denied. Path must be within project root.",
 			"access denied: '/' is outside the workspace root " + root + " (--root DIR chooses another root)"},
 	} {

@@ -11,7 +11,10 @@
 // docs/protocol.md, whose example sessions TestProtocolDoc (package
 // daemon) runs against a daemon. In the code: ToolParams, RootParams,
 // PingParams, DecodeToolParams and DecodeParams are the params and their
-// checks; the Code constants are the error codes; MethodPartial is a
+// checks; Status, RootStatus, ForgetResult, ShutdownResult and Pong are
+// the results of the methods other than the tools' (whose names and
+// methods are package tool's table, tool.Specs); the Code constants are
+// the error codes, the daemon's own among them; MethodPartial is a
 // stream's notification; the DefaultXxx constants are the server's
 // limits (request size, requests in flight, timeouts, the reply budget
 // of Server.MaxReplyBytes and Server.MaxConnReplyBytes, which

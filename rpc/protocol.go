@@ -17,9 +17,6 @@ import (
 // results). The tools' methods are those of the table of tools
 // (tool.Specs); ToolForMethod and MethodForTool map them.
 const (
-	MethodGlob     = tool.MethodGlob
-	MethodGrep     = tool.MethodGrep
-	MethodLS       = tool.MethodLS
 	MethodStatus   = "status"
 	MethodIndex    = "index"
 	MethodForget   = "forget"

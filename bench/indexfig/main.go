@@ -24,6 +24,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 func main() {
@@ -108,14 +109,14 @@ func run(tree string, runs int) error {
 	indexed := &query.Tools{WS: ws, Searcher: query.Indexed{Index: ix}}
 	fmt.Printf("| query | index | walk | walk/index | results |\n|---|---|---|---|---|\n")
 	for _, q := range []struct{ name, tool, args string }{
-		{"grep rare literal", query.ToolGrep, `{"pattern":"xyzzy_indexd_rare","case_sensitive":true}`},
-		{"grep rare literal (?i)", query.ToolGrep, `{"pattern":"xyzzy_indexd_rare"}`},
-		{"grep `func main`", query.ToolGrep, `{"pattern":"func main","case_sensitive":true}`},
-		{"grep `func \\w+Handler\\(`", query.ToolGrep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`},
-		{"grep `\\w+\\d{4}\\w*`", query.ToolGrep, `{"pattern":"\\w+\\d{4}\\w*","case_sensitive":true}`},
-		{"glob `**/*.go`", query.ToolGlob, `{"pattern":"**/*.go"}`},
-		{"glob `**/testdata/**/*.json`", query.ToolGlob, `{"pattern":"**/testdata/**/*.json"}`},
-		{"glob `**/internal/**/*.go`", query.ToolGlob, `{"pattern":"**/internal/**/*.go"}`},
+		{"grep rare literal", tool.Grep, `{"pattern":"xyzzy_indexd_rare","case_sensitive":true}`},
+		{"grep rare literal (?i)", tool.Grep, `{"pattern":"xyzzy_indexd_rare"}`},
+		{"grep `func main`", tool.Grep, `{"pattern":"func main","case_sensitive":true}`},
+		{"grep `func \\w+Handler\\(`", tool.Grep, `{"pattern":"func \\w+Handler\\(","case_sensitive":true}`},
+		{"grep `\\w+\\d{4}\\w*`", tool.Grep, `{"pattern":"\\w+\\d{4}\\w*","case_sensitive":true}`},
+		{"glob `**/*.go`", tool.Glob, `{"pattern":"**/*.go"}`},
+		{"glob `**/testdata/**/*.json`", tool.Glob, `{"pattern":"**/testdata/**/*.json"}`},
+		{"glob `**/internal/**/*.go`", tool.Glob, `{"pattern":"**/internal/**/*.go"}`},
 	} {
 		var n int
 		ti := measure(runs, func() error { var err error; n, err = answer(ctx, indexed, q.tool, q.args); return err })
@@ -149,13 +150,13 @@ func measureUpdate(ix *index.Index, scratch string, runs int) time.Duration {
 // answer runs one query and returns how many results it gave. Grep gets a
 // timeout far beyond any run, so the walk's time is measured, not its
 // default 2 s timeout.
-func answer(ctx context.Context, t *query.Tools, tool, args string) (int, error) {
-	if tool == query.ToolGrep {
+func answer(ctx context.Context, t *query.Tools, name, args string) (int, error) {
+	if name == tool.Grep {
 		args = strings.Replace(args, "{", `{"timeout_ms":60000,`, 1)
 	}
-	e := t.Run(ctx, tool, ".", json.RawMessage(args))
+	e := t.Run(ctx, name, ".", json.RawMessage(args))
 	if e.Status == envelope.StatusError {
-		return 0, fmt.Errorf("%s %s: %s", tool, args, e.Text)
+		return 0, fmt.Errorf("%s %s: %s", name, args, e.Text)
 	}
 	switch d := e.Data.(type) {
 	case *envelope.GrepData:

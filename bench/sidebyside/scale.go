@@ -27,9 +27,10 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/bench/internal/corpus"
-	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // scaleConfig are the scale run's settings.
@@ -151,7 +152,7 @@ func (r *scaleRun) run(ctx context.Context) error {
 	rep.buildHWM, rep.rssAnonBuilt = mem["VmHWM"], mem["RssAnon"]
 	rep.buildCPU = procCPU(pid)
 	rep.indexBytes = rs.IndexBytes
-	rep.stateBytes = dirBytes(filepath.Join(r.tmp, "state"), daemon.LogName)
+	rep.stateBytes = dirBytes(filepath.Join(r.tmp, "state"), daemonapi.LogName)
 
 	if r.s.csearch != "" && cindex != "" {
 		progress("building the codesearch index")
@@ -269,8 +270,8 @@ func (r *scaleRun) ctl(ctx context.Context, args ...string) ([]byte, time.Durati
 // indexWait runs "indexctl --json index --wait ROOT" (starting the daemon
 // if none runs) and returns the root's status once ready, and the wall
 // time of the command.
-func (r *scaleRun) indexWait(ctx context.Context, root string) (daemon.RootStatus, time.Duration, error) {
-	var rs daemon.RootStatus
+func (r *scaleRun) indexWait(ctx context.Context, root string) (rpc.RootStatus, time.Duration, error) {
+	var rs rpc.RootStatus
 	out, wall, err := r.ctl(ctx, "--json", "index", "--wait", root)
 	if err != nil {
 		return rs, wall, err
@@ -278,7 +279,7 @@ func (r *scaleRun) indexWait(ctx context.Context, root string) (daemon.RootStatu
 	if err := json.Unmarshal(out, &rs); err != nil {
 		return rs, wall, fmt.Errorf("indexctl index: malformed answer: %w", err)
 	}
-	if rs.State != daemon.StateReady {
+	if rs.State != rpc.StateReady {
 		return rs, wall, fmt.Errorf("indexctl index: %s is %s: %s", root, rs.State, rs.LastError)
 	}
 	if pid, err := r.daemonPID(ctx); err == nil {
@@ -291,12 +292,12 @@ func (r *scaleRun) indexWait(ctx context.Context, root string) (daemon.RootStatu
 
 // status returns the daemon's status, decoded and as JSON objects (to
 // find fields this harness does not know).
-func (r *scaleRun) status(ctx context.Context, cl *rpc.Client) (*daemon.Status, map[string]any, error) {
+func (r *scaleRun) status(ctx context.Context, cl *rpc.Client) (*rpc.Status, map[string]any, error) {
 	var raw json.RawMessage
 	if err := cl.Call(ctx, rpc.MethodStatus, nil, &raw); err != nil {
 		return nil, nil, err
 	}
-	var st daemon.Status
+	var st rpc.Status
 	var obj map[string]any
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return nil, nil, fmt.Errorf("status: %w", err)
@@ -309,7 +310,7 @@ func (r *scaleRun) status(ctx context.Context, cl *rpc.Client) (*daemon.Status, 
 
 // statusOnce asks the running daemon its status on a connection of its
 // own.
-func (r *scaleRun) statusOnce(ctx context.Context) (*daemon.Status, error) {
+func (r *scaleRun) statusOnce(ctx context.Context) (*rpc.Status, error) {
 	cl, err := rpc.Dial(ctx, r.socket)
 	if err != nil {
 		return nil, fmt.Errorf("reaching the daemon: %w", err)
@@ -462,7 +463,7 @@ func (r *scaleRun) grep(ctx context.Context, cl *rpc.Client, args map[string]any
 	}
 	var raw json.RawMessage
 	start := time.Now()
-	err = cl.Call(ctx, rpc.MethodGrep, rpc.ToolParams{Root: r.cfg.tree, Args: a}, &raw)
+	err = cl.Call(ctx, tool.MethodGrep, rpc.ToolParams{Root: r.cfg.tree, Args: a}, &raw)
 	wall := time.Since(start)
 	if err != nil {
 		return nil, wall, err

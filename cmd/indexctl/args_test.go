@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/internal/daemonapi"
-	"github.com/indexd/indexd/query"
+	"github.com/indexd/indexd/tool"
 )
 
 func TestToolArgs(t *testing.T) {
@@ -142,26 +142,26 @@ func TestExitCode(t *testing.T) {
 		want      int
 		err       string // in the error; "" for none
 	}{
-		{query.ToolGlob, `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitFound, ""},
-		{query.ToolGrep, `{"status":"partial","data":{"matches":[{"file":"a","line":1,"text":""}],"truncated":true}}`, daemonapi.ExitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"files":["a"]}}`, daemonapi.ExitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"counts":[{"file":"a","count":1}]}}`, daemonapi.ExitFound, ""},
-		{query.ToolLS, `{"status":"success","data":{"entries":[{"path":"a/","type":"dir"}]}}`, daemonapi.ExitFound, ""},
-		{query.ToolGlob, `{"status":"success","data":{"paths":[]}}`, daemonapi.ExitNothing, ""},
-		{query.ToolGrep, `{"status":"partial","data":{"matches":[],"fallback_used":true}}`, daemonapi.ExitNothing, ""},
-		{query.ToolGrep, `{"status":"success","data":{"counts":[]}}`, daemonapi.ExitNothing, ""},
-		{query.ToolLS, `{"status":"error","data":{},"error":{"code":"TIMEOUT","message":"m"}}`, daemonapi.ExitError, ""},
-		{query.ToolGlob, `{"status":"weird","data":{"paths":["a"]}}`, daemonapi.ExitError, `unknown status "weird"`},
-		{query.ToolGlob, `{"status":"success","data":{"entries":[]}}`, daemonapi.ExitError, "none of paths"},
-		{query.ToolLS, `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitError, "none of entries"},
-		{query.ToolGrep, `{"status":"success","data":[]}`, daemonapi.ExitError, "not an object"},
+		{tool.Glob, `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitFound, ""},
+		{tool.Grep, `{"status":"partial","data":{"matches":[{"file":"a","line":1,"text":""}],"truncated":true}}`, daemonapi.ExitFound, ""},
+		{tool.Grep, `{"status":"success","data":{"files":["a"]}}`, daemonapi.ExitFound, ""},
+		{tool.Grep, `{"status":"success","data":{"counts":[{"file":"a","count":1}]}}`, daemonapi.ExitFound, ""},
+		{tool.LS, `{"status":"success","data":{"entries":[{"path":"a/","type":"dir"}]}}`, daemonapi.ExitFound, ""},
+		{tool.Glob, `{"status":"success","data":{"paths":[]}}`, daemonapi.ExitNothing, ""},
+		{tool.Grep, `{"status":"partial","data":{"matches":[],"fallback_used":true}}`, daemonapi.ExitNothing, ""},
+		{tool.Grep, `{"status":"success","data":{"counts":[]}}`, daemonapi.ExitNothing, ""},
+		{tool.LS, `{"status":"error","data":{},"error":{"code":"TIMEOUT","message":"m"}}`, daemonapi.ExitError, ""},
+		{tool.Glob, `{"status":"weird","data":{"paths":["a"]}}`, daemonapi.ExitError, `unknown status "weird"`},
+		{tool.Glob, `{"status":"success","data":{"entries":[]}}`, daemonapi.ExitError, "none of paths"},
+		{tool.LS, `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitError, "none of entries"},
+		{tool.Grep, `{"status":"success","data":[]}`, daemonapi.ExitError, "not an object"},
 		{"Find", `{"status":"success","data":{"paths":["a"]}}`, daemonapi.ExitError, `unknown tool "Find"`},
-		{query.ToolGlob, `{"status":"success","data":{"paths":"a"}}`, daemonapi.ExitError, "data.paths that is not an array"},
-		{query.ToolGlob, `{"status":"success","data":{"paths":null}}`, daemonapi.ExitError, "data.paths that is not an array"},
-		{query.ToolGlob, `{"status":"success","data":{"paths": [ ] }}`, daemonapi.ExitNothing, ""},
-		{query.ToolGlob, `{"status":"success","data":{"paths":[ "]" ]}}`, daemonapi.ExitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[{"file":"a","count":1}]}}`, daemonapi.ExitFound, ""},
-		{query.ToolGrep, `{"status":"success","data":{"matches":[],"files":[],"counts":[]}}`, daemonapi.ExitNothing, ""},
+		{tool.Glob, `{"status":"success","data":{"paths":"a"}}`, daemonapi.ExitError, "data.paths that is not an array"},
+		{tool.Glob, `{"status":"success","data":{"paths":null}}`, daemonapi.ExitError, "data.paths that is not an array"},
+		{tool.Glob, `{"status":"success","data":{"paths": [ ] }}`, daemonapi.ExitNothing, ""},
+		{tool.Glob, `{"status":"success","data":{"paths":[ "]" ]}}`, daemonapi.ExitFound, ""},
+		{tool.Grep, `{"status":"success","data":{"matches":[],"files":[],"counts":[{"file":"a","count":1}]}}`, daemonapi.ExitFound, ""},
+		{tool.Grep, `{"status":"success","data":{"matches":[],"files":[],"counts":[]}}`, daemonapi.ExitNothing, ""},
 	} {
 		got, err := answerCode(t, tc.tool, []byte(tc.env))
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {

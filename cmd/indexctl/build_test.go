@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/internal/testtree"
+	"github.com/indexd/indexd/rpc"
 )
 
 // Two builds of indexctl and its engine, each pair in a directory of its
@@ -56,9 +56,9 @@ func TestOtherBuildDaemonReplaced(t *testing.T) {
 		}
 		return string(out)
 	}
-	status := func(v string) daemon.Status {
+	status := func(v string) rpc.Status {
 		t.Helper()
-		var st daemon.Status
+		var st rpc.Status
 		if err := json.Unmarshal([]byte(run(v, "status", "--json")), &st); err != nil {
 			t.Fatal(err)
 		}

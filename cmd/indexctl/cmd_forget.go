@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/indexd/indexd/internal/cliflag"
-
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
@@ -92,7 +91,7 @@ func (c *cli) forget(ctx context.Context, socket, root string) (bool, error) {
 	if err := cl.Call(ctx, rpc.MethodForget, rpc.RootParams{Root: root}, &res); err != nil {
 		return false, err
 	}
-	var fr daemonapi.ForgetResult
+	var fr rpc.ForgetResult
 	if err := json.Unmarshal(res, &fr); err != nil {
 		return false, fmt.Errorf("malformed answer: %v", err)
 	}

@@ -11,10 +11,9 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/internal/cliflag"
-	"golang.org/x/term"
-
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
+	"golang.org/x/term"
 )
 
 // indexCmd is "indexctl index": add a root to the daemon, and wait for it.
@@ -64,12 +63,12 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 		return fail(err)
 	}
 	defer cl.Close()
-	call := func(method string, params any) (json.RawMessage, *daemonapi.RootStatus, error) {
+	call := func(method string, params any) (json.RawMessage, *rpc.RootStatus, error) {
 		var res json.RawMessage
 		if err := cl.Call(ctx, method, params, &res); err != nil {
 			return nil, nil, err
 		}
-		var rs daemonapi.RootStatus
+		var rs rpc.RootStatus
 		if err := json.Unmarshal(res, &rs); err != nil {
 			return nil, nil, fmt.Errorf("malformed answer: %v", err)
 		}
@@ -79,10 +78,10 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 	if err != nil {
 		return fail(err)
 	}
-	if wait && rs.State == daemonapi.StateBuilding {
+	if wait && rs.State == rpc.StateBuilding {
 		type answer struct {
 			res json.RawMessage
-			rs  *daemonapi.RootStatus
+			rs  *rpc.RootStatus
 			err error
 		}
 		done := make(chan answer, 1)
@@ -111,7 +110,7 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 				if err := cl.Call(ctx, rpc.MethodStatus, rpc.RootParams{Root: root}, &sres); err != nil {
 					continue // the wait's answer says what went wrong
 				}
-				var st daemonapi.Status
+				var st rpc.Status
 				if json.Unmarshal(sres, &st) == nil && len(st.Roots) == 1 {
 					bar.show(&st.Roots[0])
 				}
@@ -123,16 +122,16 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 	} else {
 		fmt.Fprintln(c.stdout, summary(rs))
 	}
-	if rs.State == daemonapi.StateError {
+	if rs.State == rpc.StateError {
 		return daemonapi.ExitError
 	}
 	return daemonapi.ExitFound
 }
 
 // summary describes a root's state after index.
-func summary(rs *daemonapi.RootStatus) string {
+func summary(rs *rpc.RootStatus) string {
 	switch rs.State {
-	case daemonapi.StateReady:
+	case rpc.StateReady:
 		how := "built"
 		if rs.Reopened {
 			how = "reopened"
@@ -141,9 +140,9 @@ func summary(rs *daemonapi.RootStatus) string {
 		// status gives it.
 		return fmt.Sprintf("%s: ready, %s, index %s (%s in %s)", rs.Root, plural(rs.Files, "file"), formatBytes(rs.IndexBytes+rs.BaseBytes), how,
 			(time.Duration(rs.ReadyMS) * time.Millisecond).Round(time.Millisecond))
-	case daemonapi.StateError:
+	case rpc.StateError:
 		return fmt.Sprintf("%s: indexing failed: %s", rs.Root, rs.LastError)
-	case daemonapi.StateUnwatched:
+	case rpc.StateUnwatched:
 		return fmt.Sprintf("%s: %s", rs.Root, unwatchedText)
 	}
 	return fmt.Sprintf("%s: %s (queries walk the tree until the index is ready)", rs.Root, rs.State+": "+progressText(rs))
@@ -174,7 +173,7 @@ func newProgress(w io.Writer) *progress {
 // barWidth is the number of cells of the bar.
 const barWidth = 30
 
-func (p *progress) show(r *daemonapi.RootStatus) {
+func (p *progress) show(r *rpc.RootStatus) {
 	text := progressText(r)
 	if !p.tty {
 		now := p.now()
@@ -185,7 +184,7 @@ func (p *progress) show(r *daemonapi.RootStatus) {
 		return
 	}
 	bar := strings.Repeat(" ", barWidth)
-	if r.Phase == daemonapi.PhaseBuild && r.Progress != nil && r.Progress.TotalFiles > 0 {
+	if r.Phase == rpc.PhaseBuild && r.Progress != nil && r.Progress.TotalFiles > 0 {
 		n := percent(r.Progress) * barWidth / 100
 		bar = strings.Repeat("#", n) + strings.Repeat(".", barWidth-n)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/internal/cliflag"
-
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
@@ -56,7 +55,7 @@ daemon's status object as one line of JSON. Status never starts a daemon.`,
 				fmt.Fprintf(c.stdout, "%s\n", res)
 				return daemonapi.ExitFound, nil
 			}
-			var st daemonapi.Status
+			var st rpc.Status
 			if err := json.Unmarshal(res, &st); err != nil {
 				fmt.Fprintf(c.stderr, "indexctl status: malformed status: %v\n", err)
 				return daemonapi.ExitError, nil
@@ -68,7 +67,7 @@ daemon's status object as one line of JSON. Status never starts a daemon.`,
 }
 
 // formatStatus renders the daemon's status for people.
-func formatStatus(st *daemonapi.Status) string {
+func formatStatus(st *rpc.Status) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "indexd is running: pid %d, up %s, %d queries answered, version %s\n",
 		st.PID, (time.Duration(st.UptimeMS) * time.Millisecond).Round(time.Second), st.Queries, st.Version)
@@ -101,9 +100,9 @@ func formatStatus(st *daemonapi.Status) string {
 	tw.Flush()
 	for _, r := range st.Roots {
 		switch {
-		case r.State == daemonapi.StateBuilding:
+		case r.State == rpc.StateBuilding:
 			fmt.Fprintf(&b, "%s: %s\n", r.Root, progressText(&r))
-		case r.State == daemonapi.StateUnwatched:
+		case r.State == rpc.StateUnwatched:
 			fmt.Fprintf(&b, "%s: %s\n", r.Root, unwatchedText)
 		case r.LastError != "":
 			fmt.Fprintf(&b, "%s: %s\n", r.Root, r.LastError)
@@ -116,16 +115,16 @@ func formatStatus(st *daemonapi.Status) string {
 const unwatchedText = "not indexed: the daemon has no file watcher on this system to keep an index current, so every query walks the tree (fallback no_watcher; docs/platforms.md)"
 
 // progressText describes a build's advance.
-func progressText(r *daemonapi.RootStatus) string {
+func progressText(r *rpc.RootStatus) string {
 	p := r.Progress
 	switch r.Phase {
-	case daemonapi.PhaseReopen:
+	case rpc.PhaseReopen:
 		return "reopening the saved index"
-	case daemonapi.PhaseSave:
+	case rpc.PhaseSave:
 		return "saving"
-	case daemonapi.PhaseCatchUp:
+	case rpc.PhaseCatchUp:
 		return "catching up with changes"
-	case daemonapi.PhaseBuild:
+	case rpc.PhaseBuild:
 		if p == nil || p.TotalFiles == 0 {
 			return "listing files"
 		}
@@ -139,7 +138,7 @@ func progressText(r *daemonapi.RootStatus) string {
 }
 
 // percent is a build's advance, by bytes read (files when all are empty).
-func percent(p *daemonapi.BuildProgress) int {
+func percent(p *rpc.BuildProgress) int {
 	switch {
 	case p.TotalBytes > 0:
 		return int(100 * p.Bytes / p.TotalBytes)

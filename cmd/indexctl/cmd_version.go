@@ -7,9 +7,8 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/indexd/indexd/internal/cliflag"
-
 	"github.com/indexd/indexd/internal/buildid"
+	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 )
@@ -59,7 +58,7 @@ daemon. --version prints the first line only.`,
 				fmt.Fprintf(c.stderr, "indexctl version: %v\n", err)
 				return daemonapi.ExitError, nil
 			}
-			var st daemonapi.Status
+			var st rpc.Status
 			if err := json.Unmarshal(res, &st); err != nil {
 				fmt.Fprintf(c.stderr, "indexctl version: malformed status: %v\n", err)
 				return daemonapi.ExitError, nil

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/internal/buildid"
 	"github.com/indexd/indexd/internal/testtree"
+	"github.com/indexd/indexd/rpc"
 )
 
 // The README's first command on a fresh machine: an indexctl built from
@@ -99,7 +99,7 @@ func TestDevBuildStartsEngine(t *testing.T) {
 		t.Fatalf("engines built in the state directory: %v, %v", engines, err)
 	}
 	statusOut, _ := run("status", "--json")
-	var st daemon.Status
+	var st rpc.Status
 	if err := json.Unmarshal([]byte(statusOut), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestDevBuildStartsEngine(t *testing.T) {
 		t.Errorf("second grep: stdout %s, stderr %s", out, errs)
 	}
 	statusOut, _ = run("status", "--json")
-	var st2 daemon.Status
+	var st2 rpc.Status
 	if err := json.Unmarshal([]byte(statusOut), &st2); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestDevBuildStartsEngine(t *testing.T) {
 	}
 	for _, b := range []string{bin, runBin} {
 		statusOut, _ = runIn(other, b, "status", "--json")
-		var st3 daemon.Status
+		var st3 rpc.Status
 		if err := json.Unmarshal([]byte(statusOut), &st3); err != nil {
 			t.Fatal(err)
 		}

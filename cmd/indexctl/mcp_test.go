@@ -23,13 +23,13 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/indexd/indexd/daemon"
 	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcpEnv is one test's environment for indexctl: its own daemon socket,
@@ -146,7 +146,7 @@ func (e *mcpEnv) session(dir string, client *sdk.Client, opts *sdk.ClientSession
 }
 
 // status returns the daemon's status; ok is false when none runs.
-func (e *mcpEnv) status() (st daemon.Status, ok bool) {
+func (e *mcpEnv) status() (st rpc.Status, ok bool) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -197,9 +197,9 @@ func (e *mcpEnv) indexWait(root string) {
 	if err := cl.Call(ctx, rpc.MethodIndex, rpc.RootParams{Root: root, Wait: true}, &res); err != nil {
 		e.t.Fatal(err)
 	}
-	var rs daemon.RootStatus
+	var rs rpc.RootStatus
 	json.Unmarshal(res, &rs)
-	if rs.State != daemon.StateReady {
+	if rs.State != rpc.StateReady {
 		e.t.Fatalf("index %s: %s", root, res)
 	}
 }
@@ -805,7 +805,7 @@ func TestMCPLatencyFigures(t *testing.T) {
 		}
 		viaSocket := func() {
 			var res json.RawMessage
-			if err := cl.Call(ctx, rpc.MethodGrep, params, &res); err != nil {
+			if err := cl.Call(ctx, tool.MethodGrep, params, &res); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -816,7 +816,7 @@ func TestMCPLatencyFigures(t *testing.T) {
 			}
 			defer c.Close()
 			var res json.RawMessage
-			if err := c.Call(ctx, rpc.MethodGrep, params, &res); err != nil {
+			if err := c.Call(ctx, tool.MethodGrep, params, &res); err != nil {
 				t.Fatal(err)
 			}
 		}

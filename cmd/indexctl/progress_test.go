@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexd/indexd/daemon"
+	"github.com/indexd/indexd/rpc"
 )
 
 // TestProgressAtMostOneLineASecond: off a terminal, index --wait writes a
@@ -17,9 +17,9 @@ func TestProgressAtMostOneLineASecond(t *testing.T) {
 	clock := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := newProgress(&b)
 	p.now = func() time.Time { return clock }
-	status := func(files int) *daemon.RootStatus {
-		return &daemon.RootStatus{Root: "/r", State: daemon.StateBuilding, Phase: daemon.PhaseBuild,
-			Progress: &daemon.BuildProgress{Files: files, TotalFiles: 100, TotalBytes: 0}}
+	status := func(files int) *rpc.RootStatus {
+		return &rpc.RootStatus{Root: "/r", State: rpc.StateBuilding, Phase: rpc.PhaseBuild,
+			Progress: &rpc.BuildProgress{Files: files, TotalFiles: 100, TotalBytes: 0}}
 	}
 	step := func(d time.Duration, files int) { clock = clock.Add(d); p.show(status(files)) }
 	step(0, 10)                     // first: shown

@@ -22,13 +22,13 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/jsonread"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tool"
+
+	"golang.org/x/sys/unix"
 )
 
 // Request is one tool call. Root, Cwd and Args are the params of the
@@ -245,7 +245,7 @@ func (d *Daemon) connectCalling(ctx context.Context, call func(cl *rpc.Client) e
 	switch {
 	case err == nil:
 		return cl, callErr
-	case errors.As(err, &rerr) && rerr.Code == daemonapi.CodeOtherBuild:
+	case errors.As(err, &rerr) && rerr.Code == rpc.CodeOtherBuild:
 	case errors.As(err, &rerr):
 		return cl, callErr // a daemon that does not know the check: its answers are its own
 	default:

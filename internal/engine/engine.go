@@ -126,7 +126,7 @@ func runDaemon(name string, args []string, stdout, stderr io.Writer, check bool)
 		fmt.Fprintf(stderr, "%s: a daemon already serves %s\n", name, cfg.SocketPath)
 		return daemonapi.ExitFound
 	}
-	cfg.Version = daemon.BinaryVersion()
+	cfg.Version = daemonapi.BinaryVersion()
 	cfg.MaxMemory = df.MaxMemoryMB << 20
 	if err := daemon.Foreground(cfg); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -257,7 +257,7 @@ func runForget(name string, args []string, stdout, stderr io.Writer) int {
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	err := os.Remove(filepath.Join(daemon.DefaultStateDir(), daemon.DBName(root)))
+	err := os.Remove(filepath.Join(daemonapi.DefaultStateDir(), daemon.DBName(root)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return daemonapi.ExitNothing
@@ -301,7 +301,7 @@ func runMCP(name string, args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	cfg := mcp.Config{
 		Tools:   names,
-		Version: daemon.BinaryVersion(),
+		Version: daemonapi.BinaryVersion(),
 		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		DefaultRoot: func() (string, error) {
 			where, err := client.Locate("")

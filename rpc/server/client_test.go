@@ -12,6 +12,7 @@ import (
 	"github.com/indexd/indexd/internal/clock"
 	"github.com/indexd/indexd/internal/fakesock"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // callAsync calls method on c in a goroutine; the error comes on the
@@ -33,9 +34,9 @@ func TestClientNoAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = recvSignal(t, callAsync(context.Background(), c, rpc.MethodGlob, rpc.ToolParams{Root: "/w"}), "the unanswered call")
+	err = recvSignal(t, callAsync(context.Background(), c, tool.MethodGlob, rpc.ToolParams{Root: "/w"}), "the unanswered call")
 	var nae *rpc.NoAnswerError
-	if !errors.As(err, &nae) || !errors.Is(err, rpc.ErrNoAnswer) || !nae.Silent || nae.Socket != path || nae.Method != rpc.MethodGlob || nae.Waited != 100*time.Millisecond {
+	if !errors.As(err, &nae) || !errors.Is(err, rpc.ErrNoAnswer) || !nae.Silent || nae.Socket != path || nae.Method != tool.MethodGlob || nae.Waited != 100*time.Millisecond {
 		t.Fatalf("call to a mute server: %#v", err)
 	}
 	if want := "indexd did not answer within 100ms (socket " + path + ")"; err.Error() != want {
@@ -66,7 +67,7 @@ func TestClientDeadline(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err = recvSignal(t, callAsync(ctx, c, rpc.MethodGrep, rpc.ToolParams{Root: "/w"}), "the call past its deadline")
+	err = recvSignal(t, callAsync(ctx, c, tool.MethodGrep, rpc.ToolParams{Root: "/w"}), "the call past its deadline")
 	var nae *rpc.NoAnswerError
 	if !errors.As(err, &nae) || !errors.Is(err, rpc.ErrNoAnswer) || !errors.Is(err, context.DeadlineExceeded) || nae.Silent || nae.Waited <= 0 || nae.Waited > 50*time.Millisecond {
 		t.Fatalf("call past its deadline: %#v", err)

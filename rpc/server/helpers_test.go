@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 // wait is how long a test waits for something that should happen at once;
@@ -69,7 +70,7 @@ func testMethods() rpc.Methods {
 		"echo": func(_ context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
 			return p, nil
 		},
-		rpc.MethodGlob: func(_ context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
+		tool.MethodGlob: func(_ context.Context, p json.RawMessage) (json.RawMessage, *rpc.Error) {
 			tp, err := rpc.DecodeToolParams(p)
 			if err != nil {
 				return nil, err

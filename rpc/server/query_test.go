@@ -11,11 +11,12 @@ import (
 	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 func TestToolForMethod(t *testing.T) {
 	t.Parallel()
-	for method, want := range map[string]string{rpc.MethodGlob: query.ToolGlob, rpc.MethodGrep: query.ToolGrep, rpc.MethodLS: query.ToolLS} {
+	for method, want := range map[string]string{tool.MethodGlob: tool.Glob, tool.MethodGrep: tool.Grep, tool.MethodLS: tool.LS} {
 		if got, ok := rpc.ToolForMethod(method); !ok || got != want {
 			t.Errorf("ToolForMethod(%q) = %q, %v; want %q", method, got, ok, want)
 		}
@@ -74,14 +75,14 @@ func TestQueryEnvelopes(t *testing.T) {
 		status            envelope.Status
 		code              envelope.Code
 	}{
-		{rpc.MethodGlob, "", `{"pattern":"**/*.go"}`, envelope.StatusSuccess, ""},
-		{rpc.MethodGrep, "src", `{"pattern":"<b> &"}`, envelope.StatusSuccess, ""},
-		{rpc.MethodLS, "", `{"path":"src"}`, envelope.StatusSuccess, ""},
-		{rpc.MethodGlob, "", `{}`, envelope.StatusError, envelope.CodeInvalidParam},
-		{rpc.MethodGrep, "", `{"pattern":"("}`, envelope.StatusError, envelope.CodeInvalidParam},
-		{rpc.MethodLS, "", `{"path":"../.."}`, envelope.StatusError, envelope.CodeAccessDenied},
-		{rpc.MethodLS, "", `[1]`, envelope.StatusError, envelope.CodeInvalidParam},
-		{rpc.MethodGlob, "nope", `{"pattern":"*"}`, envelope.StatusError, envelope.CodeNotFound},
+		{tool.MethodGlob, "", `{"pattern":"**/*.go"}`, envelope.StatusSuccess, ""},
+		{tool.MethodGrep, "src", `{"pattern":"<b> &"}`, envelope.StatusSuccess, ""},
+		{tool.MethodLS, "", `{"path":"src"}`, envelope.StatusSuccess, ""},
+		{tool.MethodGlob, "", `{}`, envelope.StatusError, envelope.CodeInvalidParam},
+		{tool.MethodGrep, "", `{"pattern":"("}`, envelope.StatusError, envelope.CodeInvalidParam},
+		{tool.MethodLS, "", `{"path":"../.."}`, envelope.StatusError, envelope.CodeAccessDenied},
+		{tool.MethodLS, "", `[1]`, envelope.StatusError, envelope.CodeInvalidParam},
+		{tool.MethodGlob, "nope", `{"pattern":"*"}`, envelope.StatusError, envelope.CodeNotFound},
 	}
 	for _, tc := range tests {
 		var res json.RawMessage
@@ -108,7 +109,7 @@ func TestQueryEnvelopes(t *testing.T) {
 	}
 	// Protocol faults stay protocol faults.
 	var rerr *rpc.Error
-	if err := c.Call(context.Background(), rpc.MethodGlob, map[string]string{"root": "relative"}, nil); !asCode(err, &rerr, rpc.CodeInvalidParams) {
+	if err := c.Call(context.Background(), tool.MethodGlob, map[string]string{"root": "relative"}, nil); !asCode(err, &rerr, rpc.CodeInvalidParams) {
 		t.Errorf("relative root: %v", err)
 	}
 	if err := c.Call(context.Background(), "Glob", rpc.ToolParams{Root: root}, nil); !asCode(err, &rerr, rpc.CodeMethodNotFound) {

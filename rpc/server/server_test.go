@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/rpc"
+	"github.com/indexd/indexd/tool"
 )
 
 func TestPing(t *testing.T) {
@@ -75,7 +76,7 @@ func TestEnvelopeResult(t *testing.T) {
 	}
 	defer c.Close()
 	var res json.RawMessage
-	if err := c.Call(context.Background(), rpc.MethodGlob, rpc.ToolParams{Root: "/w", Args: json.RawMessage(`{"pattern":"*.go"}`)}, &res); err != nil {
+	if err := c.Call(context.Background(), tool.MethodGlob, rpc.ToolParams{Root: "/w", Args: json.RawMessage(`{"pattern":"*.go"}`)}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if string(res) != want {
