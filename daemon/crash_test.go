@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tool"
 )
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(child(mode))
 	}
+	testtree.QuickChildExit()
 	os.Exit(m.Run())
 }
 

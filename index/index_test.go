@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	csindex "github.com/google/codesearch/index"
-
 	"github.com/indexd/indexd/internal/testtree"
+
+	csindex "github.com/google/codesearch/index"
 )
 
 // The fixture writers every test here uses.
@@ -346,6 +346,7 @@ func TestMain(m *testing.M) {
 		nofileChild()
 		return
 	}
+	testtree.QuickChildExit()
 	os.Exit(m.Run())
 }
 

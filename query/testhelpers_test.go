@@ -15,6 +15,7 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // TestMain makes the tests hermetic, once for all of them, so that none
@@ -40,6 +41,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("HOME", home)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	testtree.QuickChildExit()
 	code := m.Run()
 	os.RemoveAll(home)
 	if big.root != "" {

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tool"
 )
@@ -29,6 +30,7 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv("RPC_TEST_PEER_SOCKET"); p != "" {
 		os.Exit(peerHelper(p))
 	}
+	testtree.QuickChildExit()
 	os.Exit(m.Run())
 }
 
