@@ -81,31 +81,18 @@ type ChangesParams struct {
 	Sync           bool // as GlobParams.Sync
 }
 
-func decodeChanges(a args, r rules) (p ChangesParams, err *envelope.Error) {
+func decodeChanges(a args, r rules) (ChangesParams, *envelope.Error) {
+	var p ChangesParams
 	d := newDecoder(a, tool.Changes, r)
-	if p.Since, err = d.str("since"); err != nil {
-		return
-	}
-	if p.Path, err = d.str("path"); err != nil {
-		return
-	}
-	if p.Pattern, err = d.str("pattern"); err != nil {
-		return
-	}
-	if p.Limit, err = d.limit(); err != nil {
-		return
-	}
-	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
-		return
-	}
-	if p.IncludeIgnored, err = d.boolean("include_ignored"); err != nil {
-		return
-	}
-	if p.CaseSensitive, err = d.boolean("case_sensitive"); err != nil {
-		return
-	}
-	p.Sync, err = d.boolean("sync")
-	return
+	p.Since = d.str("since")
+	p.Path = d.str("path")
+	p.Pattern = d.str("pattern")
+	p.Limit = d.limit()
+	p.IncludeHidden = d.boolean("include_hidden")
+	p.IncludeIgnored = d.boolean("include_ignored")
+	p.CaseSensitive = d.boolean("case_sensitive")
+	p.Sync = d.boolean("sync")
+	return p, d.err
 }
 
 // clock returns the root's clock token for an envelope's context, "" when

@@ -63,21 +63,26 @@ func missingPattern(v envelope.Voice) *envelope.Error {
 	return invalid("Missing required parameter 'pattern'.")
 }
 
-// pattern returns the required, non-empty "pattern" string.
-func (d *decoder) pattern() (string, *envelope.Error) {
+// pattern reads the required, non-empty "pattern" string.
+func (d *decoder) pattern() string {
 	d.param("pattern")
+	if d.err != nil {
+		return ""
+	}
 	v, ok := d.a["pattern"]
 	if !ok {
-		return "", missingPattern(d.voice)
+		d.fail(missingPattern(d.voice))
+		return ""
 	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {
-		return "", invalid("%s must be a string.", d.voice.Param("pattern"))
+		d.fail(invalid("%s must be a string.", d.voice.Param("pattern")))
+		return ""
 	}
 	if s == "" {
-		return "", missingPattern(d.voice)
+		d.fail(missingPattern(d.voice))
 	}
-	return s, nil
+	return s
 }
 
 // str returns an optional string parameter. msg is the error message for a
@@ -174,6 +179,17 @@ type decoder struct {
 	unlimited bool
 	// voice words the messages (Tools.Voice).
 	voice envelope.Voice
+	// err is the first parameter found wrong: once it is set, the reads
+	// return zero values and the call's answer is that error (a decode
+	// reads its parameters in a row and checks err once, at the end).
+	err *envelope.Error
+}
+
+// fail records err (nil: none) unless an earlier parameter was wrong.
+func (d *decoder) fail(err *envelope.Error) {
+	if d.err == nil {
+		d.err = err
+	}
 }
 
 // rules are how a call is read: under the command line's rules (no
@@ -226,70 +242,94 @@ func typeError(p *tool.Param, v envelope.Voice) string {
 }
 
 // str reads a string parameter.
-func (d *decoder) str(name string) (string, *envelope.Error) {
+func (d *decoder) str(name string) string {
 	p := d.param(name)
 	def, _ := p.Default.(string)
-	return d.a.str(name, def, typeError(p, d.voice))
+	if d.err != nil {
+		return def
+	}
+	v, err := d.a.str(name, def, typeError(p, d.voice))
+	d.fail(err)
+	return v
 }
 
 // boolean reads a boolean parameter.
-func (d *decoder) boolean(name string) (bool, *envelope.Error) {
+func (d *decoder) boolean(name string) bool {
 	p := d.param(name)
 	def, _ := p.Default.(bool)
+	if d.err != nil {
+		return def
+	}
 	b, err := d.a.boolean(name, def)
 	if err != nil {
-		err = invalid("%s", typeError(p, d.voice))
+		d.fail(invalid("%s", typeError(p, d.voice)))
 	}
-	return b, err
+	return b
 }
 
 // integer reads an integer parameter within its bounds, def when absent.
-func (d *decoder) integer(name string, def int) (int, *envelope.Error) {
+func (d *decoder) integer(name string, def int) int {
 	p := d.param(name)
+	if d.err != nil {
+		return def
+	}
 	hi := math.MaxInt32
 	if p.HasMax {
 		hi = p.Max
 	}
-	return d.a.integer(name, def, p.Min, hi, typeError(p, d.voice))
+	n, err := d.a.integer(name, def, p.Min, hi, typeError(p, d.voice))
+	d.fail(err)
+	return n
 }
 
 // oneOf reads a string parameter that must be one of its choices.
-func (d *decoder) oneOf(name string) (string, *envelope.Error) {
+func (d *decoder) oneOf(name string) string {
 	p := d.param(name)
 	def, _ := p.Default.(string)
+	if d.err != nil {
+		return def
+	}
 	s, err := d.a.oneOf(name, def, p.Enum...)
 	if err != nil {
-		err = invalid("%s", typeError(p, d.voice))
+		d.fail(invalid("%s", typeError(p, d.voice)))
 	}
-	return s, err
+	return s
 }
 
 // strings reads a list of strings (a single string is a list of one).
-func (d *decoder) strings(name string) ([]string, *envelope.Error) {
+func (d *decoder) strings(name string) []string {
 	p := d.param(name)
+	if d.err != nil {
+		return nil
+	}
 	l, err := d.a.strings(name)
 	if err != nil {
-		err = invalid("%s", typeError(p, d.voice))
+		d.fail(invalid("%s", typeError(p, d.voice)))
 	}
-	return l, err
+	return l
 }
 
 // limit reads "limit": in the table's bounds, its default when absent.
 // Under the command line's rules a limit is any from 1 up, and a limit
 // of 0, or none, is Unlimited: as rg and fd, the command line has no
 // default cap.
-func (d *decoder) limit() (int, *envelope.Error) {
+func (d *decoder) limit() int {
 	p := d.param("limit")
 	if !d.unlimited {
 		return d.integer("limit", p.Default.(int))
 	}
+	if d.err != nil {
+		return Unlimited
+	}
 	if v, ok := d.a["limit"]; ok {
 		var f float64
 		if json.Unmarshal(v, &f) == nil && f == 0 {
-			return Unlimited, nil
+			return Unlimited
 		}
 	}
-	return d.a.integer("limit", Unlimited, 1, Unlimited, d.voice.Param("limit")+" must be a non-negative integer (0: no limit).")
+	n, err := d.a.integer("limit", Unlimited, 1, Unlimited, d.voice.Param("limit")+" must be a non-negative integer (0: no limit).")
+	d.fail(err)
+	return n
 }
 
 // GlobParams are Glob's checked parameters.
@@ -314,45 +354,27 @@ type GlobParams struct {
 	ChangedSince string
 }
 
-func decodeGlob(a args, r rules) (p GlobParams, err *envelope.Error) {
+func decodeGlob(a args, r rules) (GlobParams, *envelope.Error) {
+	var p GlobParams
 	d := newDecoder(a, tool.Glob, r)
-	if p.Pattern, err = d.pattern(); err != nil {
-		return
-	}
+	p.Pattern = d.pattern()
 	// A pattern of blanks is a mistake, not a search for files named
 	// with spaces (gemini-cli's Glob refuses it too; '? ' finds those).
 	// Grep keeps it: rg searches for the spaces.
 	if strings.TrimSpace(p.Pattern) == "" {
-		err = missingPattern(r.voice)
-		return
+		d.fail(missingPattern(r.voice))
 	}
-	if p.Path, err = d.str("path"); err != nil {
-		return
-	}
-	if p.Limit, err = d.limit(); err != nil {
-		return
-	}
+	p.Path = d.str("path")
+	p.Limit = d.limit()
 	p.NoBreakers = r.unlimited
-	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
-		return
-	}
-	if p.IncludeIgnored, err = d.boolean("include_ignored"); err != nil {
-		return
-	}
-	if p.CaseSensitive, err = d.boolean("case_sensitive"); err != nil {
-		return
-	}
-	if p.Sync, err = d.boolean("sync"); err != nil {
-		return
-	}
-	if p.Filter, err = decodeFilter(d); err != nil {
-		return
-	}
-	if p.ChangedSince, err = d.str("changed_since"); err != nil {
-		return
-	}
-	p.Sort, err = d.oneOf("sort")
-	return
+	p.IncludeHidden = d.boolean("include_hidden")
+	p.IncludeIgnored = d.boolean("include_ignored")
+	p.CaseSensitive = d.boolean("case_sensitive")
+	p.Sync = d.boolean("sync")
+	p.Filter = decodeFilter(d)
+	p.ChangedSince = d.str("changed_since")
+	p.Sort = d.oneOf("sort")
+	return p, d.err
 }
 
 // GrepParams are Grep's checked parameters.
@@ -380,76 +402,41 @@ type GrepParams struct {
 	ChangedSince string
 }
 
-func decodeGrep(a args, r rules) (p GrepParams, err *envelope.Error) {
+func decodeGrep(a args, r rules) (GrepParams, *envelope.Error) {
+	var p GrepParams
 	d := newDecoder(a, tool.Grep, r)
-	if p.Pattern, err = d.pattern(); err != nil {
+	p.Pattern = d.pattern()
+	if v, ok := a["pattern"]; d.err != nil && r.unlimited && ok && json.Unmarshal(v, &p.Pattern) == nil && p.Pattern == "" {
 		// Under the command line's rules an empty pattern is rg's: it
 		// matches every line. For agents it is a missing one.
-		if v, ok := a["pattern"]; !r.unlimited || !ok || json.Unmarshal(v, &p.Pattern) != nil || p.Pattern != "" {
-			return
-		}
-		err = nil
+		d.err = nil
 	}
-	if p.Path, err = d.str("path"); err != nil {
-		return
-	}
-	if p.Include, err = d.str("include"); err != nil {
-		return
-	}
-	if p.CaseSensitive, err = d.boolean("case_sensitive"); err != nil {
-		return
-	}
-	if p.FixedStrings, err = d.boolean("fixed_strings"); err != nil {
-		return
-	}
-	if p.Limit, err = d.limit(); err != nil {
-		return
-	}
-	if p.OutputMode, err = d.oneOf("output_mode"); err != nil {
-		return
-	}
-	var c int
-	if c, err = d.integer("context", 0); err != nil {
-		return
-	}
+	p.Path = d.str("path")
+	p.Include = d.str("include")
+	p.CaseSensitive = d.boolean("case_sensitive")
+	p.FixedStrings = d.boolean("fixed_strings")
+	p.Limit = d.limit()
+	p.OutputMode = d.oneOf("output_mode")
+	c := d.integer("context", 0)
 	// context_before and context_after override context.
-	if p.Before, err = d.integer("context_before", c); err != nil {
-		return
-	}
-	if p.After, err = d.integer("context_after", c); err != nil {
-		return
-	}
-	if p.Multiline, err = d.boolean("multiline"); err != nil {
-		return
-	}
-	if p.Invert, err = d.boolean("invert_match"); err != nil {
-		return
-	}
+	p.Before = d.integer("context_before", c)
+	p.After = d.integer("context_after", c)
+	p.Multiline = d.boolean("multiline")
+	p.Invert = d.boolean("invert_match")
 	if p.Invert && p.Multiline {
-		err = invalid("%s cannot be combined with %s.", r.voice.Param("invert_match"), r.voice.Param("multiline"))
-		return
+		d.fail(invalid("%s cannot be combined with %s.", r.voice.Param("invert_match"), r.voice.Param("multiline")))
 	}
 	defTimeout := d.param("timeout_ms").Default.(int)
 	if r.unlimited {
 		defTimeout = 0 // the command line has no default time limit
 	}
-	if p.TimeoutMS, err = d.integer("timeout_ms", defTimeout); err != nil {
-		return
-	}
-	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
-		return
-	}
-	if p.Sync, err = d.boolean("sync"); err != nil {
-		return
-	}
-	if p.Filter, err = decodeFilter(d); err != nil {
-		return
-	}
-	if p.ChangedSince, err = d.str("changed_since"); err != nil {
-		return
-	}
-	p.IncludeIgnored, err = d.boolean("include_ignored")
-	return
+	p.TimeoutMS = d.integer("timeout_ms", defTimeout)
+	p.IncludeHidden = d.boolean("include_hidden")
+	p.Sync = d.boolean("sync")
+	p.Filter = decodeFilter(d)
+	p.ChangedSince = d.str("changed_since")
+	p.IncludeIgnored = d.boolean("include_ignored")
+	return p, d.err
 }
 
 // LSParams are LS's checked parameters.
@@ -462,36 +449,20 @@ type LSParams struct {
 	Ignore         []string
 }
 
-func decodeLS(a args, r rules) (p LSParams, err *envelope.Error) {
+func decodeLS(a args, r rules) (LSParams, *envelope.Error) {
+	var p LSParams
 	d := newDecoder(a, tool.LS, r)
-	if p.Path, err = d.str("path"); err != nil {
-		return
-	}
-	if p.Offset, err = d.integer("offset", 0); err != nil {
-		return
-	}
-	if p.Limit, err = d.limit(); err != nil {
-		return
-	}
-	if p.IncludeHidden, err = d.boolean("include_hidden"); err != nil {
-		return
-	}
-	if p.IncludeIgnored, err = d.boolean("include_ignored"); err != nil {
-		return
-	}
-	p.Ignore, err = d.strings("ignore")
-	return
+	p.Path = d.str("path")
+	p.Offset = d.integer("offset", 0)
+	p.Limit = d.limit()
+	p.IncludeHidden = d.boolean("include_hidden")
+	p.IncludeIgnored = d.boolean("include_ignored")
+	p.Ignore = d.strings("ignore")
+	return p, d.err
 }
 
 // decodeFilter reads the file filters Glob and Grep share: type,
 // type_not and glob.
-func decodeFilter(d *decoder) (p FilterParams, err *envelope.Error) {
-	if p.Types, err = d.strings("type"); err != nil {
-		return
-	}
-	if p.TypesNot, err = d.strings("type_not"); err != nil {
-		return
-	}
-	p.Globs, err = d.strings("glob")
-	return
+func decodeFilter(d *decoder) FilterParams {
+	return FilterParams{Types: d.strings("type"), TypesNot: d.strings("type_not"), Globs: d.strings("glob")}
 }
