@@ -103,7 +103,7 @@
 // index re-validated by stat), without waiting for a query.
 //
 // At most Config.MaxRoots roots are served; a query for one more is an
-// INVALID_PARAM envelope (an index call, a rpc.CodeTooManyRoots error) until
+// INVALID_PARAM envelope (an index call, an rpc.CodeTooManyRoots error) until
 // `forget` drops one. Roots whose directory is gone do not count: such a
 // root is dropped as forget drops one (its goroutine stopped, closing its
 // index and watcher; removed from RootsName; its DB deleted, since a
