@@ -125,15 +125,16 @@
 // the system by the heap returner once the daemon is quiet (no request,
 // no root building; collector.go: within returnEvery of the burst's end,
 // when the heap holds more than the collector's headroom and 32 MiB
-// beyond what is live). rpc.Status reports the resident set, the heap and
-// the budget's figures.
+// beyond what is live). The status method reports the resident set, the
+// heap and the budget's figures (rpc.Status's Memory).
 //
 // # The state directory
 //
-// Config.StateDir (DefaultStateDir: $XDG_STATE_HOME/indexd, else
-// ~/.local/state/indexd, else $TMPDIR/indexd-UID/state) holds the index
-// DBs, RootsName and daemonapi.LogName. Before anything is written there, Run and
-// daemonapi.OpenLog check it (daemonapi.EnsureStateDir): it is created 0700 and must be a
+// Config.StateDir (daemonapi.DefaultStateDir: $XDG_STATE_HOME/indexd,
+// else ~/.local/state/indexd, else $TMPDIR/indexd-UID/state) holds the
+// index DBs, RootsName and daemonapi.LogName. Before anything is written
+// there, Run and daemonapi.OpenLog check it (daemonapi.EnsureStateDir):
+// it is created 0700 and must be a
 // real directory (not a symbolic link, checked with Lstat) owned by the
 // daemon's user and writable by no one else, and so must indexd-UID
 // when the state lies under TMPDIR, which other users share. Otherwise

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/indexd/indexd/envelope"
-
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/journal"
 	"github.com/indexd/indexd/watch"

@@ -125,6 +125,9 @@ type GlobRun struct {
 	// its limit (else it is the tool's default).
 	Voice      Voice
 	LimitGiven bool
+	// NoMaxLimit: the call was read under the command line's rules,
+	// where a limit has no maximum (the agents' is GlobMaxLimit).
+	NoMaxLimit bool
 }
 
 // Glob builds Glob's envelope: status by decide, text as docs/tools.md
@@ -151,6 +154,8 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	if d.Truncated {
 		if r.Voice.CLI() {
 			b.WriteString("\n" + cliTruncated(r.Limit, "files", r.LimitGiven))
+		} else if r.NoMaxLimit {
+			fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit.]", r.Limit)
 		} else {
 			fmt.Fprintf(&b, "\n[Truncated: Showing first %d files. Narrow the pattern or path, or raise limit (max %d).]", r.Limit, GlobMaxLimit)
 		}

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexd/indexd/internal/testtree"
-
 	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // The fixture writers every test here uses.
@@ -431,7 +431,9 @@ func TestBatchedChangesKeepOrderAndHiddenList(t *testing.T) {
 			}
 			os.RemoveAll(filepath.Join(root, gone))
 			for p := range live {
-				if p == gone || strings.HasPrefix(p, gone) {
+				// A directory's files go with it; a file's name may be
+				// the prefix of another's (f1, f13) that stays.
+				if p == gone || strings.HasSuffix(gone, "/") && strings.HasPrefix(p, gone) {
 					delete(live, p)
 				}
 			}

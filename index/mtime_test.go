@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/tool"
-
-	"golang.org/x/sys/unix"
 )
 
 // setMtime sets root/rel's times with utimensat: os.Chtimes converts

@@ -14,8 +14,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/indexd/indexd/internal/testtree"
 	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // A save that fails part-way (here the disk refuses to grow the file, as

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexd/indexd/internal/testtree"
-
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // savedFixture builds and saves an index whose DB has records in every

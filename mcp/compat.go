@@ -9,12 +9,12 @@ import (
 	"regexp"
 	"strings"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/quote"
 	"github.com/indexd/indexd/tool"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The compatibility tools (docs/tools.md) are answered by Glob and Grep with

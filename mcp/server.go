@@ -8,13 +8,13 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/indexd/indexd/envelope"
-
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/indexd/indexd/envelope"
 )
 
 // QueryFunc answers one Glob, Grep or LS call (tool is tool.Glob,
-// ToolGrep or ToolLS) in the workspace at root, an absolute path, with the
+// tool.Grep or tool.LS) in the workspace at root, an absolute path, with the
 // tool's arguments exactly as received (nil when the client sent none).
 // It returns the response envelope as JSON. An error means there is no
 // envelope at all (no daemon and no walk could answer); a failed tool call

@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"strings"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/query"
 	toolspec "github.com/indexd/indexd/tool"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Names of the compatibility tools (docs/tools.md).

@@ -15,7 +15,7 @@ import (
 )
 
 // answerTree is a tree for the command line's large answers: 1,100
-// files of 4 matching lines each (past GrepMaxLimit, and a Glob of more
+// files of 4 matching lines each (past tool.GrepMaxLimit, and a Glob of more
 // than a batch), some with context to join, names and lines that print
 // quoted.
 func answerTree(t *testing.T) string {

@@ -18,12 +18,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/ignore"
 	"github.com/indexd/indexd/query"
 	"github.com/indexd/indexd/tool"
-
-	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Helpers for the differential tests against ripgrep (diff_rg_test.go).
@@ -142,15 +142,15 @@ func diffOurGlob(t testing.TB, tools *query.Tools, pattern, dir string) []string
 	return slices.Clone(d.Paths)
 }
 
-func diffRun(t testing.TB, tools *query.Tools, tool string, args map[string]any) *envelope.Envelope {
+func diffRun(t testing.TB, tools *query.Tools, name string, args map[string]any) *envelope.Envelope {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := tools.Run(context.Background(), tool, ".", raw)
+	env := tools.Run(context.Background(), name, ".", raw)
 	if env.Status == envelope.StatusError {
-		t.Fatalf("%s %s: %s", tool, raw, env.Text)
+		t.Fatalf("%s %s: %s", name, raw, env.Text)
 	}
 	return env
 }

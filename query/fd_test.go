@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexd/indexd/tool"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/indexd/indexd/tool"
 )
 
 // fdQueries are the queries the descriptor test runs, by tool.

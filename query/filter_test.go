@@ -178,8 +178,8 @@ func TestInvertAgainstRipgrep(t *testing.T) {
 
 // TestSink: an unlimited query with a Sink hands every result over in the
 // answer's order, in batches of at most BatchSize, and its envelope holds
-// none while its text and status count them; beyond GlobMaxLimit and
-// GrepMaxLimit.
+// none while its text and status count them; beyond tool.GlobMaxLimit and
+// tool.GrepMaxLimit.
 func TestSink(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{}
@@ -216,7 +216,7 @@ func TestSink(t *testing.T) {
 	}
 	tools.Sink, tools.Unlimited = nil, false
 	var want []envelope.GrepMatch
-	for _, dir := range []string{"d00", "d01", "d02"} { // under GrepMaxLimit each
+	for _, dir := range []string{"d00", "d01", "d02"} { // under tool.GrepMaxLimit each
 		w := diffRun(t, tools, tool.Grep, map[string]any{"pattern": "needle", "limit": tool.GrepMaxLimit, "path": dir})
 		want = append(want, w.Data.(*envelope.GrepData).Matches...)
 	}

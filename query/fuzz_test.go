@@ -144,13 +144,13 @@ func FuzzDecodeArgs(f *testing.F) {
 		`{"pattern":"x","path":"a.go"}`, `{"pattern":"x","timeout_ms":1}`, `{"a":{"b":[1,2,{"c":null}]}}`, `"str"`, `1e999`,
 		"{\"pattern\":\"\xff\"}", `{"pattern":"needle","fixed_strings":true,"case_sensitive":true}`,
 	} {
-		for tool := range uint8(4) {
-			f.Add(tool, []byte(s))
+		for kind := range uint8(4) {
+			f.Add(kind, []byte(s))
 		}
 	}
 	names := []string{tool.Glob, tool.Grep, tool.LS, "Other"}
-	f.Fuzz(func(t *testing.T, tool uint8, raw []byte) {
-		name := names[int(tool)%len(names)]
+	f.Fuzz(func(t *testing.T, kind uint8, raw []byte) {
+		name := names[int(kind)%len(names)]
 		e := tools.Run(context.Background(), name, ".", json.RawMessage(raw))
 		js, err := e.MarshalJSON()
 		if err != nil {

@@ -91,7 +91,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		}
 	}
 	run.Stats.TimeMS = elapsedMS(start)
-	run.Limit, run.LimitGiven, run.Voice = p.Limit, a.given("limit"), t.Voice
+	run.Limit, run.LimitGiven, run.Voice, run.NoMaxLimit = p.Limit, a.given("limit"), t.Voice, t.Unlimited
 	found := len(run.Data.Paths)+run.Streamed > 0
 	run.Hints = skipHints(t.Voice, res.Skipped, found, func(s tree.Skip) bool {
 		r := relTo(dir, s.Rel)

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/tool"
-
-	"golang.org/x/sys/unix"
 )
 
 // A Grep of dense candidates looks for its answer among the newest files

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	csindex "github.com/google/codesearch/index"
+
 	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/tool"
-
-	csindex "github.com/google/codesearch/index"
 )
 
 // The index's phrase filter (next masks, fed the matcher's required

@@ -12,10 +12,10 @@ import (
 func TestSyncParam(t *testing.T) {
 	t.Parallel()
 	tools, _ := setup(t, fsTree{"a.txt": "x\n"})
-	for _, tool := range []string{tool.Glob, tool.Grep} {
-		r := run(t, tools, tool, `{"pattern":"a","sync":"no"}`)
+	for _, name := range []string{tool.Glob, tool.Grep} {
+		r := run(t, tools, name, `{"pattern":"a","sync":"no"}`)
 		wantError(t, r, envelope.CodeInvalidParam, "sync must be a boolean.")
-		r = run(t, tools, tool, `{"pattern":"a","sync":false}`)
+		r = run(t, tools, name, `{"pattern":"a","sync":false}`)
 		wantStatus(t, r, "success")
 	}
 	for _, c := range []struct {

@@ -16,11 +16,10 @@ import (
 	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/daemonapi"
+	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/internal/jsonenc"
 	"github.com/indexd/indexd/internal/suggest"
 	"github.com/indexd/indexd/rpc"
-
-	"github.com/indexd/indexd/internal/filetype"
 	"github.com/indexd/indexd/tool"
 )
 
@@ -84,7 +83,7 @@ func (g *globals) define(fs *cliflag.FlagSet) {
 	fs.BoolVar(&g.direct, "direct", "", g.direct, "answer in this process by walking the tree, with no daemon (also when INDEXCTL_DIRECT=1)")
 	fs.StringVar(&g.socket, "socket", "", g.socket, "reach the daemon on the socket `PATH` (default: $INDEXD_SOCKET, else $XDG_RUNTIME_DIR/indexd/indexd.sock, else ~/.cache/indexd/indexd.sock)")
 	fs.StringVar(&g.color, "color", "", g.color, "colour paths, line numbers and matches: `WHEN` is auto (on a terminal, unless NO_COLOR is set; the default), always or never (--colour too)")
-	fs.StringVar(&g.voice, "voice", "", g.voice, "whom a query's hints and messages address: `WHO` is cli (they name flags: --limit; the default) or agent (the tools' parameters: limit, as the MCP server words them)")
+	fs.StringVar(&g.voice, "voice", "", g.voice, "whom a query's hints and messages address: `WHO` is cli (they name flags: --limit; the default) or agent (the tools' parameters: limit, as the MCP server words them: for a program calling on an agent's behalf)")
 	fs.BoolVar(&g.stats, "stats", "", g.stats, "when standard output is not a terminal, write the summary lines (counts, timing) to standard error too")
 	fs.BoolVar(&g.version, "version", "", g.version, "print indexctl's version and build")
 	fs.BoolVar(&g.help, "help", "h", g.help, "show help")

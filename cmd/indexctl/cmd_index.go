@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
-	"golang.org/x/term"
 )
 
 // indexCmd is "indexctl index": add a root to the daemon, and wait for it.

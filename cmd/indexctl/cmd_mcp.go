@@ -6,7 +6,6 @@ import (
 
 	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/daemonapi"
-
 	"github.com/indexd/indexd/tool"
 )
 

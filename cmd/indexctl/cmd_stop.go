@@ -12,7 +12,6 @@ import (
 
 	"github.com/indexd/indexd/internal/cliflag"
 	"github.com/indexd/indexd/internal/daemonapi"
-
 	"github.com/indexd/indexd/rpc"
 )
 

@@ -23,13 +23,13 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tool"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcpEnv is one test's environment for indexctl: its own daemon socket,

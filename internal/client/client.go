@@ -22,13 +22,13 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/jsonread"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tool"
-
-	"golang.org/x/sys/unix"
 )
 
 // Request is one tool call. Root, Cwd and Args are the params of the

@@ -342,13 +342,15 @@ class Client:
             raise DaemonUnavailable("indexd: no daemon answers on %s, and %s did not start one within %gs" % (self.socket, self.indexctl, self.start_timeout), self.socket) from None
         return p.stderr.decode("utf-8", "replace").strip() or "%s exited with status %d" % (self.indexctl, p.returncode)
 
-    def _indexctl_cmd(self, sub, args):
+    def _indexctl_cmd(self, sub, args, voice=None):
         """indexctl's command line for the tool call sub (a method name)
-        with args, as this client makes it: --json, worded for an agent
-        (--voice agent: hints name parameters, as the daemon's answers to
-        the client do), its socket, its root when named. Run it with
-        cwd=self._place.wd, env=_indexctl_env()."""
-        cmd = [self.indexctl, sub, "--json", "--voice", "agent", "--socket", self.socket]
+        with args, as this client makes it: --json, its socket, its root
+        when named, and with voice, the words of its hints (--voice:
+        "agent" names parameters, as the daemon's answers to the client
+        do). Run it with cwd=self._place.wd, env=_indexctl_env()."""
+        cmd = [self.indexctl, sub, "--json", "--socket", self.socket]
+        if voice:
+            cmd += ["--voice", voice]
         if self._root_named:
             cmd += ["--root", self.root]
         return cmd + ["--args", json.dumps(args, separators=(",", ":"), allow_nan=False)]

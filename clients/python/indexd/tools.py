@@ -129,11 +129,12 @@ class IndexdTool:
         return "%s %s. %s takes: %s." % (what, ", ".join("'%s'" % k for k in bad), self.name, known)
 
     def _walk(self, args, unavailable):
-        """The answer of `indexctl --json` to the call: indexctl tries the
+        """The answer of `indexctl --json --voice agent` to the call (its
+        hints worded for an agent, as the daemon's): indexctl tries the
         daemon once more, then walks the tree without it and says so
         (fallback_reason "daemon_unavailable")."""
         c = self.client
-        cmd = c._indexctl_cmd(self._method, args)
+        cmd = c._indexctl_cmd(self._method, args, voice="agent")
         try:
             p = subprocess.run(cmd, cwd=c._place.wd, env=c._indexctl_env(), stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=c.start_timeout)
