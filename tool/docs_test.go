@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/indexd/indexd/internal/textdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite the parameter tables of "+docsPath+" from the table")
@@ -46,7 +48,7 @@ func TestDocsTables(t *testing.T) {
 		return
 	}
 	t.Errorf("%s's parameter tables differ from the table in params.go (go test ./tool -run TestDocsTables -update rewrites them):\n%s",
-		docsPath, lineDiff(string(old), got))
+		docsPath, textdiff.Lines(string(old), got))
 }
 
 // regenerate returns doc with every generated table made afresh from
@@ -199,25 +201,3 @@ func markdown(doc string) string {
 var textEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, "`", "\\`", `|`, `\|`, `<`, `\<`, `[`, `\[`)
 
 func escapeText(s string) string { return textEscaper.Replace(s) }
-
-// lineDiff shows where got departs from want: the lines between their
-// common beginning and their common end.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	j := 0
-	for j < len(w)-i && j < len(g)-i && w[len(w)-1-j] == g[len(g)-1-j] {
-		j++
-	}
-	var b strings.Builder
-	for _, l := range w[i : len(w)-j] {
-		b.WriteString("- " + l + "\n")
-	}
-	for _, l := range g[i : len(g)-j] {
-		b.WriteString("+ " + l + "\n")
-	}
-	return b.String()
-}

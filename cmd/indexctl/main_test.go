@@ -21,6 +21,7 @@ import (
 	"github.com/indexd/indexd/internal/client"
 	"github.com/indexd/indexd/internal/daemonapi"
 	"github.com/indexd/indexd/internal/engine"
+	"github.com/indexd/indexd/internal/textdiff"
 	"github.com/indexd/indexd/rpc"
 )
 
@@ -178,7 +179,7 @@ func cmdCmpMasked(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("%s and %s do not differ", args[0], args[1])
 	}
-	ts.Logf("%s", lineDiff(want, got))
+	ts.Logf("%s", textdiff.Lines(want, got))
 	ts.Fatalf("%s and %s differ", args[0], args[1])
 }
 
@@ -258,33 +259,10 @@ func TestHelpGolden(t *testing.T) {
 			}
 			if got := stdout.String(); got != string(want) {
 				t.Errorf("indexctl %s differs from %s (run go test -update to accept):\n%s",
-					strings.Join(tc.args, " "), path, lineDiff(string(want), got))
+					strings.Join(tc.args, " "), path, textdiff.Lines(string(want), got))
 			}
 		})
 	}
-}
-
-// lineDiff shows where got departs from want: the lines between their
-// common beginning and their common end.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	j := 0
-	for j < len(w)-i && j < len(g)-i && w[len(w)-1-j] == g[len(g)-1-j] {
-		j++
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "first difference at line %d (- want, + got):\n", i+1)
-	for _, l := range w[i : len(w)-j] {
-		b.WriteString("- " + l + "\n")
-	}
-	for _, l := range g[i : len(g)-j] {
-		b.WriteString("+ " + l + "\n")
-	}
-	return b.String()
 }
 
 func exists(p string) bool {
