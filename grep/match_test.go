@@ -88,7 +88,7 @@ func TestScanFurtherSetsAgainstRegexp(t *testing.T) {
 	joins := []string{`\w+`, `.*`, `\s*`, `[a-z]?`, `.+`, `\W`}
 	filler := []string{"a", "Z", " ", "_", "(", "k", "\u017f", "\xff", "\n", "\n", "zz"}
 	n := 1500
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 200
 	}
 	turnedAway, matched := 0, 0

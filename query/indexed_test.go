@@ -190,7 +190,7 @@ func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
 	root := walk.WS.Root
 	n := 300
 	if raceEnabled {
-		n = 40
+		n = 12
 	}
 	r := rand.New(rand.NewPCG(11, 12))
 	var files []string
