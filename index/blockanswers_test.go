@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/query"
@@ -365,29 +365,11 @@ func equal[T any](t testing.TB, what string, got, want T) {
 	}
 }
 
-// engineTimingRE matches the timings of an envelope's text.
-var engineTimingRE = regexp.MustCompile(`(Scanned \d+ items in \d+ms|Took \d+ms|timed out after \d+ms)`)
-
-// comparableEnvelope returns the envelope as generic JSON without the
-// fields that legitimately differ between the walk and the index: the
-// work statistics and the timing in the text.
+// comparableEnvelope runs the query and returns its envelope in the
+// form two engines' answers compare equal in (envelopetest.EngineNeutral).
 func comparableEnvelope(t *testing.T, tools *query.Tools, tool, args string) map[string]any {
 	t.Helper()
-	e := tools.Run(context.Background(), tool, ".", json.RawMessage(args))
-	b, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	st := m["stats"].(map[string]any)
-	for _, k := range []string{"time_ms", "visited", "files_scanned", "binary_skipped", "candidates"} {
-		delete(st, k)
-	}
-	m["text"] = engineTimingRE.ReplaceAllString(m["text"].(string), "<timing>")
-	return m
+	return envelopetest.EngineNeutral(t, tools.Run(context.Background(), tool, ".", json.RawMessage(args)))
 }
 
 // diffEngines fails when the index's answer differs from the walk's.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/tool"
 )
@@ -25,27 +26,11 @@ import (
 // except the work statistics (time_ms, visited, files_scanned,
 // binary_skipped, candidates) and the timing in the text.
 
-var engineTimingRE = regexp.MustCompile(`(Scanned \d+ items in \d+ms|Took \d+ms|timed out after \d+ms)`)
-
-// comparable returns the envelope as generic JSON without the fields that
-// legitimately differ between the engines.
+// comparableEnvelope runs the query and returns its envelope in the
+// form two engines' answers compare equal in (envelopetest.EngineNeutral).
 func comparableEnvelope(t *testing.T, tools *Tools, tool, args string) map[string]any {
 	t.Helper()
-	e := tools.Run(context.Background(), tool, ".", json.RawMessage(args))
-	b, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	st := m["stats"].(map[string]any)
-	for _, k := range []string{"time_ms", "visited", "files_scanned", "binary_skipped", "candidates"} {
-		delete(st, k)
-	}
-	m["text"] = engineTimingRE.ReplaceAllString(m["text"].(string), "<timing>")
-	return m
+	return envelopetest.EngineNeutral(t, tools.Run(context.Background(), tool, ".", json.RawMessage(args)))
 }
 
 func diffEngines(t *testing.T, walk, idx *Tools, tool, args string) {
@@ -374,7 +359,7 @@ func TestIndexEqualsWalkTrackedDirs(t *testing.T) {
 	e := idx.Run(context.Background(), tool.Grep, ".", json.RawMessage(`{"pattern":"func Import\\(","output_mode":"files_with_matches"}`))
 	if want := "Found 1 files with matches for 'func Import\\(' in '.'\n(Sorted by mtime desc. Took 0ms)\n" +
 		"[Info: Directories on the default ignore list were skipped: build/, target/, vendor/lib/dist/. Set include_ignored=true to search them.]\n\n" +
-		"go/build/build.go"; engineTimingRE.ReplaceAllString(e.Text, "Took 0ms") != want {
+		"go/build/build.go"; envelopetest.Timing.ReplaceAllString(e.Text, "Took 0ms") != want {
 		t.Errorf("grep -l 'func Import\\(':\n%s\nwant\n%s", e.Text, want)
 	}
 }
