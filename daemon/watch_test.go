@@ -102,14 +102,12 @@ func (stuckFreshener) Ready() <-chan struct{}               { return closedChan 
 func (stuckFreshener) Done() <-chan struct{}                { return nil }
 func (stuckFreshener) Close() error                         { return nil }
 
-// At the inotify watch limit only the unwatched subtree is degraded: it is
-// walked and merged (fallback watch_limit), the rest keeps the index and
-// reads its writes.
-func TestWatchLimitDegradesOneSubtree(t *testing.T) {
-	t.Parallel()
-	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
+// watchLimitAt returns a Config.NewFreshener whose watcher meets the
+// inotify watch limit (ENOSPC) when it adds a watch on a path named name.
+func watchLimitAt(name string) func(context.Context, string, *index.Index, *slog.Logger) (Freshener, error) {
+	return func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
 		w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log, AddWatch: func(p string, add func(string) error) error {
-			if filepath.Base(p) == "cold" {
+			if filepath.Base(p) == name {
 				return syscall.ENOSPC
 			}
 			return add(p)
@@ -119,7 +117,14 @@ func TestWatchLimitDegradesOneSubtree(t *testing.T) {
 		}
 		return watched{w, nil}, nil
 	}
-	td := startDaemon(t, Config{NewFreshener: newFresh})
+}
+
+// At the inotify watch limit only the unwatched subtree is degraded: it is
+// walked and merged (fallback watch_limit), the rest keeps the index and
+// reads its writes.
+func TestWatchLimitDegradesOneSubtree(t *testing.T) {
+	t.Parallel()
+	td := startDaemon(t, Config{NewFreshener: watchLimitAt("cold")})
 	root := writeTree(t, map[string]string{"warm/a.txt": "seed\n", "cold/b.txt": "seed\n"})
 	if rs := td.index(root, true); rs.State != rpc.StateReady {
 		t.Fatalf("index --wait: %+v", rs)
@@ -309,19 +314,7 @@ func TestRecreatedRootNeverReadyStale(t *testing.T) {
 // answered by the index.
 func TestHardLinkPastTheWatchLimit(t *testing.T) {
 	t.Parallel()
-	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
-		w, err := watch.Start(ctx, root, ix, watch.Options{Logger: log, AddWatch: func(p string, add func(string) error) error {
-			if filepath.Base(p) == "f.txt" {
-				return syscall.ENOSPC
-			}
-			return add(p)
-		}})
-		if err != nil {
-			return nil, err
-		}
-		return watched{w, nil}, nil
-	}
-	td := startDaemon(t, Config{NewFreshener: newFresh})
+	td := startDaemon(t, Config{NewFreshener: watchLimitAt("f.txt")})
 	root := writeTree(t, map[string]string{"cold/f.txt": "old\n", "warm/g.txt": "old\n"})
 	out := t.TempDir()
 	must(t, os.Link(filepath.Join(root, "cold/f.txt"), filepath.Join(out, "hl")))
