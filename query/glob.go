@@ -340,5 +340,3 @@ func listSome(names []string) string {
 	}
 	return strings.Join(names[:show], ", ") + ", …"
 }
-
-func baseName(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }

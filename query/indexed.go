@@ -276,8 +276,9 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	reached := newReach(q.Dir, includeEnter(q.Include), q.Include.AllowHidden, p.IncludeHidden, s.Index.Visibility().HiddenDir)
 	if !settled {
 		files = candidates(math.MinInt64)
+		timedOut := false
 		for _, sub := range live {
-			if !reached.entered(sub) {
+			if timedOut || !reached.entered(sub) {
 				continue
 			}
 			fb = envelope.Fallback{Used: true, Reason: envelope.ReasonWatchLimit}
@@ -287,13 +288,21 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 				}
 				return nil
 			})
-			if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil) {
+			switch {
+			case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+				timedOut = true
+			case err != nil:
 				return nil, err
 			}
 			walkedIgnored += st.Ignored
 			walkedSkips = append(walkedSkips, st.Skipped...)
 		}
 		run = runOf(grep.Scan(ctx, search, files))
+		if timedOut && run.Data.AbortedReason == "" {
+			// The walk stopped short: files it never listed were not
+			// searched, whatever the scan of those it did found.
+			run.Data.AbortedReason = envelope.AbortTimeout
+		}
 	}
 	n := len(files)
 	res := &GrepResult{Run: run}

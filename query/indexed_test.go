@@ -17,6 +17,8 @@ import (
 
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
+	"github.com/indexd/indexd/glob"
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/index"
 	"github.com/indexd/indexd/tool"
 )
@@ -403,5 +405,33 @@ func TestIndexedLiveSubtrees(t *testing.T) {
 		if !reflect.DeepEqual(wd, id) {
 			t.Errorf("%s %s:\nwalk:  %v\nindex: %v", c[0], c[1], wd, id)
 		}
+	}
+}
+
+// A walk of a live subtree cut by the deadline never leaves a Grep that
+// looks complete, though neither the index nor the walk gave it a file
+// (Glob's walk says time_limit, Grep's timeout).
+func TestIndexedLiveWalkPastDeadline(t *testing.T) {
+	t.Parallel()
+	root := newRoot(t, fsTree{"cold/b.go": "needle\n", "cold/x/c.go": "needle\n"})
+	_, idx := buildTools(t, root)
+	s := Indexed{Index: idx.Searcher.(Indexed).Index, Live: []string{"cold"}}
+	m, err := grep.CompileMatcher("needle", grep.MatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	q := &GrepQuery{WS: idx.WS, Dir: ".", Matcher: m, Start: past,
+		Params: GrepParams{Pattern: "needle", Limit: 100, OutputMode: envelope.ModeContent, TimeoutMS: 1}}
+	res, err := s.Grep(context.Background(), q)
+	if err == nil && res.Run.Data.AbortedReason == "" {
+		t.Fatalf("Grep with its deadline passed reports a complete search (%d matches)", len(res.Run.Data.Matches))
+	}
+	g, _ := glob.Compile("**", false)
+	gq := &GlobQuery{WS: idx.WS, Dir: ".", Pattern: "**", Glob: g, Start: past,
+		Params: GlobParams{Pattern: "**", Limit: 50, Sort: SortPath}}
+	gres, err := s.Glob(context.Background(), gq)
+	if err == nil && gres.Run.Data.AbortedReason == "" {
+		t.Fatalf("Glob with its deadline passed reports a complete search (paths %v)", gres.Run.Data.Paths)
 	}
 }

@@ -63,8 +63,10 @@ func missingPattern(v envelope.Voice) *envelope.Error {
 	return invalid("Missing required parameter 'pattern'.")
 }
 
-// pattern reads the required, non-empty "pattern" string.
-func (d *decoder) pattern() string {
+// pattern reads the required "pattern" string: non-empty, but for
+// allowEmpty, where a given "" is taken (rg's empty pattern, which
+// matches every line).
+func (d *decoder) pattern(allowEmpty bool) string {
 	d.param("pattern")
 	if d.err != nil {
 		return ""
@@ -79,7 +81,7 @@ func (d *decoder) pattern() string {
 		d.fail(invalid("%s must be a string.", d.voice.Param("pattern")))
 		return ""
 	}
-	if s == "" {
+	if s == "" && !allowEmpty {
 		d.fail(missingPattern(d.voice))
 	}
 	return s
@@ -357,7 +359,7 @@ type GlobParams struct {
 func decodeGlob(a args, r rules) (GlobParams, *envelope.Error) {
 	var p GlobParams
 	d := newDecoder(a, tool.Glob, r)
-	p.Pattern = d.pattern()
+	p.Pattern = d.pattern(false)
 	// A pattern of blanks is a mistake, not a search for files named
 	// with spaces (gemini-cli's Glob refuses it too; '? ' finds those).
 	// Grep keeps it: rg searches for the spaces.
@@ -405,12 +407,9 @@ type GrepParams struct {
 func decodeGrep(a args, r rules) (GrepParams, *envelope.Error) {
 	var p GrepParams
 	d := newDecoder(a, tool.Grep, r)
-	p.Pattern = d.pattern()
-	if v, ok := a["pattern"]; d.err != nil && r.unlimited && ok && json.Unmarshal(v, &p.Pattern) == nil && p.Pattern == "" {
-		// Under the command line's rules an empty pattern is rg's: it
-		// matches every line. For agents it is a missing one.
-		d.err = nil
-	}
+	// Under the command line's rules an empty pattern is rg's: it
+	// matches every line. For agents it is a missing one.
+	p.Pattern = d.pattern(r.unlimited)
 	p.Path = d.str("path")
 	p.Include = d.str("include")
 	p.CaseSensitive = d.boolean("case_sensitive")

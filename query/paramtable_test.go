@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/indexd/indexd/envelope"
+	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/tool"
 )
 
@@ -114,11 +115,13 @@ func TestParamsAgree(t *testing.T) {
 			}
 		}
 	}
-	// The envelope's limits are the table's.
+	// The envelope's limits are the table's, and the engine's the ones
+	// the envelope's notes quote.
 	for _, c := range []struct {
 		name      string
 		got, want int
-	}{{"envelope.GlobMaxLimit", envelope.GlobMaxLimit, tool.GlobMaxLimit}} {
+	}{{"envelope.GlobMaxLimit", envelope.GlobMaxLimit, tool.GlobMaxLimit},
+		{"envelope.GrepMultilineMaxBytes", envelope.GrepMultilineMaxBytes, grep.MultilineMaxBytes}} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, the table's is %d", c.name, c.got, c.want)
 		}
