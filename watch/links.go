@@ -330,8 +330,8 @@ func (w *Watcher) otherLinks() []string {
 	for i := range cands {
 		f := &cands[i]
 		abs := w.abs(f.Path)
-		if _, ok := w.fsw.FileIno(abs); ok {
-			continue // watched already (the known path, or found by the same walk)
+		if ino, ok := w.fsw.FileIno(abs); ok && ino == f.Ino {
+			continue // watched already (the known path, or found by the same walk); a watch of another file at this path, one replaced with its directory, is not this file's
 		}
 		st, err := w.r.Lstat(f.Path)
 		if err != nil || st.Ino != f.Ino || uint64(st.Dev) != f.Dev {

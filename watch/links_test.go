@@ -281,3 +281,27 @@ func TestHardLinkWatchesRestored(t *testing.T) {
 	}
 	checkFresh(t, w, ix)
 }
+
+// A directory replaced whole, whose file of the same name is another,
+// single-link file: once that file gets a second link inside the root, a
+// write through the new link is seen at the old path too (the path's
+// watch was the old file's, which must not pass for the new one's).
+func TestHardLinkAfterDirectoryReplaced(t *testing.T) {
+	t.Parallel()
+	root := tempRoot(t)
+	out := outsideDir(t)
+	writeFile(t, root, "d/f.txt", "old\n")
+	link(t, filepath.Join(root, "d/f.txt"), filepath.Join(out, "h1"))
+	w, ix := startDB(t, root, Options{})
+	must(t, os.Rename(filepath.Join(root, "d"), filepath.Join(out, "old")))
+	writeFile(t, out, "stage/f.txt", "new\n")
+	must(t, os.Rename(filepath.Join(out, "stage"), filepath.Join(root, "d")))
+	syncNow(t, w)
+	link(t, filepath.Join(root, "d/f.txt"), filepath.Join(root, "g.txt"))
+	appendTo(t, filepath.Join(root, "g.txt"), "fresh\n")
+	syncNow(t, w)
+	if got := candidates(t, ix, "fresh"); !slices.Equal(got, []string{"d/f.txt", "g.txt"}) {
+		t.Errorf("candidates for a write through g.txt: %q, want [d/f.txt g.txt]", got)
+	}
+	checkFresh(t, w, ix)
+}
