@@ -321,26 +321,32 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 	default:
 		return "the search stopped early (" + d.Aborted + ")"
 	}
+	// A note that the answer lacks something ("[Partial: ...]", changes
+	// not tracked) says so whatever else cut it, a limit met included.
+	if n := note(rep.text, func(l string) bool {
+		return strings.HasPrefix(l, "[Partial: ") || strings.HasPrefix(l, "[Info: ") && strings.Contains(l, "not tracked")
+	}); n != "" {
+		return n
+	}
 	if d.Truncated || d.Fallback || d.Fresh {
 		return ""
 	}
-	// Partial for a reason of its own: its note says which (a
-	// "[Partial: ...]" one, else an "[Info: ...]" one of something not
-	// known: changes not tracked, changed_since not answered).
-	lines := strings.Split(rep.text, "\n")
-	for _, want := range []func(string) bool{
-		func(l string) bool { return strings.HasPrefix(l, "[Partial: ") },
-		func(l string) bool {
-			return strings.HasPrefix(l, "[Info: ") && (strings.Contains(l, "not tracked") || strings.Contains(l, "could not"))
-		},
-	} {
-		for _, l := range lines {
-			if want(l) {
-				return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(l, "[Info: "), "[Partial: "), "]")
-			}
-		}
+	// Partial for another reason of its own: its note says which.
+	if n := note(rep.text, func(l string) bool { return strings.HasPrefix(l, "[Info: ") && strings.Contains(l, "could not") }); n != "" {
+		return n
 	}
 	return "the daemon marked the answer partial"
+}
+
+// note returns the first line of text for which is reports true, without
+// its brackets and kind ("[Info: ...]"); "" when there is none.
+func note(text string, is func(line string) bool) string {
+	for _, l := range strings.Split(text, "\n") {
+		if is(l) {
+			return strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(l, "[Info: "), "[Partial: "), "]")
+		}
+	}
+	return ""
 }
 
 // argument reads args[key] into v, reporting whether it was there (not
