@@ -19,16 +19,6 @@ import (
 	"github.com/indexd/indexd/tool"
 )
 
-// kind is the type of a tool parameter's flag.
-type kind int
-
-const (
-	kindString  kind = iota
-	kindInt          // a JSON number
-	kindBool         // a JSON boolean
-	kindStrings      // a JSON list of strings; the flag may be repeated
-)
-
 // param is one tool parameter a flag can set. The flag's name is the
 // parameter's name in kebab case (include_hidden → --include-hidden).
 //
@@ -40,10 +30,10 @@ const (
 // case_sensitive; -l, -c and --output-mode set output_mode): the one given
 // last on the command line wins, as in ripgrep.
 type param struct {
-	key   string // the tool's parameter name (snake_case)
-	short string // one-letter alias, "" for none
-	kind  kind
-	usage string // one line; a word in backquotes names the flag's value
+	key   string    // the tool's parameter name (snake_case)
+	short string    // one-letter alias, "" for none
+	kind  tool.Kind // the parameter's JSON type; a Strings flag may be repeated
+	usage string    // one line; a word in backquotes names the flag's value
 	// name is the flag's name when it is not the key in kebab case.
 	name string
 	// fixed, for a flag that takes no value, is the JSON value the
@@ -95,13 +85,13 @@ func (p param) define(fs *cliflag.FlagSet, order *flagOrder) {
 		return
 	}
 	switch p.kind {
-	case kindString:
+	case tool.String:
 		fs.StringVar(new(string), p.flag(), p.short, "", p.usage)
-	case kindInt:
+	case tool.Int:
 		fs.IntVar(new(int), p.flag(), p.short, 0, p.usage)
-	case kindBool:
+	case tool.Bool:
 		fs.BoolVar(new(bool), p.flag(), p.short, false, p.usage)
-	case kindStrings:
+	case tool.Strings:
 		// Each use adds one: a glob such as "*.{go,md}" holds commas that
 		// must not split it.
 		fs.StringsVar(new([]string), p.flag(), p.short, p.usage)
@@ -115,7 +105,7 @@ func (p param) value(cmd *command, fs *cliflag.FlagSet) (json.RawMessage, error)
 		return json.RawMessage(p.fixed), nil
 	}
 	v := fs.Get(p.flag())
-	if s, ok := v.(string); ok && p.kind == kindString {
+	if s, ok := v.(string); ok && p.kind == tool.String {
 		v = sendable(cmd, p.key, s)
 	}
 	if l, ok := v.([]string); ok && l == nil {
@@ -143,16 +133,7 @@ func tableParams(name string, aliases map[string][]param) []param {
 		if flag != strings.ReplaceAll(tp.Name, "_", "-") {
 			p.name = flag
 		}
-		switch tp.Kind {
-		case tool.String:
-			p.kind = kindString
-		case tool.Int:
-			p.kind = kindInt
-		case tool.Bool:
-			p.kind = kindBool
-		case tool.Strings:
-			p.kind = kindStrings
-		}
+		p.kind = tp.Kind
 		out = append(append(out, p), aliases[tp.Name]...)
 	}
 	return out
@@ -161,13 +142,13 @@ func tableParams(name string, aliases map[string][]param) []param {
 // hiddenAlias is --hidden, rg's and fd's name for --include-hidden
 // (short: fd's -H, for glob).
 func hiddenAlias(short string) param {
-	return param{key: "include_hidden", name: "hidden", short: short, kind: kindBool, usage: "as --include-hidden (rg's and fd's name)"}
+	return param{key: "include_hidden", name: "hidden", short: short, kind: tool.Bool, usage: "as --include-hidden (rg's and fd's name)"}
 }
 
 // noIgnoreAlias is --no-ignore, rg's and fd's name for --include-ignored
 // (short: fd's -I, for glob).
 func noIgnoreAlias(short string) param {
-	return param{key: "include_ignored", name: "no-ignore", short: short, kind: kindBool, usage: "as --include-ignored (rg's and fd's name)"}
+	return param{key: "include_ignored", name: "no-ignore", short: short, kind: tool.Bool, usage: "as --include-ignored (rg's and fd's name)"}
 }
 
 // queryFlags are a query command's flags that are not tool parameters.
