@@ -96,6 +96,11 @@ type GlobData struct {
 	// FreshInstance: changed_since was given and the changes since it
 	// could not be known, so every file was searched (partial).
 	FreshInstance bool `json:"fresh_instance,omitempty"`
+	// Unreadable names, root-relative and in path order, what the search
+	// could not read for want of permission and could have found
+	// something in: directories (with a trailing "/") it could not list,
+	// and for Grep files it could not read. Any makes the answer partial.
+	Unreadable []string `json:"unreadable,omitempty"`
 	Fallback
 }
 
@@ -138,10 +143,11 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 		d.Paths = []string{}
 	}
 	d.Paths = quoteNames(d.Paths)
+	d.Unreadable = quoteNames(d.Unreadable)
 	ctx = ctx.quoted()
 	st := r.Stats
 	st.Matched = len(d.Paths) + r.Streamed
-	status, err := decide(outcome{results: st.Matched, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance, voice: r.Voice})
+	status, err := decide(outcome{results: st.Matched, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.FreshInstance || len(d.Unreadable) > 0, voice: r.Voice})
 	pattern, path := ctx.PatternNormalized, displayPath(ctx)
 
 	var b strings.Builder
@@ -170,6 +176,7 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	case d.AbortedReason == AbortMemoryLimit:
 		b.WriteString("\n" + memoryLimitNote)
 	}
+	writeLines(&b, unreadableNote(d.Unreadable, "files"))
 	writeLines(&b, d.Fallback.infoLine(r.Voice))
 	writeLines(&b, r.Hints...)
 	if len(d.Paths) > 0 {
@@ -179,7 +186,7 @@ func Glob(ctx Context, r GlobRun) *Envelope {
 	}
 	e := &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
 	if err != nil {
-		e.Data = &GlobData{Paths: []string{}, AbortedReason: d.AbortedReason, Fallback: d.Fallback}
+		e.Data = &GlobData{Paths: []string{}, AbortedReason: d.AbortedReason, Unreadable: d.Unreadable, Fallback: d.Fallback}
 	}
 	return e
 }
@@ -221,6 +228,8 @@ type GrepData struct {
 	AbortedReason string      `json:"aborted_reason,omitempty"`
 	// FreshInstance: as GlobData.FreshInstance.
 	FreshInstance bool `json:"fresh_instance,omitempty"`
+	// Unreadable: as GlobData.Unreadable.
+	Unreadable []string `json:"unreadable,omitempty"`
 	Fallback
 }
 
@@ -313,6 +322,24 @@ type GrepStats struct {
 	Ignored       int  `json:"ignored"`
 }
 
+// unreadableNote is the text's note of an answer that could not read
+// names (quoted; "" when there are none) for want of permission, whose
+// unit (files, matches) are missing, naming the first few.
+func unreadableNote(names []string, unit string) string {
+	const show = 5
+	switch {
+	case len(names) == 0:
+		return ""
+	case len(names) == 1:
+		return fmt.Sprintf("[Partial: %s could not be read (permission denied); any %s in it are missing.]", names[0], unit)
+	}
+	list := strings.Join(names[:min(len(names), show)], ", ")
+	if len(names) > show {
+		list += fmt.Sprintf(" and %d more", len(names)-show)
+	}
+	return fmt.Sprintf("[Partial: %d paths could not be read (permission denied): %s; any %s in them are missing.]", len(names), list, unit)
+}
+
 // cliTruncated is the command line's note of an answer cut at its limit:
 // n results shown of unit, the limit given or the agent tool's default
 // (with --args).
@@ -348,11 +375,12 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	d.Matches = quoteMatches(d.Matches)
 	d.Files = quoteNames(d.Files)
 	d.Counts = quoteCounts(d.Counts)
+	d.Unreadable = quoteNames(d.Unreadable)
 	ctx = ctx.quoted()
 	st := r.Stats
 	results := len(d.Matches) + len(d.Files) + len(d.Counts)
 	all := results + r.Streamed
-	status, err := decide(outcome{results: all, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used || d.FreshInstance, voice: r.Voice, timeoutMS: r.TimeoutMS})
+	status, err := decide(outcome{results: all, truncated: d.Truncated, aborted: d.AbortedReason, discount: d.Fallback.Used || d.FreshInstance || len(d.Unreadable) > 0, voice: r.Voice, timeoutMS: r.TimeoutMS})
 	pattern, path := echo(ctx.Pattern), displayPath(ctx)
 
 	var b strings.Builder
@@ -388,6 +416,7 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	case d.AbortedReason != "":
 		fmt.Fprintf(&b, "\n[Partial: Search timed out after %dms. Results are incomplete.]", st.TimeMS)
 	}
+	writeLines(&b, unreadableNote(d.Unreadable, "matches"))
 	writeLines(&b, d.Fallback.infoLine(r.Voice))
 	writeLines(&b, r.Hints...)
 	if results > 0 {
@@ -399,7 +428,7 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	}
 	e := &Envelope{Status: status, Data: &d, Text: b.String(), Stats: &st, Context: ctx, Error: err}
 	if err != nil {
-		e.Data = &GrepData{Mode: d.Mode, AbortedReason: d.AbortedReason, Fallback: d.Fallback}
+		e.Data = &GrepData{Mode: d.Mode, AbortedReason: d.AbortedReason, Unreadable: d.Unreadable, Fallback: d.Fallback}
 	}
 	return e
 }

@@ -121,7 +121,7 @@ func (fs *fileScanner) scan(ctx context.Context, s *Search, f File, maxHits int)
 	if err != nil {
 		// Gone or replaced since it was listed: nothing to find. Anything
 		// else may hide a match.
-		return fileHit{fault: !rooted.Gone(err)}
+		return failed(err)
 	}
 	defer file.Close()
 	h := fs.scanOpen(ctx, s, f, file, maxHits)
@@ -132,7 +132,7 @@ func (fs *fileScanner) scan(ctx context.Context, s *Search, f File, maxHits int)
 		st, err := file.Stat()
 		switch {
 		case err != nil:
-			return fileHit{fault: !rooted.Gone(err)}
+			return failed(err)
 		case tree.StatType(uint32(st.Mode)) != 0:
 			return fileHit{} // no longer a regular file: never listed now
 		}
@@ -168,7 +168,7 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 	}
 	data, eof, err := fs.rd.ReadPrefix(file, f.Size, limit)
 	if err != nil {
-		return fileHit{fault: !rooted.Gone(err)}
+		return failed(err)
 	}
 	h.read = true
 	if bytes.IndexByte(data[:min(len(data), BinarySniffBytes)], 0) >= 0 {

@@ -104,13 +104,16 @@ func statListed(ctx context.Context, root string, files []File, todo []int) erro
 		runs = append(runs, todo[k:e])
 		k = e
 	}
-	unreadable := func(f *File) { f.pre, f.NoInfo = &fileHit{fault: true}, false }
+	unreadable := func(f *File, err error) {
+		h := failed(err)
+		f.pre, f.NoInfo = &h, false
+	}
 	statRun := func(run []int) {
 		d, err := r.OpenDir(parentOf(files[run[0]].Rel))
 		if err != nil {
 			if !rooted.Gone(err) {
 				for _, i := range run {
-					unreadable(&files[i])
+					unreadable(&files[i], err)
 				}
 			}
 			return
@@ -123,7 +126,7 @@ func statListed(ctx context.Context, root string, files []File, todo []int) erro
 			switch err := unix.Fstatat(fd, baseName(f.Rel), &st, unix.AT_SYMLINK_NOFOLLOW); {
 			case err != nil && rooted.Gone(err):
 			case err != nil:
-				unreadable(f)
+				unreadable(f, err)
 			case tree.StatType(uint32(st.Mode)) == 0:
 				f.ModTime, f.Size, f.NoInfo = tree.Nanos(st.Mtim.Unix()), st.Size, false
 			}
@@ -152,7 +155,8 @@ type fileHit struct {
 	count   int     // matching lines (or matches in multiline mode)
 	read    bool    // the file was read
 	binary  bool
-	fault   bool // the file could not be read, and not because it is gone
+	fault   bool // the file could not be read, and not because it is gone or denied
+	denied  bool // the file may not be read (rooted.Denied)
 	cut     bool // only the first multilineMax bytes were searched
 	// interrupted: the context ended before the file was done; the hit
 	// is incomplete and never part of an answer.
@@ -166,7 +170,13 @@ type fileHit struct {
 
 // reports says whether h puts something in an answer, or sets its
 // Abort: what only a file in its place in Grep's order may do.
-func (h *fileHit) reports() bool { return h.count > 0 || h.fault || h.cut }
+func (h *fileHit) reports() bool { return h.count > 0 || h.fault || h.denied || h.cut }
+
+// failed is the hit of a file that could not be opened or read for err:
+// nothing when it is gone (nothing to find), else what the answer says.
+func failed(err error) fileHit {
+	return fileHit{fault: !rooted.Gone(err) && !rooted.Denied(err), denied: rooted.Denied(err)}
+}
 
 // quiet says whether h is a whole read of a file with nothing to report.
 func (h *fileHit) quiet() bool { return h.read && !h.reports() && !h.interrupted }
@@ -634,6 +644,9 @@ func assemble(s *Search, files []File, hits []fileHit, aborted bool) Result {
 	for i, h := range hits {
 		if h.fault && res.Abort == Complete {
 			res.Abort = ReadError
+		}
+		if h.denied {
+			res.Denied = append(res.Denied, files[i].Rel)
 		}
 		if h.cut && res.Abort == Complete {
 			res.Abort = SizeLimit

@@ -169,4 +169,9 @@ type Result struct {
 	MatchedFiles, MatchedLines  int
 	// Streamed, with a Sink: the results handed to it (lines, or files).
 	Streamed int
+	// Denied are the files of the answer's prefix this process may not
+	// read (rooted.Denied), in Grep's order: matches in them are missing,
+	// and the answer must name them (they are not an Abort: the scan
+	// went on).
+	Denied []string
 }

@@ -309,12 +309,16 @@ func (ix *Index) newestSince(lo, hi, k int) (since int64) {
 // include hidden entries skips. Hidden directories are recorded because a
 // hidden directory holding no file would otherwise leave no trace.
 // Default marks a directory pruned by the default list alone
-// (ignore.Verdict.Default), which answers name found or not.
+// (ignore.Verdict.Default), which answers name found or not. Denied
+// marks a directory the index could not list for want of permission
+// (tree.Skip.Denied): it holds nothing under it, and answers that could
+// have found something there are partial and name it.
 type Skipped struct {
 	Path    string
 	IsDir   bool
 	Hidden  bool
 	Default bool
+	Denied  bool
 }
 
 // Visibility is the index's view of what a walk that includes neither
@@ -334,7 +338,7 @@ func (v Visibility) Ignored(rel string) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, p := range ancestorsAndSelf(rel) {
-		if i, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok && !ix.ignored[i].Hidden {
+		if i, ok := slices.BinarySearchFunc(ix.ignored, p, cmpSkipped); ok && !ix.ignored[i].Hidden && !ix.ignored[i].Denied {
 			return true
 		}
 	}
@@ -355,9 +359,9 @@ func (v Visibility) HiddenDir(rel string) bool {
 }
 
 // Skipped calls fn with each record under dir (root-relative; "" or "."
-// for all), in path order: the entries the ignore rules pruned and the
-// directories with hidden names (Skipped.Hidden). fn must not call the
-// index.
+// for all), in path order: the entries the ignore rules pruned, the
+// directories with hidden names (Skipped.Hidden) and those that could
+// not be listed (Skipped.Denied). fn must not call the index.
 func (v Visibility) Skipped(dir string, fn func(Skipped)) {
 	ix := v.ix
 	ix.mu.RLock()

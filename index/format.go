@@ -1,6 +1,6 @@
 package index
 
-// Index format (SchemaVersion 8).
+// Index format (SchemaVersion 9).
 //
 // This file holds only this comment: the format of a saved index, byte by
 // byte. store.go writes and reads the DB, basefile.go and postings.go the
@@ -75,12 +75,15 @@ package index
 //	bucket "stale"   ids whose base postings are out of date
 //	    key   uint32 id, value empty
 //	bucket "ignored" what a walk without include_hidden or include_ignored
-//	                 skips: the entries the ignore rules pruned, and the
+//	                 skips: the entries the ignore rules pruned, the
 //	                 directories with a hidden name (whose files the table
-//	                 holds; recorded so that one holding no file is known)
+//	                 holds; recorded so that one holding no file is known),
+//	                 and the directories that could not be listed
 //	    key   path, value byte 0 for a pruned file, 1 for a pruned
 //	          directory, 5 for a directory pruned by the default list
-//	          alone (ignore.Verdict.Default), 3 for a hidden directory
+//	          alone (ignore.Verdict.Default), 3 for a hidden directory,
+//	          9 for a directory this process may not list (permission
+//	          denied: the table holds nothing under it)
 //
 // A file's trigrams are those of its contents with ASCII letters
 // lowercased (one lookup serves a case-insensitive query), each packed
@@ -253,4 +256,10 @@ package index
 //	   walk's do; and inside a git work tree a directory of the default
 //	   list in which git tracks files is no longer pruned, so a format 7
 //	   DB lacks it. The base file is unchanged ("IXB7"). A format 7 DB is
+//	   rebuilt.
+//	9  "ignored" also records the directories that could not be listed
+//	   for want of permission (value 9), so that the index's answers
+//	   name them as the walk's do; a file that may not be read is kept in
+//	   the table, flagged unknown (a format 8 DB dropped both in
+//	   silence). The base file is unchanged ("IXB7"). A format 8 DB is
 //	   rebuilt.

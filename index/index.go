@@ -288,7 +288,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 			Info:          true,
 			OnSkip: func(s tree.Skip) {
 				if !s.Hidden {
-					ignored = append(ignored, Skipped{Path: s.Rel, IsDir: s.IsDir, Default: s.Default})
+					ignored = append(ignored, skippedOf(s))
 				}
 			},
 			OnHiddenDir: func(rel string) {
@@ -324,6 +324,11 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	}
 	ix.written = ix.k.now().UnixNano()
 	return ix, nil
+}
+
+// skippedOf is the record of a walk's skip.
+func skippedOf(s tree.Skip) Skipped {
+	return Skipped{Path: s.Rel, IsDir: s.IsDir, Default: s.Default, Denied: s.Denied}
 }
 
 // fileFromEntry is the table entry of a walked file (flags not yet known).
@@ -634,9 +639,11 @@ type reader struct {
 
 // index reads the file at rel beneath root and returns its trigrams and
 // flags; gone reports a file no longer there as listed (deleted, or a
-// component of its path now a link: see rooted), which is flagged Unknown
-// like any file that cannot be read. The trigrams are valid until the
-// next call.
+// component of its path now a link: see rooted.Gone). A file that cannot
+// be read for another reason is flagged Unknown and kept: one this process
+// may not read (rooted.Denied) is still a name Glob lists, and a candidate
+// every Grep reads again, which reports it. The trigrams are valid until
+// the next call.
 func (r *reader) index(root *rooted.Root, rel string, size int64, k *knobs) (tris []uint32, flags Flags, gone bool) {
 	data, err := r.rd.Read(root, rel, size, k.maxFileSize)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 
 // SchemaVersion is the on-disk format version this package writes
 // (format.go).
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
@@ -488,6 +488,7 @@ const (
 	ignoredDir     = 1
 	ignoredHidden  = 2
 	ignoredDefault = 4
+	ignoredDenied  = 8
 )
 
 // putIgnored writes one "ignored" record (see format.go).
@@ -506,6 +507,9 @@ func ignoredValue(s Skipped) []byte {
 	}
 	if s.Default {
 		v |= ignoredDefault
+	}
+	if s.Denied {
+		v |= ignoredDenied
 	}
 	return []byte{v}
 }
@@ -702,11 +706,11 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 		return err
 	}
 	return sumEach(tx, sumIgnored, sums, func(k, v []byte) error {
-		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden && v[0] != ignoredDir|ignoredDefault {
+		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden && v[0] != ignoredDir|ignoredDefault && v[0] != ignoredDir|ignoredDenied {
 			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
 		}
 		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0,
-			Default: v[0]&ignoredDefault != 0})
+			Default: v[0]&ignoredDefault != 0, Denied: v[0]&ignoredDenied != 0})
 		return nil
 	})
 }

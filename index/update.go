@@ -107,7 +107,10 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 		}
 		st, err := root.Lstat(rel)
 		if err != nil {
-			if !rooted.Gone(err) {
+			// Denied: a directory above it may no longer be searched; that
+			// directory's own change records it (as Denied) in this batch
+			// or the next.
+			if !rooted.Gone(err) && !rooted.Denied(err) {
 				return fmt.Errorf("index: apply: %w", err)
 			}
 			gone = append(gone, rel)
@@ -321,7 +324,7 @@ func (ix *Index) walkSubtree(ctx context.Context, rules *ignore.Cache, dir strin
 		Eager:         true, // runs to the end; the callback is quick
 		OnSkip: func(s tree.Skip) {
 			if !s.Hidden {
-				ign = append(ign, Skipped{Path: s.Rel, IsDir: s.IsDir, Default: s.Default})
+				ign = append(ign, skippedOf(s))
 			}
 		},
 		OnHiddenDir: func(rel string) {

@@ -93,13 +93,15 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit, run.LimitGiven, run.Voice, run.NoMaxLimit = p.Limit, a.given("limit"), t.Voice, t.Unlimited
 	found := len(run.Data.Paths)+run.Streamed > 0
-	run.Hints = skipHints(t.Voice, res.Skipped, found, func(s tree.Skip) bool {
+	couldMatch := func(s tree.Skip) bool {
 		r := relTo(dir, s.Rel)
 		if s.IsDir {
 			return q.descend(r) || q.match(r)
 		}
 		return q.match(r)
-	}, func(name string) bool { return p.IncludeHidden || g.AllowHidden(name) })
+	}
+	run.Data.Unreadable = unreadable(res.Skipped, nil, couldMatch)
+	run.Hints = skipHints(t.Voice, res.Skipped, found, couldMatch, func(name string) bool { return p.IncludeHidden || g.AllowHidden(name) })
 	if !found {
 		if h := depthHint(ctx, searcher, q); h != "" {
 			run.Hints = append(run.Hints, h)
@@ -298,7 +300,7 @@ func skipHints(v envelope.Voice, skipped []tree.Skip, found bool, couldMatch fun
 	var def, ign, hid []string
 	for _, s := range skipped {
 		base := s.Rel[strings.LastIndexByte(s.Rel, '/')+1:]
-		if vcsDirs[base] || (found && !s.Default) || !couldMatch(s) {
+		if s.Denied || vcsDirs[base] || (found && !s.Default) || !couldMatch(s) {
 			continue
 		}
 		name := s.Rel
@@ -327,6 +329,21 @@ func skipHints(v envelope.Voice, skipped []tree.Skip, found bool, couldMatch fun
 		out = append(out, "[Info: Hidden paths were skipped: "+listSome(hid)+". "+v.Set("include_hidden", "true")+" to search them.]")
 	}
 	return out
+}
+
+// unreadable is an answer's list of what it could not read for want of
+// permission (envelope.GlobData.Unreadable): the directories of skipped
+// marked Denied that couldMatch lets in (named with a trailing "/"), and
+// files, root-relative, in path order.
+func unreadable(skipped []tree.Skip, files []string, couldMatch func(tree.Skip) bool) []string {
+	out := slices.Clone(files)
+	for _, s := range skipped {
+		if s.Denied && couldMatch(s) {
+			out = append(out, s.Rel+"/")
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // vcsDirs are never suggested by a hint: nobody means to search them, and

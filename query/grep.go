@@ -87,13 +87,16 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 	run.Stats.TimeMS = elapsedMS(start)
 	run.Limit, run.LimitGiven, run.Voice, run.TimeoutMS = p.Limit, a.given("limit"), t.Voice, p.TimeoutMS
 	run.Data.Mode = p.OutputMode
-	run.Hints = skipHints(t.Voice, res.Skipped, len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed > 0, func(s tree.Skip) bool {
+	couldMatch := func(s tree.Skip) bool {
 		r := relTo(dir, s.Rel)
 		if s.IsDir {
 			return inc.Descend(r)
 		}
 		return inc.Match(r)
-	}, func(name string) bool { return p.IncludeHidden || inc.AllowHidden(name) })
+	}
+	run.Data.Unreadable = unreadable(res.Skipped, run.Data.Unreadable, couldMatch)
+	run.Hints = skipHints(t.Voice, res.Skipped, len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed > 0, couldMatch,
+		func(name string) bool { return p.IncludeHidden || inc.AllowHidden(name) })
 	if fresh != "" {
 		run.Data.FreshInstance = true
 		run.Hints = append(run.Hints, freshHint(fresh))
@@ -210,6 +213,7 @@ func runOf(r grep.Result) envelope.GrepRun {
 	d.Matches, d.Files, d.Counts = matchesOf(r.Matches), r.Files, countsOf(r.Counts)
 	d.Truncated = r.Truncated
 	d.AbortedReason = abortedReason(r.Abort)
+	d.Unreadable = r.Denied
 	st.FilesScanned, st.BinarySkipped = r.FilesScanned, r.BinarySkipped
 	st.MatchedFiles, st.MatchedLines = r.MatchedFiles, r.MatchedLines
 	run.Streamed = r.Streamed

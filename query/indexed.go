@@ -420,7 +420,7 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 	}
 	var out []tree.Skip
 	for _, sk := range walked {
-		if wantList || sk.Default {
+		if wantList || sk.Default || sk.Denied {
 			out = append(out, sk)
 		}
 	}
@@ -428,6 +428,10 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 	vis := s.Index.Visibility()
 	vis.Skipped(r.start, func(sk index.Skipped) {
 		switch {
+		case sk.Denied:
+			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
+				out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Denied: true})
+			}
 		case !sk.Hidden:
 			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
 				ignored++

@@ -54,9 +54,11 @@ var (
 	// ErrCountLimit: the walk visited more than Options.MaxVisited entries.
 	ErrCountLimit = errors.New("tree: visited entry limit reached")
 	// ErrUnreadable: a directory could not be read for a reason other than
-	// its being gone, replaced or not permitted (out of descriptors, an
-	// I/O error): the walk would miss entries, so it ends with this error
-	// (wrapping the cause) rather than answer short.
+	// its being gone or replaced (out of descriptors, an I/O error), or
+	// the root itself could not be listed: the walk would miss entries
+	// without naming them, so it ends with this error (wrapping the
+	// cause) rather than answer short. A directory below the root that
+	// may not be listed is named instead (Skip.Denied).
 	ErrUnreadable = errors.New("tree: directory could not be read")
 )
 
@@ -92,8 +94,8 @@ type Options struct {
 	// Workers is the number of directory readers; 0 picks a default.
 	Workers int
 	// OnSkip, if set, is called (in walk order) for every entry left out
-	// by ignore rules or hiddenness, beyond the first MaxSkips kept in
-	// Stats.
+	// by ignore rules or hiddenness, and every directory Denied, beyond
+	// the first MaxSkips kept in Stats.
 	OnSkip func(Skip)
 	// OnHiddenDir, if set, is called (in walk order) for every directory
 	// with a hidden name that the walk enters because IncludeHidden or
@@ -172,15 +174,20 @@ type Entry struct {
 	Hidden uint64
 }
 
-// Skip is an entry left out by ignore rules or for being hidden.
+// Skip is an entry left out by ignore rules or for being hidden, or a
+// directory that could not be listed for want of permission.
 type Skip struct {
 	Rel    string
 	IsDir  bool
-	Hidden bool // hidden name (else: an ignore rule)
+	Hidden bool // hidden name (else: an ignore rule, or Denied)
 	// Default: a directory skipped by the default list alone
 	// (ignore.Verdict.Default), which answers name whether they found
 	// anything or not.
 	Default bool
+	// Denied: a directory (never the walk's start at the root) this
+	// process may not list (rooted.Denied): its contents are missing, and
+	// an answer that could have held them is partial and names it.
+	Denied bool
 }
 
 // Stats describe a finished walk.
@@ -197,19 +204,22 @@ type Stats struct {
 	// (KeepSkip).
 	Skipped []Skip
 	// Errors counts directories that could not be read because they were
-	// gone, replaced by something else, or not permitted by the time they
-	// were opened; any other failure ends the walk with ErrUnreadable.
+	// gone or replaced by something else by the time they were opened.
 	Errors int
+	// Denied counts directories that could not be listed for want of
+	// permission (each also in Skipped, marked Denied); any other failure
+	// ends the walk with ErrUnreadable.
+	Denied int
 }
 
 // MaxSkips bounds the entries of Stats.Skipped that are not Default.
 const MaxSkips = 256
 
 // KeepSkip reports whether a list of kept skips of length n keeps s: a
-// directory of the default list always (they are few, and every answer
-// names them), another entry while fewer than MaxSkips are kept. The
-// index's answers keep the same ones.
-func KeepSkip(n int, s Skip) bool { return s.Default || n < MaxSkips }
+// directory of the default list or one Denied always (they are few, and
+// every answer names them), another entry while fewer than MaxSkips are
+// kept. The index's answers keep the same ones.
+func KeepSkip(n int, s Skip) bool { return s.Default || s.Denied || n < MaxSkips }
 
 type dirent struct {
 	name  string
@@ -362,11 +372,20 @@ func (w *walker) consume(nd *node, st *Stats, fn func(Entry) error) error {
 		return err
 	}
 	if nd.err != nil {
-		if !rooted.Gone(nd.err) {
-			return fmt.Errorf("%w: %w", ErrUnreadable, nd.err)
+		switch {
+		case rooted.Gone(nd.err):
+			st.Errors++
+			return nil
+		case rooted.Denied(nd.err) && nd.rel != "":
+			st.Denied++
+			sk := Skip{Rel: nd.rel, IsDir: true, Denied: true}
+			st.Skipped = append(st.Skipped, sk)
+			if w.opts.OnSkip != nil {
+				w.opts.OnSkip(sk)
+			}
+			return nil
 		}
-		st.Errors++
-		return nil
+		return fmt.Errorf("%w: %w", ErrUnreadable, nd.err)
 	}
 	subs := nd.subs
 	if !nd.queued {

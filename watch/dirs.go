@@ -125,9 +125,10 @@ func (w *Watcher) watchTree(rel string, ign *ignore.Dir) (limited bool) {
 				w.unwatch(it.rel) // its watch is gone with the directory it watched
 			}
 			switch {
-			case rooted.Gone(err):
-				// Gone, replaced (by a file or a link), or unreadable (so
-				// unindexable too): an event on the parent will bring it
+			case rooted.Gone(err) || rooted.Denied(err):
+				// Gone, replaced (by a file or a link), or not permitted
+				// (the index records it so: tree.Skip.Denied): an event on
+				// the parent (a change of its mode is one) will bring it
 				// back here.
 			default:
 				if errors.Is(err, syscall.ENOSPC) {

@@ -329,7 +329,7 @@ func (w *Watcher) ignoredDir(p string) bool {
 	dir, _ := split(p)
 	found := false
 	w.ix.Visibility().Skipped(dir, func(s index.Skipped) {
-		found = found || (!s.Hidden && s.Path == p && s.IsDir)
+		found = found || (!s.Hidden && !s.Denied && s.Path == p && s.IsDir)
 	})
 	return found
 }

@@ -132,7 +132,7 @@ func (w *Watcher) watchLink(rel string, st *unix.Stat_t) {
 func (w *Watcher) watchFile(rel string, seen *index.File) (reread bool) {
 	fd, err := openWatchable(w.r, rel)
 	if err != nil {
-		if !rooted.Gone(err) {
+		if !rooted.Gone(err) && !rooted.Denied(err) { // the index reports a file it may not read
 			w.linkUnwatched(rel, err)
 		}
 		return false

@@ -386,13 +386,21 @@ func split(rel string) (dir, name string) {
 
 // Gone reports whether err, from opening or reading an entry that a
 // listing showed, means the entry is no longer there as listed: deleted,
-// replaced by a link, a directory or a special file, or not permitted.
-// Nothing was lost by skipping it. Any other error (out of descriptors,
-// out of memory, an I/O error) may hide data and must be reported.
+// or replaced by a link, a directory or a special file. Nothing was lost
+// by skipping it. Any other error may hide data and must be reported:
+// Denied, or a fault (out of descriptors, out of memory, an I/O error).
 func Gone(err error) bool {
 	return errors.Is(err, ErrNotBeneath) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) ||
 		errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENXIO) ||
-		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ELOOP)
+		errors.Is(err, unix.ELOOP)
+}
+
+// Denied reports whether err means the entry is there but this process
+// may not open or list it (EACCES, EPERM): what it holds is missing from
+// any answer, which must name it. Unlike a fault it lasts until its
+// permissions change (a change a watcher of its directory is told of).
+func Denied(err error) bool {
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }
 
 // CreateExclusive creates an empty file at rel (which must not exist)
