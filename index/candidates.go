@@ -358,6 +358,16 @@ func (v Visibility) HiddenDir(rel string) bool {
 	return ok && ix.ignored[i].Hidden
 }
 
+// DeniedDir reports whether the index records rel (root-relative) as a
+// directory it may not list (Skipped.Denied): it holds nothing under it.
+func (v Visibility) DeniedDir(rel string) bool {
+	ix := v.ix
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	i, ok := slices.BinarySearchFunc(ix.ignored, rel, cmpSkipped)
+	return ok && ix.ignored[i].Denied
+}
+
 // Skipped calls fn with each record under dir (root-relative; "" or "."
 // for all), in path order: the entries the ignore rules pruned, the
 // directories with hidden names (Skipped.Hidden) and those that could

@@ -426,6 +426,9 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 	}
 	ignored := 0
 	vis := s.Index.Visibility()
+	if r.start != "" && !underAny(r.start, live) && vis.DeniedDir(r.start) {
+		out = append(out, tree.Skip{Rel: r.start, IsDir: true, Denied: true}) // as a walk of it would
+	}
 	vis.Skipped(r.start, func(sk index.Skipped) {
 		switch {
 		case sk.Denied:

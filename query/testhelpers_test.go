@@ -221,6 +221,7 @@ type result struct {
 		Truncated     bool                 `json:"truncated"`
 		AbortedReason string               `json:"aborted_reason"`
 		FallbackUsed  bool                 `json:"fallback_used"`
+		Unreadable    []string             `json:"unreadable"`
 		Matches       []envelope.GrepMatch `json:"matches"`
 		Files         []string             `json:"files"`
 		Counts        []envelope.FileCount `json:"counts"`

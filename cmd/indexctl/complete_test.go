@@ -12,7 +12,8 @@ import (
 
 // TestIncompleteAnswers: complete, or it says so. An answer cut short by
 // anything but a limit (a time limit, a breaker, an unreadable file, a
-// file searched in part, changes not tracked) prints what it found, then
+// file searched in part, paths that may not be read, changes not
+// tracked) prints what it found, then
 // "indexctl: incomplete: ..." on stderr, and exits 2, in text and in
 // --json alike; a limit's cut, a fallback walk and a fresh instance's
 // listing are whole answers.
@@ -45,6 +46,15 @@ func TestIncompleteAnswers(t *testing.T) {
 		{"an unreadable file", tool.Grep, `{"pattern":"x"}`,
 			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"read_error"}`), noBound, daemonapi.ExitError,
 			"some files or directories could not be read (out of file descriptors, or an I/O error): matches in them are missing"},
+		{"paths that may not be read", tool.Grep, `{"pattern":"x"}`,
+			grep("partial", `{`+match+`,"truncated":false,"unreadable":["a/locked/","b.go"]}`), noBound, daemonapi.ExitError,
+			"permission denied: could not read a/locked/, b.go; anything in them is missing"},
+		{"paths that may not be read, a limit met too", tool.Grep, `{"pattern":"x","limit":1}`,
+			grep("partial", `{`+match+`,"truncated":true,"unreadable":["a/locked/"]}`), userBound, daemonapi.ExitError,
+			"permission denied: could not read a/locked/; anything in them is missing"},
+		{"Glob, paths that may not be read, nothing found", tool.Glob, `{"pattern":"**/*.go"}`,
+			`{"status":"partial","data":{"paths":[],"truncated":false,"unreadable":["1/","2/","3/","4/","5/","6/","7/"]},"text":"No files","stats":{"time_ms":1},` + ctx + `}`, noBound, daemonapi.ExitError,
+			"permission denied: could not read 1/, 2/, 3/, 4/, 5/ and 2 more; anything in them is missing"},
 		{"a file searched in part", tool.Grep, `{"pattern":"x","multiline":true}`,
 			grep("partial", `{`+match+`,"truncated":false,"aborted_reason":"size_limit"}`), noBound, daemonapi.ExitError,
 			"a file was too large to search whole with --multiline (limit 32 MiB): only its beginning was searched"},

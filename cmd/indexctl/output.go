@@ -292,7 +292,8 @@ func (o *output) answer(name string, args, answer json.RawMessage) int {
 // or the agents' with --args); a fallback walk and a fresh instance's
 // whole listing are whole answers. Anything else that makes an answer
 // partial does not: a time limit, a breaker, an unreadable file, a file
-// searched in part, changes that are not tracked.
+// searched in part, paths that may not be read (data.unreadable),
+// changes that are not tracked.
 func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *answerData) string {
 	if name == tool.Changes && rep.status != envelope.StatusError && d.Clock == "" && !argument(args, "since", new(json.RawMessage)) {
 		// The answer is the clock, and there is none.
@@ -320,6 +321,14 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 	case "":
 	default:
 		return "the search stopped early (" + d.Aborted + ")"
+	}
+	if n := len(d.Unreadable); n > 0 {
+		const show = 5
+		list := strings.Join(d.Unreadable[:min(n, show)], ", ")
+		if n > show {
+			list += fmt.Sprintf(" and %d more", n-show)
+		}
+		return "permission denied: could not read " + list + "; anything in them is missing"
 	}
 	// A note that the answer lacks something ("[Partial: ...]", changes
 	// not tracked) says so whatever else cut it, a limit met included.

@@ -85,11 +85,12 @@ type answerData struct {
 	arrays map[string]int
 
 	// What says whether the answer is whole: data.aborted_reason,
-	// truncated, fallback_used and fresh_instance.
-	Aborted   string
-	Truncated bool
-	Fallback  bool
-	Fresh     bool
+	// truncated, fallback_used, fresh_instance and unreadable.
+	Aborted    string
+	Truncated  bool
+	Fallback   bool
+	Fresh      bool
+	Unreadable []string
 }
 
 // readData reads the data of an answer, or a batch of results.
@@ -138,6 +139,9 @@ func readData(b []byte, d *answerData) error {
 		case "changes":
 			d.Changes = readChanges(r)
 			n = len(d.Changes)
+		case "unreadable":
+			d.Unreadable = r.Strings()
+			n = len(d.Unreadable)
 		default:
 			r.Array(func() { r.Skip(); n++ })
 		}

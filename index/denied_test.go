@@ -1,0 +1,87 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// A directory the index may not list is recorded (Skipped.Denied), not
+// dropped in silence, and a file it may not read stays in the table,
+// unknown (a candidate every Grep reads, and reports); the record
+// survives a save and reopen, and follows the directory's mode through
+// Apply (what the watcher calls on the change of mode) and Reconcile.
+func TestDeniedPathsRecorded(t *testing.T) {
+	if testtree.Unprivileged(t) {
+		return
+	}
+	root := writeTree(t, map[string]string{
+		"a/locked/x.go": "needle\n",
+		"a/secret.go":   "needle\n",
+		"c.go":          "needle\n",
+	})
+	chmod := func(rel string, mode os.FileMode) {
+		t.Helper()
+		if err := os.Chmod(filepath.Join(root, rel), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chmod("a/locked", 0)
+	chmod("a/secret.go", 0)
+	t.Cleanup(func() { chmod("a/locked", 0o755) })
+	denied := []Skipped{{Path: "a/locked", IsDir: true, Denied: true}}
+	check := func(what string, ix *Index, wantPaths []string, wantSkipped []Skipped) {
+		t.Helper()
+		if got := paths(ix); !slices.Equal(got, wantPaths) {
+			t.Errorf("%s: table %q, want %q", what, got, wantPaths)
+		}
+		var got []Skipped
+		ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
+		if !slices.Equal(got, wantSkipped) {
+			t.Errorf("%s: records %+v, want %+v", what, got, wantSkipped)
+		}
+		if ix.Visibility().Ignored("a/locked/x.go") {
+			t.Errorf("%s: a/locked/x.go counted as ignored", what)
+		}
+		if f := flagsOf(ix, "a/secret.go"); f&Unknown == 0 {
+			t.Errorf("%s: a/secret.go flags %v, want Unknown", what, f)
+		}
+	}
+
+	ix := mustBuild(t, root)
+	check("build", ix, []string{"a/secret.go", "c.go"}, denied)
+	db := filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	check("reopen", ix, []string{"a/secret.go", "c.go"}, denied)
+
+	ctx := context.Background()
+	chmod("a/locked", 0o755)
+	if err := ix.Apply(ctx, []string{"a/locked"}); err != nil {
+		t.Fatal(err)
+	}
+	check("readable", ix, []string{"a/locked/x.go", "a/secret.go", "c.go"}, nil)
+	chmod("a/locked", 0)
+	if err := ix.Apply(ctx, []string{"a/locked"}); err != nil {
+		t.Fatal(err)
+	}
+	check("unreadable again", ix, []string{"a/secret.go", "c.go"}, denied)
+	if _, err := ix.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("reconcile", ix, []string{"a/secret.go", "c.go"}, denied)
+	if err := ix.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+}

@@ -1,0 +1,60 @@
+package watch
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/testtree"
+)
+
+// A directory the daemon may not list is recorded as such, and follows
+// its mode: made readable, its files are indexed and watched (a file
+// made in it then is found); made unreadable again, they leave the index
+// and the record returns. A file made readable is read. Each step
+// equals a fresh build.
+func TestDeniedDirectoryFollowsItsMode(t *testing.T) {
+	if testtree.Unprivileged(t) {
+		return
+	}
+	root := tempRoot(t)
+	testtree.File(t, root, "a/locked/x.go", "package a\n")
+	testtree.File(t, root, "a/open/y.go", "package a\n")
+	testtree.File(t, root, "a/secret.go", "package a\n")
+	chmod := func(rel string, mode os.FileMode) {
+		t.Helper()
+		must(t, os.Chmod(filepath.Join(root, rel), mode))
+	}
+	chmod("a/locked", 0)
+	chmod("a/secret.go", 0)
+	t.Cleanup(func() { chmod("a/locked", 0o755) })
+	w, ix := start(t, root, Options{})
+	denied := []index.Skipped{{Path: "a/locked", IsDir: true, Denied: true}}
+	step := func(what string, wantPaths []string, wantIgnored []index.Skipped) {
+		t.Helper()
+		checkFresh(t, w, ix)
+		if got := paths(ix, ""); !slices.Equal(got, wantPaths) {
+			t.Errorf("%s: paths %q, want %q", what, got, wantPaths)
+		}
+		if got := ignored(ix); !slices.Equal(got, wantIgnored) {
+			t.Errorf("%s: records %+v, want %+v", what, got, wantIgnored)
+		}
+	}
+	step("start", []string{"a/open/y.go", "a/secret.go"}, denied)
+	chmod("a/locked", 0o755)
+	step("readable", []string{"a/locked/x.go", "a/open/y.go", "a/secret.go"}, nil)
+	testtree.File(t, root, "a/locked/z.go", "package a\n")
+	step("new file in it", []string{"a/locked/x.go", "a/locked/z.go", "a/open/y.go", "a/secret.go"}, nil)
+	chmod("a/locked", 0)
+	step("unreadable again", []string{"a/open/y.go", "a/secret.go"}, denied)
+	if !isCandidate(t, ix, "xyzzy", "a/secret.go") {
+		t.Errorf("a/secret.go, unreadable, is not a candidate for every query")
+	}
+	chmod("a/secret.go", 0o644)
+	step("file readable", []string{"a/open/y.go", "a/secret.go"}, denied)
+	if isCandidate(t, ix, "xyzzy", "a/secret.go") {
+		t.Errorf("a/secret.go, read, is a candidate for what it does not hold")
+	}
+}
