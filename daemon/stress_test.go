@@ -15,15 +15,20 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/envelope/envelopetest"
 	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/rpc"
 	"github.com/indexd/indexd/tool"
 )
 
-// 16 clients × 500 mixed queries (and status/index calls) while files
-// churn: every answer is a valid envelope, none an error; once Run has
-// returned, the goroutines and descriptors are back to where they were.
+// 16 clients × 500 mixed queries (and status/index calls; 100 under
+// -race, testtree.RaceEnabled) while files churn: every answer is a
+// valid envelope, none an error; once Run has returned, the goroutines
+// and descriptors are back to where they were.
 func TestConcurrentClients(t *testing.T) {
-	const clients, perClient = 16, 500
+	clients, perClient := 16, 500
+	if testtree.RaceEnabled {
+		perClient = 100
+	}
 	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
 
 	files := map[string]string{"churn/keep.txt": "keep\n"}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // litStrings returns a litSet's literals.
@@ -88,7 +90,7 @@ func TestScanFurtherSetsAgainstRegexp(t *testing.T) {
 	joins := []string{`\w+`, `.*`, `\s*`, `[a-z]?`, `.+`, `\W`}
 	filler := []string{"a", "Z", " ", "_", "(", "k", "\u017f", "\xff", "\n", "\n", "zz"}
 	n := 1500
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testtree.RaceEnabled {
 		n = 200
 	}
 	turnedAway, matched := 0, 0

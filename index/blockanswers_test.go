@@ -116,7 +116,11 @@ func TestBlockFilteredGrepEqualsWalk(t *testing.T) {
 // in.
 func TestMediumBlockFilteredGrepEqualsWalk(t *testing.T) {
 	t.Parallel()
-	testBlockFilteredGrepEqualsWalk(t, medium, 3)
+	passes := 3
+	if testtree.RaceEnabled {
+		passes = 1 // CI runs the three without -race
+	}
+	testBlockFilteredGrepEqualsWalk(t, medium, passes)
 }
 
 func testBlockFilteredGrepEqualsWalk(t *testing.T, o index.SmallBlocks, passes int) {

@@ -29,13 +29,16 @@ var crashPhases = []string{"open", "update", "compact", "save"}
 // each kill the DB is reopened and must describe the tree as it is: the
 // table equal to a fresh build's, and every file holding a token among
 // its candidates. INDEXD_CRASH_TRIALS sets the number of trials (default
-// 60).
+// 60; 15 under -race).
 func TestCrashAtEveryPhase(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
 	trials := 60
+	if testtree.RaceEnabled {
+		trials = 15 // CI runs the 60 without -race
+	}
 	if s := os.Getenv("INDEXD_CRASH_TRIALS"); s != "" {
 		trials, _ = strconv.Atoi(s)
 	}

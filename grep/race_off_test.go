@@ -1,5 +1,0 @@
-//go:build !race
-
-package grep
-
-const raceEnabled = false
