@@ -85,3 +85,86 @@ func TestDeniedPathsRecorded(t *testing.T) {
 		t.Errorf("Check: %v", err)
 	}
 }
+
+// A hidden directory that may not be listed is one record, both hidden
+// and denied (a build that includes hidden names meets it twice): it
+// saves, reopens and checks clean, and a reconcile keeps it as it is.
+func TestHiddenDeniedDirectoryOneRecord(t *testing.T) {
+	if testtree.Unprivileged(t) {
+		return
+	}
+	root := writeTree(t, map[string]string{".secret/x.go": "needle\n", "c.go": "needle\n"})
+	dir := filepath.Join(root, ".secret")
+	if err := os.Chmod(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	want := []Skipped{{Path: ".secret", IsDir: true, Hidden: true, Denied: true}}
+	records := func(ix *Index) []Skipped {
+		var got []Skipped
+		ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
+		return got
+	}
+	ix := mustBuild(t, root)
+	if got := records(ix); !slices.Equal(got, want) {
+		t.Fatalf("build: records %+v, want %+v", got, want)
+	}
+	if err := ix.Check(); err != nil {
+		t.Fatalf("Check after build: %v", err)
+	}
+	db := filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	for i := range 2 {
+		ix, rebuilt, err := OpenOrBuild(context.Background(), db, root, nil)
+		if err != nil || rebuilt {
+			t.Fatalf("open %d: rebuilt %v, %v", i, rebuilt, err)
+		}
+		if _, err := ix.Reconcile(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := records(ix); !slices.Equal(got, want) {
+			t.Errorf("open %d: records %+v, want %+v", i, got, want)
+		}
+		if err := ix.Check(); err != nil {
+			t.Errorf("open %d: Check: %v", i, err)
+		}
+		ix.Close()
+	}
+}
+
+// A directory that may be listed but not searched (mode 0644) shows its
+// files by name: the build keeps them, unknown, and so does an update
+// naming one (the watcher's, on a write by the directory's owner).
+func TestListableUnsearchableDirectory(t *testing.T) {
+	if testtree.Unprivileged(t) {
+		return
+	}
+	root := writeTree(t, map[string]string{"ro/z.go": "needle\n", "ro/sub/w.go": "needle\n", "c.go": "needle\n"})
+	dir := filepath.Join(root, "ro")
+	if err := os.Chmod(dir, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	ix := mustBuild(t, root)
+	wantPaths := []string{"c.go", "ro/z.go"}
+	wantRecords := []Skipped{{Path: "ro/sub", IsDir: true, Denied: true}}
+	check := func(what string) {
+		t.Helper()
+		if got := paths(ix); !slices.Equal(got, wantPaths) {
+			t.Errorf("%s: table %q, want %q", what, got, wantPaths)
+		}
+		var got []Skipped
+		ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
+		if !slices.Equal(got, wantRecords) {
+			t.Errorf("%s: records %+v, want %+v", what, got, wantRecords)
+		}
+	}
+	check("build")
+	if err := ix.Apply(context.Background(), []string{"ro/z.go", "ro/sub/w.go"}); err != nil {
+		t.Fatal(err)
+	}
+	check("apply")
+}

@@ -83,7 +83,8 @@ package index
 //	          directory, 5 for a directory pruned by the default list
 //	          alone (ignore.Verdict.Default), 3 for a hidden directory,
 //	          9 for a directory this process may not list (permission
-//	          denied: the table holds nothing under it)
+//	          denied: the table holds nothing under it), 11 for a hidden
+//	          one
 //
 // A file's trigrams are those of its contents with ASCII letters
 // lowercased (one lookup serves a case-insensitive query), each packed
@@ -258,8 +259,9 @@ package index
 //	   DB lacks it. The base file is unchanged ("IXB7"). A format 7 DB is
 //	   rebuilt.
 //	9  "ignored" also records the directories that could not be listed
-//	   for want of permission (value 9), so that the index's answers
-//	   name them as the walk's do; a file that may not be read is kept in
-//	   the table, flagged unknown (a format 8 DB dropped both in
-//	   silence). The base file is unchanged ("IXB7"). A format 8 DB is
-//	   rebuilt.
+//	   for want of permission (value 9, or 11 for a hidden one), so
+//	   that the index's answers name them as the walk's do (format 8
+//	   recorded nothing of them); and an update or reconcile keeps a
+//	   file that may not be read, flagged unknown, as the build did
+//	   (format 8's dropped it). The base file is unchanged ("IXB7"). A
+//	   format 8 DB is rebuilt.

@@ -316,8 +316,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	if err := ix.buildPostings(ctx, walk, progress, spillAt); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
-	ix.ignored = ignored
+	ix.ignored = mergeSkipped(ignored)
 	ix.reorder()
 	for i := range ix.files {
 		ix.files[i].Flags |= racyFlag(&ix.files[i], t0)
@@ -329,6 +328,24 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 // skippedOf is the record of a walk's skip.
 func skippedOf(s tree.Skip) Skipped {
 	return Skipped{Path: s.Rel, IsDir: s.IsDir, Default: s.Default, Denied: s.Denied}
+}
+
+// mergeSkipped sorts the records of one walk (or one update) by path and
+// makes each path's one record: a walk that includes hidden names records
+// a hidden directory it may not list twice, by its name (OnHiddenDir) and
+// as Denied, and the record is both. It reuses ign's array.
+func mergeSkipped(ign []Skipped) []Skipped {
+	slices.SortStableFunc(ign, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	out := ign[:0]
+	for _, s := range ign {
+		if n := len(out); n > 0 && out[n-1].Path == s.Path {
+			o := &out[n-1]
+			o.IsDir, o.Hidden, o.Default, o.Denied = o.IsDir || s.IsDir, o.Hidden || s.Hidden, o.Default || s.Default, o.Denied || s.Denied
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // fileFromEntry is the table entry of a walked file (flags not yet known).

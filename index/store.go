@@ -706,7 +706,8 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 		return err
 	}
 	return sumEach(tx, sumIgnored, sums, func(k, v []byte) error {
-		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden && v[0] != ignoredDir|ignoredDefault && v[0] != ignoredDir|ignoredDenied {
+		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden && v[0] != ignoredDir|ignoredDefault &&
+			v[0] != ignoredDir|ignoredDenied && v[0] != ignoredDir|ignoredHidden|ignoredDenied {
 			return fmt.Errorf("%w: ignored record %q", ErrCorrupt, k)
 		}
 		ix.ignored = append(ix.ignored, Skipped{Path: string(k), IsDir: v[0]&ignoredDir != 0, Hidden: v[0]&ignoredHidden != 0,

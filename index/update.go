@@ -107,10 +107,18 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 		}
 		st, err := root.Lstat(rel)
 		if err != nil {
-			// Denied: a directory above it may no longer be searched; that
-			// directory's own change records it (as Denied) in this batch
-			// or the next.
-			if !rooted.Gone(err) && !rooted.Denied(err) {
+			if rooted.Denied(err) {
+				// A directory above it may be listed but not searched, or
+				// neither: its parent is looked at whole, as a build lists
+				// it (by name, or as Denied).
+				parent := ""
+				if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+					parent = rel[:i]
+				}
+				paths = append(paths, parent)
+				continue
+			}
+			if !rooted.Gone(err) {
 				return fmt.Errorf("index: apply: %w", err)
 			}
 			gone = append(gone, rel)
@@ -163,6 +171,21 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 		ignoredAdds = append(ignoredAdds, ign...)
 		gone = append(gone, missing...)
 	}
+	// The index holds nothing under a directory it may not list, as a
+	// build (which cannot list it) holds nothing there: not a file made
+	// in a directory that may be written and searched but not listed,
+	// whose watch reports it.
+	if denied := ix.deniedDirs(ignoredAdds, dirs); len(denied) > 0 {
+		files = slices.DeleteFunc(files, func(f File) bool {
+			for _, d := range denied {
+				if strings.HasPrefix(f.Path, d+"/") {
+					gone = append(gone, f.Path)
+					return true
+				}
+			}
+			return false
+		})
+	}
 	// A processor is left to the queries: a burst of changes (a
 	// checkout, a script) otherwise took every one, and a query waited
 	// for the scheduler's 10 ms preemption (see readChanges).
@@ -175,6 +198,28 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 	}
 	chs = append(chs, read...)
 	return ix.commitObserved(chs, append(gone, dirs...), ignoredAdds, opts.Removed)
+}
+
+// deniedDirs returns the directories an update leaves recorded as not
+// listable (Skipped.Denied): those its walks recorded (adds), and the
+// index's that no walk of it (of rescanned) looked at again.
+func (ix *Index) deniedDirs(adds []Skipped, rescanned []string) []string {
+	var out []string
+	for _, s := range adds {
+		if s.Denied {
+			out = append(out, s.Path)
+		}
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for _, s := range ix.ignored {
+		if s.Denied && !slices.ContainsFunc(rescanned, func(d string) bool {
+			return d == "" || s.Path == d || strings.HasPrefix(s.Path, d+"/")
+		}) {
+			out = append(out, s.Path)
+		}
+	}
+	return out
 }
 
 // brokenAncestor returns the shallowest proper ancestor of rel that is no
@@ -270,9 +315,7 @@ func (ix *Index) ReconcileWith(ctx context.Context, opts ReconcileOptions) (int,
 // walk skips, are the index's (what commit would make of them: sorted,
 // one per path).
 func (ix *Index) sameIgnored(ign []Skipped) bool {
-	ign = slices.Clone(ign)
-	slices.SortFunc(ign, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
-	ign = slices.CompactFunc(ign, func(a, b Skipped) bool { return a.Path == b.Path })
+	ign = mergeSkipped(slices.Clone(ign))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return slices.Equal(ign, ix.ignored)
@@ -543,9 +586,15 @@ func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []
 			return false
 		})
 	}
+	// A path's new record replaces its old one (a scope rescanned has
+	// none left).
+	ignoredAdds = mergeSkipped(slices.Clone(ignoredAdds))
+	ix.ignored = slices.DeleteFunc(ix.ignored, func(s Skipped) bool {
+		_, ok := slices.BinarySearchFunc(ignoredAdds, s.Path, cmpSkipped)
+		return ok
+	})
 	ix.ignored = append(ix.ignored, ignoredAdds...)
 	slices.SortFunc(ix.ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
-	ix.ignored = slices.CompactFunc(ix.ignored, func(a, b Skipped) bool { return a.Path == b.Path })
 	if ix.db == nil {
 		ix.written = ix.k.now().UnixNano()
 		return nil

@@ -204,11 +204,12 @@ func (t *Tools) changes(ctx context.Context, ectx envelope.Context, a args, star
 	return envelope.Changes(ectx, run)
 }
 
-// untracked names the directories whose contents a Changes query of dir
-// asked for and whose changes are not journaled, since nothing inside
-// them is watched: the ignored ones (every one under dir with
-// includeIgnored, or the one dir lies in) and the ones under dir that
-// may not be listed (index.Skipped.Denied).
+// untracked names the ignored directories whose contents a Changes query
+// of dir asked for: every one under dir with includeIgnored, or the one
+// dir lies in. Nothing inside them is watched, so nothing there is
+// journaled. (A directory that may not be listed is not one: nothing
+// inside it is in any answer, and the change of its mode that lets it be
+// read is journaled as the files it brings in.)
 func untracked(ix *index.Index, dir string, includeIgnored bool) []string {
 	if ix == nil {
 		return nil
@@ -218,13 +219,13 @@ func untracked(ix *index.Index, dir string, includeIgnored bool) []string {
 	if vis.Ignored(walkStart(dir)) {
 		dirs = append(dirs, dir)
 	}
-	vis.Skipped(walkStart(dir), func(s index.Skipped) {
-		// A directory that may not be listed is never tracked; an
-		// ignored one only matters when asked for.
-		if s.Denied || includeIgnored && !s.Hidden && s.IsDir {
-			dirs = append(dirs, s.Path)
-		}
-	})
+	if includeIgnored {
+		vis.Skipped(walkStart(dir), func(s index.Skipped) {
+			if !s.Hidden && !s.Denied && s.IsDir {
+				dirs = append(dirs, s.Path)
+			}
+		})
+	}
 	return dirs
 }
 

@@ -27,15 +27,19 @@ func TestUnreadablePathsNamed(t *testing.T) {
 		"src/c.go":          "needle three\n",
 		"docs/x.md":         "needle md\n",
 		"docs/private/y.md": "needle private\n",
+		".secret/s.go":      "needle hidden\n",
+		".priv/locked/p.go": "needle hidden too\n",
 	})
-	for _, p := range []string{"src/locked", "src/secret.go", "docs/private"} {
+	locked := []string{"src/locked", "src/secret.go", "docs/private", ".secret", ".priv/locked"}
+	for _, p := range locked {
 		if err := os.Chmod(filepath.Join(root, p), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Cleanup(func() {
-		os.Chmod(filepath.Join(root, "src/locked"), 0o755)
-		os.Chmod(filepath.Join(root, "docs/private"), 0o755)
+		for _, p := range locked {
+			os.Chmod(filepath.Join(root, p), 0o755)
+		}
 	})
 	walk, idx := buildTools(t, root)
 	cases := []struct {
@@ -57,6 +61,16 @@ func TestUnreadablePathsNamed(t *testing.T) {
 		{"Grep", `{"pattern":"needle","path":"src/open"}`, "success", []string{"src/open/a.go:1"}, nil, ""},
 		{"Grep", `{"pattern":"needle","path":"src/locked"}`, "partial", nil, []string{"src/locked/"}, ""},
 		{"Grep", `{"pattern":"needle","include":"src/open/*.go"}`, "success", []string{"src/open/a.go:1"}, nil, ""},
+		// A hidden one is named when the query lets hidden names in, as
+		// only then is it listed.
+		{"Grep", `{"pattern":"needle","include_hidden":true}`, "partial",
+			[]string{"docs/x.md:1", "src/c.go:1", "src/open/a.go:1"},
+			[]string{".priv/locked/", ".secret/", "docs/private/", "src/locked/", "src/secret.go"}, ""},
+		{"Glob", `{"pattern":"**/*.go","include_hidden":true}`, "partial",
+			[]string{"src/c.go", "src/open/a.go", "src/secret.go"}, []string{".priv/locked/", ".secret/", "docs/private/", "src/locked/"}, ""},
+		// The query's own directory, whatever its filters.
+		{"Glob", `{"pattern":"*.go","path":"src/locked"}`, "partial", nil, []string{"src/locked/"}, ""},
+		{"Grep", `{"pattern":"needle","path":"src/locked","include":"sub/*.go"}`, "partial", nil, []string{"src/locked/"}, ""},
 		{"Glob", `{"pattern":"**/*.go"}`, "partial",
 			[]string{"src/c.go", "src/open/a.go", "src/secret.go"}, []string{"docs/private/", "src/locked/"},
 			"[Partial: 2 paths could not be read (permission denied): docs/private/, src/locked/; any files in them are missing.]"},

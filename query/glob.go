@@ -100,7 +100,7 @@ func (t *Tools) glob(ctx context.Context, ectx envelope.Context, a args, start t
 		}
 		return q.match(r)
 	}
-	run.Data.Unreadable = unreadable(res.Skipped, nil, couldMatch)
+	run.Data.Unreadable = unreadable(dir, res.Skipped, nil, couldMatch)
 	run.Hints = skipHints(t.Voice, res.Skipped, found, couldMatch, func(name string) bool { return p.IncludeHidden || g.AllowHidden(name) })
 	if !found {
 		if h := depthHint(ctx, searcher, q); h != "" {
@@ -333,12 +333,13 @@ func skipHints(v envelope.Voice, skipped []tree.Skip, found bool, couldMatch fun
 
 // unreadable is an answer's list of what it could not read for want of
 // permission (envelope.GlobData.Unreadable): the directories of skipped
-// marked Denied that couldMatch lets in (named with a trailing "/"), and
-// files, root-relative, in path order.
-func unreadable(skipped []tree.Skip, files []string, couldMatch func(tree.Skip) bool) []string {
+// marked Denied that couldMatch lets in, or that are the query's
+// directory dir itself (named with a trailing "/"), and files,
+// root-relative, in path order.
+func unreadable(dir string, skipped []tree.Skip, files []string, couldMatch func(tree.Skip) bool) []string {
 	out := slices.Clone(files)
 	for _, s := range skipped {
-		if s.Denied && couldMatch(s) {
+		if s.Denied && (s.Rel == dir || couldMatch(s)) {
 			out = append(out, s.Rel+"/")
 		}
 	}

@@ -94,7 +94,7 @@ func (t *Tools) grep(ctx context.Context, ectx envelope.Context, a args, start t
 		}
 		return inc.Match(r)
 	}
-	run.Data.Unreadable = unreadable(res.Skipped, run.Data.Unreadable, couldMatch)
+	run.Data.Unreadable = unreadable(dir, res.Skipped, run.Data.Unreadable, couldMatch)
 	run.Hints = skipHints(t.Voice, res.Skipped, len(run.Data.Matches)+len(run.Data.Files)+len(run.Data.Counts)+run.Streamed > 0, couldMatch,
 		func(name string) bool { return p.IncludeHidden || inc.AllowHidden(name) })
 	if fresh != "" {

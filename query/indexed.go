@@ -431,10 +431,11 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 	}
 	vis.Skipped(r.start, func(sk index.Skipped) {
 		switch {
-		case sk.Denied:
-			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
-				out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Denied: true})
-			}
+		case sk.Denied && !underAny(sk.Path, live) && r.entered(sk.Path):
+			// A walk would have tried to list it (a hidden one only when
+			// the query lets its name in).
+			out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Denied: true})
+		case sk.Denied && !sk.Hidden:
 		case !sk.Hidden:
 			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
 				ignored++

@@ -27,6 +27,12 @@ func TestDeniedDirectoryFollowsItsMode(t *testing.T) {
 		t.Helper()
 		must(t, os.Chmod(filepath.Join(root, rel), mode))
 	}
+	// A file with two links that may not be read: no watch of its own is
+	// needed (every Grep reads it), and none is taken as missing.
+	testtree.File(t, root, "b/linked.go", "package b\n")
+	must(t, os.MkdirAll(filepath.Join(root, "c"), 0o755))
+	must(t, os.Link(filepath.Join(root, "b/linked.go"), filepath.Join(root, "c/linked.go")))
+	chmod("b/linked.go", 0)
 	chmod("a/locked", 0)
 	chmod("a/secret.go", 0)
 	t.Cleanup(func() { chmod("a/locked", 0o755) })
@@ -42,18 +48,29 @@ func TestDeniedDirectoryFollowsItsMode(t *testing.T) {
 			t.Errorf("%s: records %+v, want %+v", what, got, wantIgnored)
 		}
 	}
-	step("start", []string{"a/open/y.go", "a/secret.go"}, denied)
+	step("start", []string{"a/open/y.go", "a/secret.go", "b/linked.go", "c/linked.go"}, denied)
+	if st := w.State(); len(st.Unwatched) > 0 {
+		t.Errorf("unwatched: %q", st.Unwatched)
+	}
 	chmod("a/locked", 0o755)
-	step("readable", []string{"a/locked/x.go", "a/open/y.go", "a/secret.go"}, nil)
+	step("readable", []string{"a/locked/x.go", "a/open/y.go", "a/secret.go", "b/linked.go", "c/linked.go"}, nil)
 	testtree.File(t, root, "a/locked/z.go", "package a\n")
-	step("new file in it", []string{"a/locked/x.go", "a/locked/z.go", "a/open/y.go", "a/secret.go"}, nil)
+	step("new file in it", []string{"a/locked/x.go", "a/locked/z.go", "a/open/y.go", "a/secret.go", "b/linked.go", "c/linked.go"}, nil)
 	chmod("a/locked", 0)
-	step("unreadable again", []string{"a/open/y.go", "a/secret.go"}, denied)
+	step("unreadable again", []string{"a/open/y.go", "a/secret.go", "b/linked.go", "c/linked.go"}, denied)
+	// Searched and written but not listed: a file made in it is not
+	// indexed, as a build that cannot list it would not.
+	chmod("a/locked", 0o311)
+	testtree.File(t, root, "a/locked/drop.go", "package a\n")
+	step("write-only", []string{"a/open/y.go", "a/secret.go", "b/linked.go", "c/linked.go"}, denied)
+	if st := w.State(); len(st.Unwatched) > 0 {
+		t.Errorf("unwatched: %q", st.Unwatched)
+	}
 	if !isCandidate(t, ix, "xyzzy", "a/secret.go") {
 		t.Errorf("a/secret.go, unreadable, is not a candidate for every query")
 	}
 	chmod("a/secret.go", 0o644)
-	step("file readable", []string{"a/open/y.go", "a/secret.go"}, denied)
+	step("file readable", []string{"a/open/y.go", "a/secret.go", "b/linked.go", "c/linked.go"}, denied)
 	if isCandidate(t, ix, "xyzzy", "a/secret.go") {
 		t.Errorf("a/secret.go, read, is a candidate for what it does not hold")
 	}

@@ -155,6 +155,13 @@ func (w *Watcher) watchFile(rel string, seen *index.File) (reread bool) {
 		err = add(abs)
 	}
 	if err != nil {
+		if rooted.Denied(err) {
+			// A watch needs read permission. A file that may not be read
+			// is unknown to the index (every Grep reads it, and names it)
+			// and needs none; once readable, its change of mode is an
+			// event on its directory, which brings it back here.
+			return false
+		}
 		w.linkUnwatched(rel, err)
 		return false
 	}
