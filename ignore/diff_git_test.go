@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/indexd/indexd/ignore"
+	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/tree"
 )
 
@@ -391,6 +392,9 @@ func TestDiffGitRandom(t *testing.T) {
 	iterations := 200
 	if testing.Short() {
 		iterations = 40
+	}
+	if testtree.RaceEnabled {
+		iterations = 60 // CI runs the 200 without -race
 	}
 	home := hermeticHome(t)
 	root := realTemp(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/indexd/indexd/envelope"
 	"github.com/indexd/indexd/glob"
 	"github.com/indexd/indexd/grep"
+	"github.com/indexd/indexd/internal/testtree"
 	"github.com/indexd/indexd/tool"
 )
 
@@ -405,7 +406,11 @@ func TestWalkerExpiredDeadlineIsNeverComplete(t *testing.T) {
 	tools, _ := setup(t, fsTree{"a/x.txt": "needle\n", "y.txt": "needle\n"})
 	m, _ := grep.CompileMatcher("needle", grep.MatchOptions{})
 	g, _ := glob.Compile("**", false)
-	for i := range 30000 {
+	loops := 30000
+	if testtree.RaceEnabled {
+		loops = 8000 // CI runs the 30,000 without -race
+	}
+	for i := range loops {
 		past := time.Now().Add(-time.Minute)
 		if i%2 == 0 {
 			q := &GrepQuery{WS: tools.WS, Dir: ".", Matcher: m, Start: past,
