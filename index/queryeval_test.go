@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/internal/testtree"
 )
 
 // eagerEval is the reference: every list decoded, ANDs intersected and
@@ -98,7 +100,11 @@ func TestStreamEqualsEager(t *testing.T) {
 		}
 		return q
 	}
-	for i := range 3000 {
+	queries := 3000
+	if testtree.RaceEnabled {
+		queries = 600 // CI runs the 3,000 without -race
+	}
+	for i := range queries {
 		q := gen(0)
 		want, wall := eagerEval(&ix.base, q)
 		got, all := ix.evalBase(q, nil, math.MinInt64)

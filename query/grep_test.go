@@ -371,7 +371,11 @@ func TestGrepSkipHints(t *testing.T) {
 func TestGrepTimeout(t *testing.T) {
 	t.Parallel()
 	tools := newTools(t, bigRoot(t))
-	for i := range 20 {
+	runs := 20
+	if testtree.RaceEnabled {
+		runs = 5 // CI runs the 20 without -race
+	}
+	for i := range runs {
 		r := run(t, tools, tool.Grep, `{"pattern":"needle","timeout_ms":1}`)
 		wantStatus(t, r, "error")
 		equal(t, "error", *r.Error, envelope.Error{Code: envelope.CodeTimeout,
