@@ -350,22 +350,21 @@ func cmpSkipped(s Skipped, p string) int { return strings.Compare(s.Path, p) }
 // HiddenDir reports whether the index records rel (root-relative) as a
 // hidden directory: a directory with a hidden name that no ignore rule
 // whitelists, the classifier's verdict when the index last saw it.
-func (v Visibility) HiddenDir(rel string) bool {
-	ix := v.ix
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	i, ok := slices.BinarySearchFunc(ix.ignored, rel, cmpSkipped)
-	return ok && ix.ignored[i].Hidden
-}
+func (v Visibility) HiddenDir(rel string) bool { return v.record(rel).Hidden }
 
 // DeniedDir reports whether the index records rel (root-relative) as a
 // directory it may not list (Skipped.Denied): it holds nothing under it.
-func (v Visibility) DeniedDir(rel string) bool {
+func (v Visibility) DeniedDir(rel string) bool { return v.record(rel).Denied }
+
+// record returns the record of rel (the zero Skipped if there is none).
+func (v Visibility) record(rel string) Skipped {
 	ix := v.ix
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	i, ok := slices.BinarySearchFunc(ix.ignored, rel, cmpSkipped)
-	return ok && ix.ignored[i].Denied
+	if i, ok := slices.BinarySearchFunc(ix.ignored, rel, cmpSkipped); ok {
+		return ix.ignored[i]
+	}
+	return Skipped{}
 }
 
 // Skipped calls fn with each record under dir (root-relative; "" or "."

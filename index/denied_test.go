@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,14 +37,7 @@ func TestDeniedPathsRecorded(t *testing.T) {
 	denied := []Skipped{{Path: "a/locked", IsDir: true, Denied: true}}
 	check := func(what string, ix *Index, wantPaths []string, wantSkipped []Skipped) {
 		t.Helper()
-		if got := paths(ix); !slices.Equal(got, wantPaths) {
-			t.Errorf("%s: table %q, want %q", what, got, wantPaths)
-		}
-		var got []Skipped
-		ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
-		if !slices.Equal(got, wantSkipped) {
-			t.Errorf("%s: records %+v, want %+v", what, got, wantSkipped)
-		}
+		checkTable(t, what, ix, wantPaths, wantSkipped)
 		if ix.Visibility().Ignored("a/locked/x.go") {
 			t.Errorf("%s: a/locked/x.go counted as ignored", what)
 		}
@@ -100,15 +94,8 @@ func TestHiddenDeniedDirectoryOneRecord(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o755) })
 	want := []Skipped{{Path: ".secret", IsDir: true, Hidden: true, Denied: true}}
-	records := func(ix *Index) []Skipped {
-		var got []Skipped
-		ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
-		return got
-	}
 	ix := mustBuild(t, root)
-	if got := records(ix); !slices.Equal(got, want) {
-		t.Fatalf("build: records %+v, want %+v", got, want)
-	}
+	checkTable(t, "build", ix, []string{"c.go"}, want)
 	if err := ix.Check(); err != nil {
 		t.Fatalf("Check after build: %v", err)
 	}
@@ -125,9 +112,7 @@ func TestHiddenDeniedDirectoryOneRecord(t *testing.T) {
 		if _, err := ix.Reconcile(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if got := records(ix); !slices.Equal(got, want) {
-			t.Errorf("open %d: records %+v, want %+v", i, got, want)
-		}
+		checkTable(t, fmt.Sprintf("open %d", i), ix, []string{"c.go"}, want)
 		if err := ix.Check(); err != nil {
 			t.Errorf("open %d: Check: %v", i, err)
 		}
@@ -151,20 +136,23 @@ func TestListableUnsearchableDirectory(t *testing.T) {
 	ix := mustBuild(t, root)
 	wantPaths := []string{"c.go", "ro/z.go"}
 	wantRecords := []Skipped{{Path: "ro/sub", IsDir: true, Denied: true}}
-	check := func(what string) {
-		t.Helper()
-		if got := paths(ix); !slices.Equal(got, wantPaths) {
-			t.Errorf("%s: table %q, want %q", what, got, wantPaths)
-		}
-		var got []Skipped
-		ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
-		if !slices.Equal(got, wantRecords) {
-			t.Errorf("%s: records %+v, want %+v", what, got, wantRecords)
-		}
-	}
-	check("build")
+	checkTable(t, "build", ix, wantPaths, wantRecords)
 	if err := ix.Apply(context.Background(), []string{"ro/z.go", "ro/sub/w.go"}); err != nil {
 		t.Fatal(err)
 	}
-	check("apply")
+	checkTable(t, "apply", ix, wantPaths, wantRecords)
+}
+
+// checkTable compares ix's paths and its records of what a walk skips
+// with the wanted ones.
+func checkTable(t *testing.T, what string, ix *Index, wantPaths []string, wantRecords []Skipped) {
+	t.Helper()
+	if got := paths(ix); !slices.Equal(got, wantPaths) {
+		t.Errorf("%s: table %q, want %q", what, got, wantPaths)
+	}
+	var got []Skipped
+	ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
+	if !slices.Equal(got, wantRecords) {
+		t.Errorf("%s: records %+v, want %+v", what, got, wantRecords)
+	}
 }
