@@ -72,10 +72,11 @@ func sameButTime(a, b []byte) bool {
 	return norm(a) == norm(b)
 }
 
-// Eight clients ask at once for every match of a tree whose answer is
-// larger than the daemon's whole reply budget, as indexctl --json --all
-// does (client.Daemon.Query, streamed and put back together), and eight
-// more ask for it whole as a script could (unlimited, not streamed).
+// Eight clients (four under -race) ask at once for every match of a tree
+// whose answer is larger than the daemon's whole reply budget, as
+// indexctl --json --all does (client.Daemon.Query, streamed and put back
+// together), and as many more ask for it whole as a script could
+// (unlimited, not streamed).
 // What the daemon holds of answers, queued or being built, stays within
 // the budget (but for a short line) all along; indexctl's answers are
 // complete, each the envelope the daemon would have built whole; the

@@ -331,19 +331,30 @@ func skippedOf(s tree.Skip) Skipped {
 }
 
 // mergeSkipped sorts the records of one walk (or one update) by path and
-// makes each path's one record: a walk that includes hidden names records
+// makes each path's one record. A walk that includes hidden names records
 // a hidden directory it may not list twice, by its name (OnHiddenDir) and
-// as Denied, and the record is both. It reuses ign's array.
+// as Denied: the record is both. Otherwise the later record wins (an
+// update's walk comes after its first look at the paths it names, and
+// the rules may have changed in between). It reuses ign's array.
 func mergeSkipped(ign []Skipped) []Skipped {
 	slices.SortStableFunc(ign, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	hiddenDir := Skipped{IsDir: true, Hidden: true}
+	deniedDir := Skipped{IsDir: true, Denied: true}
 	out := ign[:0]
 	for _, s := range ign {
-		if n := len(out); n > 0 && out[n-1].Path == s.Path {
-			o := &out[n-1]
-			o.IsDir, o.Hidden, o.Default, o.Denied = o.IsDir || s.IsDir, o.Hidden || s.Hidden, o.Default || s.Default, o.Denied || s.Denied
+		n := len(out)
+		if n == 0 || out[n-1].Path != s.Path {
+			out = append(out, s)
 			continue
 		}
-		out = append(out, s)
+		o := &out[n-1]
+		a, b := *o, s
+		a.Path, b.Path = "", ""
+		if a == hiddenDir && b == deniedDir || a == deniedDir && b == hiddenDir {
+			o.Hidden, o.Denied = true, true
+			continue
+		}
+		*o = s
 	}
 	return out
 }

@@ -176,15 +176,17 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 	// in a directory that may be written and searched but not listed,
 	// whose watch reports it.
 	if denied := ix.deniedDirs(ignoredAdds, dirs); len(denied) > 0 {
+		under := func(p string) bool {
+			return slices.ContainsFunc(denied, func(d string) bool { return strings.HasPrefix(p, d+"/") })
+		}
 		files = slices.DeleteFunc(files, func(f File) bool {
-			for _, d := range denied {
-				if strings.HasPrefix(f.Path, d+"/") {
-					gone = append(gone, f.Path)
-					return true
-				}
+			if under(f.Path) {
+				gone = append(gone, f.Path)
+				return true
 			}
 			return false
 		})
+		ignoredAdds = slices.DeleteFunc(ignoredAdds, func(s Skipped) bool { return under(s.Path) })
 	}
 	// A processor is left to the queries: a burst of changes (a
 	// checkout, a script) otherwise took every one, and a query waited

@@ -62,6 +62,8 @@ func TestDeniedDirectoryFollowsItsMode(t *testing.T) {
 	// indexed, as a build that cannot list it would not.
 	chmod("a/locked", 0o311)
 	testtree.File(t, root, "a/locked/drop.go", "package a\n")
+	testtree.File(t, root, "a/locked/sub/node_modules/m.js", "m\n")
+	testtree.File(t, root, "a/locked/.hid/h.go", "package a\n")
 	step("write-only", []string{"a/open/y.go", "a/secret.go", "b/linked.go", "c/linked.go"}, denied)
 	if st := w.State(); len(st.Unwatched) > 0 {
 		t.Errorf("unwatched: %q", st.Unwatched)
