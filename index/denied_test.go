@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/indexd/indexd/internal/testtree"
 )
@@ -154,5 +155,43 @@ func checkTable(t *testing.T, what string, ix *Index, wantPaths []string, wantRe
 	ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
 	if !slices.Equal(got, wantRecords) {
 		t.Errorf("%s: records %+v, want %+v", what, got, wantRecords)
+	}
+}
+
+// A file that may not be read is trusted on its stat, unlike another
+// unknown file: a reconcile of an unchanged tree (a restart's) reads
+// nothing and writes nothing; a change of its mode (its ctime) has it
+// read again.
+func TestDeniedFileTrustedOnItsStat(t *testing.T) {
+	if testtree.Unprivileged(t) {
+		return
+	}
+	root := writeTree(t, map[string]string{"secret.go": "needle\n", "c.go": "needle\n"})
+	secret := filepath.Join(root, "secret.go")
+	if err := os.Chmod(secret, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The index's clock a minute ahead: no file is racy, as on a restart
+	// long after the last write.
+	ahead := knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Minute)) })
+	ix := mustBuildWith(t, root, ahead)
+	if f := flagsOf(ix, "secret.go"); f != Unknown|Denied {
+		t.Fatalf("secret.go flags %v, want Unknown|Denied", f)
+	}
+	ctx := context.Background()
+	if n, err := ix.Reconcile(ctx); n != 0 || err != nil {
+		t.Fatalf("Reconcile of an unchanged tree: %d changes, %v", n, err)
+	}
+	if err := os.Chmod(secret, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ix.Reconcile(ctx); n != 1 || err != nil {
+		t.Fatalf("Reconcile after chmod: %d changes, %v; want 1", n, err)
+	}
+	if f := flagsOf(ix, "secret.go"); f != 0 {
+		t.Errorf("secret.go, readable, flags %v, want none", f)
+	}
+	if err := ix.Check(); err != nil {
+		t.Error(err)
 	}
 }

@@ -63,7 +63,8 @@ package index
 //	    key   path (root-relative, slash separated)
 //	    value uvarint id ‖ varint size ‖ varint mtime ‖ varint ctime ‖
 //	          uvarint inode ‖ uvarint device ‖ byte type (0 file, 1 symlink) ‖
-//	          byte flags (1 binary, 2 unknown, 4 racy) ‖ uvarint hidden
+//	          byte flags (1 binary, 2 unknown, 4 racy, 8 denied: unknown
+//	          because it may not be read) ‖ uvarint hidden
 //	          (bit i set when path component i, 0 the first below the
 //	          root, has a hidden name no ignore rule lets through;
 //	          components past 63 share bit 63)
@@ -262,6 +263,7 @@ package index
 //	   for want of permission (value 9, or 11 for a hidden one), so
 //	   that the index's answers name them as the walk's do (format 8
 //	   recorded nothing of them); and an update or reconcile keeps a
-//	   file that may not be read, flagged unknown, as the build did
-//	   (format 8's dropped it). The base file is unchanged ("IXB7"). A
-//	   format 8 DB is rebuilt.
+//	   file that may not be read, flagged unknown and denied (flag 8:
+//	   trusted on its stat, not read again while it is unchanged), as
+//	   the build did (format 8's dropped it). The base file is
+//	   unchanged ("IXB7"). A format 8 DB is rebuilt.

@@ -97,8 +97,15 @@ const (
 	// recorded. Revalidation re-reads it whatever its stat says (git's
 	// "racily clean" entries).
 	Racy
+	// Denied, with Unknown: the file may not be read (rooted.Denied).
+	// Unlike another unknown file it is trusted on its stat: a change of
+	// its mode, owner or content changes its ctime, and every Grep reads
+	// it anyway (and names it while it may not be read), so an unchanged
+	// one is not read again by every update of its directory and every
+	// restart.
+	Denied
 
-	knownFlags = Binary | Unknown | Racy
+	knownFlags = Binary | Unknown | Racy | Denied
 )
 
 // RacyWindow is how close to the moment it was looked at a file's mtime
@@ -675,6 +682,9 @@ type reader struct {
 func (r *reader) index(root *rooted.Root, rel string, size int64, k *knobs) (tris []uint32, flags Flags, gone bool) {
 	data, err := r.rd.Read(root, rel, size, k.maxFileSize)
 	if err != nil {
+		if rooted.Denied(err) {
+			return nil, Unknown | Denied, false
+		}
 		return nil, Unknown, rooted.Gone(err)
 	}
 	if bytes.IndexByte(data[:min(len(data), BinarySniff)], 0) >= 0 { // vectorised, as slices.Contains is not

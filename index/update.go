@@ -446,7 +446,7 @@ func (old *File) sameStat(f *File) bool {
 // racyLocked reports whether the recorded f cannot be trusted on its stat
 // alone. Caller holds mu.
 func (ix *Index) racyLocked(f *File) bool {
-	return f.Mode.IsRegular() && (f.Flags&(Unknown|Racy) != 0 || f.ModTime >= ix.written)
+	return f.Mode.IsRegular() && (f.Flags&(Unknown|Racy) != 0 && f.Flags&Denied == 0 || f.ModTime >= ix.written)
 }
 
 // readers keeps readers (each with a 2 MiB trigram bitmap) across calls:
