@@ -326,18 +326,24 @@ type GrepStats struct {
 // names (quoted; "" when there are none) for want of permission, whose
 // unit (files, matches) are missing, naming the first few.
 func unreadableNote(names []string, unit string) string {
-	const show = 5
-	switch {
-	case len(names) == 0:
+	switch len(names) {
+	case 0:
 		return ""
-	case len(names) == 1:
+	case 1:
 		return fmt.Sprintf("[Partial: %s could not be read (permission denied); any %s in it are missing.]", names[0], unit)
 	}
+	return fmt.Sprintf("[Partial: %d paths could not be read (permission denied): %s; any %s in them are missing.]", len(names), ListSome(names), unit)
+}
+
+// ListSome lists the first five names, then how many more there are:
+// "a, b, c, d, e and 2 more".
+func ListSome(names []string) string {
+	const show = 5
 	list := strings.Join(names[:min(len(names), show)], ", ")
 	if len(names) > show {
 		list += fmt.Sprintf(" and %d more", len(names)-show)
 	}
-	return fmt.Sprintf("[Partial: %d paths could not be read (permission denied): %s; any %s in them are missing.]", len(names), list, unit)
+	return list
 }
 
 // cliTruncated is the command line's note of an answer cut at its limit:

@@ -215,13 +215,17 @@ func (ix *Index) deniedDirs(adds []Skipped, rescanned []string) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for _, s := range ix.ignored {
-		if s.Denied && !slices.ContainsFunc(rescanned, func(d string) bool {
-			return d == "" || s.Path == d || strings.HasPrefix(s.Path, d+"/")
-		}) {
+		if s.Denied && !slices.ContainsFunc(rescanned, func(d string) bool { return inScope(s.Path, d) }) {
 			out = append(out, s.Path)
 		}
 	}
 	return out
+}
+
+// inScope reports whether the path p is the directory scope or lies
+// under it ("" or "." is the root, holding every path).
+func inScope(p, scope string) bool {
+	return scope == "" || scope == "." || p == scope || strings.HasPrefix(p, scope+"/")
 }
 
 // brokenAncestor returns the shallowest proper ancestor of rel that is no
@@ -579,9 +583,8 @@ func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []
 	ix.insertOrdered(adds)
 	var ignDels []string
 	for _, scope := range rescanned {
-		pre := dirPrefix(scope)
 		ix.ignored = slices.DeleteFunc(ix.ignored, func(s Skipped) bool {
-			if scope == "" || s.Path == scope || strings.HasPrefix(s.Path, pre) {
+			if inScope(s.Path, scope) {
 				ignDels = append(ignDels, s.Path)
 				return true
 			}

@@ -203,10 +203,7 @@ func TestGlobText(t *testing.T) {
 // Grep's text (docs/tools.md, "Grep").
 func TestGrepText(t *testing.T) {
 	t.Parallel()
-	tools, root := setup(t, contractTree())
-	setMtime(t, root, "src/utils/io.py", base.Add(3))
-	setMtime(t, root, "core/agent.py", base.Add(2))
-	setMtime(t, root, "core/llm.py", base.Add(1))
+	tools, _ := setupOrdered(t)
 	r := run(t, tools, tool.Grep, `{"pattern":"class\\s+\\w+:"}`)
 	wantStatus(t, r, "success")
 	wantText(t, r, "Found 3 matches in 3 files for 'class\\s+\\w+:' in '.'\n(Sorted by mtime desc. Took Nms)\n\n"+
@@ -275,10 +272,7 @@ func normGolden(t *testing.T, js []byte) []byte {
 // go test ./query -run Golden -update rewrites them.
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	tools, root := setup(t, contractTree())
-	setMtime(t, root, "src/utils/io.py", base.Add(3))
-	setMtime(t, root, "core/agent.py", base.Add(2))
-	setMtime(t, root, "core/llm.py", base.Add(1))
+	tools, root := setupOrdered(t)
 	mkTree(t, root, fsTree{"link": "->core", "node_modules/m.js": "", "nolink": "->nope"})
 	tests := []struct{ name, tool, args string }{
 		{"glob_success", tool.Glob, `{"pattern":"**/*.py","path":"core"}`},
@@ -315,4 +309,16 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setupOrdered is setup of contractTree with the Python files' mtimes
+// apart (io.py newest, then agent.py, then llm.py), so that Grep's order
+// is known.
+func setupOrdered(t *testing.T) (*Tools, string) {
+	t.Helper()
+	tools, root := setup(t, contractTree())
+	setMtime(t, root, "src/utils/io.py", base.Add(3))
+	setMtime(t, root, "core/agent.py", base.Add(2))
+	setMtime(t, root, "core/llm.py", base.Add(1))
+	return tools, root
 }

@@ -436,6 +436,7 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 			// the query lets its name in).
 			out = append(out, tree.Skip{Rel: sk.Path, IsDir: true, Denied: true})
 		case sk.Denied && !sk.Hidden:
+			// Not reached by the walk, and not an ignored entry either.
 		case !sk.Hidden:
 			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
 				ignored++

@@ -322,13 +322,8 @@ func (o *output) incomplete(name string, args json.RawMessage, rep *reply, d *an
 	default:
 		return "the search stopped early (" + d.Aborted + ")"
 	}
-	if n := len(d.Unreadable); n > 0 {
-		const show = 5
-		list := strings.Join(d.Unreadable[:min(n, show)], ", ")
-		if n > show {
-			list += fmt.Sprintf(" and %d more", n-show)
-		}
-		return "permission denied: could not read " + list + "; anything in them is missing"
+	if len(d.Unreadable) > 0 {
+		return "permission denied: could not read " + envelope.ListSome(d.Unreadable) + "; anything in them is missing"
 	}
 	// A note that the answer lacks something ("[Partial: ...]", changes
 	// not tracked) says so whatever else cut it, a limit met included.
