@@ -176,17 +176,14 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 	// in a directory that may be written and searched but not listed,
 	// whose watch reports it.
 	if denied := ix.deniedDirs(ignoredAdds, dirs); len(denied) > 0 {
-		under := func(p string) bool {
-			return slices.ContainsFunc(denied, func(d string) bool { return strings.HasPrefix(p, d+"/") })
-		}
 		files = slices.DeleteFunc(files, func(f File) bool {
-			if under(f.Path) {
+			if below(f.Path, denied) {
 				gone = append(gone, f.Path)
 				return true
 			}
 			return false
 		})
-		ignoredAdds = slices.DeleteFunc(ignoredAdds, func(s Skipped) bool { return under(s.Path) })
+		ignoredAdds = slices.DeleteFunc(ignoredAdds, func(s Skipped) bool { return below(s.Path, denied) })
 	}
 	// A processor is left to the queries: a burst of changes (a
 	// checkout, a script) otherwise took every one, and a query waited
@@ -220,6 +217,12 @@ func (ix *Index) deniedDirs(adds []Skipped, rescanned []string) []string {
 		}
 	}
 	return out
+}
+
+// below reports whether the path p lies under one of the directories
+// dirs.
+func below(p string, dirs []string) bool {
+	return slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(p, d+"/") })
 }
 
 // inScope reports whether the path p is the directory scope or lies

@@ -18,9 +18,12 @@ import (
 // ignored files change all the time (logs matched by *.log, a new
 // node_modules) and calls Prune for them instead. Prune is cheap when
 // nothing changes: a path already recorded, with nothing indexed at or
-// under it, costs no transaction.
+// under it, costs no transaction. A path under a directory the index may
+// not list is not recorded, as a build could not see it (the index holds
+// nothing there: see ApplyWith).
 func (ix *Index) Prune(skips []Skipped) error {
-	skips = slices.DeleteFunc(slices.Clone(skips), ix.prunedAlready)
+	denied := ix.deniedDirs(nil, nil)
+	skips = slices.DeleteFunc(slices.Clone(skips), func(s Skipped) bool { return below(s.Path, denied) || ix.prunedAlready(s) })
 	if len(skips) == 0 {
 		return nil
 	}
