@@ -164,12 +164,15 @@ func fstatatRetry(dirfd int, name string, st *unix.Stat_t) error {
 // ID identifies a directory (or any entry) while it exists: its device,
 // inode number and birth time. A directory deleted and made again at
 // once may get the same inode number (ext4 hands it out again), never
-// the same birth time (unless both births fall within one tick of the
-// kernel's clock, a few milliseconds). Birth is 0 where the file system
-// does not record it: then device and inode alone tell.
+// the same birth time unless both births fall within one tick of the
+// kernel's coarse clock (a few milliseconds: seen in tests), and on
+// Linux, for a directory, not the same inode generation where the file
+// system draws one (Gen). Birth and Gen are 0 where they cannot be told:
+// then the rest alone tells.
 type ID struct {
 	Dev, Ino uint64
-	Birth    int64 // Unix nanoseconds
+	Birth    int64  // Unix nanoseconds
+	Gen      uint32 // a directory's inode generation, where Linux tells it (0: not known)
 }
 
 // IDOf returns the ID of the entry at path itself (a final symlink is

@@ -3,6 +3,7 @@ package rooted
 import (
 	"os"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -100,5 +101,40 @@ func idAt(dirfd int, path string) (id ID, isDir bool, err error) {
 	if sx.Mask&unix.STATX_BTIME != 0 {
 		id.Birth = sx.Btime.Sec*1e9 + int64(sx.Btime.Nsec)
 	}
-	return id, uint32(sx.Mode)&unix.S_IFMT == unix.S_IFDIR, nil
+	isDir = uint32(sx.Mode)&unix.S_IFMT == unix.S_IFDIR
+	if isDir {
+		id.Gen = generation(dirfd, path, sx.Ino)
+	}
+	return id, isDir, nil
+}
+
+// fsIocGetVersion is FS_IOC_GETVERSION, _IOR('v', 1, long), as the
+// architectures Go builds for on Linux but mips and ppc encode it.
+const fsIocGetVersion = 2<<30 | uint(unsafe.Sizeof(int(0)))<<16 | 'v'<<8 | 1
+
+// generation returns the inode generation (FS_IOC_GETVERSION: ext4, xfs
+// and btrfs draw a new one when they allocate an inode) of the directory
+// at path beneath dirfd (dirfd itself when path is ""), if it is still
+// the inode ino; 0 when it cannot be told. A directory deleted and made
+// again may get the old one's inode number and, within one tick of the
+// kernel's coarse clock, its birth time: the generation tells them
+// apart.
+func generation(dirfd int, path string, ino uint64) uint32 {
+	if path == "" {
+		path = "."
+	}
+	fd, err := unix.Openat(dirfd, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Ino != ino {
+		return 0
+	}
+	gen, err := unix.IoctlGetUint32(fd, fsIocGetVersion)
+	if err != nil {
+		return 0
+	}
+	return gen
 }
