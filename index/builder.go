@@ -6,7 +6,7 @@ import (
 
 // postingBuilder holds one build worker's postings in memory until they
 // are written out as a run (spill.go): each a uint64, trigram<<40 |
-// id<<8 | next mask (trigram.go), in the order the worker added them,
+// id<<8 | mask (trigram.go), in the order the worker added them,
 // that is by ascending id. Memory that holds no pointers (the collector
 // never scans it):
 //
@@ -25,9 +25,9 @@ import (
 // sort's space instead of some 7 in a block, and the 1M-file build's
 // CPU went from 58 to 47 s.
 //
-// A run's list is uvarint k and then k postings, each uvarint(gap<<4 |
-// next mask), the gap being id + 1 − (previous id + 1), the previous id
-// of a list's first being −1: one byte for a gap below 8, which most
+// A run's list is uvarint k and then k postings, each uvarint gap ‖
+// mask byte, the gap being id + 1 − (previous id + 1), the previous id
+// of a list's first being −1: two bytes for a gap below 128, which most
 // are. No skip entries: a run is only read whole, by the merge, which
 // reads the masks beside the ids (appendRunIDs) and writes them with
 // them, packed, into the base (appendList); a run folded from others
@@ -138,13 +138,12 @@ func writeLists(pw *postingWriter, sorted []uint64) {
 	}
 }
 
-// appendRunPosting appends a run's posting: uvarint(gap<<4 | next mask).
+// appendRunPosting appends a run's posting: uvarint gap ‖ mask.
 func appendRunPosting(dst []byte, gap uint32, mask byte) []byte {
-	v := uint64(gap)<<4 | uint64(mask&0xF)
-	if v < 0x80 {
-		return append(dst, byte(v))
+	if gap < 0x80 {
+		return append(dst, byte(gap), mask)
 	}
-	return binary.AppendUvarint(dst, v)
+	return append(binary.AppendUvarint(dst, uint64(gap)), mask)
 }
 
 // appendRunList appends the run list of ids, ascending, and their next

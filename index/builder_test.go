@@ -33,7 +33,7 @@ func TestBuilderRunsMerge(t *testing.T) {
 			set[0xFFFFFF-r.Uint32N(4)] = true // a few files each
 		}
 		for tr := range set {
-			mask := (byte(id*7) ^ byte(tr)) & 0xF           // four bits, as extraction makes
+			mask := (byte(id*7) ^ byte(tr)) | 0x10          // a line bit, as extraction makes
 			tris[id] = append(tris[id], tr<<8|uint32(mask)) // packed: trigram ‖ next mask
 			want[tr] = append(want[tr], uint32(id)<<8|uint32(mask))
 		}

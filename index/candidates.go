@@ -40,6 +40,10 @@ type CandidateOptions struct {
 	// Phrases, with Content: phrases every match holds one of (nil: none
 	// known); a file whose next masks rule out every phrase is left out.
 	Phrases *Phrases
+	// OneLine, with Content: every match lies within one line (a search
+	// outside multiline mode), so a file where no quarter holds all the
+	// trigrams a match needs, by their line masks, is left out.
+	OneLine bool
 	// Newer: only the files whose ModTime is Since or later. With
 	// Content, the base's ids are told by their mtime before their next
 	// masks are read, so a query that settles among the newest files
@@ -66,7 +70,7 @@ func (ix *Index) Candidates(o CandidateOptions, fn func(f *File) bool) {
 		if o.Newer {
 			since = o.Since
 		}
-		ix.eachCandidate(o.Content, o.Phrases, dirPrefix(o.Dir)+o.Prefix, since, fn)
+		ix.eachCandidate(o.Content, o.Phrases, o.OneLine, dirPrefix(o.Dir)+o.Prefix, since, fn)
 	case !o.Newer:
 		ix.eachEntering(o.Dir, o.Prefix, o.Enter, fn)
 	default:
@@ -164,9 +168,10 @@ func dirPrefix(dir string) string {
 
 // eachCandidate calls fn with each regular, non-binary file whose path
 // starts with pre that may hold a match of the trigram query q (and of
-// one of ph, when not nil), whose ModTime is since or later
-// (math.MinInt64: any), until fn returns false. Caller holds mu.
-func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, pre string, since int64, fn func(f *File) bool) {
+// one of ph, when not nil; within one line, when oneLine), whose ModTime
+// is since or later (math.MinInt64: any), until fn returns false.
+// Caller holds mu.
+func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre string, since int64, fn func(f *File) bool) {
 	stopped := false
 	add := func(id uint32) {
 		if stopped || int(id) >= len(ix.files) {
@@ -179,7 +184,7 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, pre string, since 
 		stopped = !fn(f)
 	}
 	q = normalizeQuery(q)
-	ids, all := ix.evalBaseSafe(q, ph, since)
+	ids, all := ix.evalBaseSafe(q, ph, oneLine, since)
 	switch {
 	case all && since != math.MinInt64: // the newer files only, not a pass over the table
 		ix.eachNewer(since, func(id uint32) bool {
@@ -203,11 +208,12 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, pre string, since 
 	}
 	// The delta: its slices name the files that may match, and only
 	// those are looked up.
+	f := newMaskFilter(q, ph, oneLine, nil, nil)
 	ix.dsl.each(q, func(id uint32) {
 		if stopped || ix.unknown[id] || ix.files[id].ModTime < since {
 			return
 		}
-		if tris := ix.delta[id]; matchSet(q, tris) && (ph == nil || ph.matchPacked(tris)) {
+		if tris := ix.delta[id]; matchSet(q, tris) && (f == nil || f.keepPacked(tris)) {
 			add(id)
 		}
 	})

@@ -707,8 +707,8 @@ func (ix *Index) Len() int {
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
-func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, since int64) (ids []uint32, all bool) {
-	if !readBase(func() { ids, all = ix.evalBase(q, ph, since) }) {
+func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, oneLine bool, since int64) (ids []uint32, all bool) {
+	if !readBase(func() { ids, all = ix.evalBase(q, ph, oneLine, since) }) {
 		return nil, true
 	}
 	return ids, all
@@ -759,14 +759,15 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 }
 
 // evalBase evaluates q against the base postings: the ids that may match,
-// ascending, or all=true when q constrains nothing; with phrases (ph not
-// nil), only the ids whose next masks allow one of them; only the ids of
-// files with ModTime since or later (math.MinInt64: all). It streams the
-// query (see stream): it allocates in proportion to the answer, not to
-// the lists.
-func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, since int64) (ids []uint32, all bool) {
+// ascending, or all=true when q constrains nothing; only the ids whose
+// masks allow a match (maskFilter: one of the phrases ph, when not nil,
+// and, when oneLine, q's trigrams and that phrase in one quarter); only
+// the ids of files with ModTime since or later (math.MinInt64: all). It
+// streams the query (see stream): it allocates in proportion to the
+// answer, not to the lists.
+func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, since int64) (ids []uint32, all bool) {
 	var shared map[uint32]*cursor
-	if ph != nil {
+	if ph != nil || oneLine {
 		shared = map[uint32]*cursor{}
 	}
 	s, all := ix.streamShared(q, shared)
@@ -778,10 +779,7 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, since int64) (ids []uin
 		// only (a dense list is not walked id by id to be told by mtime).
 		s = newAnd([]idStream{s, newMaskStream(ix.newerMask(since))})
 	}
-	var f *phraseFilter
-	if ph != nil {
-		f = ix.phraseFilter(ph, shared)
-	}
+	f := newMaskFilter(q, ph, oneLine, &ix.base, shared)
 	for t, ok := s.at(); ok; t, ok = s.at() {
 		if f == nil || f.keep(t) {
 			ids = append(ids, t)

@@ -19,7 +19,7 @@ func TestLookupAcrossAChange(t *testing.T) {
 			root := writeTree(t, map[string]string{"b.txt": "b\n", "d/e.txt": "e\n", "f.txt": "f\n"})
 			ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.commitChunk = chunk }))
 			put := func(p string) change {
-				return change{path: p, f: File{Path: p, Size: int64(len(p)), ModTime: 1}, tris: []uint32{0x61626300}}
+				return change{path: p, f: File{Path: p, Size: int64(len(p)), ModTime: 1}, tris: []uint32{0x61626310}} // "abc", a line bit
 			}
 			chs := []change{
 				put("a.txt"), put("c.txt"), put("a.txt"), // twice in one change

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -75,10 +76,11 @@ func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
 	}
 }
 
-// The next masks of a file are exactly the bytes after each occurrence
-// of each trigram (lowercased, binned), as a direct computation over
-// random contents finds them, including non-ASCII and invalid UTF-8.
-func TestExtractNextMasks(t *testing.T) {
+// The masks of a file are exactly the bytes after each occurrence of
+// each trigram (lowercased, binned) and the quarters of the lines its
+// occurrences end in, as a direct computation over random contents finds
+// them, including non-ASCII, invalid UTF-8 and line breaks anywhere.
+func TestExtractMasks(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	alpha := []byte("aAbB kK_(\n\xe2\x84\xaa\xc5\xbf\xff")
@@ -95,6 +97,8 @@ func TestExtractNextMasks(t *testing.T) {
 			if i+3 < len(data) {
 				m |= 1 << (nextBin[lower[data[i+3]]] & 3)
 			}
+			start := bytes.LastIndexByte(data[:i+2], '\n') + 1 // the line of the last byte
+			m |= 1 << (4 + 4*start/len(data))
 			want[tr] = m
 		}
 		got, ok := s.extract(data, MaxFileTrigrams)

@@ -19,11 +19,11 @@ import (
 //	table   n × 8 bytes: trigram (3 bytes) ‖ offset of its list (5 bytes,
 //	        so a base may reach 1 TiB); trigrams strictly increase; a list
 //	        ends where the next begins (the last where the table begins)
-//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB7"
+//	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB8"
 //
-// A list holds k ≥ 1 ascending file ids, each with its next mask (four
-// bits, see trigram.go; masks are packed two to a byte, the first in the
-// low half, a spare half zero), in one of two forms, told apart by the
+// A list holds k ≥ 1 ascending file ids, each with its mask (a byte: its
+// next mask in the low half, its line mask, never zero, in the high; see
+// trigram.go), in one of two forms, told apart by the
 // low bit of its first uvarint and chosen by size (the smaller; blocks on
 // a tie):
 //
@@ -35,7 +35,7 @@ import (
 //	        data ends, counted from the start of the data
 //	data    per block, per id a uvarint (id + 1 − previous id − 1) with
 //	        the previous id of the first taken as −1, then the block's
-//	        masks (⌈ids/2⌉ bytes): the same gap coding runs through the
+//	        masks (a byte per id): the same gap coding runs through the
 //	        blocks, so a block can be entered from its predecessor's skip
 //	        entry alone
 //
@@ -47,7 +47,7 @@ import (
 //	            of word i is set
 //	ranks       ⌈w/8⌉ × 4 bytes, little-endian uint32: how many ids the
 //	            words before word 8g hold
-//	masks       ⌈k/2⌉ bytes, the next masks in id order
+//	masks       k bytes, the masks in id order
 //
 // A query seeks through a long list by its skip entries, decoding one
 // block where the rarest list leads, or by a bitmap's words, where a
@@ -59,7 +59,7 @@ import (
 const blockSize = 128
 
 // baseMagic ends every base.
-const baseMagic = "IXB7"
+const baseMagic = "IXB8"
 
 const footerSize = 16
 
@@ -171,7 +171,7 @@ func (p *postings) close() error {
 // seeking by its skip entries) or, when ids is set, a slice.
 type cursor struct {
 	cur  uint32 // the current id, when !done
-	mask uint8  // its next mask (encoded lists; 0xFF in slice mode)
+	mask uint8  // its mask (encoded lists; 0xFF in slice mode)
 	done bool
 	n    int // ids in the list
 
@@ -223,7 +223,7 @@ func parseBitmap(b []byte, k uint64) (bm bitmap, ok bool) {
 	}
 	b = b[m:]
 	nr := (w + 7) / 8
-	if uint64(len(b)) != 8*w+4*nr+(k+1)/2 {
+	if uint64(len(b)) != 8*w+4*nr+k {
 		return bm, false
 	}
 	return bitmap{words: b[:8*w], ranks: b[8*w : 8*w+4*nr], masks: b[8*w+4*nr:], w: int(w)}, true
@@ -274,7 +274,7 @@ func blockIDs(b, nb, n int) int {
 func (c *cursor) enterBlock(b int) {
 	c.blk, c.j = b, 0
 	c.bend, c.bn = c.blockEnd(b), blockIDs(b, c.nb, c.n)
-	c.gend = c.bend - (c.bn+1)/2
+	c.gend = c.bend - c.bn
 	if c.gend < c.pos {
 		c.done = true
 	}
@@ -334,7 +334,7 @@ func (c *cursor) next() {
 		c.done = true // corrupt: check refuses such a base on open
 		return
 	}
-	c.mask = nibble(c.data[c.gend:c.bend], c.j)
+	c.mask = maskAt(c.data[c.gend:c.bend], c.j)
 	c.pos += m
 	c.j++
 	c.acc += d
@@ -412,28 +412,16 @@ func (c *cursor) bitmapFrom(from uint64, r int) {
 		return
 	}
 	c.cur = uint32(i<<6 | bits.TrailingZeros64(x))
-	c.r, c.mask = r, nibble(c.bm.masks, r)
+	c.r, c.mask = r, maskAt(c.bm.masks, r)
 }
 
-// nibble returns the i'th 4-bit mask packed in masks (two to a byte, the
-// low half first), 0 past its end.
-func nibble(masks []byte, i int) uint8 {
-	if i/2 >= len(masks) {
+// maskAt returns the i'th mask of masks, 0 past its end (a list check
+// refuses).
+func maskAt(masks []byte, i int) uint8 {
+	if i >= len(masks) {
 		return 0
 	}
-	return masks[i/2] >> (4 * (i & 1)) & 0xF
-}
-
-// appendNibbles appends masks packed two to a byte, the low half first.
-func appendNibbles(dst, masks []byte) []byte {
-	for i := 0; i < len(masks); i += 2 {
-		b := masks[i] & 0xF
-		if i+1 < len(masks) {
-			b |= masks[i+1] << 4
-		}
-		dst = append(dst, b)
-	}
-	return dst
+	return masks[i]
 }
 
 // appendIDs appends every id of the encoded list b to dst.
@@ -445,13 +433,13 @@ func appendIDs(dst []uint32, b []byte) []uint32 {
 }
 
 // appendList appends the encoding of ids (ascending, not empty) and
-// their next masks to dst.
+// their masks to dst.
 func appendList(dst []byte, ids []uint32, masks []byte) []byte {
 	start := len(dst)
 	dst = appendBlocks(dst, ids, masks)
 	w := uint64(ids[len(ids)-1])/64 + 1
 	k := uint64(len(ids))
-	if dense := uint64(uvarintLen(k<<1|1)+uvarintLen(w)) + 8*w + 4*((w+7)/8) + (k+1)/2; dense < uint64(len(dst)-start) {
+	if dense := uint64(uvarintLen(k<<1|1)+uvarintLen(w)) + 8*w + 4*((w+7)/8) + k; dense < uint64(len(dst)-start) {
 		dst = appendBitmap(dst[:start], ids, masks, int(w))
 	}
 	return dst
@@ -473,7 +461,7 @@ func appendBitmap(dst []byte, ids []uint32, masks []byte, w int) []byte {
 			r += uint32(bits.OnesCount64(binary.LittleEndian.Uint64(dst[words+8*i:])))
 		}
 	}
-	return appendNibbles(dst, masks[:len(ids)])
+	return append(dst, masks[:len(ids)]...)
 }
 
 // appendBlocks appends the blocks form of ids.
@@ -492,7 +480,7 @@ func appendBlocks(dst []byte, ids []uint32, masks []byte) []byte {
 			dst = binary.AppendUvarint(dst, uint64(id)+1-prev)
 			prev = uint64(id) + 1
 		}
-		dst = appendNibbles(dst, masks[b*blockSize:b*blockSize+len(blk)])
+		dst = append(dst, masks[b*blockSize:b*blockSize+len(blk)]...)
 		if nb > 1 {
 			binary.BigEndian.PutUint32(dst[skips+8*b:], blk[len(blk)-1])
 			binary.BigEndian.PutUint32(dst[skips+8*b+4:], uint32(len(dst)-start))
@@ -541,7 +529,7 @@ func (pw *postingWriter) write(b []byte) {
 }
 
 // add writes the list of t (greater than every trigram added before):
-// ids and their next masks; an empty list is left out.
+// ids and their masks; an empty list is left out.
 func (pw *postingWriter) add(t uint32, ids []uint32, masks []byte) {
 	if len(ids) == 0 {
 		return
@@ -645,7 +633,7 @@ func (pw *postingWriter) finishBytes() []byte {
 // check verifies the base's structure: trigrams strictly increasing and
 // within 24 bits, offsets ascending within the lists area, each list
 // decoding to exactly its count of strictly increasing ids below bound,
-// each with its next mask, its skip entries matching its blocks; ok is
+// each with its mask (its line mask not zero), its skip entries matching its blocks; ok is
 // called for each id.
 func (p *postings) check(bound uint64, ok func(id uint32) error) error {
 	if err := p.checkTable(); err != nil {
@@ -713,10 +701,12 @@ func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
 				return err
 			}
 		}
-		// The block's masks, two to a byte (any nibble is a mask), the
-		// half after an odd count's last zero.
-		if pos += (n + 1) / 2; pos > len(b) || n%2 == 1 && b[pos-1]>>4 != 0 {
+		// The block's masks, a byte each.
+		if pos += n; pos > len(b) {
 			return fmt.Errorf("masks of block %d", blk)
+		}
+		if err := checkMasks(b[pos-n : pos]); err != nil {
+			return fmt.Errorf("block %d: %w", blk, err)
 		}
 		if nb > 1 && (binary.BigEndian.Uint32(skips[8*blk:]) != uint32(acc-1) || binary.BigEndian.Uint32(skips[8*blk+4:]) != uint32(pos)) {
 			return fmt.Errorf("skip entry %d", blk)
@@ -724,6 +714,18 @@ func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
 	}
 	if pos != len(b) {
 		return fmt.Errorf("trailing bytes")
+	}
+	return nil
+}
+
+// checkMasks verifies a list's masks: every line mask has a bit set (a
+// posting's trigram occurs in some line; a zero line mask would rule
+// its file out of every query that reads it).
+func checkMasks(masks []byte) error {
+	for i, m := range masks {
+		if lineBits(m) == 0 {
+			return fmt.Errorf("mask %d: no line bit", i)
+		}
 	}
 	return nil
 }
@@ -739,8 +741,8 @@ func checkBitmap(b []byte, k, bound uint64, ok func(id uint32) error) error {
 	if bm.word(bm.w-1) == 0 {
 		return fmt.Errorf("bitmap's last word empty")
 	}
-	if k%2 == 1 && bm.masks[len(bm.masks)-1]>>4 != 0 {
-		return fmt.Errorf("bitmap's masks: the half after the last not zero")
+	if err := checkMasks(bm.masks); err != nil {
+		return fmt.Errorf("bitmap: %w", err)
 	}
 	n := uint64(0)
 	for i := range bm.w {

@@ -208,7 +208,7 @@ func (b *bitmapAnd) and(i int) uint64 {
 
 // place moves c, one of the AND's lists, to the id the AND stands on
 // (when it stands on one): its rank counted on from where it stands in
-// the same word, else read from the directory, and its next mask read.
+// the same word, else read from the directory, and its mask read.
 func (b *bitmapAnd) place(c *cursor) {
 	if b.done || c.cur == b.cur {
 		return
@@ -218,7 +218,7 @@ func (b *bitmapAnd) place(c *cursor) {
 	} else {
 		c.r = c.bm.rank(b.i, int(j))
 	}
-	c.cur, c.mask = b.cur, nibble(c.bm.masks, c.r)
+	c.cur, c.mask = b.cur, maskAt(c.bm.masks, c.r)
 }
 
 // orStream streams the ids on any of its children (at least two).
@@ -409,89 +409,215 @@ func phraseTri(l []byte, i int) uint32 {
 	return uint32(l[i])<<16 | uint32(l[i+1])<<8 | uint32(l[i+2])
 }
 
-// matchPacked reports whether a file with the sorted packed postings tris
-// may hold one of the phrases.
-func (ph *Phrases) matchPacked(tris []uint32) bool {
-	for _, l := range ph.lits {
-		ok := true
-		for i := 0; ok && i+4 <= len(l); i++ {
-			j := findPacked(tris, phraseTri(l, i))
-			ok = j >= 0 && uint8(tris[j])&nextBit(l[i+3]) != 0
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
+// maskFilter tests files against a query's masks, after their trigrams
+// (trigram.go): a file is kept when one of the phrases may occur in it
+// by its next masks (every phrase trigram but the last having the bit
+// of the phrase's byte after it), and, when every match lies within one
+// line, when some quarter of the file may hold a line holding both the
+// query's trigrams and that phrase's, by their line masks. The test
+// never drops a file holding a match: each mask records every byte that
+// follows its trigram and every quarter it occurs in.
+//
+// For base ids (ascending), a trigram's mask is read where the query's
+// stream left that trigram's cursor (shared) when it stands on the id,
+// as an AND's do; otherwise from a cursor of the filter's own, sought
+// along. For a delta set, by a binary search of it.
+type maskFilter struct {
+	base  *postings
+	steps []maskStep
+	lines *lineNode // nil: matches may span lines, line masks say nothing
+	lits  [][]litStep
+
+	id    uint32   // the base id tested
+	delta bool     // a delta set is tested, not a base id
+	tris  []uint32 // the delta set tested
 }
 
-// phraseFilter tests base ids, in ascending order, against phrases: per
-// trigram of each phrase (but its last), the next mask is read where the
-// query's stream left that trigram's cursor (shared) when it stands on
-// the id, as an AND's do; otherwise from a cursor of the filter's own,
-// sought along.
-type phraseFilter struct {
-	base *postings
-	lits [][]phraseStep
-}
-
-type phraseStep struct {
+// maskStep reads one trigram's masks.
+type maskStep struct {
 	tri    uint32
-	bit    uint8
 	shared *cursor // the stream's cursor of tri, or nil
 	own    cursor
 	opened bool // own is open
 }
 
-func (ix *Index) phraseFilter(ph *Phrases, shared map[uint32]*cursor) *phraseFilter {
-	f := &phraseFilter{base: &ix.base}
-	for _, l := range ph.lits {
-		var steps []phraseStep
-		for i := 0; i+4 <= len(l); i++ {
-			t := phraseTri(l, i)
-			steps = append(steps, phraseStep{tri: t, bit: nextBit(l[i+3]), shared: shared[t]})
+// litStep is a trigram of a phrase: its step and the next mask bit of
+// the phrase's byte after it (0 for the last, which has none to test).
+type litStep struct {
+	step int
+	bit  uint8
+}
+
+// lineNode is a node of the trigram query, its trigrams as steps.
+type lineNode struct {
+	and   bool
+	steps []int
+	subs  []*lineNode
+}
+
+// newMaskFilter returns the filter of the query q (normalized) and
+// phrases ph (nil: none known), whose matches lie within one line when
+// oneLine; base is the postings its base ids are read from (nil for delta
+// sets only) and shared the stream's cursors (see streamShared). It is
+// nil when it can rule nothing out.
+func newMaskFilter(q *csindex.Query, ph *Phrases, oneLine bool, base *postings, shared map[uint32]*cursor) *maskFilter {
+	if ph == nil && !oneLine {
+		return nil
+	}
+	f := &maskFilter{base: base}
+	index := map[uint32]int{}
+	step := func(t uint32) int {
+		i, ok := index[t]
+		if !ok {
+			i = len(f.steps)
+			index[t] = i
+			f.steps = append(f.steps, maskStep{tri: t, shared: shared[t]})
 		}
-		f.lits = append(f.lits, steps)
+		return i
+	}
+	if oneLine {
+		f.lines = newLineNode(q, step)
+	}
+	if ph != nil {
+		for _, l := range ph.lits {
+			var steps []litStep
+			for i := 0; i+3 <= len(l); i++ {
+				s := litStep{step: step(phraseTri(l, i))}
+				if i+4 <= len(l) {
+					s.bit = nextBit(l[i+3])
+				}
+				steps = append(steps, s)
+			}
+			f.lits = append(f.lits, steps)
+		}
 	}
 	return f
 }
 
-// mask returns the next mask of the step's trigram in file id (above
-// every id asked of the step before), ok=false when the file lacks it.
-func (f *phraseFilter) mask(s *phraseStep, id uint32) (uint8, bool) {
+// newLineNode returns q's node, its trigrams' steps made by step.
+func newLineNode(q *csindex.Query, step func(t uint32) int) *lineNode {
+	switch q.Op {
+	case csindex.QAll:
+		return &lineNode{and: true} // every quarter
+	case csindex.QNone:
+		return &lineNode{} // none
+	}
+	n := &lineNode{and: q.Op == csindex.QAnd}
+	for _, t := range q.Trigram {
+		n.steps = append(n.steps, step(queryTrigram(t)))
+	}
+	for _, s := range q.Sub {
+		n.subs = append(n.subs, newLineNode(s, step))
+	}
+	return n
+}
+
+// mask returns the mask of step i's trigram in the file tested,
+// ok=false when the file lacks it. Base ids are asked in ascending order.
+func (f *maskFilter) mask(i int) (uint8, bool) {
+	s := &f.steps[i]
+	if f.delta {
+		j := findPacked(f.tris, s.tri)
+		if j < 0 {
+			return 0, false
+		}
+		return uint8(f.tris[j]), true
+	}
 	if c := s.shared; c != nil {
 		if c.and != nil {
 			c.and.place(c)
 		}
-		if !c.done && c.cur == id {
+		if !c.done && c.cur == f.id {
 			return c.mask, true
 		}
 	}
 	if !s.opened {
 		s.own, s.opened = listCursor(f.base.lookup(s.tri)), true
 	}
-	s.own.seek(id)
-	if s.own.done || s.own.cur != id {
+	s.own.seek(f.id)
+	if s.own.done || s.own.cur != f.id {
 		return 0, false
 	}
 	return s.own.mask, true
 }
 
-// keep reports whether the base file id (above every id asked before)
-// may hold one of the phrases.
-func (f *phraseFilter) keep(id uint32) bool {
+// quarters returns the line mask of n in the file tested: the quarters
+// that may hold a line holding n's trigrams as n asks.
+func (f *maskFilter) quarters(n *lineNode) uint8 {
+	if n.and {
+		acc := uint8(allLines)
+		for _, i := range n.steps {
+			m, ok := f.mask(i)
+			if !ok {
+				return 0
+			}
+			if acc &= lineBits(m); acc == 0 {
+				return 0
+			}
+		}
+		for _, s := range n.subs {
+			if acc &= f.quarters(s); acc == 0 {
+				return 0
+			}
+		}
+		return acc
+	}
+	acc := uint8(0)
+	for _, i := range n.steps {
+		if m, ok := f.mask(i); ok {
+			acc |= lineBits(m)
+		}
+	}
+	for _, s := range n.subs {
+		if acc == allLines {
+			break
+		}
+		acc |= f.quarters(s)
+	}
+	return acc
+}
+
+// test reports whether the file tested may hold a match.
+func (f *maskFilter) test() bool {
+	lines := uint8(allLines)
+	if f.lines != nil {
+		if lines = f.quarters(f.lines); lines == 0 {
+			return false
+		}
+	}
+	if f.lits == nil {
+		return true
+	}
 	for _, steps := range f.lits {
-		ok := true
-		for i := range steps {
-			m, has := f.mask(&steps[i], id)
-			if !has || m&steps[i].bit == 0 {
-				ok = false
+		acc := lines
+		for _, s := range steps {
+			m, ok := f.mask(s.step)
+			if !ok || s.bit != 0 && m&s.bit == 0 {
+				acc = 0
+			} else if f.lines != nil {
+				acc &= lineBits(m)
+			}
+			if acc == 0 {
 				break
 			}
 		}
-		if ok {
+		if acc != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// keep reports whether the base file id (above every id asked before)
+// may hold a match.
+func (f *maskFilter) keep(id uint32) bool {
+	f.id, f.delta = id, false
+	return f.test()
+}
+
+// keepPacked reports whether a file with the sorted packed postings tris
+// (a delta set) may hold a match.
+func (f *maskFilter) keepPacked(tris []uint32) bool {
+	f.tris, f.delta = tris, true
+	return f.test()
 }

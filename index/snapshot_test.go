@@ -177,11 +177,11 @@ func TestWorkedExampleBase(t *testing.T) {
 	t.Parallel()
 	ix := mustBuild(t, writeTree(t, map[string]string{"a.go": "Abc\n", "b.txt": "ab"}))
 	want := []byte{
-		0x02, 0x01, 0x02,
-		0x02, 0x01, 0x00,
+		0x02, 0x01, 0x12,
+		0x02, 0x01, 0x10,
 		0x61, 0x62, 0x63, 0, 0, 0, 0, 0x00,
 		0x62, 0x63, 0x0a, 0, 0, 0, 0, 0x03,
-		0, 0, 0, 0, 0, 0, 0, 0x06, 0, 0, 0, 0x02, 'I', 'X', 'B', '7',
+		0, 0, 0, 0, 0, 0, 0, 0x06, 0, 0, 0, 0x02, 'I', 'X', 'B', '8',
 	}
 	if !bytes.Equal(ix.base.data, want) {
 		t.Fatalf("base\n% x\nwant\n% x", ix.base.data, want)
@@ -190,7 +190,7 @@ func TestWorkedExampleBase(t *testing.T) {
 	if err := ix.Update("a.go"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := packTrigrams(ix.delta[0]), []byte{0x61, 0x62, 0x63, 0x02, 0x62, 0x63, 0x0a, 0x00}; !bytes.Equal(got, want) {
+	if got, want := packTrigrams(ix.delta[0]), []byte{0x61, 0x62, 0x63, 0x12, 0x62, 0x63, 0x0a, 0x10}; !bytes.Equal(got, want) {
 		t.Fatalf("delta value\n% x\nwant\n% x", got, want)
 	}
 }
@@ -231,7 +231,7 @@ func TestBlockListsSeek(t *testing.T) {
 			b = append(b, id)
 		}
 	}
-	maskOf := func(id uint32) byte { return byte(id*37) & 0xF }
+	maskOf := func(id uint32) byte { return byte(id*37) | 0x10 } // a line bit, as extraction makes
 	masksOf := func(ids []uint32) (m []byte) {
 		for _, id := range ids {
 			m = append(m, maskOf(id))
@@ -425,7 +425,7 @@ func TestListFormsSeekAndCheck(t *testing.T) {
 		var masks []byte
 		for id := uint32(rng.IntN(every)); id < bound; id += uint32(1 + rng.IntN(2*every)) {
 			ids = append(ids, id)
-			masks = append(masks, byte(rng.Uint32())&0xF)
+			masks = append(masks, byte(rng.Uint32())|0x10)
 		}
 		if len(ids) == 0 {
 			ids, masks = []uint32{bound - 1}, []byte{7}
@@ -476,14 +476,13 @@ func TestListFormsSeekAndCheck(t *testing.T) {
 				cut.seek(bound) // never panics
 			}
 		}
-		// An odd count leaves half of the last mask byte spare: it must be 0.
-		if len(ids)%2 == 1 {
-			for form, enc := range map[string][]byte{"blocks": blocks, "bitmap": bitmap} {
-				b := bytes.Clone(enc)
-				b[len(b)-1] |= 0x10
-				if err := checkList(b, bound, func(uint32) error { return nil }); err == nil {
-					t.Errorf("every %d, %s: check passes a spare half-byte that is not zero", every, form)
-				}
+		// A mask without a line bit would rule its file out of every
+		// query: check refuses it (the last byte is a mask in both forms).
+		for form, enc := range map[string][]byte{"blocks": blocks, "bitmap": bitmap} {
+			b := bytes.Clone(enc)
+			b[len(b)-1] &= 0x0F
+			if err := checkList(b, bound, func(uint32) error { return nil }); err == nil {
+				t.Errorf("every %d, %s: check passes a mask without a line bit", every, form)
 			}
 		}
 		// A bitmap's words, ranks and length are each checked.

@@ -571,7 +571,7 @@ func mergeRange(runs []run, pw *postingWriter, lo, hi uint32) {
 // garbage before the 4096th list, the build's peak.
 const mergeCheckPostings = 1 << 20
 
-// postingList is a list's ids, ascending, and their next masks.
+// postingList is a list's ids, ascending, and their masks.
 type postingList struct {
 	ids   []uint32
 	masks []byte
@@ -647,9 +647,8 @@ func merge2(dst, a, b *postingList) {
 }
 
 // appendRunIDs appends the ids of b, a list of a run this build wrote
-// (uvarint k, then each id's gap<<4 | next mask, a uvarint: builder.go),
-// to dst and their next masks to masks: every id in one pass over the
-// data.
+// (uvarint k, then each id's uvarint gap and mask byte: builder.go), to
+// dst and their masks to masks: every id in one pass over the data.
 func appendRunIDs(dst []uint32, masks []byte, b []byte) ([]uint32, []byte) {
 	_, m := binary.Uvarint(b)
 	if m <= 0 {
@@ -657,17 +656,18 @@ func appendRunIDs(dst []uint32, masks []byte, b []byte) ([]uint32, []byte) {
 	}
 	b = b[m:]
 	acc := uint32(0)
-	for i := 0; i < len(b); i++ {
+	for i := 0; i+1 < len(b); i++ {
 		v := uint64(b[i])
 		if v >= 0x80 {
 			var n int
-			if v, n = binary.Uvarint(b[i:]); n <= 0 {
+			if v, n = binary.Uvarint(b[i:]); n <= 0 || i+n >= len(b) {
 				return dst, masks
 			}
 			i += n - 1
 		}
-		acc += uint32(v >> 4)
-		dst, masks = append(dst, acc-1), append(masks, byte(v&0xF))
+		i++
+		acc += uint32(v)
+		dst, masks = append(dst, acc-1), append(masks, b[i])
 	}
 	return dst, masks
 }

@@ -33,8 +33,10 @@ var lower = func() (t [256]byte) {
 	return
 }()
 
-// Next-byte masks. Each posting (a trigram in a file) carries four bits,
-// its next mask: bit nextBin[c]&3 is set for the byte c (ASCII-lowercased)
+// Masks. Each posting (a trigram in a file) carries a byte, its mask:
+// the low four bits are its next mask, the high four its line mask.
+//
+// The next mask has bit nextBin[c]&3 set for the byte c (ASCII-lowercased)
 // that follows each occurrence of the trigram in the file (an occurrence
 // at the end of the file sets none). A phrase (a literal of four bytes or
 // more that every match contains) is then possible in a file only if,
@@ -44,14 +46,28 @@ var lower = func() (t [256]byte) {
 // Lowercasing the next byte, like the trigram, makes the test one lookup
 // whatever the case of the query.
 //
+// The line mask has bit 4+q set for each quarter q of the file holding
+// the start of a line the trigram occurs in: the line starting at byte
+// s of a file of n bytes lies in quarter 4s/n (integer division), and
+// an occurrence lies in the line holding its last byte. Outside
+// multiline mode a match lies within one line, so every trigram it
+// needs occurs in that line and has that line's bit: a file in which
+// the trigrams of a query share no quarter, evaluated as the trigram
+// query is (an AND of trigrams intersects their line masks, an OR
+// unites them), holds no match (see lineFilter). So the two literals of
+// `spin_lock\(.*kfree\(` that a file holds only in different quarters
+// rule it out, as do the trigrams of one literal that occur in it only
+// apart.
+//
 // nextBin spreads the bytes of source code evenly over eight bins: bytes
 // were assigned, most frequent first, each to the bin with the least
 // total frequency so far, by their frequency (ASCII case folded) over the
 // .go files of GOROOT/src (grep/kernelfreq.go); the space alone fills
-// bin 0. A mask has four bits, bins b and b+4 sharing bit b (schema 5
-// had a bit per bin: twice the masks' bytes, while the fourth bit of the
-// fold cost few candidates; see format.go's version log). It is part of
-// the on-disk format (format.go): a change of it is a new schema version.
+// bin 0. A next mask has four bits, bins b and b+4 sharing bit b (schema
+// 5 had a bit per bin: twice the masks' bytes, while the fourth bit of
+// the fold cost few candidates; see format.go's version log). Both are
+// part of the on-disk format (format.go): a change of either is a new
+// schema version.
 var nextBin = [256]uint8{
 	3, 3, 4, 6, 7, 1, 2, 3, 4, 3, 5, 6, 7, 4, 1, 2, // 0x00
 	3, 4, 6, 7, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, 7, // 0x10
@@ -74,34 +90,44 @@ var nextBin = [256]uint8{
 // nextBit is the bit of byte c in a next mask.
 func nextBit(c byte) uint8 { return 1 << (nextBin[lower[c]] & 3) }
 
+// lineBits returns the line mask of a mask, in its low four bits.
+func lineBits(mask uint8) uint8 { return mask >> 4 }
+
+// allLines is a line mask with every quarter set.
+const allLines = 0xF
+
+// lineBit is the mask bit of the line starting at byte start of a file
+// of n bytes (start < n).
+func lineBit(start, n int) uint8 { return 0x10 << (4 * uint64(start) / uint64(n)) }
+
 // A posting travels through extraction, the builder, the spill, the
-// merge and the delta as one uint32: trigram<<8 | next mask ("packed").
+// merge and the delta as one uint32: trigram<<8 | mask ("packed").
 // Sorting packed postings sorts them by trigram.
 
 // packedTri returns the trigram of a packed posting.
 func packedTri(v uint32) uint32 { return v >> 8 }
 
-// trigramSet collects one file's distinct trigrams and their next masks;
+// trigramSet collects one file's distinct trigrams and their masks;
 // reused across files.
 type trigramSet struct {
-	// mask holds the next masks of the 1<<24 trigrams and a spare slot,
-	// all zero but while a file is extracted. It also tells which
-	// trigrams were seen: each occurrence but the file's last trigram is
-	// followed by a byte, whose bit is set before the next trigram is
-	// looked at, so a zero mask means "not seen yet" whenever it is asked.
+	// mask holds the masks of the 1<<24 trigrams and a spare slot, all
+	// zero but while a file is extracted. It also tells which trigrams
+	// were seen: each occurrence sets a line bit at once, so a zero mask
+	// means "not seen yet".
 	mask []uint8
 	out  []uint32
 }
 
 // extract returns the distinct lowercase trigrams of data with their
-// next masks, packed (in no particular order), or ok=false when there are
+// masks, packed (in no particular order), or ok=false when there are
 // more than maxTrigrams (MaxFileTrigrams but in tests). The result is
 // valid until the next call.
 //
-// The loop has no branch on what it reads: each trigram is written to
-// out and kept (n advanced) only if its mask is still zero. Whether a
-// trigram is new is a coin toss in source code, and a branch on it
-// mispredicted often enough to make extraction 1.75× slower.
+// The loop has no branch on what it reads but for line breaks: each
+// trigram is written to out and kept (n advanced) only if its mask is
+// still zero. Whether a trigram is new is a coin toss in source code,
+// and a branch on it mispredicted often enough to make extraction 1.75×
+// slower. A line break, once a line, moves the line bit on.
 func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 	if s.mask == nil {
 		s.mask = make([]uint8, 1<<24+1)
@@ -115,8 +141,20 @@ func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 		}
 		out := s.out[:cap(s.out)]
 		t := uint32(lower[data[0]])<<8 | uint32(lower[data[1]])
+		// line is the line bit of the line holding the byte read; a
+		// trigram with a line break in it gets the bit of the line its
+		// last byte is in, which no query reads (a match outside
+		// multiline mode holds no line break).
+		start := 0
+		if data[1] == '\n' {
+			start = 2
+		} else if data[0] == '\n' {
+			start = 1
+		}
+		line := lineBit(start, len(data))
 		prev := uint32(1 << 24) // the trigram before c; none yet: the spare slot
-		for _, c := range data[2:] {
+		for j := 2; j < len(data); j++ {
+			c := data[j]
 			mask[prev] |= nextBits[c]
 			t = (t<<8 | uint32(lower[c])) & 0xFFFFFF
 			prev = t
@@ -125,10 +163,14 @@ func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 			if mask[t] == 0 {
 				seen = 1 // compiled to a flag, not a branch
 			}
+			mask[t] |= line
 			n += seen
 			if n > maxTrigrams {
 				ok = false
 				break
+			}
+			if c == '\n' && j+1 < len(data) {
+				line = lineBit(j+1, len(data))
 			}
 		}
 	}

@@ -29,7 +29,7 @@ type change struct {
 	path   string
 	remove bool
 	f      File
-	tris   []uint32 // owned copy, packed postings (trigram<<8 | next mask) sorted; nil for symlinks, binary and unknown files
+	tris   []uint32 // owned copy, packed postings (trigram<<8 | mask) sorted; nil for symlinks, binary and unknown files
 }
 
 // Update brings the file at rel (root-relative) up to date: re-read if it
@@ -859,7 +859,7 @@ func (ix *Index) Compact() error {
 }
 
 // defaultCompactAddBudget bounds how many delta postings compactBase
-// inverts at a time (5 bytes each, an id and its next mask): a burst of
+// inverts at a time (5 bytes each, an id and its mask): a burst of
 // 30,000 changed files at 200k files held 835 MB live when the whole
 // delta was inverted at once. Tests force many ranges with a smaller one.
 const defaultCompactAddBudget = 4 << 20

@@ -252,7 +252,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	search := q.search(blocks)
 	var files []grep.File
 	var read grep.Known // the files grepNewest read
-	o := index.CandidateOptions{Dir: walkStart(q.Dir), Content: tq, Phrases: ph}
+	o := index.CandidateOptions{Dir: walkStart(q.Dir), Content: tq, Phrases: ph, OneLine: !p.Multiline}
 	candidates := func(since int64) []grep.File {
 		files = files[:0]
 		o.Newer, o.Since = since != math.MinInt64, since

@@ -19,14 +19,18 @@ import (
 	"github.com/indexd/indexd/tool"
 )
 
-// The index's phrase filter (next masks, fed the matcher's required
-// literals) never drops a file the pattern matches: random contents and
-// patterns built from their pieces, case-sensitive and not, with the
-// folds beyond ASCII (k and the Kelvin sign, s and the long s, é and É)
-// and invalid UTF-8, from the base and from the delta; and the index's
-// whole answers stay the walk's. The filter must also drop files, or it
+// The index's mask filter (next masks fed the matcher's required
+// literals, and line masks outside multiline mode) never drops a file
+// the pattern matches: random contents, short files and long ones (whose
+// quarters differ) with long lines, and patterns built from their
+// pieces: one literal, two on one line, alternations, case-sensitive and
+// not, with the folds beyond ASCII (k and the Kelvin sign, s and the long
+// s, é and É) and invalid UTF-8; multiline patterns across lines with
+// the line masks off, as the query path asks. From the base and the
+// delta, after a compaction, and reopened from disk; and the index's
+// whole answers stay the walk's. Each filter must also drop files, or it
 // is not tested.
-func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
+func TestMaskFilterKeepsEveryMatch(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 22))
 	alpha := []string{"func", " ", "main", "Handler", "(", "\n", "k", "K", "\u212a", "s", "S", "\u017f", "é", "É", "\xff", "ab", "x", "_"}
@@ -37,29 +41,43 @@ func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
 		}
 		return b.String()
 	}
+	long := func() string { // long, with a line of a few thousand bytes
+		return gen(200+r.IntN(400)) + strings.ReplaceAll(gen(400), "\n", " ") + gen(200+r.IntN(400))
+	}
 	files := fsTree{}
 	for i := range 60 {
 		files[fmt.Sprintf("d%d/f%02d.txt", i%3, i)] = gen(5 + r.IntN(60))
 	}
+	for i := range 8 {
+		files[fmt.Sprintf("long/l%d.txt", i)] = long()
+	}
 	root := newRoot(t, files)
 	walk, idx := buildTools(t, root)
 	ix := idx.Searcher.(Indexed).Index.(*index.Index)
-	var changed []string // a third read again: their postings are in the delta
+	var changed []string // some read again: their postings are in the delta
 	for i := 0; i < 60; i += 3 {
 		p := fmt.Sprintf("d%d/f%02d.txt", i%3, i)
 		files[p] = gen(5 + r.IntN(60))
+		changed = append(changed, p)
+	}
+	files["long/l0.txt"], files["long/l1.txt"] = long(), long()
+	changed = append(changed, "long/l0.txt", "long/l1.txt")
+	for _, p := range changed {
 		if err := os.WriteFile(filepath.Join(root, p), []byte(files[p]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		changed = append(changed, p)
 	}
 	if err := ix.Apply(context.Background(), changed); err != nil {
 		t.Fatal(err)
 	}
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
 	piece := func() string {
 		for {
-			i := r.IntN(60)
-			c := files[fmt.Sprintf("d%d/f%02d.txt", i%3, i)]
+			c := files[paths[r.IntN(len(paths))]]
 			j := r.IntN(len(c))
 			p := c[j:min(len(c), j+4+r.IntN(8))]
 			if utf8.ValidString(p) && !strings.Contains(p, "\n") {
@@ -80,46 +98,80 @@ func TestPhraseFilterKeepsEveryMatch(t *testing.T) {
 		}
 		return string(b)
 	}
-	dropped, tested := 0, 0
-	for n := range 600 {
-		var pat string
-		switch r.IntN(5) {
-		case 0:
-			pat = regexp.QuoteMeta(piece())
-		case 1:
-			pat = regexp.QuoteMeta(flip(piece()))
-		case 2:
-			pat = regexp.QuoteMeta(piece()) + `\w*`
-		case 3:
-			pat = `\w+` + regexp.QuoteMeta(piece())
-		default:
-			pat = "(" + regexp.QuoteMeta(piece()) + "|" + regexp.QuoteMeta(flip(piece())) + ")"
-		}
-		cs := r.IntN(2) == 0
-		m, e := grep.CompileMatcher(pat, grep.MatchOptions{CaseSensitive: cs})
-		if e != nil {
-			t.Fatalf("%q: %v", pat, e)
-		}
-		re := regexp.MustCompile(m.Syntax().String()) // what the matcher runs
-		q := csindex.RegexpQuery(m.Syntax())
-		var got, all []string
-		ix.Candidates(index.CandidateOptions{Content: q, Phrases: index.NewPhrases(m.Literals())}, func(f *index.File) bool { got = append(got, f.Path); return true })
-		ix.Candidates(index.CandidateOptions{Content: q}, func(f *index.File) bool { all = append(all, f.Path); return true })
-		dropped += len(all) - len(got)
-		for p, c := range files {
-			if re.MatchString(c) {
-				tested++
-				if !slices.Contains(got, p) {
-					t.Fatalf("pattern %q (case-sensitive %v, literals %q) matches %s (%q), which is not a candidate", pat, cs, m.Literals(), p, c)
+	quote := regexp.QuoteMeta
+	droppedPhrases, droppedLines, tested := 0, 0, 0
+	candidates := func(ix *index.Index, o index.CandidateOptions) (got []string) {
+		ix.Candidates(o, func(f *index.File) bool { got = append(got, f.Path); return true })
+		return got
+	}
+	stage := func(name string, ix *index.Index, tools *Tools, n int) {
+		for i := range n {
+			var pat string
+			multiline := false
+			switch r.IntN(8) {
+			case 0:
+				pat = quote(piece())
+			case 1:
+				pat = quote(flip(piece()))
+			case 2:
+				pat = quote(piece()) + `\w*`
+			case 3:
+				pat = `\w+` + quote(piece())
+			case 4:
+				pat = "(" + quote(piece()) + "|" + quote(flip(piece())) + ")"
+			case 5:
+				pat = quote(piece()) + ".*" + quote(piece())
+			case 6:
+				pat = quote(piece()) + `\W*` + quote(flip(piece())) + ".*" + quote(piece())
+			default:
+				pat, multiline = "(?s)"+quote(piece())+".*"+quote(piece()), true
+			}
+			cs := r.IntN(2) == 0
+			m, e := grep.CompileMatcher(pat, grep.MatchOptions{CaseSensitive: cs, Multiline: multiline})
+			if e != nil {
+				t.Fatalf("%q: %v", pat, e)
+			}
+			re := regexp.MustCompile(m.Syntax().String()) // what the matcher runs
+			q := csindex.RegexpQuery(m.Syntax())
+			ph := index.NewPhrases(m.Literals())
+			got := candidates(ix, index.CandidateOptions{Content: q, Phrases: ph, OneLine: !multiline})
+			phrased := candidates(ix, index.CandidateOptions{Content: q, Phrases: ph})
+			all := candidates(ix, index.CandidateOptions{Content: q})
+			droppedPhrases += len(all) - len(phrased)
+			droppedLines += len(phrased) - len(got)
+			for _, p := range paths {
+				if re.MatchString(files[p]) {
+					tested++
+					if !slices.Contains(got, p) {
+						t.Fatalf("%s: pattern %q (case-sensitive %v, multiline %v, literals %q) matches %s (%q), which is not a candidate", name, pat, cs, multiline, m.Literals(), p, files[p])
+					}
 				}
 			}
-		}
-		if n%10 == 0 {
-			diffEngines(t, walk, idx, tool.Grep, jsonArgs("pattern", pat, "case_sensitive", cs, "output_mode", "content"))
+			if i%10 == 0 {
+				diffEngines(t, walk, tools, tool.Grep, jsonArgs("pattern", pat, "case_sensitive", cs, "multiline", multiline, "output_mode", "content"))
+			}
 		}
 	}
-	if dropped == 0 || tested == 0 {
-		t.Fatalf("dropped %d candidates, %d matching files: the filter is not exercised", dropped, tested)
+	stage("base and delta", ix, idx, 600)
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%d candidates dropped, %d matching files kept", dropped, tested)
+	stage("compacted", ix, idx, 200)
+	db := filepath.Join(t.TempDir(), "index.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := index.Open(db, idx.WS.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reopened.Close()
+	stage("reopened", reopened, &Tools{WS: idx.WS, Searcher: Indexed{Index: reopened}}, 200)
+	if droppedPhrases == 0 || droppedLines == 0 || tested == 0 {
+		t.Fatalf("dropped %d candidates by next masks, %d by line masks, %d matching files: the filter is not exercised", droppedPhrases, droppedLines, tested)
+	}
+	t.Logf("%d candidates dropped by next masks, %d by line masks, %d matching files kept", droppedPhrases, droppedLines, tested)
 }
