@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,6 +162,20 @@ func firstKey(tx *bolt.Tx, b []byte) []byte {
 // the map, the missing pages would fault.
 var baseDamage = map[string]func(t *testing.T, db string){
 	"base file: one byte changed": func(t *testing.T, db string) { damageBase(t, db, 0) },
+	"base file: a line mask changed": func(t *testing.T, db string) {
+		// The first list is in blocks form with one-byte gaps (the
+		// fixture's ids are small): its masks follow its k gaps.
+		var k int
+		withBase(t, db, func(b string) error {
+			data, err := os.ReadFile(b)
+			if err == nil && (data[0]&1 != 0 || data[0] >= 0x80) {
+				err = fmt.Errorf("first list: header %#x, not a short blocks list", data[0])
+			}
+			k = int(data[0] >> 1)
+			return err
+		})
+		damageBase(t, db, 1+k) // flips the mask's bit 7: quarter 3 of its line mask
+	},
 	"base file: truncated to half": func(t *testing.T, db string) {
 		withBase(t, db, func(b string) error {
 			st, err := os.Stat(b)
@@ -217,6 +232,13 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			v[len(v)-1] ^= 1
 			return b.Put(bytes.Clone(k), v)
 		}},
+		{"delta: one line mask changed", ErrCorrupt, func(tx *bolt.Tx) error {
+			b := tx.Bucket(bDelta)
+			k, v := b.Cursor().First()
+			v = bytes.Clone(v)
+			v[len(v)-1] ^= 0x80
+			return b.Put(bytes.Clone(k), v)
+		}},
 		{"stale: record removed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bStale).Delete(firstKey(tx, bStale)) }},
 		{"stale: record added", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bStale).Put(be32(0), nil) }},
 		{"ignored: directory made a file", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bIgnored).Put([]byte("skip"), []byte{0}) }},
@@ -228,6 +250,7 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			return b.Put(kBase, v)
 		}},
 		{"base file: one byte changed", ErrCorrupt, nil},
+		{"base file: a line mask changed", ErrCorrupt, nil},
 		{"base file: truncated to half", ErrCorrupt, nil},
 		{"base file: empty", ErrCorrupt, nil},
 		{"base file: missing", ErrCorrupt, nil},

@@ -97,7 +97,8 @@ func lineBits(mask uint8) uint8 { return mask >> 4 }
 const allLines = 0xF
 
 // lineBit is the mask bit of the line starting at byte start of a file
-// of n bytes (start < n).
+// of n bytes (start < n; 0 for start = n, a line past the end, which no
+// trigram is in).
 func lineBit(start, n int) uint8 { return 0x10 << (4 * uint64(start) / uint64(n)) }
 
 // A posting travels through extraction, the builder, the spill, the
@@ -169,7 +170,7 @@ func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 				ok = false
 				break
 			}
-			if c == '\n' && j+1 < len(data) {
+			if c == '\n' {
 				line = lineBit(j+1, len(data))
 			}
 		}
