@@ -25,6 +25,23 @@
 // measured).
 //
 //	go run ./bench/sidebyside -scale -tree DIR [-tree2 DIR] [-runs 10] [-restarts 3]
+//
+// With -daemons it runs indexd against zoekt, daemon against daemon
+// (daemons.go): a private indexd daemon indexes the tree as in the scale
+// run, zoekt-index builds a zoekt index of it (or -zoekt-index-dir names
+// one) and zoekt-webserver serves it on a free port of 127.0.0.1; each
+// query then goes through one persistent client per daemon in this
+// process (a Unix-socket connection for indexd, a keep-alive HTTP
+// connection to zoekt's JSON API), interleaved round by round with the
+// read floor (opening and reading the files indexd's answer came from,
+// GOMAXPROCS workers) and csearch when installed. It prints both builds'
+// time and size and a table of medians and ratios. The queries are a
+// built-in set for the kernel or $GOROOT/src, or any corpus's from a TSV
+// file (-queries: class, pattern, case_sensitive 0/1, limit). Without the
+// zoekt programs, zoekt's column is skipped and the report says so.
+//
+//	go run ./bench/sidebyside -daemons -tree DIR [-zoekt-index PATH]
+//	    [-zoekt-webserver PATH] [-zoekt-index-dir DIR] [-queries FILE] [-runs 10]
 package main
 
 import (
@@ -67,13 +84,40 @@ func main() {
 		writes    = flag.Int("writes", 10, "-scale: timed one-file writes (median reported)")
 		churn     = flag.Int("churn", 2000, "-scale: files rewritten (then restored) in the burst")
 		churnTail = flag.Duration("churn-tail", 2*time.Second, "-scale: how long the query stream runs before the burst, and after the daemon has caught up with it")
+
+		daemons     = flag.Bool("daemons", false, "indexd against zoekt, daemon against daemon, one persistent client each, beside the read floor and csearch")
+		zoektIndex  = flag.String("zoekt-index", "", "-daemons: zoekt-index binary (default: on $PATH or in $GOPATH/bin; \"none\" to skip zoekt)")
+		zoektServer = flag.String("zoekt-webserver", "", "-daemons: zoekt-webserver binary (default: on $PATH or in $GOPATH/bin; \"none\" to skip zoekt)")
+		zoektDir    = flag.String("zoekt-index-dir", "", "-daemons: serve this existing zoekt index of the tree instead of building one")
+		queriesFlag = flag.String("queries", "", "-daemons: a TSV file of queries (class, pattern, case_sensitive 0/1, limit), or a built-in set: kernel, goroot (default: kernel for a tree with Kbuild and MAINTAINERS at its top, else goroot)")
 	)
 	flag.Parse()
-	if *treeFlag == "" || *runs < 1 || *warmup < 0 || flag.NArg() > 0 || *scale && (*restarts < 1 || *writes < 1 || *churn < 1 || *churnTail <= 0) {
+	if *treeFlag == "" || *runs < 1 || *warmup < 0 || flag.NArg() > 0 || *scale && *daemons ||
+		*scale && (*restarts < 1 || *writes < 1 || *churn < 1 || *churnTail <= 0) {
 		flag.Usage()
 		os.Exit(2)
 	}
 	tree := realDir("-tree", *treeFlag)
+	if *daemons {
+		cfg := daemonsConfig{
+			tree: tree, runs: *runs, warmup: *warmup, indexctl: *indexctl,
+			zoektIndex: *zoektIndex, zoektWebserver: *zoektServer, csearch: *csFlag, cindex: *ciFlag,
+			queries: *queriesFlag, timeoutMS: *timeoutMS, cmdTimeout: *cmdTimeout,
+		}
+		if *zoektDir != "" {
+			cfg.zoektIndexDir = realDir("-zoekt-index-dir", *zoektDir)
+		}
+		ctx, stop := interruptible()
+		rep, err := runDaemons(ctx, cfg)
+		stop()
+		if rep != nil {
+			rep.write(os.Stdout)
+		}
+		if err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if *scale {
 		cfg := scaleConfig{
 			tree: tree, runs: *runs, warmup: *warmup, restarts: *restarts, writes: *writes, churn: *churn, churnTail: *churnTail,

@@ -75,24 +75,12 @@ type scaleRun struct {
 // runScale runs the scale harness and returns its report. It always stops
 // the private daemon and restores the tree before returning.
 func runScale(ctx context.Context, cfg scaleConfig) (rep *scaleReport, err error) {
-	tmp, err := os.MkdirTemp("", "scale-")
+	rep = &scaleReport{cfg: cfg, started: time.Now(), loadStart: loadavg(), nproc: nproc()}
+	r, err := newPrivateRun(cfg, rep, "scale-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	for _, d := range []string{"state", "run"} {
-		if err := os.Mkdir(filepath.Join(tmp, d), 0o700); err != nil {
-			return nil, err
-		}
-	}
-	r := &scaleRun{cfg: cfg, tmp: tmp, socket: privateSocket(tmp), daemons: map[int]bool{}}
-	r.token = randomHex(6)
-	// The daemon's state and socket live in tmp: no user's daemon is
-	// reached, started or stopped.
-	r.env = privateEnv(tmp, r.socket)
-
-	rep = &scaleReport{cfg: cfg, started: time.Now(), loadStart: loadavg(), nproc: nproc()}
-	r.rep = rep
+	defer os.RemoveAll(r.tmp)
 	rep.man, err = corpus.ReadManifest(cfg.tree)
 	if err != nil && !os.IsNotExist(err) {
 		progress("%v; treating %s as an ordinary tree", err, cfg.tree)
@@ -105,6 +93,29 @@ func runScale(ctx context.Context, cfg scaleConfig) (rep *scaleReport, err error
 	}()
 	err = r.run(ctx)
 	return rep, err
+}
+
+// newPrivateRun makes a run's temporary directory, with the state and
+// runtime directories of a daemon private to the run, and the environment
+// indexctl runs in to reach it. The caller removes r.tmp; rep (may be nil)
+// gets the pids of the daemons cleanup stopped.
+func newPrivateRun(cfg scaleConfig, rep *scaleReport, prefix string) (*scaleRun, error) {
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"state", "run"} {
+		if err := os.Mkdir(filepath.Join(tmp, d), 0o700); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
+	r := &scaleRun{cfg: cfg, tmp: tmp, socket: privateSocket(tmp), daemons: map[int]bool{}, rep: rep}
+	r.token = randomHex(6)
+	// The daemon's state and socket live in tmp: no user's daemon is
+	// reached, started or stopped.
+	r.env = privateEnv(tmp, r.socket)
+	return r, nil
 }
 
 // run takes the measurements, in this order: build from nothing, codesearch
@@ -383,7 +394,9 @@ func (r *scaleRun) cleanup() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for pid := range r.daemons {
-		r.rep.daemonPIDs = append(r.rep.daemonPIDs, pid)
+		if r.rep != nil {
+			r.rep.daemonPIDs = append(r.rep.daemonPIDs, pid)
+		}
 		// stop returns once the daemon has let go of its socket; its
 		// process may take a moment longer to be gone.
 		deadline := time.Now().Add(10 * time.Second)
@@ -395,7 +408,9 @@ func (r *scaleRun) cleanup() error {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	slices.Sort(r.rep.daemonPIDs)
+	if r.rep != nil {
+		slices.Sort(r.rep.daemonPIDs)
+	}
 	return errors.Join(errs...)
 }
 
@@ -446,12 +461,16 @@ type toolEnvelope struct {
 		Matches []struct {
 			File string `json:"file"`
 		} `json:"matches"`
+		Truncated      bool   `json:"truncated"`
 		FallbackUsed   bool   `json:"fallback_used"`
 		FallbackReason string `json:"fallback_reason"`
 	} `json:"data"`
 	Text  string `json:"text"`
 	Stats struct {
-		TimeMS int64 `json:"time_ms"`
+		TimeMS       int64 `json:"time_ms"`
+		MatchedLines int   `json:"matched_lines"`
+		Candidates   *int  `json:"candidates"`
+		FilesScanned int   `json:"files_scanned"`
 	} `json:"stats"`
 }
 
