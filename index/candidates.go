@@ -56,6 +56,28 @@ type CandidateOptions struct {
 	Newer     bool
 	Since     int64
 	ThenOlder bool
+	// SincePath, with Newer and Content, when not "": of the files whose
+	// ModTime is Since, only those whose path sorts before it (byte
+	// order). Grep's order is mtime descending, then path, so such files
+	// are still a prefix of it where many files share an mtime (a tree
+	// unpacked from an archive), see Extent.SincePath.
+	SincePath string
+}
+
+// newer selects the files from a point of Grep's order on (mtime
+// descending, then path): ModTime after since, or at since with a path
+// before path ("": any path). since math.MinInt64 selects every file.
+type newer struct {
+	since int64
+	path  string
+}
+
+// all reports whether nw selects every file.
+func (nw newer) all() bool { return nw.since == math.MinInt64 }
+
+// admits reports whether nw selects f.
+func (nw newer) admits(f *File) bool {
+	return f.ModTime > nw.since || f.ModTime == nw.since && (nw.path == "" || f.Path < nw.path)
 }
 
 // Candidates calls fn with each file o selects, until fn returns false,
@@ -66,11 +88,11 @@ func (ix *Index) Candidates(o CandidateOptions, fn func(f *File) bool) {
 	defer ix.mu.RUnlock()
 	switch {
 	case o.Content != nil:
-		since := int64(math.MinInt64)
+		nw := newer{since: math.MinInt64}
 		if o.Newer {
-			since = o.Since
+			nw = newer{o.Since, o.SincePath}
 		}
-		ix.eachCandidate(o.Content, o.Phrases, o.OneLine, dirPrefix(o.Dir)+o.Prefix, since, fn)
+		ix.eachCandidate(o.Content, o.Phrases, o.OneLine, dirPrefix(o.Dir)+o.Prefix, nw, fn)
 	case !o.Newer:
 		ix.eachEntering(o.Dir, o.Prefix, o.Enter, fn)
 	default:
@@ -168,26 +190,25 @@ func dirPrefix(dir string) string {
 
 // eachCandidate calls fn with each regular, non-binary file whose path
 // starts with pre that may hold a match of the trigram query q (and of
-// one of ph, when not nil; within one line, when oneLine), whose ModTime
-// is since or later (math.MinInt64: any), until fn returns false.
-// Caller holds mu.
-func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre string, since int64, fn func(f *File) bool) {
+// one of ph, when not nil; within one line, when oneLine) that nw
+// selects, until fn returns false. Caller holds mu.
+func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre string, nw newer, fn func(f *File) bool) {
 	stopped := false
 	add := func(id uint32) {
 		if stopped || int(id) >= len(ix.files) {
 			return // the table is checked on open, the lists only by their CRC
 		}
 		f := &ix.files[id]
-		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || f.ModTime < since || !strings.HasPrefix(f.Path, pre) {
+		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !nw.admits(f) || !strings.HasPrefix(f.Path, pre) {
 			return
 		}
 		stopped = !fn(f)
 	}
 	q = normalizeQuery(q)
-	ids, all := ix.evalBaseSafe(q, ph, oneLine, since)
+	ids, all := ix.evalBaseSafe(q, ph, oneLine, nw, pre)
 	switch {
-	case all && since != math.MinInt64: // the newer files only, not a pass over the table
-		ix.eachNewer(since, func(id uint32) bool {
+	case all && !nw.all(): // the newer files only, not a pass over the table
+		ix.eachNewer(nw.since, func(id uint32) bool {
 			if ix.delta[id] == nil && !ix.unknown[id] {
 				add(id)
 			}
@@ -210,7 +231,7 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre 
 	// those are looked up.
 	f := newMaskFilter(q, ph, oneLine, nil, nil)
 	ix.dsl.each(q, func(id uint32) {
-		if stopped || ix.unknown[id] || ix.files[id].ModTime < since {
+		if stopped || ix.unknown[id] || !nw.admits(&ix.files[id]) {
 			return
 		}
 		if tris := ix.delta[id]; matchSet(q, tris) && (f == nil || f.keepPacked(tris)) {
@@ -222,15 +243,26 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre 
 	}
 }
 
-// newerMask returns the bitmap of the ids whose file has ModTime since or
-// later: a pass over the packed mtimes (8 MB at a million files). Caller
-// holds mu.
-func (ix *Index) newerMask(since int64) []uint64 {
+// newerMask returns the bitmap of the ids whose file nw selects, among
+// those under pre when nw has a path: a pass over the packed mtimes (8 MB
+// at a million files) and, with a path, over the paths under pre that
+// sort before it. Caller holds mu.
+func (ix *Index) newerMask(nw newer, pre string) []uint64 {
 	w := make([]uint64, (len(ix.mtimes)+63)/64)
-	ix.eachNewer(since, func(id uint32) bool {
-		w[id/64] |= 1 << (id % 64)
+	ix.eachNewer(nw.since, func(id uint32) bool {
+		if nw.path == "" || ix.mtimes[id] > nw.since {
+			w[id/64] |= 1 << (id % 64)
+		}
 		return true
 	})
+	if nw.path != "" {
+		i, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
+		for ; i < len(ix.order) && ix.files[ix.order[i]].Path < nw.path; i++ {
+			if id := ix.order[i]; ix.mtimes[id] == nw.since {
+				w[id/64] |= 1 << (id % 64)
+			}
+		}
+	}
 	return w
 }
 
@@ -253,6 +285,12 @@ type Extent struct {
 	// order. The files at Since or later are a prefix of Grep's order
 	// (mtime descending), whatever the estimate's error.
 	Since int64
+	// SincePath, when not "": many files share the mtime Since (an
+	// archive's files), so that the files at Since or later would be
+	// many more than newest; of those at Since, about the number wanted
+	// sort before SincePath (CandidateOptions.SincePath), and those
+	// still make a prefix of Grep's order (then by path).
+	SincePath string
 }
 
 // Estimate returns the extent of the candidates of o (its Dir and
@@ -272,7 +310,7 @@ func (ix *Index) Estimate(o CandidateOptions, newest int) Extent {
 		e.Bound, e.All = 0, true
 	}
 	if newest > 0 {
-		e.Since = ix.newestSince(lo, hi, newest)
+		e.Since, e.SincePath = ix.newestSince(lo, hi, newest)
 	}
 	return e
 }
@@ -292,20 +330,46 @@ func (ix *Index) orderRange(dir string) (lo, hi int) {
 // newestSample is how many files Estimate looks at for Extent.Since.
 const newestSample = 4096
 
-// newestSince is Extent.Since for the files ix.order[lo:hi] and k newest.
-// Caller holds mu.
-func (ix *Index) newestSince(lo, hi, k int) (since int64) {
+// newestSince is Extent.Since and Extent.SincePath for the files
+// ix.order[lo:hi] and k newest. Caller holds mu.
+func (ix *Index) newestSince(lo, hi, k int) (since int64, path string) {
 	n := hi - lo
 	if k >= n || k <= 0 {
-		return math.MinInt64
+		return math.MinInt64, ""
 	}
 	m := min(n, newestSample)
-	ts := make([]int64, m)
+	at := func(i int) uint32 { return ix.order[lo+int(int64(i)*int64(n)/int64(m))] }
+	ts := make([]int64, m) // in path order
 	for i := range ts {
-		ts[i] = ix.mtimes[ix.order[lo+int(int64(i)*int64(n)/int64(m))]]
+		ts[i] = ix.mtimes[at(i)]
 	}
-	slices.Sort(ts)
-	return ts[m-1-int(int64(k)*int64(m)/int64(n))]
+	sorted := slices.Sorted(slices.Values(ts))
+	want := int(int64(k) * int64(m) / int64(n)) // the samples the prefix should hold, but one
+	since = sorted[m-1-want]
+	newer, tied := 0, 0
+	for _, t := range ts {
+		if t > since {
+			newer++
+		} else if t == since {
+			tied++
+		}
+	}
+	if newer+tied <= 2*(want+1) {
+		return since, ""
+	}
+	// The samples are evenly spaced in path order, so the files at since
+	// before the j'th sample at since are about j·n/m: cut past the
+	// tied sample that completes the prefix.
+	j := want - newer + 1 // newer ≤ want: sorted[m-1-want] is since
+	for i, t := range ts {
+		if t == since {
+			if j == 0 {
+				return since, ix.files[at(i)].Path
+			}
+			j--
+		}
+	}
+	return since, ""
 }
 
 // Skipped is a record of what a walk without include_hidden or

@@ -62,7 +62,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"math"
 	"path"
 	"runtime"
 	"runtime/debug"
@@ -707,8 +706,8 @@ func (ix *Index) Len() int {
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
-func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, oneLine bool, since int64) (ids []uint32, all bool) {
-	if !readBase(func() { ids, all = ix.evalBase(q, ph, oneLine, since) }) {
+func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, all bool) {
+	if !readBase(func() { ids, all = ix.evalBase(q, ph, oneLine, nw, pre) }) {
 		return nil, true
 	}
 	return ids, all
@@ -762,10 +761,10 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 // ascending, or all=true when q constrains nothing; only the ids whose
 // masks allow a match (maskFilter: one of the phrases ph, when not nil,
 // and, when oneLine, q's trigrams and that phrase in one quarter); only
-// the ids of files with ModTime since or later (math.MinInt64: all). It
-// streams the query (see stream): it allocates in proportion to the
-// answer, not to the lists.
-func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, since int64) (ids []uint32, all bool) {
+// the ids of files nw selects (see newerMask for pre). It streams the
+// query (see stream): it allocates in proportion to the answer, not to
+// the lists.
+func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, all bool) {
 	var shared map[uint32]*cursor
 	if ph != nil || oneLine {
 		shared = map[uint32]*cursor{}
@@ -774,10 +773,10 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, since int
 	if all || s == nil {
 		return nil, all
 	}
-	if since != math.MinInt64 {
+	if !nw.all() {
 		// The newer files lead: the query's lists are sought at their ids
 		// only (a dense list is not walked id by id to be told by mtime).
-		s = newAnd([]idStream{s, newMaskStream(ix.newerMask(since))})
+		s = newAnd([]idStream{s, newMaskStream(ix.newerMask(nw, pre))})
 	}
 	f := newMaskFilter(q, ph, oneLine, &ix.base, shared)
 	for t, ok := s.at(); ok; t, ok = s.at() {

@@ -253,9 +253,9 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var files []grep.File
 	var read grep.Known // the files grepNewest read
 	o := index.CandidateOptions{Dir: walkStart(q.Dir), Content: tq, Phrases: ph, OneLine: !p.Multiline}
-	candidates := func(since int64) []grep.File {
+	candidates := func(since int64, sincePath string) []grep.File {
 		files = files[:0]
-		o.Newer, o.Since = since != math.MinInt64, since
+		o.Newer, o.Since, o.SincePath = since != math.MinInt64, since, sincePath
 		s.Index.Candidates(o, func(f *index.File) bool {
 			rel := relTo(q.Dir, f.Path)
 			if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
@@ -275,7 +275,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var walkedSkips []tree.Skip
 	reached := newReach(q.Dir, includeEnter(q.Include), q.Include.AllowHidden, p.IncludeHidden, s.Index.Visibility().HiddenDir)
 	if !settled {
-		files = candidates(math.MinInt64)
+		files = candidates(math.MinInt64, "")
 		timedOut := false
 		for _, sub := range live {
 			if timedOut || !reached.entered(sub) {
@@ -315,22 +315,23 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 }
 
 // grepNewest looks for the answer of the search of dir among its newest
-// candidates first (newestFirst; candidates(since) lists those with an
-// mtime at or after since). settled says it found it there, or ran out
+// candidates first (newestFirst; candidates(since, path) lists those with
+// an mtime after since, or at since with a path before path: "" for any,
+// see index.Extent). settled says it found it there, or ran out
 // of time: run is then the answer. Otherwise it sets *read to what it
 // read, and candidates gives it to the scan of all the candidates
 // (grep.Known), so a prefix read whole without settling is the start of
 // the next one, and no file is read twice.
-func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search, tq *csindex.Query, candidates func(since int64) []grep.File, read *grep.Known) (run envelope.GrepRun, settled bool) {
+func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search, tq *csindex.Query, candidates func(since int64, path string) []grep.File, read *grep.Known) (run envelope.GrepRun, settled bool) {
 	need := search.Limit + 1 // the results that settle the answer: lines, or files
-	last := int64(math.MinInt64)
+	var last index.Extent
 	for k, all := s.newestFirst(tq, dir); k > 0 && k <= all/newestFirstMost; {
-		since := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir)}, k).Since
-		if since == math.MinInt64 || since == last {
-			break // all files, or the same prefix again (mtimes tied)
+		e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir)}, k)
+		if e.Since == math.MinInt64 || e.Since == last.Since && e.SincePath == last.SincePath {
+			break // all files, or the same prefix again
 		}
-		last = since
-		res, done := grep.ScanRead(ctx, search, candidates(since))
+		last = e
+		res, done := grep.ScanRead(ctx, search, candidates(e.Since, e.SincePath))
 		run = runOf(res)
 		if res.Truncated || !done.Complete() {
 			return run, true
