@@ -146,6 +146,19 @@ func damageBase(t *testing.T, db string, at int) {
 	}
 }
 
+// flipDelta returns a change of the first "delta" record: its byte back
+// from the end XORed with bits (back 1: the last posting's mask, 2: the
+// last byte of its trigram).
+func flipDelta(back int, bits byte) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		b := tx.Bucket(bDelta)
+		k, v := b.Cursor().First()
+		v = bytes.Clone(v)
+		v[len(v)-back] ^= bits
+		return b.Put(bytes.Clone(k), v)
+	}
+}
+
 // firstKey returns the first key of bucket b.
 func firstKey(tx *bolt.Tx, b []byte) []byte {
 	k, _ := tx.Bucket(b).Cursor().First()
@@ -218,27 +231,9 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			f.ModTime++
 			return b.Put([]byte("b/d.go"), encodeFile(id, &f))
 		}},
-		{"delta: one trigram changed", ErrCorrupt, func(tx *bolt.Tx) error {
-			b := tx.Bucket(bDelta)
-			k, v := b.Cursor().First()
-			v = bytes.Clone(v)
-			v[len(v)-2] ^= 1
-			return b.Put(bytes.Clone(k), v)
-		}},
-		{"delta: one next mask changed", ErrCorrupt, func(tx *bolt.Tx) error {
-			b := tx.Bucket(bDelta)
-			k, v := b.Cursor().First()
-			v = bytes.Clone(v)
-			v[len(v)-1] ^= 1
-			return b.Put(bytes.Clone(k), v)
-		}},
-		{"delta: one line mask changed", ErrCorrupt, func(tx *bolt.Tx) error {
-			b := tx.Bucket(bDelta)
-			k, v := b.Cursor().First()
-			v = bytes.Clone(v)
-			v[len(v)-1] ^= 0x80
-			return b.Put(bytes.Clone(k), v)
-		}},
+		{"delta: one trigram changed", ErrCorrupt, flipDelta(2, 1)},
+		{"delta: one next mask changed", ErrCorrupt, flipDelta(1, 1)},
+		{"delta: one line mask changed", ErrCorrupt, flipDelta(1, 0x80)},
 		{"stale: record removed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bStale).Delete(firstKey(tx, bStale)) }},
 		{"stale: record added", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bStale).Put(be32(0), nil) }},
 		{"ignored: directory made a file", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bIgnored).Put([]byte("skip"), []byte{0}) }},

@@ -196,13 +196,7 @@ func runDaemons(ctx context.Context, cfg daemonsConfig) (rep *daemonsReport, err
 		}
 	}
 	if r.s.csearch != "" && cindex != "" {
-		progress("building the codesearch index")
-		rep.cindex = buildCindex(cindex, cfg.tree, filepath.Join(r.tmp, "csearchindex"), cfg.cmdTimeout)
-		if rep.cindex.err == nil {
-			r.s.csIndex = rep.cindex.file
-		} else {
-			rep.csMissing = "cindex failed: " + rep.cindex.err.Error()
-		}
+		rep.cindex, rep.csMissing = r.buildCindex(cindex, cfg.tree, cfg.cmdTimeout)
 	}
 	if err := ctx.Err(); err != nil {
 		return rep, err

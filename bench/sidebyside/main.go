@@ -107,15 +107,7 @@ func main() {
 		if *zoektDir != "" {
 			cfg.zoektIndexDir = realDir("-zoekt-index-dir", *zoektDir)
 		}
-		ctx, stop := interruptible()
-		rep, err := runDaemons(ctx, cfg)
-		stop()
-		if rep != nil {
-			rep.write(os.Stdout)
-		}
-		if err != nil {
-			fatal(err)
-		}
+		runReported(func(ctx context.Context) (writer, error) { return nilIfNone(runDaemons(ctx, cfg)) })
 		return
 	}
 	if *scale {
@@ -127,15 +119,7 @@ func main() {
 		if *tree2 != "" {
 			cfg.tree2 = realDir("-tree2", *tree2)
 		}
-		ctx, stop := interruptible()
-		rep, err := runScale(ctx, cfg)
-		stop()
-		if rep != nil {
-			rep.write(os.Stdout)
-		}
-		if err != nil {
-			fatal(err)
-		}
+		runReported(func(ctx context.Context) (writer, error) { return nilIfNone(runScale(ctx, cfg)) })
 		return
 	}
 	want := map[string]bool{}
@@ -481,4 +465,34 @@ func buildCindex(cindex, tree, file string, timeout time.Duration) cindexStats {
 		}
 	}
 	return cs
+}
+
+// writer is a run's report.
+type writer interface{ write(w io.Writer) }
+
+// nilIfNone returns a run's report as a writer, nil when the run made
+// none (a nil pointer in an interface is not nil).
+func nilIfNone[R interface {
+	comparable
+	writer
+}](rep R, err error) (writer, error) {
+	var none R
+	if rep == none {
+		return nil, err
+	}
+	return rep, err
+}
+
+// runReported runs a run interruptibly (SIGINT, SIGTERM), prints its
+// report, a partial one too, and exits on its error.
+func runReported(run func(ctx context.Context) (writer, error)) {
+	ctx, stop := interruptible()
+	rep, err := run(ctx)
+	stop()
+	if rep != nil {
+		rep.write(os.Stdout)
+	}
+	if err != nil {
+		fatal(err)
+	}
 }

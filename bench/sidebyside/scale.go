@@ -166,13 +166,7 @@ func (r *scaleRun) run(ctx context.Context) error {
 	rep.stateBytes = dirBytes(filepath.Join(r.tmp, "state"), daemonapi.LogName)
 
 	if r.s.csearch != "" && cindex != "" {
-		progress("building the codesearch index")
-		rep.cindex = buildCindex(cindex, cfg.tree, filepath.Join(r.tmp, "csearchindex"), cfg.cmdTimeout)
-		if rep.cindex.err == nil {
-			r.s.csIndex = rep.cindex.file
-		} else {
-			rep.csMissing = "cindex failed: " + rep.cindex.err.Error()
-		}
+		rep.cindex, rep.csMissing = r.buildCindex(cindex, cfg.tree, cfg.cmdTimeout)
 	}
 
 	// Queries: whole processes, indexctl and csearch interleaved run by run.
@@ -994,4 +988,17 @@ func randomHex(n int) string {
 // interrupted run still restores the tree and stops its daemon.
 func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// buildCindex builds the run's codesearch index of tree, which its
+// csearch commands then use; missing says why codesearch is skipped when
+// the build failed.
+func (r *scaleRun) buildCindex(cindex, tree string, timeout time.Duration) (cs cindexStats, missing string) {
+	progress("building the codesearch index")
+	cs = buildCindex(cindex, tree, filepath.Join(r.tmp, "csearchindex"), timeout)
+	if cs.err != nil {
+		return cs, "cindex failed: " + cs.err.Error()
+	}
+	r.s.csIndex = cs.file
+	return cs, ""
 }
