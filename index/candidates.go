@@ -256,9 +256,10 @@ func (ix *Index) newerMask(nw newer, pre string) []uint64 {
 		return true
 	})
 	if nw.path != "" {
-		i, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
-		for ; i < len(ix.order) && ix.files[ix.order[i]].Path < nw.path; i++ {
-			if id := ix.order[i]; ix.mtimes[id] == nw.since {
+		lo, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
+		hi, _ := slices.BinarySearchFunc(ix.order, nw.path, ix.pathSearch)
+		for _, id := range ix.order[lo:max(lo, hi)] {
+			if ix.mtimes[id] == nw.since {
 				w[id/64] |= 1 << (id % 64)
 			}
 		}

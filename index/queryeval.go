@@ -425,12 +425,16 @@ func phraseTri(l []byte, i int) uint32 {
 type maskFilter struct {
 	base  *postings
 	steps []maskStep
-	lines *lineNode // nil: matches may span lines, line masks say nothing
+	lines *lineNode // nil: no node to read line masks of (see oneLine)
 	lits  [][]litStep
+	// oneLine: matches lie within one line, so a phrase is read by its
+	// line masks too.
+	oneLine bool
 
 	id    uint32   // the base id tested
 	delta bool     // a delta set is tested, not a base id
 	tris  []uint32 // the delta set tested
+	gen   uint64   // counts the files tested, for the steps' memos
 }
 
 // maskStep reads one trigram's masks.
@@ -439,6 +443,11 @@ type maskStep struct {
 	shared *cursor // the stream's cursor of tri, or nil
 	own    cursor
 	opened bool // own is open
+	// The mask read for the file tested when gen is the filter's: the
+	// query's node and a phrase often read one trigram twice.
+	gen  uint64
+	mask uint8
+	has  bool
 }
 
 // litStep is a trigram of a phrase: its step and the next mask bit of
@@ -464,7 +473,7 @@ func newMaskFilter(q *csindex.Query, ph *Phrases, oneLine bool, base *postings, 
 	if ph == nil && !oneLine {
 		return nil
 	}
-	f := &maskFilter{base: base}
+	f := &maskFilter{base: base, oneLine: oneLine}
 	index := map[uint32]int{}
 	step := func(t uint32) int {
 		i, ok := index[t]
@@ -491,7 +500,22 @@ func newMaskFilter(q *csindex.Query, ph *Phrases, oneLine bool, base *postings, 
 			f.lits = append(f.lits, steps)
 		}
 	}
+	if f.lines != nil && f.lines.and && len(f.lines.subs) == 0 && f.lits != nil && coveredBy(f.lines.steps, f.lits) {
+		f.lines = nil // the phrases' line masks say all the node's do
+	}
 	return f
+}
+
+// coveredBy reports whether every phrase reads each of steps.
+func coveredBy(steps []int, lits [][]litStep) bool {
+	for _, l := range lits {
+		for _, i := range steps {
+			if !slices.ContainsFunc(l, func(s litStep) bool { return s.step == i }) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // newLineNode returns q's node, its trigrams' steps made by step.
@@ -503,11 +527,30 @@ func newLineNode(q *csindex.Query, step func(t uint32) int) *lineNode {
 		return &lineNode{} // none
 	}
 	n := &lineNode{and: q.Op == csindex.QAnd}
+	add := func(i int) {
+		if !slices.Contains(n.steps, i) {
+			n.steps = append(n.steps, i)
+		}
+	}
 	for _, t := range q.Trigram {
-		n.steps = append(n.steps, step(queryTrigram(t)))
+		add(step(queryTrigram(t)))
 	}
 	for _, s := range q.Sub {
-		n.subs = append(n.subs, newLineNode(s, step))
+		// Flattened: a sub of one trigram (a case-insensitive pattern's
+		// variants, folded) is that trigram, and a sub of the node's own
+		// kind is part of it.
+		sub := newLineNode(s, step)
+		switch {
+		case len(sub.steps) == 1 && len(sub.subs) == 0:
+			add(sub.steps[0])
+		case sub.and == n.and:
+			for _, i := range sub.steps {
+				add(i)
+			}
+			n.subs = append(n.subs, sub.subs...)
+		default:
+			n.subs = append(n.subs, sub)
+		}
 	}
 	return n
 }
@@ -516,6 +559,15 @@ func newLineNode(q *csindex.Query, step func(t uint32) int) *lineNode {
 // ok=false when the file lacks it. Base ids are asked in ascending order.
 func (f *maskFilter) mask(i int) (uint8, bool) {
 	s := &f.steps[i]
+	if s.gen != f.gen {
+		s.gen = f.gen
+		s.mask, s.has = f.read(s)
+	}
+	return s.mask, s.has
+}
+
+// read returns the mask of s's trigram in the file tested.
+func (f *maskFilter) read(s *maskStep) (uint8, bool) {
 	if f.delta {
 		j := findPacked(f.tris, s.tri)
 		if j < 0 {
@@ -579,29 +631,37 @@ func (f *maskFilter) quarters(n *lineNode) uint8 {
 
 // test reports whether the file tested may hold a match.
 func (f *maskFilter) test() bool {
-	lines := uint8(allLines)
-	if f.lines != nil {
-		if lines = f.quarters(f.lines); lines == 0 {
-			return false
-		}
+	f.gen++
+	if f.lines == nil {
+		return f.lits == nil || f.phrase(allLines, f.oneLine)
 	}
-	if f.lits == nil {
-		return true
+	// The next masks first: they read only the phrases' trigrams, and
+	// rule out most of what the masks rule out at all.
+	if f.lits != nil && !f.phrase(allLines, false) {
+		return false
 	}
+	lines := f.quarters(f.lines)
+	return lines != 0 && (f.lits == nil || f.phrase(lines, true))
+}
+
+// phrase reports whether one of the phrases may occur in the file tested
+// by its next masks and, when inLines, in a line in one of the quarters
+// lines by its line masks.
+func (f *maskFilter) phrase(lines uint8, inLines bool) bool {
 	for _, steps := range f.lits {
-		acc := lines
+		in := lines
 		for _, s := range steps {
 			m, ok := f.mask(s.step)
 			if !ok || s.bit != 0 && m&s.bit == 0 {
-				acc = 0
-			} else if f.lines != nil {
-				acc &= lineBits(m)
+				in = 0
+			} else if inLines {
+				in &= lineBits(m)
 			}
-			if acc == 0 {
+			if in == 0 {
 				break
 			}
 		}
-		if acc != 0 {
+		if in != 0 {
 			return true
 		}
 	}
