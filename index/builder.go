@@ -146,7 +146,7 @@ func appendRunPosting(dst []byte, gap uint32, mask byte) []byte {
 	return append(binary.AppendUvarint(dst, uint64(gap)), mask)
 }
 
-// appendRunList appends the run list of ids, ascending, and their next
+// appendRunList appends the run list of ids, ascending, and their
 // masks: uvarint k and the postings.
 func appendRunList(dst []byte, ids []uint32, masks []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(ids)))

@@ -54,7 +54,7 @@ var lower = func() (t [256]byte) {
 // needs occurs in that line and has that line's bit: a file in which
 // the trigrams of a query share no quarter, evaluated as the trigram
 // query is (an AND of trigrams intersects their line masks, an OR
-// unites them), holds no match (see lineFilter). So the two literals of
+// unites them), holds no match (see maskFilter). So the two literals of
 // `spin_lock\(.*kfree\(` that a file holds only in different quarters
 // rule it out, as do the trigrams of one literal that occur in it only
 // apart.

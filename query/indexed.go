@@ -240,7 +240,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	ctx, cancel := q.deadline(ctx)
 	defer cancel()
 	depth := dirDepth(q.Dir)
-	tq := csindex.RegexpQuery(q.Matcher.Syntax())
+	tq := trigramQuery(q.Matcher.Syntax())
 	ph := index.NewPhrases(q.Matcher.Literals())
 	if p.Invert {
 		tq, ph = &csindex.Query{Op: csindex.QAll}, nil // a line without the pattern can be in any file

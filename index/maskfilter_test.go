@@ -1,0 +1,157 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// The mask filter against a line-by-line oracle, for synthetic
+// trigram queries (AND/OR nesting, subs of one trigram, QAll and QNone
+// subs, repeated trigrams) and phrases: a file holding a line whose
+// trigrams satisfy the query and which holds one of the phrases must be
+// kept, from the base (dense lists: bitmaps and bitmapAnd; sparse ones:
+// blocks), with and without a newer bitmap leading, and from the delta.
+func TestMaskFilterOracle(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(36, 3))
+	alpha := "abAB\n"
+	gen := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alpha[r.IntN(len(alpha))]
+		}
+		return string(b)
+	}
+	files := map[string]string{}
+	for i := range 400 {
+		n := 3 + r.IntN(12)
+		if i%10 == 0 {
+			n = 60 + r.IntN(200)
+		}
+		files[fmt.Sprintf("f%03d.txt", i)] = gen(n)
+	}
+	root := writeTree(t, files)
+	ix := mustBuild(t, root)
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	var changed []string
+	for i, p := range paths {
+		if i%6 == 0 {
+			files[p] = gen(3 + r.IntN(20))
+			writeFile(t, root, p, files[p])
+			changed = append(changed, p)
+		}
+	}
+	if err := ix.Apply(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
+	tri := func() string {
+		b := []byte{"ab"[r.IntN(2)], "ab"[r.IntN(2)], "ab"[r.IntN(2)]}
+		return string(b)
+	}
+	var mk func(depth int) *csindex.Query
+	mk = func(depth int) *csindex.Query {
+		switch x := r.IntN(10); {
+		case x == 0:
+			return &csindex.Query{Op: csindex.QAll}
+		case x == 1 && depth > 0:
+			return &csindex.Query{Op: csindex.QNone}
+		}
+		q := &csindex.Query{Op: csindex.QAnd}
+		if r.IntN(2) == 0 {
+			q.Op = csindex.QOr
+		}
+		for range r.IntN(3) {
+			q.Trigram = append(q.Trigram, tri())
+		}
+		if depth < 3 {
+			for range r.IntN(3) {
+				q.Sub = append(q.Sub, mk(depth+1))
+			}
+		}
+		if len(q.Trigram)+len(q.Sub) == 0 {
+			q.Trigram = []string{tri()}
+		}
+		return q
+	}
+	lineTris := func(line string) map[uint32]bool {
+		m := map[uint32]bool{}
+		l := strings.ToLower(line)
+		for i := 0; i+3 <= len(l); i++ {
+			m[uint32(l[i])<<16|uint32(l[i+1])<<8|uint32(l[i+2])] = true
+		}
+		return m
+	}
+	mayMatch := func(c string, q *csindex.Query, lits []string) bool {
+		for _, line := range strings.Split(c, "\n") {
+			ts := lineTris(line)
+			if !holds(q, func(t uint32) bool { return ts[t] }) {
+				continue
+			}
+			if lits == nil {
+				return true
+			}
+			for _, l := range lits {
+				if strings.Contains(strings.ToLower(line), l) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	dropped := 0
+	tested := 0
+	check := func(stage string, ix *Index, n int) {
+		for range n {
+			q := mk(0)
+			var lits []string
+			var ph *Phrases
+			if r.IntN(2) == 0 {
+				for range 1 + r.IntN(2) {
+					lits = append(lits, strings.ToLower(gen(4+r.IntN(3))))
+				}
+				var bl [][]byte
+				for i, l := range lits {
+					l = strings.ReplaceAll(l, "\n", "a")
+					lits[i] = l
+					bl = append(bl, []byte(l))
+				}
+				ph = NewPhrases(bl)
+			}
+			for _, newer := range []bool{false, true} {
+				o := CandidateOptions{Content: q, Phrases: ph, OneLine: true}
+				if newer {
+					o.Newer, o.Since = true, math.MinInt64+1
+				}
+				got := map[string]bool{}
+				ix.Candidates(o, func(f *File) bool { got[f.Path] = true; return true })
+				for _, p := range paths {
+					if mayMatch(files[p], q, lits) {
+						tested++
+						if !got[p] {
+							t.Fatalf("%s: query %v phrases %q (newer %v): %s (%q) holds a line that may match; dropped", stage, q, lits, newer, p, files[p])
+						}
+					} else if !got[p] {
+						dropped++
+					}
+				}
+			}
+		}
+	}
+	check("base and delta", ix, 300)
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	check("compacted", ix, 200)
+	t.Logf("%d kept as required, %d dropped", tested, dropped)
+}

@@ -1,0 +1,154 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/indexd/indexd/grep"
+	"github.com/indexd/indexd/index"
+	"github.com/indexd/indexd/tool"
+)
+
+// Adversarial line-mask inputs. Short files (3..12 bytes: every
+// byte its own quarter or nearly), files starting with "\n" or a BOM,
+// CRLF, lines straddling quarter boundaries, Kelvin / long s, invalid
+// UTF-8, and patterns with anchors, classes, optional parts and
+// alternatives whose trigram queries carry QAll/QNone subtrees.
+func TestLineMasksAdversarial(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(36, 1))
+	alpha := []string{"ab", "c", "abc", "\n", "\r\n", "\r", "k", "K", "\u212a", "s", "\u017f", "S", "\xff", "\xe2\x84", "x", " ", "d", "ef"}
+	gen := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(alpha[r.IntN(len(alpha))])
+		}
+		return b.String()
+	}
+	files := fsTree{}
+	for i := range 150 {
+		var c string
+		switch i % 5 {
+		case 0:
+			c = gen(1 + r.IntN(4)) // tiny
+		case 1:
+			c = "\n" + gen(2+r.IntN(10))
+		case 2:
+			c = "\xef\xbb\xbf" + gen(2+r.IntN(10))
+		default:
+			c = gen(3 + r.IntN(40))
+		}
+		files[fmt.Sprintf("d%d/f%03d.txt", i%3, i)] = c
+	}
+	root := newRoot(t, files)
+	walk, idx := buildTools(t, root)
+	ix := idx.Searcher.(Indexed).Index.(*index.Index)
+	var changed []string
+	for i := 0; i < 150; i += 4 {
+		p := fmt.Sprintf("d%d/f%03d.txt", i%3, i)
+		files[p] = gen(1 + r.IntN(30))
+		changed = append(changed, p)
+	}
+	for _, p := range changed {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(files[p]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Apply(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	piece := func() string {
+		for {
+			c := files[paths[r.IntN(len(paths))]]
+			if len(c) < 3 {
+				continue
+			}
+			j := r.IntN(len(c))
+			p := c[j:min(len(c), j+3+r.IntN(5))]
+			if utf8.ValidString(p) && !strings.ContainsAny(p, "\n") && p != "" {
+				return p
+			}
+		}
+	}
+	fixed := []string{`^abc`, `abc$`, `^abc$`, `^$`, `(?i)kab`, `(?i)sss`, `(?i)kkk`, `a.c`, `[a-c]{3}`, `abc|x+`, `(abc)?def`, `\babc\b`,
+		`abc\s*def`, `\x{FFFD}abc`, `.abc`, `(?i)ÉAB`, `c\rd`, `c\r$`, `^\r`, `abc.*abc`, `(abc|d)(ef|x)`, `ab(c|\w*)ef`, `[^a]bc`, `\Aab`, `bc\z`,
+		`(?i)\x{212a}ab`, `(?i)\x{17f}ab`, `abcabc`, `ab[^\n]c`, `(?:abc){2,}`, `x?abc`, `(abc|)x`}
+	quote := regexp.QuoteMeta
+	oracle := func(re *regexp.Regexp, c string) bool {
+		b := []byte(c)
+		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		if bytes.IndexByte(b, 0) >= 0 {
+			return false
+		}
+		return re.Match(b)
+	}
+	tested, dropped := 0, 0
+	stage := func(name string, ix *index.Index, tools *Tools, n int) {
+		for i := range n {
+			var pat string
+			if i < len(fixed) {
+				pat = fixed[i]
+			} else {
+				switch r.IntN(6) {
+				case 0:
+					pat = quote(piece())
+				case 1:
+					pat = "(?i)" + quote(piece())
+				case 2:
+					pat = quote(piece()) + ".*" + quote(piece())
+				case 3:
+					pat = "^" + quote(piece())
+				case 4:
+					pat = "(" + quote(piece()) + "|" + quote(piece()) + ")" + quote(piece())
+				default:
+					pat = quote(piece()) + `\s?` + quote(piece()) + "$"
+				}
+			}
+			for _, cs := range []bool{true, false} {
+				m, e := grep.CompileMatcher(pat, grep.MatchOptions{CaseSensitive: cs})
+				if e != nil {
+					continue
+				}
+				re := regexp.MustCompile(m.Syntax().String())
+				q := trigramQuery(m.Syntax())
+				ph := index.NewPhrases(m.Literals())
+				var got, all []string
+				ix.Candidates(index.CandidateOptions{Content: q, Phrases: ph, OneLine: true}, func(f *index.File) bool { got = append(got, f.Path); return true })
+				ix.Candidates(index.CandidateOptions{Content: q}, func(f *index.File) bool { all = append(all, f.Path); return true })
+				dropped += len(all) - len(got)
+				for _, p := range paths {
+					if oracle(re, files[p]) {
+						tested++
+						if !slices.Contains(got, p) {
+							inAll := slices.Contains(all, p)
+							t.Errorf("%s: pattern %q (cs %v, query %v, literals %q) matches %s (%q), not a candidate (trigram-only candidate: %v)", name, pat, cs, q, m.Literals(), p, files[p], inAll)
+						}
+					}
+				}
+				if i%7 == 0 {
+					diffEngines(t, walk, tools, tool.Grep, jsonArgs("pattern", pat, "case_sensitive", cs, "output_mode", "content"))
+				}
+			}
+		}
+	}
+	stage("base and delta", ix, idx, 400)
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	stage("compacted", ix, idx, 100)
+	t.Logf("%d matching files tested, %d dropped by masks", tested, dropped)
+}
