@@ -150,10 +150,10 @@ package index
 // The line mask has bit 4+q set for each quarter q = ⌊4s/n⌋ of the
 // file (n the bytes read of it) holding the start s of a line an
 // occurrence of the trigram ends in (a line starts at the file's start
-// and after each "\n"); never 0, since the trigram occurs. A query whose matches lie
-// within one line (not multiline) skips a file where the trigram query,
-// evaluated with each trigram as its line mask (AND as intersection, OR
-// as union), and the phrase held, leave no quarter.
+// and after each "\n"); never 0, since the trigram occurs. A query
+// whose matches lie within one line (not multiline) skips a file where
+// the trigram query, evaluated with each trigram as its line mask (AND
+// as intersection, OR as union), and the phrase held, leave no quarter.
 //
 // What a mask claims is not checked on open (the file's contents are
 // not read), but the CRC and the record sums cover it, and Check
