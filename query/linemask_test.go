@@ -2,11 +2,9 @@ package query
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,13 +25,7 @@ func TestLineMasksAdversarial(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(36, 1))
 	alpha := []string{"ab", "c", "abc", "\n", "\r\n", "\r", "k", "K", "\u212a", "s", "\u017f", "S", "\xff", "\xe2\x84", "x", " ", "d", "ef"}
-	gen := func(n int) string {
-		var b strings.Builder
-		for range n {
-			b.WriteString(alpha[r.IntN(len(alpha))])
-		}
-		return b.String()
-	}
+	gen := pieces(r, alpha)
 	files := fsTree{}
 	for i := range 150 {
 		var c string
@@ -58,19 +50,8 @@ func TestLineMasksAdversarial(t *testing.T) {
 		files[p] = gen(1 + r.IntN(30))
 		changed = append(changed, p)
 	}
-	for _, p := range changed {
-		if err := os.WriteFile(filepath.Join(root, p), []byte(files[p]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ix.Apply(context.Background(), changed); err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for p := range files {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
+	rewrite(t, ix, root, files, changed)
+	paths := slices.Sorted(maps.Keys(files))
 	piece := func() string {
 		for {
 			c := files[paths[r.IntN(len(paths))]]

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -34,13 +35,7 @@ func TestMaskFilterKeepsEveryMatch(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 22))
 	alpha := []string{"func", " ", "main", "Handler", "(", "\n", "k", "K", "\u212a", "s", "S", "\u017f", "é", "É", "\xff", "ab", "x", "_"}
-	gen := func(n int) string {
-		var b strings.Builder
-		for range n {
-			b.WriteString(alpha[r.IntN(len(alpha))])
-		}
-		return b.String()
-	}
+	gen := pieces(r, alpha)
 	long := func() string { // long, with a line of a few thousand bytes
 		return gen(200+r.IntN(400)) + strings.ReplaceAll(gen(400), "\n", " ") + gen(200+r.IntN(400))
 	}
@@ -62,19 +57,8 @@ func TestMaskFilterKeepsEveryMatch(t *testing.T) {
 	}
 	files["long/l0.txt"], files["long/l1.txt"] = long(), long()
 	changed = append(changed, "long/l0.txt", "long/l1.txt")
-	for _, p := range changed {
-		if err := os.WriteFile(filepath.Join(root, p), []byte(files[p]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ix.Apply(context.Background(), changed); err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for p := range files {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
+	rewrite(t, ix, root, files, changed)
+	paths := slices.Sorted(maps.Keys(files))
 	piece := func() string {
 		for {
 			c := files[paths[r.IntN(len(paths))]]
@@ -174,4 +158,29 @@ func TestMaskFilterKeepsEveryMatch(t *testing.T) {
 		t.Fatalf("dropped %d candidates by next masks, %d by line masks, %d matching files: the filter is not exercised", droppedPhrases, droppedLines, tested)
 	}
 	t.Logf("%d candidates dropped by next masks, %d by line masks, %d matching files kept", droppedPhrases, droppedLines, tested)
+}
+
+// pieces returns a generator of texts of n pieces drawn from alpha.
+func pieces(r *rand.Rand, alpha []string) func(n int) string {
+	return func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(alpha[r.IntN(len(alpha))])
+		}
+		return b.String()
+	}
+}
+
+// rewrite writes the files changed (their new contents in files) under
+// root and applies them to ix: their postings go to its delta.
+func rewrite(t *testing.T, ix *index.Index, root string, files fsTree, changed []string) {
+	t.Helper()
+	for _, p := range changed {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(files[p]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Apply(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
 }
