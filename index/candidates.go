@@ -229,12 +229,20 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre 
 	}
 	// The delta: its slices name the files that may match, and only
 	// those are looked up.
-	f := newMaskFilter(q, ph, oneLine, nil, nil)
+	var f *maskFilter
+	made := false // f is made for the first delta set that needs it
 	ix.dsl.each(q, func(id uint32) {
 		if stopped || ix.unknown[id] || !nw.admits(&ix.files[id]) {
 			return
 		}
-		if tris := ix.delta[id]; matchSet(q, tris) && (f == nil || f.keepPacked(tris)) {
+		tris := ix.delta[id]
+		if !matchSet(q, tris) {
+			return
+		}
+		if !made {
+			f, made = newMaskFilter(q, ph, oneLine, nil, nil), true
+		}
+		if f == nil || f.keepPacked(tris) {
 			add(id)
 		}
 	})

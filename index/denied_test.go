@@ -26,15 +26,9 @@ func TestDeniedPathsRecorded(t *testing.T) {
 		"a/secret.go":   "needle\n",
 		"c.go":          "needle\n",
 	})
-	chmod := func(rel string, mode os.FileMode) {
-		t.Helper()
-		if err := os.Chmod(filepath.Join(root, rel), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
+	chmod := func(rel string, mode os.FileMode) { testtree.Chmod(t, root, rel, mode) }
 	chmod("a/locked", 0)
 	chmod("a/secret.go", 0)
-	t.Cleanup(func() { chmod("a/locked", 0o755) })
 	denied := []Skipped{{Path: "a/locked", IsDir: true, Denied: true}}
 	check := func(what string, ix *Index, wantPaths []string, wantSkipped []Skipped) {
 		t.Helper()
@@ -89,11 +83,7 @@ func TestHiddenDeniedDirectoryOneRecord(t *testing.T) {
 		return
 	}
 	root := writeTree(t, map[string]string{".secret/x.go": "needle\n", "c.go": "needle\n"})
-	dir := filepath.Join(root, ".secret")
-	if err := os.Chmod(dir, 0); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	testtree.Chmod(t, root, ".secret", 0)
 	want := []Skipped{{Path: ".secret", IsDir: true, Hidden: true, Denied: true}}
 	ix := mustBuild(t, root)
 	checkTable(t, "build", ix, []string{"c.go"}, want)
@@ -129,11 +119,7 @@ func TestListableUnsearchableDirectory(t *testing.T) {
 		return
 	}
 	root := writeTree(t, map[string]string{"ro/z.go": "needle\n", "ro/sub/w.go": "needle\n", "c.go": "needle\n"})
-	dir := filepath.Join(root, "ro")
-	if err := os.Chmod(dir, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	testtree.Chmod(t, root, "ro", 0o644)
 	ix := mustBuild(t, root)
 	wantPaths := []string{"c.go", "ro/z.go"}
 	wantRecords := []Skipped{{Path: "ro/sub", IsDir: true, Denied: true}}
@@ -167,10 +153,7 @@ func TestDeniedFileTrustedOnItsStat(t *testing.T) {
 		return
 	}
 	root := writeTree(t, map[string]string{"secret.go": "needle\n", "c.go": "needle\n"})
-	secret := filepath.Join(root, "secret.go")
-	if err := os.Chmod(secret, 0); err != nil {
-		t.Fatal(err)
-	}
+	testtree.Chmod(t, root, "secret.go", 0)
 	// The index's clock a minute ahead: no file is racy, as on a restart
 	// long after the last write.
 	ahead := knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Minute)) })
@@ -182,9 +165,7 @@ func TestDeniedFileTrustedOnItsStat(t *testing.T) {
 	if n, err := ix.Reconcile(ctx); n != 0 || err != nil {
 		t.Fatalf("Reconcile of an unchanged tree: %d changes, %v", n, err)
 	}
-	if err := os.Chmod(secret, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testtree.Chmod(t, root, "secret.go", 0o644)
 	if n, err := ix.Reconcile(ctx); n != 1 || err != nil {
 		t.Fatalf("Reconcile after chmod: %d changes, %v; want 1", n, err)
 	}

@@ -111,10 +111,7 @@ func (ix *Index) ApplyWith(ctx context.Context, paths []string, opts ApplyOption
 				// A directory above it may be listed but not searched, or
 				// neither: its parent is looked at whole, as a build lists
 				// it (by name, or as Denied).
-				parent := ""
-				if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-					parent = rel[:i]
-				}
+				parent, _ := rooted.Split(rel)
 				paths = append(paths, parent)
 				continue
 			}

@@ -2,8 +2,6 @@ package query
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -32,15 +30,8 @@ func TestUnreadablePathsNamed(t *testing.T) {
 	})
 	locked := []string{"src/locked", "src/secret.go", "docs/private", ".secret", ".priv/locked"}
 	for _, p := range locked {
-		if err := os.Chmod(filepath.Join(root, p), 0); err != nil {
-			t.Fatal(err)
-		}
+		testtree.Chmod(t, root, p, 0)
 	}
-	t.Cleanup(func() {
-		for _, p := range locked {
-			os.Chmod(filepath.Join(root, p), 0o755)
-		}
-	})
 	walk, idx := buildTools(t, root)
 	cases := []struct {
 		tool, args string

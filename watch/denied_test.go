@@ -23,10 +23,7 @@ func TestDeniedDirectoryFollowsItsMode(t *testing.T) {
 	testtree.File(t, root, "a/locked/x.go", "package a\n")
 	testtree.File(t, root, "a/open/y.go", "package a\n")
 	testtree.File(t, root, "a/secret.go", "package a\n")
-	chmod := func(rel string, mode os.FileMode) {
-		t.Helper()
-		must(t, os.Chmod(filepath.Join(root, rel), mode))
-	}
+	chmod := func(rel string, mode os.FileMode) { testtree.Chmod(t, root, rel, mode) }
 	// A file with two links that may not be read: no watch of its own is
 	// needed (every Grep reads it), and none is taken as missing.
 	testtree.File(t, root, "b/linked.go", "package b\n")
@@ -35,7 +32,6 @@ func TestDeniedDirectoryFollowsItsMode(t *testing.T) {
 	chmod("b/linked.go", 0)
 	chmod("a/locked", 0)
 	chmod("a/secret.go", 0)
-	t.Cleanup(func() { chmod("a/locked", 0o755) })
 	w, ix := start(t, root, Options{})
 	denied := []index.Skipped{{Path: "a/locked", IsDir: true, Denied: true}}
 	step := func(what string, wantPaths []string, wantIgnored []index.Skipped) {

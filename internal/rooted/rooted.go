@@ -136,7 +136,7 @@ func (r *Root) lstatAt(rel string) (unix.Stat_t, error) {
 		}
 		return st, nil
 	}
-	dir, name := split(c)
+	dir, name := Split(c)
 	dfd := r.fd
 	if dir != "" {
 		fd, err := r.openParent(dir)
@@ -379,7 +379,9 @@ func (r *Root) abs(rel string) string {
 	return r.path + "/" + rel
 }
 
-func split(rel string) (dir, name string) {
+// Split cuts rel (slashes around it trimmed) into its parent ("" at the
+// top) and its last name.
+func Split(rel string) (dir, name string) {
 	rel = strings.Trim(rel, "/")
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		return rel[:i], rel[i+1:]
@@ -418,7 +420,7 @@ func (r *Root) CreateExclusive(rel string) error {
 
 // Remove removes the file (not a directory) at rel beneath the root.
 func (r *Root) Remove(rel string) error {
-	dir, name := split(rel)
+	dir, name := Split(rel)
 	if name == "" {
 		return &os.PathError{Op: "remove", Path: r.abs(rel), Err: unix.EINVAL}
 	}

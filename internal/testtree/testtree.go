@@ -46,6 +46,19 @@ func File(t testing.TB, root, rel, contents string) {
 	}
 }
 
+// Chmod sets the mode of the root-relative slash path rel, failing the
+// test on an error, and gives it mode 0o755 back when the test ends, so
+// that a directory a test made unreadable can be removed with the test's
+// temporary directory.
+func Chmod(t testing.TB, root, rel string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(p, 0o755) })
+}
+
 // Open opens dir as a rooted.Root, closed when the test ends.
 func Open(t testing.TB, dir string) *rooted.Root {
 	t.Helper()
