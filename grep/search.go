@@ -87,10 +87,26 @@ type File struct {
 	// without its status): whoever reads it takes them from the open
 	// file (fileHit.info).
 	NoInfo bool
+	// Quarters, when neither 0 nor all four (0xF), is the index's word on
+	// where a match can be: only in the lines starting in these quarters
+	// of the file, bit q standing for bytes [⌈q·Size/4⌉, ⌈(q+1)·Size/4⌉),
+	// while the file is as it was indexed (Size, ModTime and Indexed).
+	// Scan then reads those lines first, and the whole file only if one
+	// of them matches (see probe.go).
+	Quarters uint8
+	Indexed  Stamp
 	// pre, if set, is what the file holds, already read (by a prescan, or
 	// in an earlier prefix of the same query: Known): Scan takes it
 	// instead of reading the file again.
 	pre *fileHit
+}
+
+// Stamp is the rest of a file's status as the index saw it, beside
+// File's Size and ModTime: a file whose fstat shows all five unchanged is
+// taken to hold what was indexed.
+type Stamp struct {
+	Ctime    int64 // Unix nanoseconds, as tree.Nanos clamps them
+	Ino, Dev uint64
 }
 
 // Match is one matching line (in multiline mode, the lines of one match)

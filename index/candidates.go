@@ -84,8 +84,30 @@ func (nw newer) admits(f *File) bool {
 // all of them from one state of the table. fn must not keep f nor call
 // ix.
 func (ix *Index) Candidates(o CandidateOptions, fn func(f *File) bool) {
+	ix.CandidateLines(o, func(f *File, _ Quarters) bool { return fn(f) })
+}
+
+// Quarters is a set of a file's quarters, bit q for quarter q: the lines
+// that start in bytes [⌈q·n/4⌉, ⌈(q+1)·n/4⌉) of the n bytes it held when
+// it was indexed (its File's Size; see trigram.go, "Masks").
+type Quarters uint8
+
+// AllQuarters holds every line of a file.
+const AllQuarters Quarters = allLines
+
+// QuarterOf returns the quarter of a file of n bytes in which the line
+// starting at byte start (0 ≤ start < n) lies: the line masks' rule.
+func QuarterOf(start, n int64) int { return int(4 * uint64(start) / uint64(n)) }
+
+// CandidateLines is Candidates, also telling, with a Content query, the
+// quarters of each file in which the line of a match may start (see
+// OneLine; AllQuarters when the index cannot tell). The lines outside
+// them hold no match as long as the file is unchanged since it was
+// indexed: its size, mtime, ctime, inode and device still f's.
+func (ix *Index) CandidateLines(o CandidateOptions, fn func(f *File, lines Quarters) bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	all := func(f *File) bool { return fn(f, AllQuarters) }
 	switch {
 	case o.Content != nil:
 		nw := newer{since: math.MinInt64}
@@ -94,17 +116,17 @@ func (ix *Index) Candidates(o CandidateOptions, fn func(f *File) bool) {
 		}
 		ix.eachCandidate(o.Content, o.Phrases, o.OneLine, dirPrefix(o.Dir)+o.Prefix, nw, fn)
 	case !o.Newer:
-		ix.eachEntering(o.Dir, o.Prefix, o.Enter, fn)
+		ix.eachEntering(o.Dir, o.Prefix, o.Enter, all)
 	default:
 		lo := dirPrefix(o.Dir) + o.Prefix
 		stopped := false
 		ix.eachNewer(o.Since, func(id uint32) bool {
 			f := &ix.files[id]
-			stopped = f.Path != "" && strings.HasPrefix(f.Path, lo) && !fn(f)
+			stopped = f.Path != "" && strings.HasPrefix(f.Path, lo) && !all(f)
 			return !stopped
 		})
 		if !stopped && o.ThenOlder {
-			ix.eachEntering(o.Dir, o.Prefix, o.Enter, func(f *File) bool { return f.ModTime >= o.Since || fn(f) })
+			ix.eachEntering(o.Dir, o.Prefix, o.Enter, func(f *File) bool { return f.ModTime >= o.Since || all(f) })
 		}
 	}
 }
@@ -191,10 +213,11 @@ func dirPrefix(dir string) string {
 // eachCandidate calls fn with each regular, non-binary file whose path
 // starts with pre that may hold a match of the trigram query q (and of
 // one of ph, when not nil; within one line, when oneLine) that nw
-// selects, until fn returns false. Caller holds mu.
-func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre string, nw newer, fn func(f *File) bool) {
+// selects, and the quarters of it where a match's line may start, until
+// fn returns false. Caller holds mu.
+func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre string, nw newer, fn func(f *File, lines Quarters) bool) {
 	stopped := false
-	add := func(id uint32) {
+	add := func(id uint32, lines uint8) {
 		if stopped || int(id) >= len(ix.files) {
 			return // the table is checked on open, the lists only by their CRC
 		}
@@ -202,28 +225,32 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre 
 		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !nw.admits(f) || !strings.HasPrefix(f.Path, pre) {
 			return
 		}
-		stopped = !fn(f)
+		stopped = !fn(f, Quarters(lines))
 	}
 	q = normalizeQuery(q)
-	ids, all := ix.evalBaseSafe(q, ph, oneLine, nw, pre)
+	ids, lines, all := ix.evalBaseSafe(q, ph, oneLine, nw, pre)
 	switch {
 	case all && !nw.all(): // the newer files only, not a pass over the table
 		ix.eachNewer(nw.since, func(id uint32) bool {
 			if ix.delta[id] == nil && !ix.unknown[id] {
-				add(id)
+				add(id, allLines)
 			}
 			return !stopped
 		})
 	case all:
 		for _, id := range ix.order {
 			if ix.delta[id] == nil && !ix.unknown[id] {
-				add(id)
+				add(id, allLines)
 			}
 		}
 	default:
-		for _, id := range ids {
+		for i, id := range ids {
 			if !ix.stale[id] && !ix.unknown[id] {
-				add(id)
+				l := uint8(allLines)
+				if lines != nil {
+					l = lines[i]
+				}
+				add(id, l)
 			}
 		}
 	}
@@ -242,12 +269,16 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre 
 		if !made {
 			f, made = newMaskFilter(q, ph, oneLine, nil, nil), true
 		}
-		if f == nil || f.keepPacked(tris) {
-			add(id)
+		l := uint8(allLines)
+		if f != nil {
+			l = f.keepPacked(tris)
+		}
+		if l != 0 {
+			add(id, l)
 		}
 	})
 	for id := range ix.unknown { // trigrams unknown: always a candidate
-		add(id)
+		add(id, allLines)
 	}
 }
 

@@ -706,11 +706,11 @@ func (ix *Index) Len() int {
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
-func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, all bool) {
-	if !readBase(func() { ids, all = ix.evalBase(q, ph, oneLine, nw, pre) }) {
-		return nil, true
+func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
+	if !readBase(func() { ids, lines, all = ix.evalBase(q, ph, oneLine, nw, pre) }) {
+		return nil, nil, true
 	}
-	return ids, all
+	return ids, lines, all
 }
 
 // readBase runs fn, which reads the mapped base, and reports false when a
@@ -761,17 +761,19 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 // ascending, or all=true when q constrains nothing; only the ids whose
 // masks allow a match (maskFilter: one of the phrases ph, when not nil,
 // and, when oneLine, q's trigrams and that phrase in one quarter); only
-// the ids of files nw selects (see newerMask for pre). It streams the
-// query (see stream): it allocates in proportion to the answer, not to
-// the lists.
-func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, all bool) {
+// the ids of files nw selects (see newerMask for pre). lines, when not
+// nil, holds each id's quarters that may hold a match's line
+// (maskFilter.test); nil means all of every file. It streams the query
+// (see stream): it allocates in proportion to the answer, not to the
+// lists.
+func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
 	var shared map[uint32]*cursor
 	if ph != nil || oneLine {
 		shared = map[uint32]*cursor{}
 	}
 	s, all := ix.streamShared(q, shared)
 	if all || s == nil {
-		return nil, all
+		return nil, nil, all
 	}
 	if !nw.all() {
 		// The newer files lead: the query's lists are sought at their ids
@@ -780,12 +782,17 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, nw newer,
 	}
 	f := newMaskFilter(q, ph, oneLine, &ix.base, shared)
 	for t, ok := s.at(); ok; t, ok = s.at() {
-		if f == nil || f.keep(t) {
+		switch {
+		case f == nil:
 			ids = append(ids, t)
+		default:
+			if l := f.keep(t); l != 0 {
+				ids, lines = append(ids, t), append(lines, l)
+			}
 		}
 		s.next()
 	}
-	return ids, false
+	return ids, lines, false
 }
 
 // HiddenName reports whether the file's own name is hidden (its last

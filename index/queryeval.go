@@ -629,55 +629,79 @@ func (f *maskFilter) quarters(n *lineNode) uint8 {
 	return acc
 }
 
-// test reports whether the file tested may hold a match.
-func (f *maskFilter) test() bool {
+// test returns the quarters of the file tested that may hold a match's
+// line: allLines when it cannot tell them (not oneLine, or no line
+// masks to read), 0 when the file holds no match.
+func (f *maskFilter) test() uint8 {
 	f.gen++
-	if f.lines == nil {
-		return f.lits == nil || f.phrase(allLines, f.oneLine)
+	if f.lits != nil && !f.phrase() {
+		// The next masks first: they read only the phrases' trigrams,
+		// and rule out most of what the masks rule out at all.
+		return 0
 	}
-	// The next masks first: they read only the phrases' trigrams, and
-	// rule out most of what the masks rule out at all.
-	if f.lits != nil && !f.phrase(allLines, false) {
-		return false
+	lines := uint8(allLines)
+	if f.lines != nil {
+		lines = f.quarters(f.lines)
 	}
-	lines := f.quarters(f.lines)
-	return lines != 0 && (f.lits == nil || f.phrase(lines, true))
+	if lines != 0 && f.lits != nil && f.oneLine {
+		lines = f.phraseLines(lines)
+	}
+	return lines
 }
 
 // phrase reports whether one of the phrases may occur in the file tested
-// by its next masks and, when inLines, in a line in one of the quarters
-// lines by its line masks.
-func (f *maskFilter) phrase(lines uint8, inLines bool) bool {
+// by its next masks.
+func (f *maskFilter) phrase() bool {
 	for _, steps := range f.lits {
-		in := lines
+		ok := true
 		for _, s := range steps {
-			m, ok := f.mask(s.step)
-			if !ok || s.bit != 0 && m&s.bit == 0 {
-				in = 0
-			} else if inLines {
-				in &= lineBits(m)
-			}
-			if in == 0 {
+			if m, has := f.mask(s.step); !has || s.bit != 0 && m&s.bit == 0 {
+				ok = false
 				break
 			}
 		}
-		if in != 0 {
+		if ok {
 			return true
 		}
 	}
 	return false
 }
 
-// keep reports whether the base file id (above every id asked before)
-// may hold a match.
-func (f *maskFilter) keep(id uint32) bool {
+// phraseLines returns the quarters among lines where one of the phrases
+// may occur in a line, by their line masks (the phrases its next masks
+// rule out are out of lines already: test).
+func (f *maskFilter) phraseLines(lines uint8) uint8 {
+	acc := uint8(0)
+	for _, steps := range f.lits {
+		in := lines &^ acc // a quarter already in is not asked again
+		for _, s := range steps {
+			m, has := f.mask(s.step)
+			if !has || s.bit != 0 && m&s.bit == 0 {
+				in = 0
+			} else {
+				in &= lineBits(m)
+			}
+			if in == 0 {
+				break
+			}
+		}
+		if acc |= in; acc == lines {
+			break
+		}
+	}
+	return acc
+}
+
+// keep returns the quarters of the base file id (above every id asked
+// before) that may hold a match's line (test), 0 when none may.
+func (f *maskFilter) keep(id uint32) uint8 {
 	f.id, f.delta = id, false
 	return f.test()
 }
 
-// keepPacked reports whether a file with the sorted packed postings tris
-// (a delta set) may hold a match.
-func (f *maskFilter) keepPacked(tris []uint32) bool {
+// keepPacked is keep for a file with the sorted packed postings tris (a
+// delta set).
+func (f *maskFilter) keepPacked(tris []uint32) uint8 {
 	f.tris, f.delta = tris, true
 	return f.test()
 }

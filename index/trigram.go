@@ -99,7 +99,7 @@ const allLines = 0xF
 // lineBit is the mask bit of the line starting at byte start of a file
 // of n bytes (start < n; 0 for start = n, a line past the end, which no
 // trigram is in).
-func lineBit(start, n int) uint8 { return 0x10 << (4 * uint64(start) / uint64(n)) }
+func lineBit(start, n int) uint8 { return 0x10 << QuarterOf(int64(start), int64(n)) }
 
 // A posting travels through extraction, the builder, the spill, the
 // merge and the delta as one uint32: trigram<<8 | mask ("packed").

@@ -67,7 +67,11 @@ func buildTools(t testing.TB, root string) (walk, idx *Tools) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix}}
+	// Every candidate the index places in some of its quarters is probed
+	// there (grep/probe.go), whatever its size.
+	sz := grep.DefaultSizes()
+	sz.ProbeMin = 0
+	return NewDirect(ws), &Tools{WS: ws, Searcher: Indexed{Index: ix}, GrepSizes: &sz}
 }
 
 // gorootTools returns the walk and index tools of GOROOT/src, built once
@@ -185,7 +189,7 @@ func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
 	n := 300
 	r := rand.New(rand.NewPCG(11, 12))
 	var files []string
-	idx.Searcher.(Indexed).Index.Candidates(index.CandidateOptions{}, func(f *index.File) bool {
+	idx.Searcher.(Indexed).Index.CandidateLines(index.CandidateOptions{}, func(f *index.File, _ index.Quarters) bool {
 		if strings.HasSuffix(f.Path, ".go") && f.Size > 200 && f.Size < 50000 {
 			files = append(files, f.Path)
 		}

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/indexd/indexd/grep"
@@ -132,4 +136,55 @@ func TestLineMasksAdversarial(t *testing.T) {
 	}
 	stage("compacted", ix, idx, 100)
 	t.Logf("%d matching files tested, %d dropped by masks", tested, dropped)
+}
+
+// A file rewritten after it was indexed, its size and mtime put back and
+// its match moved to another quarter, with no watcher to tell the index:
+// the index still lists it, placing the match where it was. The probe
+// (grep/probe.go) sees the new ctime and reads the file whole, so the
+// match is found where it now is, as the walk finds it.
+func TestProbeStaleQuarters(t *testing.T) {
+	t.Parallel()
+	filler := strings.Repeat("filler line\n", 200)
+	was := "needle here\n" + filler + filler + filler
+	now := filler + filler + filler + "needle here\n"
+	root := newRoot(t, fsTree{"a.txt": was, "b.txt": filler + "needle\n"})
+	walk, idx := buildTools(t, root)
+	path := filepath.Join(root, "a.txt")
+	before, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctime := func() int64 {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ctim.Nano()
+	}
+	was0 := ctime()
+	// Rewritten until its ctime differs from the indexed one (a rewrite in
+	// the same clock tick keeps it: the index could not tell either).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, c := range []string{now, was, now} {
+			if err := os.WriteFile(path, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		if ctime() != was0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ctime never moved")
+		}
+	}
+	r := run(t, idx, tool.Grep, `{"pattern":"needle here","case_sensitive":true}`)
+	if got, want := r.matchLines(), []string{"a.txt:601: needle here"}; !slices.Equal(got, want) {
+		t.Errorf("index: %q, want %q", got, want)
+	}
+	diffEngines(t, walk, idx, tool.Grep, `{"pattern":"needle here","case_sensitive":true}`)
 }

@@ -120,9 +120,9 @@ type cutCounter struct {
 	n int
 }
 
-func (c *cutCounter) Candidates(o index.CandidateOptions, fn func(f *index.File) bool) {
+func (c *cutCounter) CandidateLines(o index.CandidateOptions, fn func(f *index.File, lines index.Quarters) bool) {
 	if o.SincePath != "" {
 		c.n++
 	}
-	c.Index.Candidates(o, fn)
+	c.Index.CandidateLines(o, fn)
 }

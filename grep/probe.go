@@ -1,0 +1,126 @@
+package grep
+
+// Probing a file through the index's quarters.
+//
+// The index records, for each trigram of a file, the quarters of the
+// file holding the start of a line the trigram occurs in (index
+// package, trigram.go, "Masks"), and tells a search, with each candidate,
+// the quarters in which the line of a match may start (File.Quarters).
+// Outside multiline mode a match lies within one line, so the lines
+// starting elsewhere hold none. A file whose admitted quarters are some
+// but not all of it is therefore probed first: only the lines starting
+// in them are read (pread) and searched, and
+//
+//   - if none matches, the file holds no match: its scan is done, having
+//     read a part of it (a query whose literals share files but never a
+//     line reads a quarter of most of its candidates);
+//   - if one does, the file is read and searched whole, as without the
+//     index's word (a match needs its line number, which only the lines
+//     before it give).
+//
+// The word holds only for the file the index read: the probe first
+// takes the open file's status (fstat), and any change of its size,
+// mtime, ctime, inode or device since it was indexed sends the file to
+// the whole read. A file read short of the expected bytes (changed since
+// that fstat) is read whole as well.
+//
+// Which files. A probe costs an fstat and reads the lines it needs; it
+// pays off where the quarters it skips are more than a few pages, so
+// only files of Sizes.ProbeMin bytes or more are probed, and at most
+// 4*Sizes.Chunk (a larger file is read in chunks, block filters and all,
+// as before).
+
+import (
+	"bytes"
+
+	"github.com/indexd/indexd/internal/rawfile"
+	"github.com/indexd/indexd/tree"
+)
+
+// probeTail bounds how far past its quarter the probe reads the last line
+// starting in it; a longer line sends the file to the whole read.
+const probeTail = 4 << 10
+
+// probeWorth reports whether f is to be probed by a search of s.
+func probeWorth(s *Search, f File) bool {
+	return f.Quarters != 0 && f.Quarters != 0xF && !s.Matcher.multiline && !s.Invert &&
+		f.Size >= s.sizes().ProbeMin && f.Size <= 4*int64(s.sizes().Chunk)
+}
+
+// quarterStart returns where the lines of quarter q of a file of n bytes
+// start: ⌈q·n/4⌉, the first byte s with 4s/n = q (integer division), the
+// index's rule (index.QuarterOf). quarterStart(4, n) is n.
+func quarterStart(q int, n int64) int64 { return (int64(q)*n + 3) / 4 }
+
+// probe searches the lines of file (f, open) that start in f.Quarters
+// and reports whether it proved that the file holds no match: the file
+// is as indexed, and none of those lines matches. Otherwise the caller
+// reads it whole, unless st.interrupted.
+func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
+	sys, err := file.Stat()
+	if err != nil || tree.StatType(uint32(sys.Mode)) != 0 || sys.Size != f.Size ||
+		tree.Nanos(sys.Mtim.Unix()) != f.ModTime || tree.Nanos(sys.Ctim.Unix()) != f.Indexed.Ctime ||
+		sys.Ino != f.Indexed.Ino || uint64(sys.Dev) != f.Indexed.Dev {
+		return false
+	}
+	st.probe = true
+	for q := 0; q < 4; {
+		if f.Quarters&(1<<q) == 0 {
+			q++
+			continue
+		}
+		e := q + 1
+		for e < 4 && f.Quarters&(1<<e) != 0 {
+			e++
+		}
+		if !fs.probeSpan(st, file, quarterStart(q, f.Size), quarterStart(e, f.Size), f.Size) {
+			return false
+		}
+		q = e
+	}
+	return true
+}
+
+// probeSpan searches the lines of file (n bytes) that start in bytes
+// [lo, hi) and reports whether none of them matches (false too when the
+// file is not as expected, or the context ended).
+func (fs *fileScanner) probeSpan(st *fileState, file *rawfile.File, lo, hi, n int64) bool {
+	if lo >= hi {
+		return true // no byte, no line
+	}
+	// Read from the byte before lo (a line starts at lo if that byte is a
+	// line break) to probeTail bytes past hi, for the end of the last
+	// line.
+	from := max(lo-1, 0)
+	want := int(min(hi+probeTail, n) - from)
+	if cap(fs.chunk) < want {
+		fs.chunk = make([]byte, 0, max(want, 2*st.sz.Chunk))
+	}
+	buf := fs.chunk[:want]
+	got, err := file.ReadFullAt(buf, from)
+	if err != nil || got != want {
+		return false // changed since the fstat, or unreadable: the whole read tells
+	}
+	start := 0
+	if lo > 0 {
+		// The first line starting in [lo, hi) follows the first line
+		// break in [lo-1, hi-1).
+		i := bytes.IndexByte(buf[:hi-1-from], '\n')
+		if i < 0 {
+			return true // none starts there
+		}
+		start = i + 1
+	} else if bytes.HasPrefix(buf, utf8BOM) {
+		start = len(utf8BOM) // not part of the first line (scanOpen)
+	}
+	// The last line starting before hi holds byte hi-1: it ends at the
+	// first line break from there, or at the end of the file.
+	end := want
+	if j := bytes.IndexByte(buf[hi-1-from:], '\n'); j >= 0 {
+		end = int(hi-1-from) + j + 1
+	} else if from+int64(want) < n {
+		return false // a line longer than probeTail past the quarter
+	}
+	st.region(buf[start:end], true)
+	return !st.found && !st.interrupted
+}

@@ -1,0 +1,230 @@
+package grep
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+
+	"github.com/indexd/indexd/internal/rooted"
+	"github.com/indexd/indexd/tree"
+)
+
+// probeCase is a file and a pattern: the lines of the file with where
+// they start, and which of them match.
+type probeCase struct {
+	data    []byte
+	starts  []int64 // each line's first byte (a BOM not part of the first)
+	matched []bool
+	long    bool // a line runs more than probeTail past a quarter's end
+}
+
+func newProbeCase(data []byte, re *regexp.Regexp) probeCase {
+	c := probeCase{data: data}
+	body, off := data, int64(0)
+	if bytes.HasPrefix(body, utf8BOM) {
+		body, off = body[len(utf8BOM):], int64(len(utf8BOM))
+	}
+	for s := 0; s < len(body) || s == 0; {
+		e := bytes.IndexByte(body[s:], '\n')
+		if e < 0 {
+			e = len(body)
+		} else {
+			e += s
+		}
+		start := off + int64(s)
+		if s == 0 {
+			start = 0 // the line the BOM is in front of starts the file
+		}
+		c.starts = append(c.starts, start)
+		c.matched = append(c.matched, re.Match(body[s:e]))
+		if e-s > probeTail/2 {
+			c.long = true
+		}
+		if e == len(body) {
+			break
+		}
+		s = e + 1
+	}
+	return c
+}
+
+// hits returns the matching lines, and those that start in the quarters
+// q of the file.
+func (c probeCase) hits(q uint8) (all, in int) {
+	n := int64(len(c.data))
+	for i, s := range c.starts {
+		if !c.matched[i] {
+			continue
+		}
+		all++
+		if s < n && q&(1<<(4*uint64(s)/uint64(n))) != 0 {
+			in++
+		}
+	}
+	return all, in
+}
+
+// stampOf is the index's record of the file at path.
+func stampOf(t *testing.T, path string) (File, Stamp) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return File{ModTime: tree.Nanos(st.Mtim.Unix()), Size: st.Size},
+		Stamp{Ctime: tree.Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: uint64(st.Dev)}
+}
+
+// A file scanned with the index's quarters is searched in the lines
+// starting in them only, and found clean when none of those matches,
+// even when lines elsewhere do (what the index vouches for); when one of
+// them matches, it is read whole and every match is reported. The
+// quarters' bounds are the index's (index.QuarterOf): a line starting at
+// ⌈q·n/4⌉ is quarter q's, one starting a byte before is quarter q-1's.
+// A file whose status is not the one indexed is read whole.
+func TestProbeQuarters(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	rt, err := rooted.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	r := rand.New(rand.NewPCG(36, 2))
+	words := []string{"foo", "bar", "foo bar", "x", "  ", "é", "\xff", "k", "\u212a", "\r"}
+	patterns := []string{"foo bar", "^foo", "bar$", `\bx\b`, "(?i)kfoo", "é.*bar", "^$"}
+	fs := &fileScanner{root: rt}
+	sz := tinySizes(64, 1<<16, 1<<20)
+	path := filepath.Join(root, "f.txt")
+	proved, whole := 0, 0
+	for i := range 600 {
+		var b []byte
+		pattern := patterns[r.IntN(len(patterns))]
+		switch i % 7 {
+		case 0: // a BOM is not part of the first line
+			b = append(b, utf8BOM...)
+		case 1:
+			b, pattern = append(b, utf8BOM...), "^foo"
+			b = append(b, "foo"...)
+		}
+		for range 4 + r.IntN(60) {
+			n := r.IntN(8)
+			if r.IntN(40) == 0 {
+				n = probeTail // a line longer than the probe reads past its quarter
+			}
+			for range n {
+				b = append(b, words[r.IntN(len(words))]...)
+			}
+			b = append(b, '\n')
+		}
+		if r.IntN(3) == 0 {
+			b = b[:len(b)-1] // no final line break
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, stamp := stampOf(t, path)
+		f.Rel, f.Indexed = "f.txt", stamp
+		m, err := CompileMatcher(pattern, MatchOptions{CaseSensitive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newProbeCase(b, regexp.MustCompile(pattern))
+		s := &Search{Root: root, Matcher: m, Mode: ModeCount, Limit: 1000, Sizes: sz}
+		for q := uint8(1); q < 0xF; q++ {
+			f.Quarters = q
+			all, in := c.hits(q)
+			h := fs.scan(context.Background(), s, f, -1)
+			switch {
+			case in > 0 && h.count != all:
+				t.Fatalf("%q in %q, quarters %04b: %d lines found, want all %d (one starts in the quarters)", pattern, b, q, h.count, all)
+			case in == 0 && h.count != 0 && (all == 0 || !c.long):
+				t.Fatalf("%q in %q, quarters %04b: %d lines found, want none (the file read whole, not probed)", pattern, b, q, h.count)
+			case in == 0 && h.count != 0:
+				whole++ // a long line: read whole, rightly
+			case in == 0 && all > 0:
+				proved++
+			}
+			if !h.read {
+				t.Fatalf("%q, quarters %04b: not counted as read", pattern, q)
+			}
+		}
+		// Not as indexed: read whole.
+		if all, _ := c.hits(0); all > 0 {
+			for _, g := range []File{
+				{Rel: f.Rel, Size: f.Size, ModTime: f.ModTime + 1, Indexed: stamp},
+				{Rel: f.Rel, Size: f.Size, ModTime: f.ModTime, Indexed: Stamp{Ctime: stamp.Ctime - 1, Ino: stamp.Ino, Dev: stamp.Dev}},
+				{Rel: f.Rel, Size: f.Size, ModTime: f.ModTime, Indexed: Stamp{Ctime: stamp.Ctime, Ino: stamp.Ino + 1, Dev: stamp.Dev}},
+				{Rel: f.Rel, Size: f.Size + 1, ModTime: f.ModTime, Indexed: stamp},
+			} {
+				for q := uint8(1); q < 0xF; q++ {
+					g.Quarters = q
+					if h := fs.scan(context.Background(), s, g, -1); h.count != all {
+						t.Fatalf("%q in %q, stamp %+v not the file's, quarters %04b: %d lines, want %d", pattern, b, g, q, h.count, all)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d probes proved a file clean that has matches elsewhere; %d read whole for a long line", proved, whole)
+	if proved < 1000 {
+		t.Errorf("only %d probes proved a file clean", proved)
+	}
+}
+
+// The quarters' bounds, byte by byte: a file of lines of one byte each
+// ("a\n" …), the match at every line in turn, probed with each single
+// quarter. The probe finds the line exactly when it starts in that
+// quarter by the index's rule, 4s/n.
+func TestProbeBounds(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	rt, err := rooted.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	fs := &fileScanner{root: rt}
+	m, err := CompileMatcher("b", MatchOptions{CaseSensitive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Search{Root: root, Matcher: m, Mode: ModeCount, Limit: 10, Sizes: tinySizes(64, 1<<16, 1<<20)}
+	path := filepath.Join(root, "f.txt")
+	for _, lines := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
+		for _, width := range []int{1, 2, 3} { // "a\n", "aa\n", "aaa\n"
+			for at := range lines {
+				var b []byte
+				for i := range lines {
+					c := byte('a')
+					if i == at {
+						c = 'b'
+					}
+					b = append(b, bytes.Repeat([]byte{c}, width)...)
+					b = append(b, '\n')
+				}
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				f, stamp := stampOf(t, path)
+				f.Rel, f.Indexed = "f.txt", stamp
+				start, n := int64(at*(width+1)), int64(len(b))
+				want := int(4 * start / n)
+				for q := range 4 {
+					f.Quarters = 1 << q
+					got := fs.scan(context.Background(), s, f, -1).count
+					if (got == 1) != (q == want) {
+						t.Errorf("%d lines of %d bytes, the match at byte %d of %d (quarter %d): probed in quarter %d, %d found",
+							lines, width+1, start, n, want, q, got)
+					}
+				}
+			}
+		}
+	}
+}
