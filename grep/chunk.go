@@ -96,6 +96,9 @@ type fileScanner struct {
 	tail  []byte // a streamed line's last bytes, for literals across reads
 	rr    lineReader
 	hits  []int // Search.Invert: the starts of a window's matching lines
+	// tally counts the probes of the scan the file being read is part
+	// of (nil: none counted), set with root.
+	tally *probeTally
 	// st is the scan of the file being read (scanOpen). It lives here,
 	// not on scanOpen's stack, because a scan through a block filter
 	// hands a function that reaches it to Blocks.Admitted, which would
@@ -110,7 +113,7 @@ func keepBytes() int { return 3 * defaultSizes.Chunk }
 // release drops the buffers a large file grew beyond what the common
 // case needs.
 func (fs *fileScanner) release() {
-	fs.root = nil
+	fs.root, fs.tally = nil, nil
 	fs.st = fileState{}
 	fs.rd.Release(keepBytes())
 	if cap(fs.chunk) > keepBytes() {
@@ -167,11 +170,14 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 		}
 	}
 	begin()
-	if probeWorth(s, f) {
-		if fs.probe(st, f, file) || st.interrupted {
+	if probeWorth(s, f, fs.tally) {
+		clean := fs.probe(st, f, file)
+		if clean || st.interrupted {
 			h.read, h.interrupted = true, st.interrupted
+			fs.tally.count(clean)
 			return h
 		}
+		fs.tally.count(false)
 		begin() // a line may match: the file is read whole
 	}
 	if s.Blocks != nil && s.Blocks.Worth(f.Size) && fs.scanBlocks(st, f, file) {

@@ -32,6 +32,7 @@ package grep
 
 import (
 	"bytes"
+	"sync/atomic"
 
 	"github.com/indexd/indexd/internal/rawfile"
 	"github.com/indexd/indexd/tree"
@@ -41,11 +42,47 @@ import (
 // starting in it; a longer line sends the file to the whole read.
 const probeTail = 4 << 10
 
-// probeWorth reports whether f is to be probed by a search of s.
-func probeWorth(s *Search, f File) bool {
+// probeWorth reports whether f is to be probed by a search of s whose
+// probes so far are t (nil: none counted).
+func probeWorth(s *Search, f File, t *probeTally) bool {
 	return f.Quarters != 0 && f.Quarters != 0xF && !s.Matcher.multiline && !s.Invert &&
-		f.Size >= s.sizes().ProbeMin && f.Size <= 4*int64(s.sizes().Chunk)
+		f.Size >= s.sizes().ProbeMin && f.Size <= 4*int64(s.sizes().Chunk) && t.worth()
 }
+
+// probeTally counts one scan's probes, and those that proved their file
+// clean. A probe that finds a match has read part of a file the scan then
+// reads whole, so a query whose candidates mostly match (the first 1,000
+// lines of a common word) would read them twice: after probeTrial probes,
+// files are probed only while at least one probe in four proved its file
+// clean. Safe for concurrent use; nil counts nothing and always probes.
+type probeTally struct{ tried, clean atomic.Int64 }
+
+// probeTrial is how many probes a scan makes before its tally decides.
+const probeTrial = 8
+
+func (t *probeTally) worth() bool {
+	if t == nil {
+		return true
+	}
+	n := t.tried.Load()
+	return n < probeTrial || 4*t.clean.Load() >= n
+}
+
+// count records a probe and whether it proved its file clean.
+func (t *probeTally) count(clean bool) {
+	if t == nil {
+		return
+	}
+	t.tried.Add(1)
+	if clean {
+		t.clean.Add(1)
+	}
+}
+
+// ProbeMin returns the smallest file s probes through the index's
+// quarters (Sizes.ProbeMin): the index need not work out the quarters of
+// smaller ones (index.CandidateOptions.LinesFrom).
+func (s *Search) ProbeMin() int64 { return s.sizes().ProbeMin }
 
 // quarterStart returns where the lines of quarter q of a file of n bytes
 // start: ⌈q·n/4⌉, the first byte s with 4s/n = q (integer division), the

@@ -438,6 +438,7 @@ func scanFiles(ctx context.Context, s *Search, files []File) (Result, Read) {
 		})
 	}
 	var next atomic.Int64
+	var tally probeTally
 	worker := func() {
 		for !stop.Load() {
 			mu.Lock()
@@ -472,7 +473,7 @@ func scanFiles(ctx context.Context, s *Search, files []File) (Result, Read) {
 				scanners.put(fs)
 				h = *pre
 			} else {
-				fs.root = root
+				fs.root, fs.tally = root, &tally
 				h = fs.scan(ctx, s, files[i], perFile)
 				scanners.put(fs)
 				if h.interrupted {

@@ -44,6 +44,12 @@ type CandidateOptions struct {
 	// outside multiline mode), so a file where no quarter holds all the
 	// trigrams a match needs, by their line masks, is left out.
 	OneLine bool
+	// LinesFrom, with OneLine: CandidateLines works out the quarters of
+	// the files of at least LinesFrom bytes whatever it takes, and may
+	// tell AllQuarters of smaller ones rather than read more than ruling
+	// them out needs (each phrase, such as each case variant of a
+	// case-insensitive literal).
+	LinesFrom int64
 	// Newer: only the files whose ModTime is Since or later. With
 	// Content, the base's ids are told by their mtime before their next
 	// masks are read, so a query that settles among the newest files
@@ -114,7 +120,7 @@ func (ix *Index) CandidateLines(o CandidateOptions, fn func(f *File, lines Quart
 		if o.Newer {
 			nw = newer{o.Since, o.SincePath}
 		}
-		ix.eachCandidate(o.Content, o.Phrases, o.OneLine, dirPrefix(o.Dir)+o.Prefix, nw, fn)
+		ix.eachCandidate(o.Content, o.Phrases, lineScope{o.OneLine, o.LinesFrom}, dirPrefix(o.Dir)+o.Prefix, nw, fn)
 	case !o.Newer:
 		ix.eachEntering(o.Dir, o.Prefix, o.Enter, all)
 	default:
@@ -212,10 +218,10 @@ func dirPrefix(dir string) string {
 
 // eachCandidate calls fn with each regular, non-binary file whose path
 // starts with pre that may hold a match of the trigram query q (and of
-// one of ph, when not nil; within one line, when oneLine) that nw
-// selects, and the quarters of it where a match's line may start, until
-// fn returns false. Caller holds mu.
-func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre string, nw newer, fn func(f *File, lines Quarters) bool) {
+// one of ph, when not nil; within one line, when ls.oneLine) that nw
+// selects, and the quarters of it where a match's line may start (see
+// lineScope), until fn returns false. Caller holds mu.
+func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre string, nw newer, fn func(f *File, lines Quarters) bool) {
 	stopped := false
 	add := func(id uint32, lines uint8) {
 		if stopped || int(id) >= len(ix.files) {
@@ -228,7 +234,7 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre 
 		stopped = !fn(f, Quarters(lines))
 	}
 	q = normalizeQuery(q)
-	ids, lines, all := ix.evalBaseSafe(q, ph, oneLine, nw, pre)
+	ids, lines, all := ix.evalBaseSafe(q, ph, ls, nw, pre)
 	switch {
 	case all && !nw.all(): // the newer files only, not a pass over the table
 		ix.eachNewer(nw.since, func(id uint32) bool {
@@ -267,11 +273,11 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, oneLine bool, pre 
 			return
 		}
 		if !made {
-			f, made = newMaskFilter(q, ph, oneLine, nil, nil), true
+			f, made = newMaskFilter(q, ph, ls, nil, nil, ix.files), true
 		}
 		l := uint8(allLines)
 		if f != nil {
-			l = f.keepPacked(tris)
+			l = f.keepPacked(id, tris)
 		}
 		if l != 0 {
 			add(id, l)

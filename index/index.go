@@ -706,8 +706,8 @@ func (ix *Index) Len() int {
 // evalBaseSafe is evalBase, with a fault reading the mapped base (its
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
-func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
-	if !readBase(func() { ids, lines, all = ix.evalBase(q, ph, oneLine, nw, pre) }) {
+func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, ls lineScope, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
+	if !readBase(func() { ids, lines, all = ix.evalBase(q, ph, ls, nw, pre) }) {
 		return nil, nil, true
 	}
 	return ids, lines, all
@@ -760,15 +760,15 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 // evalBase evaluates q against the base postings: the ids that may match,
 // ascending, or all=true when q constrains nothing; only the ids whose
 // masks allow a match (maskFilter: one of the phrases ph, when not nil,
-// and, when oneLine, q's trigrams and that phrase in one quarter); only
+// and, when ls.oneLine, q's trigrams and that phrase in one quarter); only
 // the ids of files nw selects (see newerMask for pre). lines, when not
 // nil, holds each id's quarters that may hold a match's line
 // (maskFilter.test); nil means all of every file. It streams the query
 // (see stream): it allocates in proportion to the answer, not to the
 // lists.
-func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
+func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
 	var shared map[uint32]*cursor
-	if ph != nil || oneLine {
+	if ph != nil || ls.oneLine {
 		shared = map[uint32]*cursor{}
 	}
 	s, all := ix.streamShared(q, shared)
@@ -780,7 +780,7 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, oneLine bool, nw newer,
 		// only (a dense list is not walked id by id to be told by mtime).
 		s = newAnd([]idStream{s, newMaskStream(ix.newerMask(nw, pre))})
 	}
-	f := newMaskFilter(q, ph, oneLine, &ix.base, shared)
+	f := newMaskFilter(q, ph, ls, &ix.base, shared, ix.files)
 	for t, ok := s.at(); ok; t, ok = s.at() {
 		switch {
 		case f == nil:

@@ -92,25 +92,29 @@ func TestMaskFilterOracle(t *testing.T) {
 		}
 		return m
 	}
-	mayMatch := func(c string, q *csindex.Query, lits []string) bool {
+	// mayMatch returns the quarters of c holding a line that may match.
+	mayMatch := func(c string, q *csindex.Query, lits []string) (quarters Quarters) {
+		start := 0
 		for _, line := range strings.Split(c, "\n") {
+			s := start
+			start += len(line) + 1
 			ts := lineTris(line)
 			if !holds(q, func(t uint32) bool { return ts[t] }) {
 				continue
 			}
-			if lits == nil {
-				return true
-			}
+			ok := lits == nil
 			for _, l := range lits {
 				if strings.Contains(strings.ToLower(line), l) {
-					return true
+					ok = true
 				}
 			}
+			if ok && s < len(c) {
+				quarters |= 1 << QuarterOf(int64(s), int64(len(c)))
+			}
 		}
-		return false
+		return quarters
 	}
-	dropped := 0
-	tested := 0
+	dropped, tested, narrowed := 0, 0, 0
 	check := func(stage string, ix *Index, n int) {
 		for range n {
 			q := mk(0)
@@ -129,19 +133,27 @@ func TestMaskFilterOracle(t *testing.T) {
 				ph = NewPhrases(bl)
 			}
 			for _, newer := range []bool{false, true} {
-				o := CandidateOptions{Content: q, Phrases: ph, OneLine: true}
+				// Quarters told of the files of 0, 10 or 100 bytes and more.
+				o := CandidateOptions{Content: q, Phrases: ph, OneLine: true, LinesFrom: []int64{0, 10, 100}[r.IntN(3)]}
 				if newer {
 					o.Newer, o.Since = true, math.MinInt64+1
 				}
-				got := map[string]bool{}
-				ix.Candidates(o, func(f *File) bool { got[f.Path] = true; return true })
+				got := map[string]Quarters{}
+				ix.CandidateLines(o, func(f *File, lines Quarters) bool { got[f.Path] = lines; return true })
 				for _, p := range paths {
-					if mayMatch(files[p], q, lits) {
+					lines, kept := got[p]
+					if want := mayMatch(files[p], q, lits); want != 0 {
 						tested++
-						if !got[p] {
+						if !kept {
 							t.Fatalf("%s: query %v phrases %q (newer %v): %s (%q) holds a line that may match; dropped", stage, q, lits, newer, p, files[p])
 						}
-					} else if !got[p] {
+						if want&^lines != 0 {
+							t.Fatalf("%s: query %v phrases %q (newer %v, from %d): %s (%q) may match in quarters %04b, told %04b", stage, q, lits, newer, o.LinesFrom, p, files[p], want, lines)
+						}
+						if lines != AllQuarters {
+							narrowed++
+						}
+					} else if !kept {
 						dropped++
 					}
 				}
@@ -153,5 +165,8 @@ func TestMaskFilterOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("compacted", ix, 200)
-	t.Logf("%d kept as required, %d dropped", tested, dropped)
+	t.Logf("%d kept as required (%d of them told some quarters, not all), %d dropped", tested, narrowed, dropped)
+	if narrowed == 0 {
+		t.Error("no candidate told some quarters only")
+	}
 }

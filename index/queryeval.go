@@ -430,6 +430,11 @@ type maskFilter struct {
 	// oneLine: matches lie within one line, so a phrase is read by its
 	// line masks too.
 	oneLine bool
+	// from: the quarters of a file below from bytes are not wanted
+	// (lineScope); files is the table, for the sizes.
+	from  int64
+	files []File
+	file  uint32 // the id of the file tested
 
 	id    uint32   // the base id tested
 	delta bool     // a delta set is tested, not a base id
@@ -464,16 +469,26 @@ type lineNode struct {
 	subs  []*lineNode
 }
 
+// lineScope is what a content query's mask filter works out line masks
+// for (CandidateOptions.OneLine and LinesFrom): with oneLine, matches lie
+// within one line, and the quarters of the files of from bytes or more
+// that may hold one are told exactly.
+type lineScope struct {
+	oneLine bool
+	from    int64
+}
+
 // newMaskFilter returns the filter of the query q (normalized) and
 // phrases ph (nil: none known), whose matches lie within one line when
-// oneLine; base is the postings its base ids are read from (nil for delta
-// sets only) and shared the stream's cursors (see streamShared). It is
-// nil when it can rule nothing out.
-func newMaskFilter(q *csindex.Query, ph *Phrases, oneLine bool, base *postings, shared map[uint32]*cursor) *maskFilter {
+// ls.oneLine; base is the postings its base ids are read from (nil for
+// delta sets only), shared the stream's cursors (see streamShared) and
+// files the table (for ls.from). It is nil when it can rule nothing out.
+func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, shared map[uint32]*cursor, files []File) *maskFilter {
+	oneLine := ls.oneLine
 	if ph == nil && !oneLine {
 		return nil
 	}
-	f := &maskFilter{base: base, oneLine: oneLine}
+	f := &maskFilter{base: base, oneLine: oneLine, from: ls.from, files: files}
 	index := map[uint32]int{}
 	step := func(t uint32) int {
 		i, ok := index[t]
@@ -668,11 +683,14 @@ func (f *maskFilter) phrase() bool {
 }
 
 // phraseLines returns the quarters among lines where one of the phrases
-// may occur in a line, by their line masks (the phrases its next masks
-// rule out are out of lines already: test).
+// may occur in a line, by their line masks; when the file's quarters are
+// not wanted (lineScope), allLines as soon as one phrase may.
 func (f *maskFilter) phraseLines(lines uint8) uint8 {
 	acc := uint8(0)
-	for _, steps := range f.lits {
+	for k, steps := range f.lits {
+		if k > 0 && acc != 0 && !f.wanted() {
+			return allLines
+		}
 		in := lines &^ acc // a quarter already in is not asked again
 		for _, s := range steps {
 			m, has := f.mask(s.step)
@@ -692,16 +710,22 @@ func (f *maskFilter) phraseLines(lines uint8) uint8 {
 	return acc
 }
 
+// wanted reports whether the quarters of the file tested are wanted
+// exactly (lineScope).
+func (f *maskFilter) wanted() bool {
+	return f.from <= 0 || int(f.file) < len(f.files) && f.files[f.file].Size >= f.from
+}
+
 // keep returns the quarters of the base file id (above every id asked
 // before) that may hold a match's line (test), 0 when none may.
 func (f *maskFilter) keep(id uint32) uint8 {
-	f.id, f.delta = id, false
+	f.id, f.file, f.delta = id, id, false
 	return f.test()
 }
 
-// keepPacked is keep for a file with the sorted packed postings tris (a
-// delta set).
-func (f *maskFilter) keepPacked(tris []uint32) uint8 {
-	f.tris, f.delta = tris, true
+// keepPacked is keep for the file id with the sorted packed postings tris
+// (a delta set).
+func (f *maskFilter) keepPacked(id uint32, tris []uint32) uint8 {
+	f.file, f.tris, f.delta = id, tris, true
 	return f.test()
 }

@@ -107,7 +107,7 @@ func TestStreamEqualsEager(t *testing.T) {
 	for i := range queries {
 		q := gen(0)
 		want, wall := eagerEval(&ix.base, q)
-		got, _, all := ix.evalBase(q, nil, false, newer{since: math.MinInt64}, "")
+		got, _, all := ix.evalBase(q, nil, lineScope{}, newer{since: math.MinInt64}, "")
 		if all != wall || !all && !slices.Equal(got, want) {
 			t.Fatalf("query %d %v: got %d ids (all=%v), want %d (all=%v)", i, q, len(got), all, len(want), wall)
 		}

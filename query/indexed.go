@@ -253,7 +253,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	search := q.search(blocks)
 	var files []grep.File
 	var read grep.Known // the files grepNewest read
-	o := index.CandidateOptions{Dir: walkStart(q.Dir), Content: tq, Phrases: ph, OneLine: !p.Multiline}
+	o := index.CandidateOptions{Dir: walkStart(q.Dir), Content: tq, Phrases: ph, OneLine: !p.Multiline, LinesFrom: search.ProbeMin()}
 	candidates := func(since int64, sincePath string) []grep.File {
 		files = files[:0]
 		o.Newer, o.Since, o.SincePath = since != math.MinInt64, since, sincePath
