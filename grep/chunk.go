@@ -75,7 +75,7 @@ func DefaultSizes() Sizes { return defaultSizes }
 // buffers grow to a few times the chunk and are written by read(2) while
 // fresh, one page fault a page: at 1 MiB a walk's Grep of GOROOT/src took
 // 1,300 more faults (of 5,400) and 5% more time than at 256 KiB.
-var defaultSizes = Sizes{Window: 64 << 10, Chunk: 256 << 10, Multiline: MultilineMaxBytes, CheckEvery: 16 << 10, ProbeMin: 16 << 10}
+var defaultSizes = Sizes{Window: 64 << 10, Chunk: 256 << 10, Multiline: MultilineMaxBytes, CheckEvery: 16 << 10, ProbeMin: 4 << 10}
 
 // sizes returns the Search's sizes.
 func (s *Search) sizes() *Sizes {

@@ -38,9 +38,15 @@ import (
 	"github.com/indexd/indexd/tree"
 )
 
-// probeTail bounds how far past its quarter the probe reads the last line
-// starting in it; a longer line sends the file to the whole read.
-const probeTail = 4 << 10
+// probeLine is how far past its quarter the probe reads at first, for the
+// end of the last line starting in it: most lines end within it (a
+// quarter's read is often a few pages, and this costs less than one).
+// probeTail bounds how far it reads when the line runs on; a longer line
+// sends the file to the whole read.
+const (
+	probeLine = 256
+	probeTail = 4 << 10
+)
 
 // probeWorth reports whether f is to be probed by a search of s whose
 // probes so far are t (nil: none counted).
@@ -126,18 +132,27 @@ func (fs *fileScanner) probeSpan(st *fileState, file *rawfile.File, lo, hi, n in
 		return true // no byte, no line
 	}
 	// Read from the byte before lo (a line starts at lo if that byte is a
-	// line break) to probeTail bytes past hi, for the end of the last
-	// line.
+	// line break) to probeLine bytes past hi, for the end of the last
+	// line; then on to probeTail if it has not ended.
 	from := max(lo-1, 0)
-	want := int(min(hi+probeTail, n) - from)
-	if cap(fs.chunk) < want {
-		fs.chunk = make([]byte, 0, max(want, 2*st.sz.Chunk))
+	most := int(min(hi+probeTail, n) - from)
+	if cap(fs.chunk) < most {
+		fs.chunk = make([]byte, 0, max(most, 2*st.sz.Chunk))
 	}
-	buf := fs.chunk[:want]
-	got, err := file.ReadFullAt(buf, from)
+	buf := fs.chunk[:most]
+	want := int(min(hi+probeLine, n) - from)
+	got, err := file.ReadFullAt(buf[:want], from)
 	if err != nil || got != want {
 		return false // changed since the fstat, or unreadable: the whole read tells
 	}
+	if want < most && bytes.IndexByte(buf[hi-1-from:want], '\n') < 0 {
+		got, err := file.ReadFullAt(buf[want:], from+int64(want))
+		if err != nil || got != most-want {
+			return false
+		}
+		want = most
+	}
+	buf = buf[:want]
 	start := 0
 	if lo > 0 {
 		// The first line starting in [lo, hi) follows the first line

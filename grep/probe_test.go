@@ -115,8 +115,11 @@ func TestProbeQuarters(t *testing.T) {
 		}
 		for range 4 + r.IntN(60) {
 			n := r.IntN(8)
-			if r.IntN(40) == 0 {
+			switch r.IntN(40) {
+			case 0:
 				n = probeTail // a line longer than the probe reads past its quarter
+			case 1, 2:
+				n = probeLine/2 + r.IntN(probeTail/8) // read on past probeLine
 			}
 			for range n {
 				b = append(b, words[r.IntN(len(words))]...)
