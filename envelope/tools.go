@@ -426,6 +426,11 @@ func Grep(ctx Context, r GrepRun) *Envelope {
 	writeLines(&b, d.Fallback.infoLine(r.Voice))
 	writeLines(&b, r.Hints...)
 	if results > 0 {
+		grow := 0 // the matches' lines, their context left out
+		for _, m := range d.Matches {
+			grow += len(m.File) + len(m.Text) + 16
+		}
+		b.Grow(grow)
 		b.WriteString("\n")
 		var l Lines
 		l.Paths(&b, d.Files)
@@ -487,17 +492,31 @@ func (l *Lines) Matches(b *strings.Builder, ms []GrepMatch) {
 		}
 		for i, t := range m.Before {
 			if n := first + i; n > l.lastLine {
-				fmt.Fprintf(b, "\n%s-%d- %s", m.File, n, quote.Line(t))
+				writeLine(b, m.File, '-', n, t)
 			}
 		}
 		if m.Line > l.lastLine || m.File != l.lastFile {
-			fmt.Fprintf(b, "\n%s:%d: %s", m.File, m.Line, quote.Line(m.Text))
+			writeLine(b, m.File, ':', m.Line, m.Text)
 		}
 		for i, t := range m.After {
-			fmt.Fprintf(b, "\n%s-%d- %s", m.File, m.Line+1+i, quote.Line(t))
+			writeLine(b, m.File, '-', m.Line+1+i, t)
 		}
 		l.lastFile, l.lastLine = m.File, m.Line+len(m.After)
 	}
+}
+
+// writeLine writes "\nfile:n: text" (sep ':', a match) or "\nfile-n- text"
+// (sep '-', a context line), the text quoted by quote.Line; as
+// fmt.Fprintf would, at a tenth of its cost.
+func writeLine(b *strings.Builder, file string, sep byte, n int, text string) {
+	var num [20]byte
+	b.WriteByte('\n')
+	b.WriteString(file)
+	b.WriteByte(sep)
+	b.Write(strconv.AppendInt(num[:0], int64(n), 10))
+	b.WriteByte(sep)
+	b.WriteByte(' ')
+	b.WriteString(quote.Line(text))
 }
 
 // ---- LS ----
