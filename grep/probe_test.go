@@ -81,6 +81,18 @@ func stampOf(t *testing.T, path string) (File, Stamp) {
 		Stamp{Ctime: tree.Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: uint64(st.Dev)}
 }
 
+// probeScanner returns a new directory and a scanner of files beneath it.
+func probeScanner(t *testing.T) (string, *fileScanner) {
+	t.Helper()
+	root := t.TempDir()
+	rt, err := rooted.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return root, &fileScanner{root: rt}
+}
+
 // A file scanned with the index's quarters is searched in the lines
 // starting in them only, and found clean when none of those matches,
 // even when lines elsewhere do (what the index vouches for); when one of
@@ -90,16 +102,10 @@ func stampOf(t *testing.T, path string) (File, Stamp) {
 // A file whose status is not the one indexed is read whole.
 func TestProbeQuarters(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	rt, err := rooted.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	root, fs := probeScanner(t)
 	r := rand.New(rand.NewPCG(36, 2))
 	words := []string{"foo", "bar", "foo bar", "x", "  ", "é", "\xff", "k", "\u212a", "\r"}
 	patterns := []string{"foo bar", "^foo", "bar$", `\bx\b`, "(?i)kfoo", "é.*bar", "^$"}
-	fs := &fileScanner{root: rt}
 	sz := tinySizes(64, 1<<16, 1<<20)
 	path := filepath.Join(root, "f.txt")
 	proved, whole := 0, 0
@@ -187,13 +193,7 @@ func TestProbeQuarters(t *testing.T) {
 // quarter by the index's rule, 4s/n.
 func TestProbeBounds(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	rt, err := rooted.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	fs := &fileScanner{root: rt}
+	root, fs := probeScanner(t)
 	m, err := CompileMatcher("b", MatchOptions{CaseSensitive: true})
 	if err != nil {
 		t.Fatal(err)
