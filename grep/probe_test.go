@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/internal/rooted"
 	"github.com/indexd/indexd/tree"
@@ -72,13 +73,12 @@ func (c probeCase) hits(q uint8) (all, in int) {
 // stampOf is the index's record of the file at path.
 func stampOf(t *testing.T, path string) (File, Stamp) {
 	t.Helper()
-	fi, err := os.Lstat(path)
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
 		t.Fatal(err)
 	}
-	st := fi.Sys().(*syscall.Stat_t)
 	return File{ModTime: tree.Nanos(st.Mtim.Unix()), Size: st.Size},
-		Stamp{Ctime: tree.Nanos(st.Ctim.Unix()), Ino: st.Ino, Dev: uint64(st.Dev)}
+		Stamp{Ctime: tree.Nanos(st.Ctim.Unix()), Ino: uint64(st.Ino), Dev: uint64(st.Dev)}
 }
 
 // probeScanner returns a new directory and a scanner of files beneath it.

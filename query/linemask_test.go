@@ -10,10 +10,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/grep"
 	"github.com/indexd/indexd/index"
@@ -156,11 +157,11 @@ func TestProbeStaleQuarters(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctime := func() int64 {
-		fi, err := os.Lstat(path)
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
 			t.Fatal(err)
 		}
-		return fi.Sys().(*syscall.Stat_t).Ctim.Nano()
+		return st.Ctim.Nano()
 	}
 	was0 := ctime()
 	// Rewritten until its ctime differs from the indexed one (a rewrite in
