@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
@@ -158,6 +159,11 @@ func (w *Watcher) take() (b batch, ok bool) {
 // process applies batches until the watcher stops.
 func (w *Watcher) process() {
 	defer w.shutdown(ErrClosed)
+	defer func() {
+		if w.compactTimer != nil {
+			w.compactTimer.Stop()
+		}
+	}()
 	w.withRoot(func() { w.guard(nil, func() { w.resync(nil, nil) }) })
 	if w.ctx.Err() != nil {
 		return
@@ -195,12 +201,36 @@ func (w *Watcher) process() {
 
 // maybeCompact starts a compaction in the background if the index needs
 // one and none runs: batches (and sync barriers) go on being served while
-// the index builds its new base aside.
+// the index builds its new base aside. After a failed one (a full disk),
+// the next waits its backoff (compactBackoff), and the processor wakes
+// itself for it then: nothing else may (a Sync finds a watcher with
+// nothing pending caught up, without a batch).
 func (w *Watcher) maybeCompact() {
-	if w.ix.NeedsCompact() && w.compacting.CompareAndSwap(false, true) {
+	if !w.ix.NeedsCompact() {
+		return
+	}
+	if wait := time.Duration(w.compactNotBefore.Load() - time.Now().UnixNano()); wait > 0 {
+		if w.compactTimer == nil {
+			w.compactTimer = time.AfterFunc(wait, w.signal)
+		} else {
+			w.compactTimer.Reset(wait)
+		}
+		return
+	}
+	if w.compacting.CompareAndSwap(false, true) {
 		w.wg.Go(func() {
-			defer w.compacting.Store(false)
-			if err := w.ix.Compact(); err != nil {
+			err := w.ix.Compact()
+			if err != nil {
+				n := w.compactFailures.Add(1)
+				w.compactNotBefore.Store(time.Now().Add(compactBackoff(n)).UnixNano())
+			} else {
+				w.compactFailures.Store(0)
+			}
+			// Done before failed wakes the processor, so that its idle
+			// point after the reconcile finds no compaction running and
+			// arms the retry.
+			w.compacting.Store(false)
+			if err != nil {
 				w.failed(err)
 				return
 			}
@@ -212,6 +242,12 @@ func (w *Watcher) maybeCompact() {
 			debug.FreeOSMemory()
 		})
 	}
+}
+
+// compactBackoff is how long the n-th compaction failed in a row holds off
+// the next: a second, doubled each time, at most a minute.
+func compactBackoff(n int32) time.Duration {
+	return min(time.Second<<min(max(n-1, 0), 6), time.Minute)
 }
 
 // guard runs fn, one batch's work, and turns a panic in it into a failed

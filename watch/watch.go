@@ -158,6 +158,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -283,6 +284,13 @@ type Watcher struct {
 	closeErr  error
 
 	compacting atomic.Bool // a background Compact runs (in wg)
+	// After compactions failed in a row (compactFailures), the next one
+	// waits until compactNotBefore (UnixNano; see compactBackoff): both
+	// set by the compaction, read by the processor, which arms
+	// compactTimer (its own; stopped when it returns) to wake itself then.
+	compactFailures  atomic.Int32
+	compactNotBefore atomic.Int64
+	compactTimer     *time.Timer
 
 	mu      sync.Mutex             // guards the fields below: the dirty set and the published state
 	dirty   map[string]fsnotify.Op // root-relative path -> ops seen since the last take
