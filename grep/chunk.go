@@ -64,7 +64,8 @@ type Sizes struct {
 	// (tests cancel mid-file).
 	Check func()
 	// ProbeMin is the smallest file probed through the index's quarters
-	// (see probe.go).
+	// (see probe.go); 0, as in a Sizes that leaves it out, probes every
+	// file the index places in some quarters.
 	ProbeMin int64
 }
 
@@ -172,12 +173,13 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 	begin()
 	if probeWorth(s, f, fs.tally) {
 		clean := fs.probe(st, f, file)
+		if clean || st.found {
+			fs.tally.count(clean) // a verdict; a changed file is none
+		}
 		if clean || st.interrupted {
 			h.read, h.interrupted = true, st.interrupted
-			fs.tally.count(clean)
 			return h
 		}
-		fs.tally.count(false)
 		begin() // a line may match: the file is read whole
 	}
 	if s.Blocks != nil && s.Blocks.Worth(f.Size) && fs.scanBlocks(st, f, file) {

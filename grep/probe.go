@@ -21,8 +21,13 @@ package grep
 // The word holds only for the file the index read: the probe first
 // takes the open file's status (fstat), and any change of its size,
 // mtime, ctime, inode or device since it was indexed sends the file to
-// the whole read. A file read short of the expected bytes (changed since
-// that fstat) is read whole as well.
+// the whole read. So does a change while it reads: a read short of the
+// expected bytes, or a status taken again after the last span whose size,
+// mtime or ctime moved (a write updates them before it copies its data,
+// so a rewrite in place of the same size between two spans, a match
+// moved from the one not yet read to the one already read, is caught).
+// The index tells every quarter of a file whose status it could not
+// trust when it read it (index.Racy: changed within the same clock tick).
 //
 // Which files. A probe costs an fstat and reads the lines it needs; it
 // pays off where the quarters it skips are more than a few pages, so
@@ -55,8 +60,8 @@ func probeWorth(s *Search, f File, t *probeTally) bool {
 		f.Size >= s.sizes().ProbeMin && f.Size <= 4*int64(s.sizes().Chunk) && t.worth()
 }
 
-// probeTally counts one scan's probes, and those that proved their file
-// clean. A probe that finds a match has read part of a file the scan then
+// probeTally counts one scan's probes that came to a verdict, and those
+// that proved their file clean. A probe that finds a match has read part of a file the scan then
 // reads whole, so a query whose candidates mostly match (the first 1,000
 // lines of a common word) would read them twice: after probeTrial probes,
 // files are probed only while at least one probe in four proved its file
@@ -74,7 +79,7 @@ func (t *probeTally) worth() bool {
 	return n < probeTrial || 4*t.clean.Load() >= n
 }
 
-// count records a probe and whether it proved its file clean.
+// count records a probe's verdict: whether it proved its file clean.
 func (t *probeTally) count(clean bool) {
 	if t == nil {
 		return
@@ -97,8 +102,9 @@ func quarterStart(q int, n int64) int64 { return (int64(q)*n + 3) / 4 }
 
 // probe searches the lines of file (f, open) that start in f.Quarters
 // and reports whether it proved that the file holds no match: the file
-// is as indexed, and none of those lines matches. Otherwise the caller
-// reads it whole, unless st.interrupted.
+// is as indexed and did not change while read, and none of those lines
+// matches. Otherwise the caller reads it whole, unless st.interrupted;
+// st.found tells that a line matched.
 func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
 	sys, err := file.Stat()
 	if err != nil || tree.StatType(uint32(sys.Mode)) != 0 || sys.Size != f.Size ||
@@ -121,7 +127,8 @@ func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
 		}
 		q = e
 	}
-	return true
+	again, err := file.Stat()
+	return err == nil && again.Size == sys.Size && again.Mtim == sys.Mtim && again.Ctim == sys.Ctim
 }
 
 // probeSpan searches the lines of file (n bytes) that start in bytes

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -229,5 +230,46 @@ func TestProbeBounds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A file rewritten in place at the same size while it is probed, between
+// its two spans, its match moved from the span not yet read to the one
+// already read: the probe takes the status again after its last span,
+// finds it moved, and the file is read whole. (Sizes.Check, which the
+// scan calls between its pieces of work, is the writer.)
+func TestProbeTornRewrite(t *testing.T) {
+	t.Parallel()
+	root, fs := probeScanner(t)
+	filler := strings.Repeat("filler line\n", 100)
+	was := filler + filler + "needle here\n" + filler // the match in quarter 2
+	now := "needle here\n" + filler + filler + filler // in quarter 0, the same size
+	path := filepath.Join(root, "f.txt")
+	if err := os.WriteFile(path, []byte(was), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, stamp := stampOf(t, path)
+	f.Rel, f.Indexed, f.Quarters = "f.txt", stamp, 0b0101
+	m, err := CompileMatcher("needle", MatchOptions{CaseSensitive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sz := *tinySizes(1<<10, 1<<16, 1<<20)
+	rewritten := false
+	sz.Check = func() {
+		if !rewritten {
+			rewritten = true
+			if err := os.WriteFile(path, []byte(now), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	s := &Search{Root: root, Matcher: m, Mode: ModeCount, Limit: 10, Sizes: &sz}
+	h := fs.scan(context.Background(), s, f, -1)
+	if !rewritten {
+		t.Fatal("the scan never looked at its context: no rewrite")
+	}
+	if h.count != 1 {
+		t.Errorf("%d matches, want 1: the file held one before the rewrite and after it", h.count)
 	}
 }

@@ -107,9 +107,11 @@ func QuarterOf(start, n int64) int { return int(4 * uint64(start) / uint64(n)) }
 
 // CandidateLines is Candidates, also telling, with a Content query, the
 // quarters of each file in which the line of a match may start (see
-// OneLine; AllQuarters when the index cannot tell). The lines outside
-// them hold no match as long as the file is unchanged since it was
-// indexed: its size, mtime, ctime, inode and device still f's.
+// OneLine; AllQuarters when the index cannot tell, and for a Racy file).
+// The lines outside them hold no match as long as the file is unchanged
+// since it was indexed: its size, mtime, ctime, inode and device still
+// f's, which the caller checks before it trusts them, as it would the
+// index's word that a file holds no match at all.
 func (ix *Index) CandidateLines(o CandidateOptions, fn func(f *File, lines Quarters) bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -230,6 +232,9 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre 
 		f := &ix.files[id]
 		if f.Path == "" || !f.Mode.IsRegular() || f.Flags&Binary != 0 || !nw.admits(f) || !strings.HasPrefix(f.Path, pre) {
 			return
+		}
+		if f.Flags&Racy != 0 {
+			lines = allLines // read when its status could not vouch for it
 		}
 		stopped = !fn(f, Quarters(lines))
 	}

@@ -42,7 +42,9 @@
 //
 // The index only narrows (docs/product.md, "Freshness"): a file whose trigrams
 // are unknown (over MaxFileSize or MaxFileTrigrams, unreadable) is a candidate
-// for every query, and candidates are always read live by the caller.
+// for every query, and candidates are always read live by the caller
+// (in part, the quarters where CandidateLines places a match's line, only
+// while the file's status is the one recorded).
 //
 // The index is never silently wrong about its own data either: a file
 // that changed while nobody watched is found by its stat (size, mtime,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	csindex "github.com/google/codesearch/index"
 )
@@ -38,7 +39,9 @@ func TestMaskFilterOracle(t *testing.T) {
 		files[fmt.Sprintf("f%03d.txt", i)] = gen(n)
 	}
 	root := writeTree(t, files)
-	ix := mustBuild(t, root)
+	// The clock an hour ahead: no file is Racy, whose quarters are all
+	// told (TestRacyFileAllQuarters).
+	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Hour)) }))
 	var paths []string
 	for p := range files {
 		paths = append(paths, p)
@@ -168,5 +171,38 @@ func TestMaskFilterOracle(t *testing.T) {
 	t.Logf("%d kept as required (%d of them told some quarters, not all), %d dropped", tested, narrowed, dropped)
 	if narrowed == 0 {
 		t.Error("no candidate told some quarters only")
+	}
+}
+
+// A Racy file (changed within the clock tick its stat was taken in, so
+// its stat cannot vouch for what was read) is told every quarter: a
+// caller that reads only the quarters told would trust that stat.
+func TestRacyFileAllQuarters(t *testing.T) {
+	t.Parallel()
+	filler := strings.Repeat("filler line\n", 100)
+	root := writeTree(t, map[string]string{"a.txt": "needle here\n" + filler + filler + filler})
+	q := &csindex.Query{Op: csindex.QAnd, Trigram: []string{"nee", "eed", "edl", "dle"}}
+	o := CandidateOptions{Content: q, OneLine: true}
+	for _, c := range []struct {
+		name  string
+		k     knobs
+		racy  bool
+		lines Quarters
+	}{
+		{"just written", defaultKnobs(), true, AllQuarters},
+		{"the clock an hour ahead", knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Hour)) }), false, 0b0001},
+	} {
+		ix := mustBuildWith(t, root, c.k)
+		got, n := Quarters(0), 0
+		ix.CandidateLines(o, func(f *File, lines Quarters) bool {
+			if racy := f.Flags&Racy != 0; racy != c.racy {
+				t.Errorf("%s: racy %v, want %v", c.name, racy, c.racy)
+			}
+			got, n = lines, n+1
+			return true
+		})
+		if n != 1 || got != c.lines {
+			t.Errorf("%s: %d candidates, quarters %04b; want 1, %04b", c.name, n, got, c.lines)
+		}
 	}
 }

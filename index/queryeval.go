@@ -645,8 +645,8 @@ func (f *maskFilter) quarters(n *lineNode) uint8 {
 }
 
 // test returns the quarters of the file tested that may hold a match's
-// line: allLines when it cannot tell them (not oneLine, or no line
-// masks to read), 0 when the file holds no match.
+// line: allLines when it cannot tell them (not oneLine), 0 when the file
+// holds no match.
 func (f *maskFilter) test() uint8 {
 	f.gen++
 	if f.lits != nil && !f.phrase() {

@@ -970,6 +970,11 @@ type OpenOptions struct {
 	// are made all the same; what that later Reconcile finds corrupt is
 	// the caller's to handle.
 	NoReconcile bool
+	// Now, if set, is the index's clock instead of time.Now: what it
+	// takes the moment of each stat to be, against which a file changed
+	// within RacyWindow is Racy. Tests set it ahead, so that the files
+	// they have just written are not.
+	Now func() time.Time
 
 	// knobs, if set, replace defaultKnobs for the index opened or built
 	// (this package's tests).
@@ -1002,6 +1007,9 @@ func OpenOrBuild(ctx context.Context, path, root string, opts *OpenOptions) (ix 
 	k := defaultKnobs()
 	if o.knobs != nil {
 		k = *o.knobs
+	}
+	if o.Now != nil {
+		k.now = o.Now
 	}
 	phase(PhaseReopen)
 	ix, err = open(path, root, k)

@@ -77,13 +77,17 @@ func indexedTools(b *testing.B) *Tools {
 	if benchIndexed != nil {
 		return benchIndexed
 	}
+	// Built as the daemon builds it, kept for the later benchmarks (not
+	// by buildTools, which closes its index when the test ends).
+	ws := gorootSrc(b)
 	db := os.Getenv("INDEXD_BENCH_DB")
 	if db == "" {
-		_, benchIndexed = buildTools(b, gorootSrc(b).Root)
-		benchIndexed.Searcher = Indexed{Index: benchIndexed.Searcher.(Indexed).Index, Blocks: index.NewBlockCache(index.DefaultBlockCacheBytes)} // as the daemon's
-		return benchIndexed
+		ix, err := index.Build(context.Background(), ws.Root, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return benchIndexedWith(ix, ws)
 	}
-	ws := gorootSrc(b)
 	ix, err := index.Open(db, ws.Root)
 	if err != nil {
 		if ix, err = index.Build(context.Background(), ws.Root, nil); err != nil {
@@ -93,6 +97,12 @@ func indexedTools(b *testing.B) *Tools {
 			b.Fatal(err)
 		}
 	}
+	return benchIndexedWith(ix, ws)
+}
+
+// benchIndexedWith sets benchIndexed to the tools of ws from ix, block
+// filters kept as the daemon's, and returns them.
+func benchIndexedWith(ix *index.Index, ws *Workspace) *Tools {
 	benchIndexed = &Tools{WS: ws, Searcher: Indexed{Index: ix, Blocks: index.NewBlockCache(index.DefaultBlockCacheBytes)}}
 	return benchIndexed
 }
