@@ -18,16 +18,18 @@ package grep
 //     index's word (a match needs its line number, which only the lines
 //     before it give).
 //
-// The word holds only for the file the index read: the probe first
-// takes the open file's status (fstat), and any change of its size,
+// The word holds only for the file the index read. After its reads, the
+// probe takes the open file's status (fstat): any change of its size,
 // mtime, ctime, inode or device since it was indexed sends the file to
-// the whole read. So does a change while it reads: a read short of the
-// expected bytes, or a status taken again after the last span whose size,
-// mtime or ctime moved (a write updates them before it copies its data,
-// so a rewrite in place of the same size between two spans, a match
-// moved from the one not yet read to the one already read, is caught).
-// The index tells every quarter of a file whose status it could not
-// trust when it read it (index.Racy: changed within the same clock tick).
+// the whole read, as does a read short of the bytes expected. One status
+// after the reads is enough: a write sets the ctime to the time of the
+// write, before it copies its data, and nobody can set it back, so a
+// ctime still the one indexed says no write came after the index's read
+// of the file, during the probe's reads or before them. Except within
+// the clock tick of the index's read, where a write can leave the ctime
+// as it was: such a file is Racy, and the index tells every quarter of
+// it (a rewrite in place between two spans, a match moved from the one
+// not yet read into the one read, is caught: TestProbeTornRewrite).
 //
 // Which files. A probe costs an fstat and reads the lines it needs; it
 // pays off where the quarters it skips are more than a few pages, so
@@ -106,12 +108,6 @@ func quarterStart(q int, n int64) int64 { return (int64(q)*n + 3) / 4 }
 // matches. Otherwise the caller reads it whole, unless st.interrupted;
 // st.found tells that a line matched.
 func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
-	sys, err := file.Stat()
-	if err != nil || tree.StatType(uint32(sys.Mode)) != 0 || sys.Size != f.Size ||
-		tree.Nanos(sys.Mtim.Unix()) != f.ModTime || tree.Nanos(sys.Ctim.Unix()) != f.Indexed.Ctime ||
-		sys.Ino != f.Indexed.Ino || uint64(sys.Dev) != f.Indexed.Dev {
-		return false
-	}
 	st.probe = true
 	for q := 0; q < 4; {
 		if f.Quarters&(1<<q) == 0 {
@@ -127,8 +123,12 @@ func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
 		}
 		q = e
 	}
-	again, err := file.Stat()
-	return err == nil && again.Size == sys.Size && again.Mtim == sys.Mtim && again.Ctim == sys.Ctim
+	// Taken after the reads, the status vouches for them (see the top
+	// of this file).
+	sys, err := file.Stat()
+	return err == nil && tree.StatType(uint32(sys.Mode)) == 0 && sys.Size == f.Size &&
+		tree.Nanos(sys.Mtim.Unix()) == f.ModTime && tree.Nanos(sys.Ctim.Unix()) == f.Indexed.Ctime &&
+		uint64(sys.Ino) == f.Indexed.Ino && uint64(sys.Dev) == f.Indexed.Dev
 }
 
 // probeSpan searches the lines of file (n bytes) that start in bytes
