@@ -24,7 +24,10 @@
 //     into one Index.Apply per batch; it adds and removes watches; then it
 //     releases the Sync callers whose cookies arrived with the batch. When
 //     idle it compacts the index if Index.NeedsCompact says so: it is the
-//     index's only writer, compactions included.
+//     index's only writer, compactions included. After a failed compaction
+//     it arms a timer to wake itself for the retry (time.AfterFunc, whose
+//     function only wakes it, as drain does); it stops the timer when it
+//     returns.
 //   - writeBehind writes the index's changes to its DB (Index.Flush),
 //     woken after each batch: once the initial reconcile has written its
 //     own, the index defers its DB writes for the rest of the watcher's
