@@ -287,8 +287,12 @@ func TestRecreatedRootNeverReadyStale(t *testing.T) {
 				t.Fatalf("round %d: index --wait after the root was made again: %+v", i, rs)
 			}
 		case 1:
+			// Status passes no sync barrier: a new directory's index may
+			// be ready before new.txt's event is applied (0 files; CI
+			// once saw that). The old directory's index, 2 files, is
+			// never said ready once another directory is at the path.
 			st := td.status(root)
-			if len(st.Roots) != 1 || st.Roots[0].State == rpc.StateReady && st.Roots[0].Files != 1 {
+			if len(st.Roots) != 1 || st.Roots[0].State == rpc.StateReady && st.Roots[0].Files > 1 {
 				t.Fatalf("round %d: status after the root was made again: %+v", i, st.Roots)
 			}
 		case 2:
