@@ -784,13 +784,10 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer,
 	}
 	f := newMaskFilter(q, ph, ls, &ix.base, shared, ix.files)
 	for t, ok := s.at(); ok; t, ok = s.at() {
-		switch {
-		case f == nil:
+		if f == nil {
 			ids = append(ids, t)
-		default:
-			if l := f.keep(t); l != 0 {
-				ids, lines = append(ids, t), append(lines, l)
-			}
+		} else if l := f.keep(t); l != 0 {
+			ids, lines = append(ids, t), append(lines, l)
 		}
 		s.next()
 	}

@@ -434,9 +434,8 @@ type maskFilter struct {
 	// (lineScope); files is the table, for the sizes.
 	from  int64
 	files []File
-	file  uint32 // the id of the file tested
 
-	id    uint32   // the base id tested
+	id    uint32   // the id of the file tested
 	delta bool     // a delta set is tested, not a base id
 	tris  []uint32 // the delta set tested
 	gen   uint64   // counts the files tested, for the steps' memos
@@ -713,19 +712,19 @@ func (f *maskFilter) phraseLines(lines uint8) uint8 {
 // wanted reports whether the quarters of the file tested are wanted
 // exactly (lineScope).
 func (f *maskFilter) wanted() bool {
-	return f.from <= 0 || int(f.file) < len(f.files) && f.files[f.file].Size >= f.from
+	return f.from <= 0 || int(f.id) < len(f.files) && f.files[f.id].Size >= f.from
 }
 
 // keep returns the quarters of the base file id (above every id asked
 // before) that may hold a match's line (test), 0 when none may.
 func (f *maskFilter) keep(id uint32) uint8 {
-	f.id, f.file, f.delta = id, id, false
+	f.id, f.delta = id, false
 	return f.test()
 }
 
 // keepPacked is keep for the file id with the sorted packed postings tris
 // (a delta set).
 func (f *maskFilter) keepPacked(id uint32, tris []uint32) uint8 {
-	f.file, f.tris, f.delta = id, tris, true
+	f.id, f.tris, f.delta = id, tris, true
 	return f.test()
 }
