@@ -242,12 +242,20 @@ func (d *daemon) index(ctx context.Context, params json.RawMessage) (json.RawMes
 		d.log.Info("retrying a failed build", "root", root)
 	}
 	if p.Wait {
-		// The state as of after the call: a root replaced before it is
-		// waited for afresh, noticed by the sync barrier even when the
-		// new directory reused the old one's inode number.
-		w.settle(ctx)
-		if err := w.wait(ctx); err != nil {
-			return nil, rpc.Errorf(rpc.CodeStopped, "indexing %s stopped: %v", root, err)
+		// The state as of after the call: the attempt waited for ends,
+		// then the sync barrier applies what changed before the call (a
+		// new attempt's Freshener is ready after its catch-up walk, with
+		// events of files made before the call perhaps still queued); a
+		// root replaced before the call, noticed by the barrier even when
+		// the new directory reused the old one's inode number, is waited
+		// for afresh.
+		for {
+			if err := w.wait(ctx); err != nil {
+				return nil, rpc.Errorf(rpc.CodeStopped, "indexing %s stopped: %v", root, err)
+			}
+			if w.settle(ctx) {
+				break
+			}
 		}
 	}
 	return marshalResult(w.status())

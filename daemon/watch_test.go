@@ -264,6 +264,26 @@ func TestHardLinkWrittenOutsideRoot(t *testing.T) {
 	grep("linked while down", "afterrestart2", grepMatch{"sub/g.txt", 2, "afterrestart2"})
 }
 
+// index --wait answers with the writes made before the call in the
+// index: a Freshener is ready after its catch-up, perhaps with events of
+// files made before the call still queued, so the call passes the sync
+// barrier after the attempt it waited for. Here the file is written once
+// the build's walk is over, and only the barrier (a reconcile) adds it.
+func TestIndexWaitPassesTheBarrier(t *testing.T) {
+	t.Parallel()
+	newFresh := func(ctx context.Context, root string, ix *index.Index, log *slog.Logger) (Freshener, error) {
+		if err := os.WriteFile(filepath.Join(root, "late.txt"), []byte("late\n"), 0o644); err != nil {
+			return nil, err
+		}
+		return &syncFreshener{ix: ix}, nil
+	}
+	td := startDaemon(t, Config{NewFreshener: newFresh})
+	root := writeTree(t, map[string]string{"a.txt": "a\n"})
+	if rs := td.index(root, true); rs.State != rpc.StateReady || rs.Files != 2 {
+		t.Fatalf("index --wait: %+v, want ready with a.txt and late.txt", rs)
+	}
+}
+
 // A root deleted and made again while served is never answered from the
 // index of the directory that was there, nor from an index of nothing:
 // index --wait returns once the new directory's index is ready, holding

@@ -461,18 +461,27 @@ func barrier(ctx context.Context, fresh Freshener) error {
 }
 
 // settle passes a ready root's sync barrier and retires its index if the
-// root turns out to have been replaced (noticeReplaced), so that an
-// index --wait that follows waits for the directory there now. A barrier
-// that fails otherwise changes nothing.
-func (w *workspace) settle(ctx context.Context) {
+// root turns out to have been replaced (noticeReplaced). It reports
+// whether the root is settled: its attempt ended, not as building again
+// (retired meanwhile, by settle or by the workspace goroutine), and, when
+// ready, the barrier passed or failed for another reason than a
+// replacement. An index --wait waits again until it is.
+func (w *workspace) settle(ctx context.Context) (settled bool) {
 	w.mu.Lock()
-	state, fresh := w.state, w.fresh
+	state, fresh, ix := w.state, w.fresh, w.ix
 	w.mu.Unlock()
-	if state != rpc.StateReady {
-		return
+	switch state {
+	case rpc.StateBuilding:
+		return false
+	case rpc.StateReady:
+	default:
+		return true
 	}
 	err := barrier(ctx, fresh)
-	w.noticeReplaced(errors.Is(err, watch.ErrRootGone))
+	if w.noticeReplaced(errors.Is(err, watch.ErrRootGone)) {
+		return false
+	}
+	return !w.retired(ix)
 }
 
 // wait blocks until the current build attempt ends, ctx is done or the

@@ -238,7 +238,8 @@ func DecodeToolParams(params json.RawMessage) (*ToolParams, *Error) {
 type RootParams struct {
 	// Root is a workspace root, an absolute path.
 	Root string `json:"root,omitempty"`
-	// Wait asks index to answer only once the root's index is ready.
+	// Wait asks index to answer only once the root's index is ready and
+	// holds every change made to the tree before the call.
 	Wait bool `json:"wait,omitempty"`
 }
 
