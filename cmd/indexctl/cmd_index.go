@@ -79,7 +79,9 @@ func (c *cli) index(ctx context.Context, g *globals, root string, wait bool) int
 	if err != nil {
 		return fail(err)
 	}
-	if wait && rs.State == rpc.StateBuilding {
+	if wait && rs.State != rpc.StateError {
+		// Also when ready: the call with wait passes the sync barrier, so
+		// the answer counts the changes made before it.
 		type answer struct {
 			res json.RawMessage
 			rs  *rpc.RootStatus
