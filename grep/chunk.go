@@ -63,9 +63,9 @@ type Sizes struct {
 	// Check, if set, is called each time a scan looks at its context
 	// (tests cancel mid-file).
 	Check func()
-	// ProbeMin is the smallest file probed through the index's quarters
+	// ProbeMin is the smallest file probed through the index's eighths
 	// (see probe.go); 0, as in a Sizes that leaves it out, probes every
-	// file the index places in some quarters.
+	// file the index places in some eighths.
 	ProbeMin int64
 }
 

@@ -16,7 +16,7 @@
 //     between bounded pieces of work; context lines, invert, the three
 //     output modes; a large file read through its block filter, when the
 //     caller has one (Blocks, blocks.go); a file the index places its
-//     matches in some quarters of, probed there first (probe.go).
+//     matches in some eighths of, probed there first (probe.go).
 //   - Scan (scan.go): many files read in parallel in Grep's order, put in
 //     that order as they are reached (order.go), the answer a completed
 //     prefix so that it is deterministic and Truncated exact; results

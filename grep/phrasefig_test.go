@@ -13,20 +13,21 @@ import (
 	csindex "github.com/google/codesearch/index"
 )
 
-// The measurement that chose the index's next masks (schema 5): for a
+// The measurement that chose the index's next masks (schemas 5 to 10;
+// schema 11 keeps line eighths instead, index/format.go): for a
 // tree, per bench query, the files holding every trigram of its trigram
 // query (candidates without masks), those left by each mask variant
 // (computed here from the contents, not read from an index), and the
 // files the regexp matches; and the postings and gap bytes of the base,
 // to price a byte per posting. Variants: loc8 = bit (position mod 8) per
 // occurrence, adjacency by rotl(loc(t_i), 1) & loc(t_i+1); next8 = bit
-// nextBin(next byte), what the index keeps; both16 = the two; l4n4 = loc
+// nextBin(next byte), what the index kept; both16 = the two; l4n4 = loc
 // and next mod 4 (one byte); next4 = next mod 4 (half a byte).
 //
 //	INDEXD_PHRASE_TREE=$(go env GOROOT)/src go test ./grep -run TestPhraseFigures -v
 //
-// TestPhraseBins prints the bin table balanced over byteFreq (the
-// index's nextBin).
+// TestPhraseBins prints the bin table balanced over byteFreq (schema
+// 10's nextBin).
 
 // balancedBins assigns bytes, most frequent first (ASCII case folded),
 // each to the least loaded of n bins.

@@ -1,19 +1,19 @@
 package grep
 
-// Probing a file through the index's quarters.
+// Probing a file through the index's eighths.
 //
-// The index records, for each trigram of a file, the quarters of the
+// The index records, for each trigram of a file, the eighths of the
 // file holding the start of a line the trigram occurs in (index
 // package, trigram.go, "Masks"), and tells a search, with each candidate,
-// the quarters in which the line of a match may start (File.Quarters).
+// the eighths in which the line of a match may start (File.Eighths).
 // Outside multiline mode a match lies within one line, so the lines
-// starting elsewhere hold none. A file whose admitted quarters are some
+// starting elsewhere hold none. A file whose admitted eighths are some
 // but not all of it is therefore probed first: only the lines starting
 // in them are read (pread) and searched, and
 //
 //   - if none matches, the file holds no match: its scan is done, having
 //     read a part of it (a query whose literals share files but never a
-//     line reads a quarter of most of its candidates);
+//     line reads an eighth or two of most of its candidates);
 //   - if one does, the file is read and searched whole, as without the
 //     index's word (a match needs its line number, which only the lines
 //     before it give).
@@ -27,12 +27,12 @@ package grep
 // ctime still the one indexed says no write came after the index's read
 // of the file, during the probe's reads or before them. Except within
 // the clock tick of the index's read, where a write can leave the ctime
-// as it was: such a file is Racy, and the index tells every quarter of
+// as it was: such a file is Racy, and the index tells every eighth of
 // it (a rewrite in place between two spans, a match moved from the one
 // not yet read into the one read, is caught: TestProbeTornRewrite).
 //
 // Which files. A probe costs an fstat and reads the lines it needs; it
-// pays off where the quarters it skips are more than a few pages, so
+// pays off where the eighths it skips are more than a few pages, so
 // only files of Sizes.ProbeMin bytes or more are probed, and at most
 // 4*Sizes.Chunk (a larger file is read in chunks, block filters and all,
 // as before).
@@ -45,9 +45,9 @@ import (
 	"github.com/indexd/indexd/tree"
 )
 
-// probeLine is how far past its quarter the probe reads at first, for the
-// end of the last line starting in it: most lines end within it (a
-// quarter's read is often a few pages, and this costs less than one).
+// probeLine is how far past its eighths the probe reads at first, for the
+// end of the last line starting in them: most lines end within it (an
+// eighth's read is often a page or more, and this costs less than one).
 // probeTail bounds how far it reads when the line runs on; a longer line
 // sends the file to the whole read.
 const (
@@ -58,7 +58,7 @@ const (
 // probeWorth reports whether f is to be probed by a search of s whose
 // probes so far are t (nil: none counted).
 func probeWorth(s *Search, f File, t *probeTally) bool {
-	return f.Quarters != 0 && f.Quarters != 0xF && !s.Matcher.multiline && !s.Invert &&
+	return f.Eighths != 0 && f.Eighths != 0xFF && !s.Matcher.multiline && !s.Invert &&
 		f.Size >= s.sizes().ProbeMin && f.Size <= 4*int64(s.sizes().Chunk) && t.worth()
 }
 
@@ -93,35 +93,35 @@ func (t *probeTally) count(clean bool) {
 }
 
 // ProbeMin returns the smallest file s probes through the index's
-// quarters (Sizes.ProbeMin): the index need not work out the quarters of
+// eighths (Sizes.ProbeMin): the index need not work out the eighths of
 // smaller ones (index.CandidateOptions.LinesFrom).
 func (s *Search) ProbeMin() int64 { return s.sizes().ProbeMin }
 
-// quarterStart returns where the lines of quarter q of a file of n bytes
-// start: ⌈q·n/4⌉, the first byte s with 4s/n = q (integer division), the
-// index's rule (index.QuarterOf). quarterStart(4, n) is n.
-func quarterStart(q int, n int64) int64 { return (int64(q)*n + 3) / 4 }
+// eighthStart returns where the lines of eighth e of a file of n bytes
+// start: ⌈e·n/8⌉, the first byte s with 8s/n = e (integer division), the
+// index's rule (index.EighthOf). eighthStart(8, n) is n.
+func eighthStart(e int, n int64) int64 { return (int64(e)*n + 7) / 8 }
 
-// probe searches the lines of file (f, open) that start in f.Quarters
+// probe searches the lines of file (f, open) that start in f.Eighths
 // and reports whether it proved that the file holds no match: the file
 // is as indexed and did not change while read, and none of those lines
 // matches. Otherwise the caller reads it whole, unless st.interrupted;
 // st.found tells that a line matched.
 func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
 	st.probe = true
-	for q := 0; q < 4; {
-		if f.Quarters&(1<<q) == 0 {
-			q++
+	for b := 0; b < 8; {
+		if f.Eighths&(1<<b) == 0 {
+			b++
 			continue
 		}
-		e := q + 1
-		for e < 4 && f.Quarters&(1<<e) != 0 {
+		e := b + 1 // the span of eighths [b, e)
+		for e < 8 && f.Eighths&(1<<e) != 0 {
 			e++
 		}
-		if !fs.probeSpan(st, file, quarterStart(q, f.Size), quarterStart(e, f.Size), f.Size) {
+		if !fs.probeSpan(st, file, eighthStart(b, f.Size), eighthStart(e, f.Size), f.Size) {
 			return false
 		}
-		q = e
+		b = e
 	}
 	// Taken after the reads, the status vouches for them (see the top
 	// of this file).
@@ -178,7 +178,7 @@ func (fs *fileScanner) probeSpan(st *fileState, file *rawfile.File, lo, hi, n in
 	if j := bytes.IndexByte(buf[hi-1-from:], '\n'); j >= 0 {
 		end = int(hi-1-from) + j + 1
 	} else if from+int64(want) < n {
-		return false // a line longer than probeTail past the quarter
+		return false // a line longer than probeTail past the span
 	}
 	st.region(buf[start:end], true)
 	return !st.found && !st.interrupted

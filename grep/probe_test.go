@@ -22,7 +22,7 @@ type probeCase struct {
 	data    []byte
 	starts  []int64 // each line's first byte (a BOM not part of the first)
 	matched []bool
-	long    bool // a line runs more than probeTail past a quarter's end
+	long    bool // a line runs more than probeTail past an eighth's end
 }
 
 func newProbeCase(data []byte, re *regexp.Regexp) probeCase {
@@ -55,7 +55,7 @@ func newProbeCase(data []byte, re *regexp.Regexp) probeCase {
 	return c
 }
 
-// hits returns the matching lines, and those that start in the quarters
+// hits returns the matching lines, and those that start in the eighths
 // q of the file.
 func (c probeCase) hits(q uint8) (all, in int) {
 	n := int64(len(c.data))
@@ -64,7 +64,7 @@ func (c probeCase) hits(q uint8) (all, in int) {
 			continue
 		}
 		all++
-		if s < n && q&(1<<(4*uint64(s)/uint64(n))) != 0 {
+		if s < n && q&(1<<(8*uint64(s)/uint64(n))) != 0 {
 			in++
 		}
 	}
@@ -94,14 +94,21 @@ func probeScanner(t *testing.T) (string, *fileScanner) {
 	return root, &fileScanner{root: rt}
 }
 
-// A file scanned with the index's quarters is searched in the lines
+// probeSets are the sets of eighths the probe tests try: each alone,
+// neighbours, apart, and all but one.
+var probeSets = []uint8{
+	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80,
+	0x03, 0x0C, 0x18, 0x30, 0xC0, 0x81, 0x42, 0x55, 0xAA, 0x0F, 0xF0, 0x7F, 0xFE,
+}
+
+// A file scanned with the index's eighths is searched in the lines
 // starting in them only, and found clean when none of those matches,
 // even when lines elsewhere do (what the index vouches for); when one of
 // them matches, it is read whole and every match is reported. The
-// quarters' bounds are the index's (index.QuarterOf): a line starting at
-// ⌈q·n/4⌉ is quarter q's, one starting a byte before is quarter q-1's.
+// eighths' bounds are the index's (index.EighthOf): a line starting at
+// ⌈e·n/8⌉ is eighth e's, one starting a byte before is eighth e-1's.
 // A file whose status is not the one indexed is read whole.
-func TestProbeQuarters(t *testing.T) {
+func TestProbeEighths(t *testing.T) {
 	t.Parallel()
 	root, fs := probeScanner(t)
 	r := rand.New(rand.NewPCG(36, 2))
@@ -110,7 +117,7 @@ func TestProbeQuarters(t *testing.T) {
 	sz := tinySizes(64, 1<<16, 1<<20)
 	path := filepath.Join(root, "f.txt")
 	proved, whole := 0, 0
-	for i := range 600 {
+	for i := range 400 {
 		var b []byte
 		pattern := patterns[r.IntN(len(patterns))]
 		switch i % 7 {
@@ -124,7 +131,7 @@ func TestProbeQuarters(t *testing.T) {
 			n := r.IntN(8)
 			switch r.IntN(40) {
 			case 0:
-				n = probeTail // a line longer than the probe reads past its quarter
+				n = probeTail // a line longer than the probe reads past its eighth
 			case 1, 2:
 				n = probeLine/2 + r.IntN(probeTail/8) // read on past probeLine
 			}
@@ -147,22 +154,22 @@ func TestProbeQuarters(t *testing.T) {
 		}
 		c := newProbeCase(b, regexp.MustCompile(pattern))
 		s := &Search{Root: root, Matcher: m, Mode: ModeCount, Limit: 1000, Sizes: sz}
-		for q := uint8(1); q < 0xF; q++ {
-			f.Quarters = q
+		for _, q := range probeSets {
+			f.Eighths = q
 			all, in := c.hits(q)
 			h := fs.scan(context.Background(), s, f, -1)
 			switch {
 			case in > 0 && h.count != all:
-				t.Fatalf("%q in %q, quarters %04b: %d lines found, want all %d (one starts in the quarters)", pattern, b, q, h.count, all)
+				t.Fatalf("%q in %q, eighths %08b: %d lines found, want all %d (one starts in the eighths)", pattern, b, q, h.count, all)
 			case in == 0 && h.count != 0 && (all == 0 || !c.long):
-				t.Fatalf("%q in %q, quarters %04b: %d lines found, want none (the file read whole, not probed)", pattern, b, q, h.count)
+				t.Fatalf("%q in %q, eighths %08b: %d lines found, want none (the file read whole, not probed)", pattern, b, q, h.count)
 			case in == 0 && h.count != 0:
 				whole++ // a long line: read whole, rightly
 			case in == 0 && all > 0:
 				proved++
 			}
 			if !h.read {
-				t.Fatalf("%q, quarters %04b: not counted as read", pattern, q)
+				t.Fatalf("%q, eighths %08b: not counted as read", pattern, q)
 			}
 		}
 		// Not as indexed: read whole.
@@ -173,10 +180,10 @@ func TestProbeQuarters(t *testing.T) {
 				{Rel: f.Rel, Size: f.Size, ModTime: f.ModTime, Indexed: Stamp{Ctime: stamp.Ctime, Ino: stamp.Ino + 1, Dev: stamp.Dev}},
 				{Rel: f.Rel, Size: f.Size + 1, ModTime: f.ModTime, Indexed: stamp},
 			} {
-				for q := uint8(1); q < 0xF; q++ {
-					g.Quarters = q
+				for _, q := range probeSets {
+					g.Eighths = q
 					if h := fs.scan(context.Background(), s, g, -1); h.count != all {
-						t.Fatalf("%q in %q, stamp %+v not the file's, quarters %04b: %d lines, want %d", pattern, b, g, q, h.count, all)
+						t.Fatalf("%q in %q, stamp %+v not the file's, eighths %08b: %d lines, want %d", pattern, b, g, q, h.count, all)
 					}
 				}
 			}
@@ -188,10 +195,10 @@ func TestProbeQuarters(t *testing.T) {
 	}
 }
 
-// The quarters' bounds, byte by byte: a file of lines of one byte each
+// The eighths' bounds, byte by byte: a file of lines of one byte each
 // ("a\n" …), the match at every line in turn, probed with each single
-// quarter. The probe finds the line exactly when it starts in that
-// quarter by the index's rule, 4s/n.
+// eighth. The probe finds the line exactly when it starts in that
+// eighth by the index's rule, 8s/n.
 func TestProbeBounds(t *testing.T) {
 	t.Parallel()
 	root, fs := probeScanner(t)
@@ -201,7 +208,7 @@ func TestProbeBounds(t *testing.T) {
 	}
 	s := &Search{Root: root, Matcher: m, Mode: ModeCount, Limit: 10, Sizes: tinySizes(64, 1<<16, 1<<20)}
 	path := filepath.Join(root, "f.txt")
-	for _, lines := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
+	for _, lines := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 23} {
 		for _, width := range []int{1, 2, 3} { // "a\n", "aa\n", "aaa\n"
 			for at := range lines {
 				var b []byte
@@ -219,12 +226,12 @@ func TestProbeBounds(t *testing.T) {
 				f, stamp := stampOf(t, path)
 				f.Rel, f.Indexed = "f.txt", stamp
 				start, n := int64(at*(width+1)), int64(len(b))
-				want := int(4 * start / n)
-				for q := range 4 {
-					f.Quarters = 1 << q
+				want := int(8 * start / n)
+				for q := range 8 {
+					f.Eighths = 1 << q
 					got := fs.scan(context.Background(), s, f, -1).count
 					if (got == 1) != (q == want) {
-						t.Errorf("%d lines of %d bytes, the match at byte %d of %d (quarter %d): probed in quarter %d, %d found",
+						t.Errorf("%d lines of %d bytes, the match at byte %d of %d (eighth %d): probed in eighth %d, %d found",
 							lines, width+1, start, n, want, q, got)
 					}
 				}
@@ -242,14 +249,14 @@ func TestProbeTornRewrite(t *testing.T) {
 	t.Parallel()
 	root, fs := probeScanner(t)
 	filler := strings.Repeat("filler line\n", 100)
-	was := filler + filler + "needle here\n" + filler // the match in quarter 2
-	now := "needle here\n" + filler + filler + filler // in quarter 0, the same size
+	was := filler + filler + "needle here\n" + filler // the match in eighth 5
+	now := "needle here\n" + filler + filler + filler // in eighth 0, the same size
 	path := filepath.Join(root, "f.txt")
 	if err := os.WriteFile(path, []byte(was), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, stamp := stampOf(t, path)
-	f.Rel, f.Indexed, f.Quarters = "f.txt", stamp, 0b0101
+	f.Rel, f.Indexed, f.Eighths = "f.txt", stamp, 1<<0|1<<5
 	m, err := CompileMatcher("needle", MatchOptions{CaseSensitive: true})
 	if err != nil {
 		t.Fatal(err)

@@ -87,14 +87,14 @@ type File struct {
 	// without its status): whoever reads it takes them from the open
 	// file (fileHit.info).
 	NoInfo bool
-	// Quarters, when neither 0 nor all four (0xF), is the index's word on
-	// where a match can be: only in the lines starting in these quarters
-	// of the file, bit q standing for bytes [⌈q·Size/4⌉, ⌈(q+1)·Size/4⌉),
+	// Eighths, when neither 0 nor all eight (0xFF), is the index's word
+	// on where a match can be: only in the lines starting in these eighths
+	// of the file, bit e standing for bytes [⌈e·Size/8⌉, ⌈(e+1)·Size/8⌉),
 	// while the file is as it was indexed (Size, ModTime and Indexed).
 	// Scan then reads those lines first, and the whole file only if one
 	// of them matches (see probe.go).
-	Quarters uint8
-	Indexed  Stamp
+	Eighths uint8
+	Indexed Stamp
 	// pre, if set, is what the file holds, already read (by a prescan, or
 	// in an earlier prefix of the same query: Known): Scan takes it
 	// instead of reading the file again.

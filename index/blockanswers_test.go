@@ -267,10 +267,10 @@ func TestBlockFilterNotForRacyFiles(t *testing.T) {
 // scan saw it, nor any once the cache is closed.
 func TestMediumBlockFilter(t *testing.T) {
 	t.Parallel()
-	// Both words in the last quarter of the file, so that its line masks
-	// keep it a candidate, but never in one block.
+	// Both words in the last eighth of the file, so that its masks keep
+	// it a candidate, but never in one block.
 	var b strings.Builder
-	for i := range 200 {
+	for i := range 600 {
 		fmt.Fprintf(&b, "filler %03d\n", i)
 	}
 	for i := range 10 {
@@ -300,7 +300,7 @@ func TestMediumBlockFilter(t *testing.T) {
 		return &st
 	}
 
-	equal(t, "first", grep("needle gamma"), []string{"m2.txt:251: one needle gamma here"})
+	equal(t, "first", grep("needle gamma"), []string{"m2.txt:651: one needle gamma here"})
 	cache.Settle()
 	if !cache.HasFilter(root, "m.txt", stamp("m.txt")) {
 		t.Fatal("no filter built for the file that did not match")
@@ -311,11 +311,11 @@ func TestMediumBlockFilter(t *testing.T) {
 	if got := reads.take(); len(got) > 0 {
 		t.Errorf("blocks read through filters on the first scan: %v", got)
 	}
-	equal(t, "again", grep("needle gamma"), []string{"m2.txt:251: one needle gamma here"})
+	equal(t, "again", grep("needle gamma"), []string{"m2.txt:651: one needle gamma here"})
 	if got := reads.take(); len(got["m.txt"]) > 0 {
 		t.Errorf("m.txt's blocks %v read, none of which holds both words", got["m.txt"])
 	}
-	equal(t, "through the filter", grep("golf 07"), []string{"m.txt:208: needle golf 07", "m2.txt:208: needle golf 07"})
+	equal(t, "through the filter", grep("golf 07"), []string{"m.txt:608: needle golf 07", "m2.txt:608: needle golf 07"})
 	if got := reads.take(); len(got["m.txt"]) == 0 {
 		t.Error("m.txt not read through its filter")
 	}

@@ -37,21 +37,22 @@ type CandidateOptions struct {
 	// whose trigrams the index does not know among them. Nil: every file
 	// under Dir, in path order.
 	Content *csindex.Query
-	// Phrases, with Content: phrases every match holds one of (nil: none
-	// known); a file whose next masks rule out every phrase is left out.
+	// Phrases, with Content and OneLine: phrases every match holds one
+	// of (nil: none known); a file where no eighth holds the trigrams of
+	// one of them with the query's, by their masks, is left out.
 	Phrases *Phrases
 	// OneLine, with Content: every match lies within one line (a search
-	// outside multiline mode), so a file where no quarter holds all the
-	// trigrams a match needs, by their line masks, is left out.
+	// outside multiline mode), so a file where no eighth holds all the
+	// trigrams a match needs, by their masks, is left out.
 	OneLine bool
-	// LinesFrom, with OneLine: CandidateLines works out the quarters of
+	// LinesFrom, with OneLine: CandidateLines works out the eighths of
 	// the files of at least LinesFrom bytes whatever it takes, and may
-	// tell AllQuarters of smaller ones rather than read more than ruling
+	// tell AllEighths of smaller ones rather than read more than ruling
 	// them out needs (each phrase, such as each case variant of a
 	// case-insensitive literal).
 	LinesFrom int64
 	// Newer: only the files whose ModTime is Since or later. With
-	// Content, the base's ids are told by their mtime before their next
+	// Content, the base's ids are told by their mtime before their
 	// masks are read, so a query that settles among the newest files
 	// costs what they cost, not what all its candidates would. Without
 	// Content, they are listed first, in no particular order, every
@@ -90,32 +91,33 @@ func (nw newer) admits(f *File) bool {
 // all of them from one state of the table. fn must not keep f nor call
 // ix.
 func (ix *Index) Candidates(o CandidateOptions, fn func(f *File) bool) {
-	ix.CandidateLines(o, func(f *File, _ Quarters) bool { return fn(f) })
+	ix.CandidateLines(o, func(f *File, _ Eighths) bool { return fn(f) })
 }
 
-// Quarters is a set of a file's quarters, bit q for quarter q: the lines
-// that start in bytes [⌈q·n/4⌉, ⌈(q+1)·n/4⌉) of the n bytes it held when
+// Eighths is a set of a file's eighths, bit e for eighth e: the lines
+// that start in bytes [⌈e·n/8⌉, ⌈(e+1)·n/8⌉) of the n bytes it held when
 // it was indexed (its File's Size; see trigram.go, "Masks").
-type Quarters uint8
+type Eighths uint8
 
-// AllQuarters holds every line of a file.
-const AllQuarters Quarters = allLines
+// AllEighths holds every line of a file.
+const AllEighths Eighths = allLines
 
-// QuarterOf returns the quarter of a file of n bytes in which the line
-// starting at byte start (0 ≤ start < n) lies: the line masks' rule.
-func QuarterOf(start, n int64) int { return int(4 * uint64(start) / uint64(n)) }
+// EighthOf returns the eighth of a file of n bytes in which the line
+// starting at byte start (0 ≤ start ≤ n) lies: the masks' rule (8 for
+// start = n, a line past the end, which no trigram is in).
+func EighthOf(start, n int64) int { return int(8 * uint64(start) / uint64(n)) }
 
 // CandidateLines is Candidates, also telling, with a Content query, the
-// quarters of each file in which the line of a match may start (see
-// OneLine; AllQuarters when the index cannot tell, and for a Racy file).
+// eighths of each file in which the line of a match may start (see
+// OneLine; AllEighths when the index cannot tell, and for a Racy file).
 // The lines outside them hold no match as long as the file is unchanged
 // since it was indexed: its size, mtime, ctime, inode and device still
 // f's, which the caller checks before it trusts them, as it would the
 // index's word that a file holds no match at all.
-func (ix *Index) CandidateLines(o CandidateOptions, fn func(f *File, lines Quarters) bool) {
+func (ix *Index) CandidateLines(o CandidateOptions, fn func(f *File, lines Eighths) bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	all := func(f *File) bool { return fn(f, AllQuarters) }
+	all := func(f *File) bool { return fn(f, AllEighths) }
 	switch {
 	case o.Content != nil:
 		nw := newer{since: math.MinInt64}
@@ -221,9 +223,9 @@ func dirPrefix(dir string) string {
 // eachCandidate calls fn with each regular, non-binary file whose path
 // starts with pre that may hold a match of the trigram query q (and of
 // one of ph, when not nil; within one line, when ls.oneLine) that nw
-// selects, and the quarters of it where a match's line may start (see
+// selects, and the eighths of it where a match's line may start (see
 // lineScope), until fn returns false. Caller holds mu.
-func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre string, nw newer, fn func(f *File, lines Quarters) bool) {
+func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre string, nw newer, fn func(f *File, lines Eighths) bool) {
 	stopped := false
 	add := func(id uint32, lines uint8) {
 		if stopped || int(id) >= len(ix.files) {
@@ -236,7 +238,7 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre 
 		if f.Flags&Racy != 0 {
 			lines = allLines // read when its status could not vouch for it
 		}
-		stopped = !fn(f, Quarters(lines))
+		stopped = !fn(f, Eighths(lines))
 	}
 	q = normalizeQuery(q)
 	ids, lines, all := ix.evalBaseSafe(q, ph, ls, nw, pre)

@@ -1,6 +1,6 @@
 package index
 
-// Index format (SchemaVersion 10).
+// Index format (SchemaVersion 11).
 //
 // This file holds only this comment: the format of a saved index, byte by
 // byte. store.go writes and reads the DB, basefile.go and postings.go the
@@ -136,28 +136,20 @@ package index
 //
 // # Masks
 //
-// The mask of a trigram in a file is a byte: its next mask in the low
-// four bits, its line mask in the high four (trigram.go).
-//
-// The next mask has bit nextBin[c]&3 set for each byte c
-// (ASCII-lowercased) that follows an occurrence of the trigram in the
-// file, nextBin being the fixed table of 256 bin numbers 0–7 in
-// trigram.go (a change of it is a new schema version); 0 for a trigram
-// seen only at the end of the file. A query for a phrase (a literal of 4
-// bytes or more that every match holds) skips a file where some trigram
-// of the phrase lacks the bit of the phrase's byte after it.
-//
-// The line mask has bit 4+q set for each quarter q = ⌊4s/n⌋ of the
-// file (n the bytes read of it) holding the start s of a line an
-// occurrence of the trigram ends in (a line starts at the file's start
-// and after each "\n"); never 0, since the trigram occurs. A query
-// whose matches lie within one line (not multiline) skips a file where
-// the trigram query, evaluated with each trigram as its line mask (AND
-// as intersection, OR as union), and the phrase held, leave no quarter.
+// The mask of a trigram in a file is a byte, its line mask
+// (trigram.go): bit e set for each eighth e = ⌊8s/n⌋ of the file (n the
+// bytes read of it) holding the start s of a line an occurrence of the
+// trigram ends in (a line starts at the file's start and after each
+// "\n"); never 0, since the trigram occurs. A query whose matches lie
+// within one line (not multiline) skips a file where the trigram query,
+// evaluated with each trigram as its mask (AND as intersection, OR as
+// union), and the trigrams of one of the literals every match holds,
+// leave no eighth; and reads, of a file it does not skip, the lines
+// starting in the eighths left first.
 //
 // What a mask claims is not checked on open (the file's contents are
 // not read), but the CRC and the record sums cover it, and Check
-// refuses a line mask of 0 in the base and in a delta set (it would
+// refuses a mask of 0 in the base and in a delta set (it would
 // rule the file out of every query).
 //
 // # Worked example
@@ -168,18 +160,17 @@ package index
 // two lists, of "abc" (0x616263) and "bc\n" (0x62630a), each naming id 0
 // alone:
 //
-//	02 01 12                     list of "abc": k 1 (blocks: 1<<1), id 0
-//	                             (gap 0+1), its mask: next 0x2 ("\n"
-//	                             follows: nextBin[0x0a] 5, bit 5&3), line
-//	                             0x10 (the line starting at 0, quarter 0)
-//	02 01 10                     list of "bc\n": nothing follows, line 0x10
+//	02 01 01                     list of "abc": k 1 (blocks: 1<<1), id 0
+//	                             (gap 0+1), its mask 0x01 (the line
+//	                             starting at 0, eighth 0)
+//	02 01 01                     list of "bc\n": the same line, 0x01
 //	61 62 63  00 00 00 00 00     table: "abc" at 0
 //	62 63 0a  00 00 00 00 03     "bc\n" at 3
 //	00 00 00 00 00 00 00 06  00 00 00 02  49 58 42 38
 //	                             footer: table at 6, 2 lists, "IXB8"
 //
 // Were "a.go" read again after the build (changed), its "delta" value
-// would be the 8 bytes 61 62 63 12 62 63 0a 10.
+// would be the 8 bytes 61 62 63 01 62 63 0a 01.
 //
 // "b.txt" is too short for a trigram: it is in no list, and no query
 // that needs a trigram will name it, which is right since it cannot
@@ -206,8 +197,8 @@ package index
 // strictly increase within 24 bits; offsets start at 0 and never
 // decrease; (Check only, not on open: the CRC covers them and a restart
 // must not decode them) every list decodes to exactly its k strictly
-// increasing ids below the id bound ("slots"), each with its mask (its
-// line mask not zero), its skip entries matching its blocks (a
+// increasing ids below the id bound ("slots"), each with its mask (not
+// zero), its skip entries matching its blocks (a
 // bitmap: its ranks matching its words, its last word not zero) and no
 // byte left over, and an id listed whose slot is free is stale (a query
 // reads lists defensively: a bad list never panics, an id beyond the
@@ -215,7 +206,7 @@ package index
 // the id bound; each "files" record decodes, with a known type and known
 // flags (a symlink's are 0: it is never read), and no id is used twice;
 // a delta id is a live regular file, neither binary nor unknown, and
-// stale, its set strictly increasing, each line mask not zero; every
+// stale, its set strictly increasing, each mask not zero; every
 // stale id of a live regular
 // file that is neither binary nor unknown is in the delta (otherwise its
 // base postings would be skipped with nothing in their place, and its
@@ -304,3 +295,26 @@ package index
 //	   (which of four letter-case shapes the trigram occurs in) helps
 //	   only case-sensitive queries with capitals (Handler\( 5273 →
 //	   1048), and none of these. A format 9 DB is rebuilt.
+//	11 a mask is a line mask alone, of eighths: bit e for the eighth
+//	   ⌊8s/n⌋ holding a line's start s (schema 10's quarters and next
+//	   mask are gone). Layout unchanged (a byte per posting; "IXB8"),
+//	   so the index's bytes are too: 214.6 MB (DB and base) on the
+//	   kernel either way. The daemon's candidates, schema 10 → 11, on
+//	   the Linux 6.1 source: spin_lock\(.*kfree\( 2006 → 1562 (none
+//	   matches), EXPORT_SYMBOL.*kmalloc 651 → 480 (11 files match),
+//	   kmalloc\(\w+, GFP_\w+\) 2947 → 2873, (?i)spin_lock_irqsave
+//	   3763 → 3754, "struct device" 15892 → 17339 and "unsigned long
+//	   flags" 5278 → 5627 (phrases lose the next mask's chaining); on
+//	   GOROOT/src "func main" 972 → 957, func \w+Handler\( 212 → 281,
+//	   errors\.New.*Handler 95 → 73, t\.Fatal.*os\.Open\( 100 → 84,
+//	   (?i)errors.new 1251 → 1123, "return nil" 1859 → 2053. Through
+//	   the daemon, the two schemas alternated in one run: the kernel's
+//	   spin_lock\(.*kfree\( 20.8–23.4 → 15.0–15.5 ms (its probes read
+//	   half the bytes), "struct device" 8.0–8.5 → 8.2–8.8, GOROOT's
+//	   func \w+Handler\( 1.95–2.00 → 2.01–2.27, "func main" 6.8–7.3 →
+//	   6.3–7.3. A model of the filter over the kernel's files put
+//	   eighths with a 4-bit next mask (12 bits a posting) at 1535 files
+//	   for spin_lock and 10161 for "struct device \*dev" (10423 with
+//	   schema 10, 11202 with 11), and a case mask at 981 for a
+//	   case-sensitive Handler\( (4838): wider masks, a new posting
+//	   pipeline and more bytes a posting. A format 10 DB is rebuilt.

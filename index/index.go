@@ -30,11 +30,12 @@
 // AND, so a Grep that settles among the newest files costs what they
 // cost.
 //
-// Every posting, in the base and the delta, carries a next mask: the bytes
-// (hashed to four bits) that follow the trigram in the file. A query
-// that knows phrases its matches hold (CandidateOptions.Phrases) drops
-// the files where a phrase's trigrams occur but never one after the
-// other.
+// Every posting, in the base and the delta, carries a mask: the eighths
+// of the file that hold the lines the trigram occurs in. A query whose
+// matches lie within one line drops the files where its trigrams, or the
+// phrases its matches hold (CandidateOptions.Phrases), never share an
+// eighth, and tells the caller the eighths where a match's line may
+// start.
 //
 // The index also keeps, for the large files a Grep reads, block filters
 // (blocks.go): a trigram filter per block of lines, so that a later scan
@@ -43,7 +44,7 @@
 // The index only narrows (docs/product.md, "Freshness"): a file whose trigrams
 // are unknown (over MaxFileSize or MaxFileTrigrams, unreadable) is a candidate
 // for every query, and candidates are always read live by the caller
-// (in part, the quarters where CandidateLines places a match's line, only
+// (in part, the eighths where CandidateLines places a match's line, only
 // while the file's status is the one recorded).
 //
 // The index is never silently wrong about its own data either: a file
@@ -761,10 +762,10 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 
 // evalBase evaluates q against the base postings: the ids that may match,
 // ascending, or all=true when q constrains nothing; only the ids whose
-// masks allow a match (maskFilter: one of the phrases ph, when not nil,
-// and, when ls.oneLine, q's trigrams and that phrase in one quarter); only
+// masks allow a match (maskFilter: when ls.oneLine, q's trigrams and one
+// of the phrases ph, when not nil, in one eighth); only
 // the ids of files nw selects (see newerMask for pre). lines, when not
-// nil, holds each id's quarters that may hold a match's line
+// nil, holds each id's eighths that may hold a match's line
 // (maskFilter.test); nil means all of every file. It streams the query
 // (see stream): it allocates in proportion to the answer, not to the
 // lists.

@@ -40,7 +40,7 @@ func TestMaskFilterOracle(t *testing.T) {
 	}
 	root := writeTree(t, files)
 	// The clock an hour ahead: no file is Racy, whose quarters are all
-	// told (TestRacyFileAllQuarters).
+	// told (TestRacyFileAllEighths).
 	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Hour)) }))
 	var paths []string
 	for p := range files {
@@ -96,7 +96,7 @@ func TestMaskFilterOracle(t *testing.T) {
 		return m
 	}
 	// mayMatch returns the quarters of c holding a line that may match.
-	mayMatch := func(c string, q *csindex.Query, lits []string) (quarters Quarters) {
+	mayMatch := func(c string, q *csindex.Query, lits []string) (quarters Eighths) {
 		start := 0
 		for _, line := range strings.Split(c, "\n") {
 			s := start
@@ -112,7 +112,7 @@ func TestMaskFilterOracle(t *testing.T) {
 				}
 			}
 			if ok && s < len(c) {
-				quarters |= 1 << QuarterOf(int64(s), int64(len(c)))
+				quarters |= 1 << EighthOf(int64(s), int64(len(c)))
 			}
 		}
 		return quarters
@@ -136,13 +136,13 @@ func TestMaskFilterOracle(t *testing.T) {
 				ph = NewPhrases(bl)
 			}
 			for _, newer := range []bool{false, true} {
-				// Quarters told of the files of 0, 10 or 100 bytes and more.
+				// Eighths told of the files of 0, 10 or 100 bytes and more.
 				o := CandidateOptions{Content: q, Phrases: ph, OneLine: true, LinesFrom: []int64{0, 10, 100}[r.IntN(3)]}
 				if newer {
 					o.Newer, o.Since = true, math.MinInt64+1
 				}
-				got := map[string]Quarters{}
-				ix.CandidateLines(o, func(f *File, lines Quarters) bool { got[f.Path] = lines; return true })
+				got := map[string]Eighths{}
+				ix.CandidateLines(o, func(f *File, lines Eighths) bool { got[f.Path] = lines; return true })
 				for _, p := range paths {
 					lines, kept := got[p]
 					if want := mayMatch(files[p], q, lits); want != 0 {
@@ -153,7 +153,7 @@ func TestMaskFilterOracle(t *testing.T) {
 						if want&^lines != 0 {
 							t.Fatalf("%s: query %v phrases %q (newer %v, from %d): %s (%q) may match in quarters %04b, told %04b", stage, q, lits, newer, o.LinesFrom, p, files[p], want, lines)
 						}
-						if lines != AllQuarters {
+						if lines != AllEighths {
 							narrowed++
 						}
 					} else if !kept {
@@ -177,7 +177,7 @@ func TestMaskFilterOracle(t *testing.T) {
 // A Racy file (changed within the clock tick its stat was taken in, so
 // its stat cannot vouch for what was read) is told every quarter: a
 // caller that reads only the quarters told would trust that stat.
-func TestRacyFileAllQuarters(t *testing.T) {
+func TestRacyFileAllEighths(t *testing.T) {
 	t.Parallel()
 	filler := strings.Repeat("filler line\n", 100)
 	root := writeTree(t, map[string]string{"a.txt": "needle here\n" + filler + filler + filler})
@@ -187,14 +187,14 @@ func TestRacyFileAllQuarters(t *testing.T) {
 		name  string
 		k     knobs
 		racy  bool
-		lines Quarters
+		lines Eighths
 	}{
-		{"just written", defaultKnobs(), true, AllQuarters},
+		{"just written", defaultKnobs(), true, AllEighths},
 		{"the clock an hour ahead", knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Hour)) }), false, 0b0001},
 	} {
 		ix := mustBuildWith(t, root, c.k)
-		got, n := Quarters(0), 0
-		ix.CandidateLines(o, func(f *File, lines Quarters) bool {
+		got, n := Eighths(0), 0
+		ix.CandidateLines(o, func(f *File, lines Eighths) bool {
 			if racy := f.Flags&Racy != 0; racy != c.racy {
 				t.Errorf("%s: racy %v, want %v", c.name, racy, c.racy)
 			}

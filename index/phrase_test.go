@@ -13,43 +13,57 @@ import (
 )
 
 // phraseCandidates returns the sorted paths the index proposes for a
-// regexp whose every match holds one of lits.
-func phraseCandidates(t testing.TB, ix *Index, pattern string, lits ...string) []string {
+// regexp whose every match holds one of lits, and lies within one line
+// unless multiline.
+func phraseCandidates(t testing.TB, ix *Index, pattern string, multiline bool, lits ...string) []string {
 	t.Helper()
 	var bl [][]byte
 	for _, l := range lits {
 		bl = append(bl, []byte(l))
 	}
 	var out []string
-	ix.Candidates(CandidateOptions{Content: trigramQuery(t, pattern), Phrases: NewPhrases(bl)}, func(f *File) bool { out = append(out, f.Path); return true })
+	ix.Candidates(CandidateOptions{Content: trigramQuery(t, pattern), Phrases: NewPhrases(bl), OneLine: !multiline}, func(f *File) bool { out = append(out, f.Path); return true })
 	slices.Sort(out)
 	return out
 }
 
-// A file holding every trigram of a phrase, but not one after the other,
-// is no candidate for it, from the base, from the delta, after a
-// compaction and after a reopen; one holding the phrase in any case is.
+// separated holds every trigram of "func main", but its first four and
+// its last three in lines that start in eighths 0 and 7.
+const separated = "func mx;\n" + "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n" + "x main\n"
+
+// A file holding every trigram of a phrase, but not in one eighth of it,
+// is no candidate for it when matches lie within one line, from the
+// base, from the delta, after a compaction and after a reopen; one
+// holding the phrase in any case is. A multiline match may span lines:
+// every file holding the trigrams is a candidate.
 func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
 	t.Parallel()
 	ix, root, db := savedIndex(t, map[string]string{
 		"a.txt": "func main() {}\n",
-		"b.txt": "func mx; x main\n", // "c m" is followed by 'x', never by 'a'
+		"b.txt": separated,
 		"c.txt": "FUNC MAIN\n",
 	})
 	expect := func(stage string, ix *Index, want, all []string) {
 		t.Helper()
 		for _, lit := range []string{"func main", "FUNC MAIN", "Func Main"} {
-			if got := phraseCandidates(t, ix, "(?i)func main", lit); !slices.Equal(got, want) {
+			if got := phraseCandidates(t, ix, "(?i)func main", false, lit); !slices.Equal(got, want) {
 				t.Errorf("%s: candidates for phrase %q = %q, want %q", stage, lit, got, want)
 			}
+			if got := phraseCandidates(t, ix, "(?i)func main", true, lit); !slices.Equal(got, all) {
+				t.Errorf("%s: multiline candidates for phrase %q = %q, want %q", stage, lit, got, all)
+			}
 		}
-		if got := phraseCandidates(t, ix, "(?i)func main"); !slices.Equal(got, all) {
-			t.Errorf("%s: candidates without phrases = %q, want %q", stage, got, all)
+		// The phrase alone, under a query that does not ask for it.
+		if got := phraseCandidates(t, ix, "(?i)func", false, "func main"); !slices.Equal(got, want) {
+			t.Errorf("%s: candidates of func for phrase func main = %q, want %q", stage, got, want)
+		}
+		if got := phraseCandidates(t, ix, "(?i)func", false); !slices.Equal(got, all) {
+			t.Errorf("%s: candidates of func without phrases = %q, want %q", stage, got, all)
 		}
 	}
 	all := []string{"a.txt", "b.txt", "c.txt"}
 	expect("base", ix, []string{"a.txt", "c.txt"}, all)
-	writeFile(t, root, "a.txt", "func mx; x main\n")
+	writeFile(t, root, "a.txt", separated)
 	writeFile(t, root, "b.txt", "x func main\n")
 	if err := ix.Apply(context.Background(), []string{"a.txt", "b.txt"}); err != nil {
 		t.Fatal(err)
@@ -70,16 +84,16 @@ func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
 	checkIndex(t, ix2)
 	expect("reopened", ix2, []string{"b.txt", "c.txt"}, all)
 	// A phrase set filters only if every phrase can: one shorter than
-	// four bytes (no trigram with a byte after it) keeps every file.
-	if got := phraseCandidates(t, ix2, "(?i)func main", "func main", "fun"); !slices.Equal(got, all) {
+	// three bytes (no trigram) keeps every file.
+	if got := phraseCandidates(t, ix2, "(?i)func", false, "func main", "fu"); !slices.Equal(got, all) {
 		t.Errorf("phrases with a short one: %q, want %q", got, all)
 	}
 }
 
-// The masks of a file are exactly the bytes after each occurrence of
-// each trigram (lowercased, binned) and the quarters of the lines its
-// occurrences end in, as a direct computation over random contents finds
-// them, including non-ASCII, invalid UTF-8 and line breaks anywhere.
+// The masks of a file are exactly the eighths of the lines each
+// trigram's occurrences end in, as a direct computation over random
+// contents finds them, including non-ASCII, invalid UTF-8 and line
+// breaks anywhere.
 func TestExtractMasks(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
@@ -93,13 +107,8 @@ func TestExtractMasks(t *testing.T) {
 		want := map[uint32]uint8{}
 		for i := 0; i+3 <= len(data); i++ {
 			tr := uint32(lower[data[i]])<<16 | uint32(lower[data[i+1]])<<8 | uint32(lower[data[i+2]])
-			m := want[tr]
-			if i+3 < len(data) {
-				m |= 1 << (nextBin[lower[data[i+3]]] & 3)
-			}
 			start := bytes.LastIndexByte(data[:i+2], '\n') + 1 // the line of the last byte
-			m |= 1 << (4 + 4*start/len(data))
-			want[tr] = m
+			want[tr] |= 1 << (8 * start / len(data))
 		}
 		got, ok := s.extract(data, MaxFileTrigrams)
 		if !ok || len(got) != len(want) {
@@ -114,8 +123,9 @@ func TestExtractMasks(t *testing.T) {
 }
 
 // Phrase filtering never drops a file holding a phrase (under ASCII case
-// folding), from the base or the delta, for random contents and
-// phrases; and it drops some that hold every trigram but not the phrase.
+// folding) in a line, from the base or the delta, for random contents
+// and phrases; and it drops some that hold every trigram but not the
+// phrase.
 func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
@@ -156,8 +166,8 @@ func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
 			}
 			lits = append(lits, lit)
 		}
-		if slices.ContainsFunc(lits, func(l string) bool { return len(l) < 4 }) {
-			continue
+		if slices.ContainsFunc(lits, func(l string) bool { return len(l) < 3 || strings.Contains(l, "\n") }) {
+			continue // a phrase with a line break is no one line's
 		}
 		// The trigram query of the phrases: any of them, each all its
 		// trigrams (as codesearch plans a literal alternation).
@@ -172,7 +182,7 @@ func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
 			bl = append(bl, []byte(l))
 		}
 		var got, nofilter []string
-		ix.Candidates(CandidateOptions{Content: q, Phrases: NewPhrases(bl)}, func(f *File) bool { got = append(got, f.Path); return true })
+		ix.Candidates(CandidateOptions{Content: q, Phrases: NewPhrases(bl), OneLine: true}, func(f *File) bool { got = append(got, f.Path); return true })
 		ix.Candidates(CandidateOptions{Content: q}, func(f *File) bool { nofilter = append(nofilter, f.Path); return true })
 		dropped += len(nofilter) - len(got)
 		for p, c := range files {

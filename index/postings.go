@@ -21,8 +21,8 @@ import (
 //	        ends where the next begins (the last where the table begins)
 //	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB8"
 //
-// A list holds k ≥ 1 ascending file ids, each with its mask (a byte: its
-// next mask in the low half, its line mask, never zero, in the high; see
+// A list holds k ≥ 1 ascending file ids, each with its mask (a byte, the
+// eighths of the file the trigram's lines start in, never zero; see
 // trigram.go), in one of two forms, told apart by the
 // low bit of its first uvarint and chosen by size (the smaller; blocks on
 // a tie):
@@ -633,7 +633,7 @@ func (pw *postingWriter) finishBytes() []byte {
 // check verifies the base's structure: trigrams strictly increasing and
 // within 24 bits, offsets ascending within the lists area, each list
 // decoding to exactly its count of strictly increasing ids below bound,
-// each with its mask (its line mask not zero), its skip entries matching its blocks; ok is
+// each with its mask (not zero), its skip entries matching its blocks; ok is
 // called for each id.
 func (p *postings) check(bound uint64, ok func(id uint32) error) error {
 	if err := p.checkTable(); err != nil {
@@ -718,12 +718,12 @@ func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
 	return nil
 }
 
-// checkMasks verifies a list's masks: every line mask has a bit set (a
-// posting's trigram occurs in some line; a zero line mask would rule
-// its file out of every query that reads it).
+// checkMasks verifies a list's masks: none is zero (a posting's trigram
+// occurs in some line; a zero mask would rule its file out of every
+// query that reads it).
 func checkMasks(masks []byte) error {
 	for i, m := range masks {
-		if lineBits(m) == 0 {
+		if m == 0 {
 			return fmt.Errorf("mask %d: no line bit", i)
 		}
 	}

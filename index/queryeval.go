@@ -281,7 +281,7 @@ func (ix *Index) stream(q *csindex.Query) (s idStream, all bool) {
 
 // streamShared is stream, recording in shared (when not nil) the cursor
 // of each trigram's list it opens (the first, if the query names a
-// trigram twice), so that a phrase filter reads the next mask where the
+// trigram twice), so that the mask filter reads a mask where the
 // stream's cursor stands instead of seeking a cursor of its own.
 func (ix *Index) streamShared(q *csindex.Query, shared map[uint32]*cursor) (s idStream, all bool) {
 	var kids []idStream
@@ -372,27 +372,28 @@ func intersectCursors(cs []cursor) []uint32 {
 
 // Phrases are literals of which every match of a query holds at least
 // one, compared under ASCII case folding: the query analysis' required
-// literals. A file is a candidate only if one of them can occur in it by
-// its next masks (see trigram.go): for every trigram of the phrase but
-// the last, the file has the trigram, and its next mask has the bit of
-// the phrase's byte after it. The test never drops a file holding a
-// phrase (the masks record every byte that follows), so never one that
-// can match; it only drops files holding the phrase's trigrams apart.
+// literals. When matches lie within one line, a file is a candidate only
+// if one of them can occur in a line of it by its masks (see trigram.go):
+// the file has every trigram of the phrase, and their masks share an
+// eighth with the query's. The test never drops a file holding a phrase
+// in a line (each mask records every eighth its trigram's lines start
+// in), so never one that can match; it only drops files holding the
+// phrase's trigrams apart.
 type Phrases struct {
-	lits [][]byte // ASCII-lowercased, each at least 4 bytes long
+	lits [][]byte // ASCII-lowercased, each at least 3 bytes long
 }
 
 // NewPhrases returns the phrases of lits (every match holds one of them,
 // as they are or under ASCII case folding), or nil when they cannot
-// narrow the candidates: none, or one shorter than 4 bytes (it has no
-// trigram with a byte after it).
+// narrow the candidates: none, or one shorter than 3 bytes (it has no
+// trigram).
 func NewPhrases(lits [][]byte) *Phrases {
 	if len(lits) == 0 {
 		return nil
 	}
 	ph := &Phrases{}
 	for _, l := range lits {
-		if len(l) < 4 {
+		if len(l) < 3 {
 			return nil
 		}
 		low := make([]byte, len(l))
@@ -410,13 +411,11 @@ func phraseTri(l []byte, i int) uint32 {
 }
 
 // maskFilter tests files against a query's masks, after their trigrams
-// (trigram.go): a file is kept when one of the phrases may occur in it
-// by its next masks (every phrase trigram but the last having the bit
-// of the phrase's byte after it), and, when every match lies within one
-// line, when some quarter of the file may hold a line holding both the
-// query's trigrams and that phrase's, by their line masks. The test
-// never drops a file holding a match: each mask records every byte that
-// follows its trigram and every quarter it occurs in.
+// (trigram.go), when every match lies within one line: a file is kept
+// when some eighth of it may hold a line holding both the query's
+// trigrams and one of the phrases', by their masks. The test never drops
+// a file holding a match: each mask records every eighth its trigram's
+// lines start in.
 //
 // For base ids (ascending), a trigram's mask is read where the query's
 // stream left that trigram's cursor (shared) when it stands on the id,
@@ -425,12 +424,9 @@ func phraseTri(l []byte, i int) uint32 {
 type maskFilter struct {
 	base  *postings
 	steps []maskStep
-	lines *lineNode // nil: no node to read line masks of (see oneLine)
-	lits  [][]litStep
-	// oneLine: matches lie within one line, so a phrase is read by its
-	// line masks too.
-	oneLine bool
-	// from: the quarters of a file below from bytes are not wanted
+	lines *lineNode // nil: no node to read masks of (the phrases say all)
+	lits  [][]int   // each phrase's trigrams, as steps
+	// from: the eighths of a file below from bytes are not wanted
 	// (lineScope); files is the table, for the sizes.
 	from  int64
 	files []File
@@ -454,13 +450,6 @@ type maskStep struct {
 	has  bool
 }
 
-// litStep is a trigram of a phrase: its step and the next mask bit of
-// the phrase's byte after it (0 for the last, which has none to test).
-type litStep struct {
-	step int
-	bit  uint8
-}
-
 // lineNode is a node of the trigram query, its trigrams as steps.
 type lineNode struct {
 	and   bool
@@ -468,9 +457,9 @@ type lineNode struct {
 	subs  []*lineNode
 }
 
-// lineScope is what a content query's mask filter works out line masks
-// for (CandidateOptions.OneLine and LinesFrom): with oneLine, matches lie
-// within one line, and the quarters of the files of from bytes or more
+// lineScope is what a content query's mask filter works out masks for
+// (CandidateOptions.OneLine and LinesFrom): with oneLine, matches lie
+// within one line, and the eighths of the files of from bytes or more
 // that may hold one are told exactly.
 type lineScope struct {
 	oneLine bool
@@ -481,13 +470,13 @@ type lineScope struct {
 // phrases ph (nil: none known), whose matches lie within one line when
 // ls.oneLine; base is the postings its base ids are read from (nil for
 // delta sets only), shared the stream's cursors (see streamShared) and
-// files the table (for ls.from). It is nil when it can rule nothing out.
+// files the table (for ls.from). It is nil when it can rule nothing out:
+// a multiline match may span the lines the masks tell apart.
 func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, shared map[uint32]*cursor, files []File) *maskFilter {
-	oneLine := ls.oneLine
-	if ph == nil && !oneLine {
+	if !ls.oneLine {
 		return nil
 	}
-	f := &maskFilter{base: base, oneLine: oneLine, from: ls.from, files: files}
+	f := &maskFilter{base: base, from: ls.from, files: files}
 	index := map[uint32]int{}
 	step := func(t uint32) int {
 		i, ok := index[t]
@@ -498,33 +487,27 @@ func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, 
 		}
 		return i
 	}
-	if oneLine {
-		f.lines = newLineNode(q, step)
-	}
+	f.lines = newLineNode(q, step)
 	if ph != nil {
 		for _, l := range ph.lits {
-			var steps []litStep
+			var steps []int
 			for i := 0; i+3 <= len(l); i++ {
-				s := litStep{step: step(phraseTri(l, i))}
-				if i+4 <= len(l) {
-					s.bit = nextBit(l[i+3])
-				}
-				steps = append(steps, s)
+				steps = append(steps, step(phraseTri(l, i)))
 			}
 			f.lits = append(f.lits, steps)
 		}
 	}
 	if f.lines != nil && f.lines.and && len(f.lines.subs) == 0 && f.lits != nil && coveredBy(f.lines.steps, f.lits) {
-		f.lines = nil // the phrases' line masks say all the node's do
+		f.lines = nil // the phrases' masks say all the node's do
 	}
 	return f
 }
 
 // coveredBy reports whether every phrase reads each of steps.
-func coveredBy(steps []int, lits [][]litStep) bool {
+func coveredBy(steps []int, lits [][]int) bool {
 	for _, l := range lits {
 		for _, i := range steps {
-			if !slices.ContainsFunc(l, func(s litStep) bool { return s.step == i }) {
+			if !slices.Contains(l, i) {
 				return false
 			}
 		}
@@ -536,7 +519,7 @@ func coveredBy(steps []int, lits [][]litStep) bool {
 func newLineNode(q *csindex.Query, step func(t uint32) int) *lineNode {
 	switch q.Op {
 	case csindex.QAll:
-		return &lineNode{and: true} // every quarter
+		return &lineNode{and: true} // every eighth
 	case csindex.QNone:
 		return &lineNode{} // none
 	}
@@ -607,9 +590,9 @@ func (f *maskFilter) read(s *maskStep) (uint8, bool) {
 	return s.own.mask, true
 }
 
-// quarters returns the line mask of n in the file tested: the quarters
-// that may hold a line holding n's trigrams as n asks.
-func (f *maskFilter) quarters(n *lineNode) uint8 {
+// eighths returns the mask of n in the file tested: the eighths that may
+// hold a line holding n's trigrams as n asks.
+func (f *maskFilter) eighths(n *lineNode) uint8 {
 	if n.and {
 		acc := uint8(allLines)
 		for _, i := range n.steps {
@@ -617,12 +600,12 @@ func (f *maskFilter) quarters(n *lineNode) uint8 {
 			if !ok {
 				return 0
 			}
-			if acc &= lineBits(m); acc == 0 {
+			if acc &= m; acc == 0 {
 				return 0
 			}
 		}
 		for _, s := range n.subs {
-			if acc &= f.quarters(s); acc == 0 {
+			if acc &= f.eighths(s); acc == 0 {
 				return 0
 			}
 		}
@@ -631,72 +614,48 @@ func (f *maskFilter) quarters(n *lineNode) uint8 {
 	acc := uint8(0)
 	for _, i := range n.steps {
 		if m, ok := f.mask(i); ok {
-			acc |= lineBits(m)
+			acc |= m
 		}
 	}
 	for _, s := range n.subs {
 		if acc == allLines {
 			break
 		}
-		acc |= f.quarters(s)
+		acc |= f.eighths(s)
 	}
 	return acc
 }
 
-// test returns the quarters of the file tested that may hold a match's
-// line: allLines when it cannot tell them (not oneLine), 0 when the file
-// holds no match.
+// test returns the eighths of the file tested that may hold a match's
+// line, 0 when the file holds no match.
 func (f *maskFilter) test() uint8 {
 	f.gen++
-	if f.lits != nil && !f.phrase() {
-		// The next masks first: they read only the phrases' trigrams,
-		// and rule out most of what the masks rule out at all.
-		return 0
-	}
 	lines := uint8(allLines)
 	if f.lines != nil {
-		lines = f.quarters(f.lines)
+		lines = f.eighths(f.lines)
 	}
-	if lines != 0 && f.lits != nil && f.oneLine {
+	if lines != 0 && f.lits != nil {
 		lines = f.phraseLines(lines)
 	}
 	return lines
 }
 
-// phrase reports whether one of the phrases may occur in the file tested
-// by its next masks.
-func (f *maskFilter) phrase() bool {
-	for _, steps := range f.lits {
-		ok := true
-		for _, s := range steps {
-			if m, has := f.mask(s.step); !has || s.bit != 0 && m&s.bit == 0 {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
-// phraseLines returns the quarters among lines where one of the phrases
-// may occur in a line, by their line masks; when the file's quarters are
-// not wanted (lineScope), allLines as soon as one phrase may.
+// phraseLines returns the eighths among lines where one of the phrases
+// may occur in a line, by their masks; when the file's eighths are not
+// wanted (lineScope), allLines as soon as one phrase may.
 func (f *maskFilter) phraseLines(lines uint8) uint8 {
 	acc := uint8(0)
 	for k, steps := range f.lits {
 		if k > 0 && acc != 0 && !f.wanted() {
 			return allLines
 		}
-		in := lines &^ acc // a quarter already in is not asked again
-		for _, s := range steps {
-			m, has := f.mask(s.step)
-			if !has || s.bit != 0 && m&s.bit == 0 {
+		in := lines &^ acc // an eighth already in is not asked again
+		for _, i := range steps {
+			m, has := f.mask(i)
+			if !has {
 				in = 0
 			} else {
-				in &= lineBits(m)
+				in &= m
 			}
 			if in == 0 {
 				break
@@ -709,13 +668,13 @@ func (f *maskFilter) phraseLines(lines uint8) uint8 {
 	return acc
 }
 
-// wanted reports whether the quarters of the file tested are wanted
+// wanted reports whether the eighths of the file tested are wanted
 // exactly (lineScope).
 func (f *maskFilter) wanted() bool {
 	return f.from <= 0 || int(f.id) < len(f.files) && f.files[f.id].Size >= f.from
 }
 
-// keep returns the quarters of the base file id (above every id asked
+// keep returns the eighths of the base file id (above every id asked
 // before) that may hold a match's line (test), 0 when none may.
 func (f *maskFilter) keep(id uint32) uint8 {
 	f.id, f.delta = id, false

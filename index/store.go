@@ -25,7 +25,7 @@ import (
 
 // SchemaVersion is the on-disk format version this package writes
 // (format.go).
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // Errors of Open. Each means the DB cannot be trusted and must be
 // rebuilt; compare with errors.Is.
@@ -917,7 +917,7 @@ func (ix *Index) checkLocked(full bool) error {
 			if i > 0 && packedTri(v) <= packedTri(tris[i-1]) {
 				return fmt.Errorf("%w: delta set of %s out of order", ErrCorrupt, ix.files[id].Path)
 			}
-			if lineBits(uint8(v)) == 0 {
+			if uint8(v) == 0 {
 				return fmt.Errorf("%w: delta set of %s: a mask without a line bit", ErrCorrupt, ix.files[id].Path)
 			}
 		}

@@ -33,73 +33,38 @@ var lower = func() (t [256]byte) {
 	return
 }()
 
-// Masks. Each posting (a trigram in a file) carries a byte, its mask:
-// the low four bits are its next mask, the high four its line mask.
+// Masks. Each posting (a trigram in a file) carries a byte, its mask: the
+// eighths of the file holding the start of a line the trigram occurs in,
+// bit e for eighth e. The line starting at byte s of a file of n bytes
+// lies in eighth 8s/n (integer division, EighthOf), and an occurrence
+// lies in the line holding its last byte. Outside multiline mode a match
+// lies within one line, so every trigram it needs occurs in that line
+// and has that line's bit: a file in which the trigrams of a query share
+// no eighth, evaluated as the trigram query is (an AND of trigrams
+// intersects their masks, an OR unites them), holds no match (see
+// maskFilter). So the two literals of `spin_lock\(.*kfree\(` that a file
+// holds only in different eighths rule it out, as do the trigrams of one
+// literal that occur in it only apart. A mask is never zero: the
+// trigram occurs.
 //
-// The next mask has bit nextBin[c]&3 set for the byte c (ASCII-lowercased)
-// that follows each occurrence of the trigram in the file (an occurrence
-// at the end of the file sets none). A phrase (a literal of four bytes or
-// more that every match contains) is then possible in a file only if,
-// for each of its trigrams but the last, the mask has the bit of the
-// phrase's byte after it: a file holding every trigram of "func main"
-// but never "func" followed by " " is no candidate (see Phrases).
-// Lowercasing the next byte, like the trigram, makes the test one lookup
-// whatever the case of the query.
-//
-// The line mask has bit 4+q set for each quarter q of the file holding
-// the start of a line the trigram occurs in: the line starting at byte
-// s of a file of n bytes lies in quarter 4s/n (integer division), and
-// an occurrence lies in the line holding its last byte. Outside
-// multiline mode a match lies within one line, so every trigram it
-// needs occurs in that line and has that line's bit: a file in which
-// the trigrams of a query share no quarter, evaluated as the trigram
-// query is (an AND of trigrams intersects their line masks, an OR
-// unites them), holds no match (see maskFilter). So the two literals of
-// `spin_lock\(.*kfree\(` that a file holds only in different quarters
-// rule it out, as do the trigrams of one literal that occur in it only
-// apart.
-//
-// nextBin spreads the bytes of source code evenly over eight bins: bytes
-// were assigned, most frequent first, each to the bin with the least
-// total frequency so far, by their frequency (ASCII case folded) over the
-// .go files of GOROOT/src (grep/kernelfreq.go); the space alone fills
-// bin 0. A next mask has four bits, bins b and b+4 sharing bit b (schema
-// 5 had a bit per bin: twice the masks' bytes, while the fourth bit of
-// the fold cost few candidates; see format.go's version log). Both are
-// part of the on-disk format (format.go): a change of either is a new
-// schema version.
-var nextBin = [256]uint8{
-	3, 3, 4, 6, 7, 1, 2, 3, 4, 3, 5, 6, 7, 4, 1, 2, // 0x00
-	3, 4, 6, 7, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, 7, // 0x10
-	0, 1, 6, 1, 4, 1, 2, 2, 7, 5, 5, 7, 2, 6, 1, 4, // 0x20
-	7, 2, 4, 5, 3, 3, 7, 6, 1, 4, 3, 4, 5, 5, 5, 1, // 0x30
-	6, 5, 1, 1, 7, 1, 5, 6, 2, 6, 6, 7, 3, 2, 6, 4, // 0x40
-	4, 3, 4, 7, 2, 6, 7, 2, 3, 3, 4, 5, 2, 1, 1, 1, // 0x50
-	7, 5, 1, 1, 7, 1, 5, 6, 2, 6, 6, 7, 3, 2, 6, 4, // 0x60
-	4, 3, 4, 7, 2, 6, 7, 2, 3, 3, 4, 6, 3, 4, 2, 1, // 0x70
-	4, 4, 4, 6, 1, 3, 4, 2, 1, 7, 1, 4, 4, 3, 2, 4, // 0x80
-	3, 6, 7, 3, 6, 7, 1, 2, 3, 1, 6, 7, 2, 3, 3, 3, // 0x90
-	2, 4, 3, 1, 6, 6, 6, 1, 4, 3, 4, 2, 1, 4, 7, 1, // 0xa0
-	2, 2, 3, 4, 6, 1, 3, 7, 7, 6, 6, 6, 7, 7, 4, 4, // 0xb0
-	2, 3, 6, 6, 4, 6, 7, 4, 1, 6, 7, 2, 3, 1, 2, 7, // 0xc0
-	6, 6, 3, 4, 6, 7, 1, 2, 3, 4, 7, 1, 7, 1, 2, 3, // 0xd0
-	2, 2, 1, 1, 3, 7, 2, 1, 1, 2, 3, 4, 6, 7, 1, 2, // 0xe0
-	2, 4, 6, 7, 2, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, // 0xf0
-}
+// Schema 10 split the byte: four bits of line mask (quarters) and four
+// of next mask (which bins of bytes follow the trigram). Eighths rule
+// out more where it counts, two literals in large files, and the
+// phrases lost little without the next bits; the figures are in
+// format.go's version log. A change of the rule is a new schema version.
 
-// nextBit is the bit of byte c in a next mask.
-func nextBit(c byte) uint8 { return 1 << (nextBin[lower[c]] & 3) }
-
-// lineBits returns the line mask of a mask, in its low four bits.
-func lineBits(mask uint8) uint8 { return mask >> 4 }
-
-// allLines is a line mask with every quarter set.
-const allLines = 0xF
+// allLines is a mask with every eighth set.
+const allLines = 0xFF
 
 // lineBit is the mask bit of the line starting at byte start of a file
 // of n bytes (start < n; 0 for start = n, a line past the end, which no
 // trigram is in).
-func lineBit(start, n int) uint8 { return 0x10 << QuarterOf(int64(start), int64(n)) }
+func lineBit(start, n int) uint8 {
+	if start >= n {
+		return 0
+	}
+	return 1 << EighthOf(int64(start), int64(n))
+}
 
 // A posting travels through extraction, the builder, the spill, the
 // merge and the delta as one uint32: trigram<<8 | mask ("packed").
@@ -111,8 +76,8 @@ func packedTri(v uint32) uint32 { return v >> 8 }
 // trigramSet collects one file's distinct trigrams and their masks;
 // reused across files.
 type trigramSet struct {
-	// mask holds the masks of the 1<<24 trigrams and a spare slot, all
-	// zero but while a file is extracted. It also tells which trigrams
+	// mask holds the masks of the 1<<24 trigrams, all zero but while a
+	// file is extracted. It also tells which trigrams
 	// were seen: each occurrence sets a line bit at once, so a zero mask
 	// means "not seen yet".
 	mask []uint8
@@ -131,7 +96,7 @@ type trigramSet struct {
 // slower. A line break, once a line, moves the line bit on.
 func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 	if s.mask == nil {
-		s.mask = make([]uint8, 1<<24+1)
+		s.mask = make([]uint8, 1<<24)
 	}
 	mask := s.mask
 	n, ok := 0, true
@@ -153,12 +118,9 @@ func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 			start = 1
 		}
 		line := lineBit(start, len(data))
-		prev := uint32(1 << 24) // the trigram before c; none yet: the spare slot
 		for j := 2; j < len(data); j++ {
 			c := data[j]
-			mask[prev] |= nextBits[c]
 			t = (t<<8 | uint32(lower[c])) & 0xFFFFFF
-			prev = t
 			out[n] = t
 			var seen int
 			if mask[t] == 0 {
@@ -180,21 +142,11 @@ func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 		out[i] = t<<8 | uint32(mask[t])
 		mask[t] = 0
 	}
-	mask[1<<24] = 0
 	if !ok {
 		return nil, false
 	}
 	return out, true
 }
-
-// nextBits is the next mask bit of each byte (nextBit), a table so that
-// extract looks it up once.
-var nextBits = func() (t [256]uint8) {
-	for c := range t {
-		t[c] = nextBit(byte(c))
-	}
-	return
-}()
 
 // queryTrigram converts a codesearch query trigram (a 3-byte string) to
 // ours.

@@ -21,13 +21,13 @@ import (
 // Index is the index as Indexed reads it; package index's Index
 // implements it. CandidateLines lists the files that may answer a query,
 // in one call whose options say what the query is (Glob's listing by
-// path, Grep's candidates by content, each with the quarters of it where
+// path, Grep's candidates by content, each with the eighths of it where
 // a match may be); Estimate says what it knows of them
 // without listing them (for Grep's newest-first prefixes); Visibility is
 // the index's record of what a walk would not show, from which Indexed
 // answers as a walk would about ignored and hidden entries.
 type Index interface {
-	CandidateLines(o index.CandidateOptions, fn func(f *index.File, lines index.Quarters) bool)
+	CandidateLines(o index.CandidateOptions, fn func(f *index.File, lines index.Eighths) bool)
 	Estimate(o index.CandidateOptions, newest int) index.Extent
 	Visibility() index.Visibility
 }
@@ -194,7 +194,7 @@ func (s Indexed) Glob(ctx context.Context, q *GlobQuery) (*GlobResult, error) {
 	if recent {
 		o.Newer, o.Since, o.ThenOlder = true, cutoff, true
 	}
-	s.Index.CandidateLines(o, func(f *index.File, _ index.Quarters) bool { return visit(f, recent && f.ModTime < cutoff) })
+	s.Index.CandidateLines(o, func(f *index.File, _ index.Eighths) bool { return visit(f, recent && f.ModTime < cutoff) })
 	walkedIgnored := 0
 	var walkedSkips []tree.Skip
 	reached := newReach(q.Dir, q.enter(), g.AllowHidden, p.IncludeHidden, s.Index.Visibility().HiddenDir)
@@ -257,11 +257,11 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	candidates := func(since int64, sincePath string) []grep.File {
 		files = files[:0]
 		o.Newer, o.Since, o.SincePath = since != math.MinInt64, since, sincePath
-		s.Index.CandidateLines(o, func(f *index.File, lines index.Quarters) bool {
+		s.Index.CandidateLines(o, func(f *index.File, lines index.Eighths) bool {
 			rel := relTo(q.Dir, f.Path)
 			if q.Include.Match(rel) && visible(f.Hidden, rel, depth, p.IncludeHidden, q.Include.AllowHidden) && !underAny(f.Path, live) {
 				g := read.File(f.Path, f.ModTime, f.Size)
-				g.Quarters, g.Indexed = uint8(lines), grep.Stamp{Ctime: f.Ctime, Ino: f.Ino, Dev: f.Dev}
+				g.Eighths, g.Indexed = uint8(lines), grep.Stamp{Ctime: f.Ctime, Ino: f.Ino, Dev: f.Dev}
 				files = append(files, g)
 			}
 			return true

@@ -193,7 +193,7 @@ func TestIndexEqualsWalkGeneratedGOROOT(t *testing.T) {
 	n := 300
 	r := rand.New(rand.NewPCG(11, 12))
 	var files []string
-	idx.Searcher.(Indexed).Index.CandidateLines(index.CandidateOptions{}, func(f *index.File, _ index.Quarters) bool {
+	idx.Searcher.(Indexed).Index.CandidateLines(index.CandidateOptions{}, func(f *index.File, _ index.Eighths) bool {
 		if strings.HasSuffix(f.Path, ".go") && f.Size > 200 && f.Size < 50000 {
 			files = append(files, f.Path)
 		}

@@ -120,7 +120,7 @@ type cutCounter struct {
 	n int
 }
 
-func (c *cutCounter) CandidateLines(o index.CandidateOptions, fn func(f *index.File, lines index.Quarters) bool) {
+func (c *cutCounter) CandidateLines(o index.CandidateOptions, fn func(f *index.File, lines index.Eighths) bool) {
 	if o.SincePath != "" {
 		c.n++
 	}
