@@ -39,7 +39,7 @@ func TestMaskFilterOracle(t *testing.T) {
 		files[fmt.Sprintf("f%03d.txt", i)] = gen(n)
 	}
 	root := writeTree(t, files)
-	// The clock an hour ahead: no file is Racy, whose quarters are all
+	// The clock an hour ahead: no file is Racy, whose eighths are all
 	// told (TestRacyFileAllEighths).
 	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Hour)) }))
 	var paths []string
@@ -95,8 +95,8 @@ func TestMaskFilterOracle(t *testing.T) {
 		}
 		return m
 	}
-	// mayMatch returns the quarters of c holding a line that may match.
-	mayMatch := func(c string, q *csindex.Query, lits []string) (quarters Eighths) {
+	// mayMatch returns the eighths of c holding a line that may match.
+	mayMatch := func(c string, q *csindex.Query, lits []string) (eighths Eighths) {
 		start := 0
 		for _, line := range strings.Split(c, "\n") {
 			s := start
@@ -112,10 +112,10 @@ func TestMaskFilterOracle(t *testing.T) {
 				}
 			}
 			if ok && s < len(c) {
-				quarters |= 1 << EighthOf(int64(s), int64(len(c)))
+				eighths |= 1 << EighthOf(int64(s), int64(len(c)))
 			}
 		}
-		return quarters
+		return eighths
 	}
 	dropped, tested, narrowed := 0, 0, 0
 	check := func(stage string, ix *Index, n int) {
@@ -151,7 +151,7 @@ func TestMaskFilterOracle(t *testing.T) {
 							t.Fatalf("%s: query %v phrases %q (newer %v): %s (%q) holds a line that may match; dropped", stage, q, lits, newer, p, files[p])
 						}
 						if want&^lines != 0 {
-							t.Fatalf("%s: query %v phrases %q (newer %v, from %d): %s (%q) may match in quarters %04b, told %04b", stage, q, lits, newer, o.LinesFrom, p, files[p], want, lines)
+							t.Fatalf("%s: query %v phrases %q (newer %v, from %d): %s (%q) may match in eighths %08b, told %08b", stage, q, lits, newer, o.LinesFrom, p, files[p], want, lines)
 						}
 						if lines != AllEighths {
 							narrowed++
@@ -168,15 +168,15 @@ func TestMaskFilterOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("compacted", ix, 200)
-	t.Logf("%d kept as required (%d of them told some quarters, not all), %d dropped", tested, narrowed, dropped)
+	t.Logf("%d kept as required (%d of them told some eighths, not all), %d dropped", tested, narrowed, dropped)
 	if narrowed == 0 {
-		t.Error("no candidate told some quarters only")
+		t.Error("no candidate told some eighths only")
 	}
 }
 
 // A Racy file (changed within the clock tick its stat was taken in, so
-// its stat cannot vouch for what was read) is told every quarter: a
-// caller that reads only the quarters told would trust that stat.
+// its stat cannot vouch for what was read) is told every eighth: a
+// caller that reads only the eighths told would trust that stat.
 func TestRacyFileAllEighths(t *testing.T) {
 	t.Parallel()
 	filler := strings.Repeat("filler line\n", 100)
@@ -202,7 +202,7 @@ func TestRacyFileAllEighths(t *testing.T) {
 			return true
 		})
 		if n != 1 || got != c.lines {
-			t.Errorf("%s: %d candidates, quarters %04b; want 1, %04b", c.name, n, got, c.lines)
+			t.Errorf("%s: %d candidates, eighths %08b; want 1, %08b", c.name, n, got, c.lines)
 		}
 	}
 }

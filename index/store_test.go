@@ -187,7 +187,7 @@ var baseDamage = map[string]func(t *testing.T, db string){
 			k = int(data[0] >> 1)
 			return err
 		})
-		damageBase(t, db, 1+k) // flips the mask's bit 7: quarter 3 of its line mask
+		damageBase(t, db, 1+k) // flips the mask's bit 7: eighth 7
 	},
 	"base file: truncated to half": func(t *testing.T, db string) {
 		withBase(t, db, func(b string) error {

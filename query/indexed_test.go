@@ -64,14 +64,14 @@ func buildTools(t testing.TB, root string) (walk, idx *Tools) {
 		t.Fatal(err)
 	}
 	// The index's clock an hour ahead: the files a test has just written
-	// are not Racy, which the index would tell every quarter of.
+	// are not Racy, which the index would tell every eighth of.
 	ahead := time.Now().Add(time.Hour)
 	ix, _, err := index.OpenOrBuild(context.Background(), filepath.Join(t.TempDir(), "ix.db"), ws.Root, &index.OpenOptions{Now: func() time.Time { return ahead }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	// Every candidate the index places in some of its quarters is probed
+	// Every candidate the index places in some of its eighths is probed
 	// there (grep/probe.go), whatever its size.
 	sz := grep.DefaultSizes()
 	sz.ProbeMin = 0

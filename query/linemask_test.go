@@ -22,8 +22,8 @@ import (
 )
 
 // Adversarial line-mask inputs. Short files (3..12 bytes: every
-// byte its own quarter or nearly), files starting with "\n" or a BOM,
-// CRLF, lines straddling quarter boundaries, Kelvin / long s, invalid
+// byte its own eighth or nearly), files starting with "\n" or a BOM,
+// CRLF, lines straddling eighth boundaries, Kelvin / long s, invalid
 // UTF-8, and patterns with anchors, classes, optional parts and
 // alternatives whose trigram queries carry QAll/QNone subtrees.
 func TestLineMasksAdversarial(t *testing.T) {
@@ -140,11 +140,11 @@ func TestLineMasksAdversarial(t *testing.T) {
 }
 
 // A file rewritten after it was indexed, its size and mtime put back and
-// its match moved to another quarter, with no watcher to tell the index:
+// its match moved to another eighth, with no watcher to tell the index:
 // the index still lists it, placing the match where it was. The probe
 // (grep/probe.go) sees the new ctime and reads the file whole, so the
 // match is found where it now is, as the walk finds it.
-func TestProbeStaleQuarters(t *testing.T) {
+func TestProbeStaleEighths(t *testing.T) {
 	t.Parallel()
 	filler := strings.Repeat("filler line\n", 200)
 	was := "needle here\n" + filler + filler + filler

@@ -16,7 +16,7 @@ import (
 )
 
 // probeFile makes one file of random lines: a BOM, CRLF, lines longer
-// than the probe reads past its quarter at first (256 B) and than it
+// than the probe reads past its eighths at first (256 B) and than it
 // reads at all (4 KiB), invalid UTF-8, case folds, no final newline.
 func probeFile(r *rand.Rand, i int) string {
 	words := []string{"needle", "Needle", "NEEDLE", "nee", "dle", "foo", "bar", "foo bar", "k", "K", "\u212a", "s", "S", "\u017f",
@@ -49,7 +49,7 @@ func probeFile(r *rand.Rand, i int) string {
 	return s
 }
 
-// The index's answer, with every candidate probed in its quarters
+// The index's answer, with every candidate probed in its eighths
 // (grep/probe.go), is the walk's, for adversarial files and patterns, in
 // every output mode, with context, through the delta and a compaction;
 // at the default sizes too; and with tiny scan sizes (long lines held by
