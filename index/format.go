@@ -64,7 +64,8 @@ package index
 //	    value uvarint id ‖ varint size ‖ varint mtime ‖ varint ctime ‖
 //	          uvarint inode ‖ uvarint device ‖ byte type (0 file, 1 symlink) ‖
 //	          byte flags (1 binary, 2 unknown, 4 racy, 8 denied: unknown
-//	          because it may not be read) ‖ uvarint hidden
+//	          because it may not be read, 16 next masks: see below) ‖
+//	          uvarint hidden
 //	          (bit i set when path component i, 0 the first below the
 //	          root, has a hidden name no ignore rule lets through;
 //	          components past 63 share bit 63)
@@ -136,16 +137,24 @@ package index
 //
 // # Masks
 //
-// The mask of a trigram in a file is a byte, its line mask
-// (trigram.go): bit e set for each eighth e = ⌊8s/n⌋ of the file (n the
-// bytes read of it) holding the start s of a line an occurrence of the
+// The mask of a trigram in a file is a byte (trigram.go), of one of two
+// kinds. A file of at most 1 MiB (NextMasksFrom) as read gets line
+// masks: bit e set for each eighth e = ⌊8s/n⌋ of the file (n the bytes
+// read of it) holding the start s of a line an occurrence of the
 // trigram ends in (a line starts at the file's start and after each
-// "\n"); never 0, since the trigram occurs. A query whose matches lie
-// within one line (not multiline) skips a file where the trigram query,
-// evaluated with each trigram as its mask (AND as intersection, OR as
-// union), and the trigrams of one of the literals every match holds,
-// leave no eighth; and reads, of a file it does not skip, the lines
-// starting in the eighths left first.
+// "\n"). A query whose matches lie within one line (not multiline) skips
+// a file where the trigram query, evaluated with each trigram as its
+// mask (AND as intersection, OR as union), and the trigrams of one of
+// the literals every match holds, leave no eighth; and reads, of a file
+// it does not skip, the lines starting in the eighths left first. A
+// larger file, flagged 16 ("next masks"), gets next masks: bit
+// nextBin[c] set for each byte c (ASCII-lowercased) that follows an
+// occurrence of the trigram, nextBin being the fixed table of 256 bin
+// numbers 0–7 in trigram.go, and every bit for an occurrence at the end
+// of the file. A query (not multiline) for a literal that every match
+// holds skips such a file where some trigram of the literal lacks the
+// bit of the literal's byte after it. Either kind is never 0, since the
+// trigram occurs.
 //
 // What a mask claims is not checked on open (the file's contents are
 // not read), but the CRC and the record sums cover it, and Check
@@ -204,7 +213,8 @@ package index
 // reads lists defensively: a bad list never panics, an id beyond the
 // table is skipped); every id in "files", "delta" and "stale" is below
 // the id bound; each "files" record decodes, with a known type and known
-// flags (a symlink's are 0: it is never read), and no id is used twice;
+// flags (a symlink's are 0: it is never read; next masks never with
+// binary or unknown), and no id is used twice;
 // a delta id is a live regular file, neither binary nor unknown, and
 // stale, its set strictly increasing, each mask not zero; every
 // stale id of a live regular
@@ -295,11 +305,12 @@ package index
 //	   (which of four letter-case shapes the trigram occurs in) helps
 //	   only case-sensitive queries with capitals (Handler\( 5273 →
 //	   1048), and none of these. A format 9 DB is rebuilt.
-//	11 a mask is a line mask alone, of eighths: bit e for the eighth
-//	   ⌊8s/n⌋ holding a line's start s (schema 10's quarters and next
-//	   mask are gone). Layout unchanged (a byte per posting; "IXB8"),
-//	   so the index's bytes are too: 214.6 MB (DB and base) on the
-//	   kernel either way. The daemon's candidates, schema 10 → 11, on
+//	11 a mask is of one kind, by the file's size: a line mask of eighths
+//	   (bit e for the eighth ⌊8s/n⌋ holding a line's start s), or, for a
+//	   file over 1 MiB (flag 16), a next mask of eight bins (schema 10
+//	   had quarters and four next bits in every mask). Layout unchanged
+//	   (a byte per posting; "IXB8"), so the index's bytes are too: 214.6
+//	   MB (DB and base) on the kernel either way. The daemon's candidates, schema 10 → 11, on
 //	   the Linux 6.1 source: spin_lock\(.*kfree\( 2006 → 1562 (none
 //	   matches), EXPORT_SYMBOL.*kmalloc 651 → 480 (11 files match),
 //	   kmalloc\(\w+, GFP_\w+\) 2947 → 2873, (?i)spin_lock_irqsave

@@ -31,11 +31,12 @@
 // cost.
 //
 // Every posting, in the base and the delta, carries a mask: the eighths
-// of the file that hold the lines the trigram occurs in. A query whose
-// matches lie within one line drops the files where its trigrams, or the
-// phrases its matches hold (CandidateOptions.Phrases), never share an
-// eighth, and tells the caller the eighths where a match's line may
-// start.
+// of the file that hold the lines the trigram occurs in, or, in a file
+// over 1 MiB, the bytes that follow it (trigram.go, "Masks"). A query
+// whose matches lie within one line drops the files where its trigrams,
+// or the phrases its matches hold (CandidateOptions.Phrases), never share
+// an eighth or never follow one another, and tells the caller the
+// eighths where a match's line may start.
 //
 // The index also keeps, for the large files a Grep reads, block filters
 // (blocks.go): a trigram filter per block of lines, so that a later scan
@@ -106,8 +107,11 @@ const (
 	// one is not read again by every update of its directory and every
 	// restart.
 	Denied
+	// NextMasks: the file was larger than NextMasksFrom when read, and its
+	// masks are next masks, not eighths (trigram.go, "Masks").
+	NextMasks
 
-	knownFlags = Binary | Unknown | Racy | Denied
+	knownFlags = Binary | Unknown | Racy | Denied | NextMasks
 )
 
 // RacyWindow is how close to the moment it was looked at a file's mtime
@@ -130,6 +134,9 @@ type knobs struct {
 	// maxFileSize and maxFileTrigrams are the indexing limits
 	// (MaxFileSize, MaxFileTrigrams): a file over either is Unknown.
 	maxFileSize, maxFileTrigrams int
+	// nextMasksFrom: a file read of more bytes gets next masks
+	// (NextMasksFrom).
+	nextMasksFrom int
 	// buildBudget is how many bytes of postings a build holds in memory
 	// before spilling them to runs (DefaultBuildBudget).
 	buildBudget int
@@ -156,6 +163,7 @@ func defaultKnobs() knobs {
 		now:              time.Now,
 		maxFileSize:      MaxFileSize,
 		maxFileTrigrams:  MaxFileTrigrams,
+		nextMasksFrom:    NextMasksFrom,
 		buildBudget:      DefaultBuildBudget,
 		maxOpenRuns:      openRunsLimit,
 		commitChunk:      defaultCommitChunk,
@@ -692,11 +700,15 @@ func (r *reader) index(root *rooted.Root, rel string, size int64, k *knobs) (tri
 	if bytes.IndexByte(data[:min(len(data), BinarySniff)], 0) >= 0 { // vectorised, as slices.Contains is not
 		return nil, Binary, false
 	}
-	tris, ok := r.set.extract(data, k.maxFileTrigrams)
+	next := len(data) > k.nextMasksFrom
+	tris, ok := r.set.extract(data, k.maxFileTrigrams, next)
 	if !ok {
 		return nil, Unknown, false
 	}
-	return tris, 0, false
+	if next {
+		flags = NextMasks
+	}
+	return tris, flags, false
 }
 
 // Len returns the number of files in the table.

@@ -17,8 +17,10 @@ import (
 // trigram queries (AND/OR nesting, subs of one trigram, QAll and QNone
 // subs, repeated trigrams) and phrases: a file holding a line whose
 // trigrams satisfy the query and which holds one of the phrases must be
-// kept, from the base (dense lists: bitmaps and bitmapAnd; sparse ones:
-// blocks), with and without a newer bitmap leading, and from the delta.
+// kept, told the eighths of those lines, from the base (dense lists:
+// bitmaps and bitmapAnd; sparse ones: blocks), with and without a newer
+// bitmap leading, and from the delta; files with line masks and files
+// with next masks.
 func TestMaskFilterOracle(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(36, 3))
@@ -40,8 +42,12 @@ func TestMaskFilterOracle(t *testing.T) {
 	}
 	root := writeTree(t, files)
 	// The clock an hour ahead: no file is Racy, whose eighths are all
-	// told (TestRacyFileAllEighths).
-	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.now = clockAt(time.Now().Add(time.Hour)) }))
+	// told (TestRacyFileAllEighths). Files over 150 bytes (some of the
+	// long ones) carry next masks.
+	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) {
+		k.now = clockAt(time.Now().Add(time.Hour))
+		k.nextMasksFrom = 150
+	}))
 	var paths []string
 	for p := range files {
 		paths = append(paths, p)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	csindex "github.com/google/codesearch/index"
 )
@@ -90,16 +92,87 @@ func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
 	}
 }
 
+// A file over NextMasksFrom (8 bytes here) carries next masks: a file
+// holding every trigram of a phrase but never one after the other is no
+// candidate for it, wherever its lines are, from the base, the delta,
+// after a compaction and reopened (the kind is the file's flag, not the
+// reopening index's threshold); one holding the phrase in any case is,
+// told every eighth. A file of at most 8 bytes keeps line masks.
+func TestNextMaskFiles(t *testing.T) {
+	t.Parallel()
+	root := writeTree(t, map[string]string{
+		"a.txt": "func main() {}\n",
+		"b.txt": "func mx; x main\n", // "c m" is followed by 'x', never by 'a'
+		"c.txt": "FUNC MAIN\n",
+		"d.txt": "x main\n", // 7 bytes: line masks
+	})
+	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) {
+		k.nextMasksFrom = 8
+		k.now = clockAt(time.Now().Add(time.Hour)) // not Racy: eighths told as they are
+	}))
+	expect := func(stage string, ix *Index, want []string) {
+		t.Helper()
+		for _, lit := range []string{"func main", "FUNC MAIN", "Func Main"} {
+			if got := phraseCandidates(t, ix, "(?i)func", false, lit); !slices.Equal(got, want) {
+				t.Errorf("%s: candidates for phrase %q = %q, want %q", stage, lit, got, want)
+			}
+		}
+		got := map[string]Eighths{}
+		ix.CandidateLines(CandidateOptions{Content: trigramQuery(t, "(?i)main"), OneLine: true}, func(f *File, lines Eighths) bool {
+			got[f.Path] = lines
+			if next := f.Flags&NextMasks != 0; next != (f.Size > 8) {
+				t.Errorf("%s: %s of %d bytes: next masks %v", stage, f.Path, f.Size, next)
+			}
+			return true
+		})
+		for p, lines := range got {
+			if p != "d.txt" && lines != AllEighths {
+				t.Errorf("%s: %s told eighths %08b, want all (next masks)", stage, p, lines)
+			}
+		}
+		if got["d.txt"] != 1 {
+			t.Errorf("%s: d.txt told eighths %08b, want 00000001", stage, got["d.txt"])
+		}
+	}
+	expect("base", ix, []string{"a.txt", "c.txt"})
+	writeFile(t, root, "a.txt", "func mx; x main\n")
+	writeFile(t, root, "b.txt", "x func main\n")
+	if err := ix.Apply(context.Background(), []string{"a.txt", "b.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	expect("delta", ix, []string{"b.txt", "c.txt"})
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, ix)
+	expect("compacted", ix, []string{"b.txt", "c.txt"})
+	db := filepath.Join(t.TempDir(), "ix.db")
+	if err := ix.Save(db); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix2, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	checkIndex(t, ix2)
+	expect("reopened", ix2, []string{"b.txt", "c.txt"})
+}
+
 // The masks of a file are exactly the eighths of the lines each
-// trigram's occurrences end in, as a direct computation over random
-// contents finds them, including non-ASCII, invalid UTF-8 and line
-// breaks anywhere.
+// trigram's occurrences end in, or, as next masks, the bins of the bytes
+// that follow them (every bin at the end), as a direct computation over
+// random contents finds them, including non-ASCII, invalid UTF-8 and
+// line breaks anywhere.
 func TestExtractMasks(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	alpha := []byte("aAbB kK_(\n\xe2\x84\xaa\xc5\xbf\xff")
 	var s trigramSet
-	for range 300 {
+	for k := range 600 {
+		next := k%2 == 1
 		data := make([]byte, r.IntN(60))
 		for i := range data {
 			data[i] = alpha[r.IntN(len(alpha))]
@@ -107,16 +180,23 @@ func TestExtractMasks(t *testing.T) {
 		want := map[uint32]uint8{}
 		for i := 0; i+3 <= len(data); i++ {
 			tr := uint32(lower[data[i]])<<16 | uint32(lower[data[i+1]])<<8 | uint32(lower[data[i+2]])
-			start := bytes.LastIndexByte(data[:i+2], '\n') + 1 // the line of the last byte
-			want[tr] |= 1 << (8 * start / len(data))
+			switch {
+			case !next:
+				start := bytes.LastIndexByte(data[:i+2], '\n') + 1 // the line of the last byte
+				want[tr] |= 1 << (8 * start / len(data))
+			case i+3 < len(data):
+				want[tr] |= 1 << nextBin[lower[data[i+3]]]
+			default:
+				want[tr] = 0xFF
+			}
 		}
-		got, ok := s.extract(data, MaxFileTrigrams)
+		got, ok := s.extract(data, MaxFileTrigrams, next)
 		if !ok || len(got) != len(want) {
 			t.Fatalf("%q: %d postings (ok %v), want %d", data, len(got), ok, len(want))
 		}
 		for _, v := range got {
 			if m, ok := want[packedTri(v)]; !ok || m != uint8(v) {
-				t.Fatalf("%q: trigram %06x mask %#x, want %#x (present %v)", data, packedTri(v), uint8(v), m, ok)
+				t.Fatalf("%q (next %v): trigram %06x mask %#x, want %#x (present %v)", data, next, packedTri(v), uint8(v), m, ok)
 			}
 		}
 	}
@@ -124,8 +204,8 @@ func TestExtractMasks(t *testing.T) {
 
 // Phrase filtering never drops a file holding a phrase (under ASCII case
 // folding) in a line, from the base or the delta, for random contents
-// and phrases; and it drops some that hold every trigram but not the
-// phrase.
+// and phrases, by line masks and by next masks; and it drops some that
+// hold every trigram but not the phrase.
 func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
@@ -141,7 +221,10 @@ func TestPhraseFilterNeverDropsAHolder(t *testing.T) {
 	for i := range 80 {
 		files[fmt.Sprintf("f%02d.txt", i)] = gen(10 + r.IntN(80))
 	}
-	ix, root, _ := savedIndex(t, files)
+	// Files over 100 bytes carry next masks.
+	root := writeTree(t, files)
+	ix := mustBuildWith(t, root, knobsWith(func(k *knobs) { k.nextMasksFrom = 100 }))
+	defer ix.Close()
 	// Half the files read again: their postings come from the delta.
 	var changed []string
 	for i := 0; i < 80; i += 2 {

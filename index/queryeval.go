@@ -374,11 +374,13 @@ func intersectCursors(cs []cursor) []uint32 {
 // one, compared under ASCII case folding: the query analysis' required
 // literals. When matches lie within one line, a file is a candidate only
 // if one of them can occur in a line of it by its masks (see trigram.go):
-// the file has every trigram of the phrase, and their masks share an
-// eighth with the query's. The test never drops a file holding a phrase
-// in a line (each mask records every eighth its trigram's lines start
-// in), so never one that can match; it only drops files holding the
-// phrase's trigrams apart.
+// the file has every trigram of the phrase, and their line masks share
+// an eighth with the query's, or, for a file with next masks, each of
+// its trigrams but the last has the bit of the phrase's byte after it.
+// The test never drops a file holding a phrase in a line (each mask
+// records every eighth its trigram's lines start in, or every byte that
+// follows it), so never one that can match; it only drops files holding
+// the phrase's trigrams apart.
 type Phrases struct {
 	lits [][]byte // ASCII-lowercased, each at least 3 bytes long
 }
@@ -411,11 +413,13 @@ func phraseTri(l []byte, i int) uint32 {
 }
 
 // maskFilter tests files against a query's masks, after their trigrams
-// (trigram.go), when every match lies within one line: a file is kept
-// when some eighth of it may hold a line holding both the query's
-// trigrams and one of the phrases', by their masks. The test never drops
-// a file holding a match: each mask records every eighth its trigram's
-// lines start in.
+// (trigram.go), when every match lies within one line: a file with line
+// masks is kept when some eighth of it may hold a line holding both the
+// query's trigrams and one of the phrases', by their masks; a file with
+// next masks when one of the phrases may occur in it (each trigram of
+// the phrase but the last having the bit of the phrase's byte after it).
+// The test never drops a file holding a match: each mask records every
+// eighth its trigram's lines start in, or every byte that follows it.
 //
 // For base ids (ascending), a trigram's mask is read where the query's
 // stream left that trigram's cursor (shared) when it stands on the id,
@@ -425,7 +429,7 @@ type maskFilter struct {
 	base  *postings
 	steps []maskStep
 	lines *lineNode // nil: no node to read masks of (the phrases say all)
-	lits  [][]int   // each phrase's trigrams, as steps
+	lits  [][]litStep
 	// from: the eighths of a file below from bytes are not wanted
 	// (lineScope); files is the table, for the sizes.
 	from  int64
@@ -448,6 +452,13 @@ type maskStep struct {
 	gen  uint64
 	mask uint8
 	has  bool
+}
+
+// litStep is a trigram of a phrase: its step and the next mask bit of
+// the phrase's byte after it (0 for the last, which has none to test).
+type litStep struct {
+	step int
+	bit  uint8
 }
 
 // lineNode is a node of the trigram query, its trigrams as steps.
@@ -490,9 +501,13 @@ func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, 
 	f.lines = newLineNode(q, step)
 	if ph != nil {
 		for _, l := range ph.lits {
-			var steps []int
+			var steps []litStep
 			for i := 0; i+3 <= len(l); i++ {
-				steps = append(steps, step(phraseTri(l, i)))
+				s := litStep{step: step(phraseTri(l, i))}
+				if i+4 <= len(l) {
+					s.bit = nextBit(l[i+3])
+				}
+				steps = append(steps, s)
 			}
 			f.lits = append(f.lits, steps)
 		}
@@ -504,10 +519,10 @@ func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, 
 }
 
 // coveredBy reports whether every phrase reads each of steps.
-func coveredBy(steps []int, lits [][]int) bool {
+func coveredBy(steps []int, lits [][]litStep) bool {
 	for _, l := range lits {
 		for _, i := range steps {
-			if !slices.Contains(l, i) {
+			if !slices.ContainsFunc(l, func(s litStep) bool { return s.step == i }) {
 				return false
 			}
 		}
@@ -627,9 +642,16 @@ func (f *maskFilter) eighths(n *lineNode) uint8 {
 }
 
 // test returns the eighths of the file tested that may hold a match's
-// line, 0 when the file holds no match.
+// line (every one for a file with next masks), 0 when the file holds no
+// match.
 func (f *maskFilter) test() uint8 {
 	f.gen++
+	if int(f.id) < len(f.files) && f.files[f.id].Flags&NextMasks != 0 {
+		if f.lits != nil && !f.phrase() {
+			return 0
+		}
+		return allLines
+	}
 	lines := uint8(allLines)
 	if f.lines != nil {
 		lines = f.eighths(f.lines)
@@ -650,8 +672,8 @@ func (f *maskFilter) phraseLines(lines uint8) uint8 {
 			return allLines
 		}
 		in := lines &^ acc // an eighth already in is not asked again
-		for _, i := range steps {
-			m, has := f.mask(i)
+		for _, s := range steps {
+			m, has := f.mask(s.step)
 			if !has {
 				in = 0
 			} else {
@@ -666,6 +688,24 @@ func (f *maskFilter) phraseLines(lines uint8) uint8 {
 		}
 	}
 	return acc
+}
+
+// phrase reports whether one of the phrases may occur in the file tested
+// by its next masks.
+func (f *maskFilter) phrase() bool {
+	for _, steps := range f.lits {
+		ok := true
+		for _, s := range steps {
+			if m, has := f.mask(s.step); !has || s.bit != 0 && m&s.bit == 0 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // wanted reports whether the eighths of the file tested are wanted

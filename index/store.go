@@ -873,7 +873,8 @@ func (ix *Index) checkLocked(full bool) error {
 			}
 		}
 		switch {
-		case f.Flags&^knownFlags != 0 || f.Flags&Binary != 0 && f.Flags&Unknown != 0 || f.Flags&Denied != 0 && f.Flags&Unknown == 0:
+		case f.Flags&^knownFlags != 0 || f.Flags&Binary != 0 && f.Flags&Unknown != 0 || f.Flags&Denied != 0 && f.Flags&Unknown == 0 ||
+			f.Flags&NextMasks != 0 && f.Flags&(Binary|Unknown) != 0:
 			return fmt.Errorf("%w: %s: flags %#x", ErrCorrupt, f.Path, f.Flags)
 		case f.Mode != 0 && f.Mode != fs.ModeSymlink:
 			return fmt.Errorf("%w: %s: mode %v", ErrCorrupt, f.Path, f.Mode)

@@ -33,25 +33,77 @@ var lower = func() (t [256]byte) {
 	return
 }()
 
-// Masks. Each posting (a trigram in a file) carries a byte, its mask: the
-// eighths of the file holding the start of a line the trigram occurs in,
-// bit e for eighth e. The line starting at byte s of a file of n bytes
-// lies in eighth 8s/n (integer division, EighthOf), and an occurrence
-// lies in the line holding its last byte. Outside multiline mode a match
-// lies within one line, so every trigram it needs occurs in that line
-// and has that line's bit: a file in which the trigrams of a query share
-// no eighth, evaluated as the trigram query is (an AND of trigrams
+// Masks. Each posting (a trigram in a file) carries a byte, its mask, of
+// one of two kinds, by the file's size.
+//
+// A file of NextMasksFrom bytes or fewer gets line masks: the eighths of
+// the file holding the start of a line the trigram occurs in, bit e for
+// eighth e. The line starting at byte s of a file of n bytes lies in
+// eighth 8s/n (integer division, EighthOf), and an occurrence lies in
+// the line holding its last byte. Outside multiline mode a match lies
+// within one line, so every trigram it needs occurs in that line and has
+// that line's bit: a file in which the trigrams of a query share no
+// eighth, evaluated as the trigram query is (an AND of trigrams
 // intersects their masks, an OR unites them), holds no match (see
 // maskFilter). So the two literals of `spin_lock\(.*kfree\(` that a file
 // holds only in different eighths rule it out, as do the trigrams of one
-// literal that occur in it only apart. A mask is never zero: the
-// trigram occurs.
+// literal that occur in it only apart.
 //
-// Schema 10 split the byte: four bits of line mask (quarters) and four
-// of next mask (which bins of bytes follow the trigram). Eighths rule
-// out more where it counts, two literals in large files, and the
-// phrases lost little without the next bits; the figures are in
-// format.go's version log. A change of the rule is a new schema version.
+// A larger file (flagged NextMasks) gets next masks: bit nextBin[c] set
+// for each byte c (ASCII-lowercased) that follows an occurrence of the
+// trigram, every bit for an occurrence at the end of the file. A phrase
+// (a literal every match holds) is possible in it only if, for each of
+// its trigrams but the last, the mask has the bit of the phrase's byte
+// after it: a file holding every trigram of "xyzzy" but never "xyz"
+// followed by "z" is no candidate. An eighth of a large file is many
+// lines, most of which a dense one (base64, bundled JavaScript, a
+// generated table) holds every common trigram in; what follows a
+// trigram there still tells phrases apart. Grep does not probe files
+// that large either (grep.Sizes).
+//
+// Either kind of mask is never zero. Schema 10 split the byte: four bits
+// of line mask (quarters) and four of next mask, for every file; the
+// figures that chose this are in format.go's version log. A change of
+// either rule, of nextBin or of NextMasksFrom is a new schema version.
+
+// NextMasksFrom is the size above which a file's masks are next masks.
+const NextMasksFrom = 1 << 20
+
+// nextBin spreads the bytes of source code evenly over eight bins: bytes
+// were assigned, most frequent first, each to the bin with the least
+// total frequency so far, by their frequency (ASCII case folded) over the
+// .go files of GOROOT/src (grep/kernelfreq.go); the space alone fills
+// bin 0. It is part of the on-disk format (format.go).
+var nextBin = [256]uint8{
+	3, 3, 4, 6, 7, 1, 2, 3, 4, 3, 5, 6, 7, 4, 1, 2, // 0x00
+	3, 4, 6, 7, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, 7, // 0x10
+	0, 1, 6, 1, 4, 1, 2, 2, 7, 5, 5, 7, 2, 6, 1, 4, // 0x20
+	7, 2, 4, 5, 3, 3, 7, 6, 1, 4, 3, 4, 5, 5, 5, 1, // 0x30
+	6, 5, 1, 1, 7, 1, 5, 6, 2, 6, 6, 7, 3, 2, 6, 4, // 0x40
+	4, 3, 4, 7, 2, 6, 7, 2, 3, 3, 4, 5, 2, 1, 1, 1, // 0x50
+	7, 5, 1, 1, 7, 1, 5, 6, 2, 6, 6, 7, 3, 2, 6, 4, // 0x60
+	4, 3, 4, 7, 2, 6, 7, 2, 3, 3, 4, 6, 3, 4, 2, 1, // 0x70
+	4, 4, 4, 6, 1, 3, 4, 2, 1, 7, 1, 4, 4, 3, 2, 4, // 0x80
+	3, 6, 7, 3, 6, 7, 1, 2, 3, 1, 6, 7, 2, 3, 3, 3, // 0x90
+	2, 4, 3, 1, 6, 6, 6, 1, 4, 3, 4, 2, 1, 4, 7, 1, // 0xa0
+	2, 2, 3, 4, 6, 1, 3, 7, 7, 6, 6, 6, 7, 7, 4, 4, // 0xb0
+	2, 3, 6, 6, 4, 6, 7, 4, 1, 6, 7, 2, 3, 1, 2, 7, // 0xc0
+	6, 6, 3, 4, 6, 7, 1, 2, 3, 4, 7, 1, 7, 1, 2, 3, // 0xd0
+	2, 2, 1, 1, 3, 7, 2, 1, 1, 2, 3, 4, 6, 7, 1, 2, // 0xe0
+	2, 4, 6, 7, 2, 1, 2, 3, 4, 6, 7, 1, 2, 3, 4, 6, // 0xf0
+}
+
+// nextBit is the bit of byte c in a next mask.
+func nextBit(c byte) uint8 { return 1 << nextBin[lower[c]] }
+
+// nextBits is nextBit of each byte, a table so that extract looks it up
+// once.
+var nextBits = func() (t [256]uint8) {
+	for c := range t {
+		t[c] = nextBit(byte(c))
+	}
+	return
+}()
 
 // allLines is a mask with every eighth set.
 const allLines = 0xFF
@@ -85,16 +137,17 @@ type trigramSet struct {
 }
 
 // extract returns the distinct lowercase trigrams of data with their
-// masks, packed (in no particular order), or ok=false when there are
-// more than maxTrigrams (MaxFileTrigrams but in tests). The result is
-// valid until the next call.
+// masks (next masks if next, else line masks), packed (in no particular
+// order), or ok=false when there are more than maxTrigrams
+// (MaxFileTrigrams but in tests). The result is valid until the next
+// call.
 //
 // The loop has no branch on what it reads but for line breaks: each
 // trigram is written to out and kept (n advanced) only if its mask is
 // still zero. Whether a trigram is new is a coin toss in source code,
 // and a branch on it mispredicted often enough to make extraction 1.75×
 // slower. A line break, once a line, moves the line bit on.
-func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
+func (s *trigramSet) extract(data []byte, maxTrigrams int, next bool) ([]uint32, bool) {
 	if s.mask == nil {
 		s.mask = make([]uint8, 1<<24)
 	}
@@ -126,7 +179,15 @@ func (s *trigramSet) extract(data []byte, maxTrigrams int) ([]uint32, bool) {
 			if mask[t] == 0 {
 				seen = 1 // compiled to a flag, not a branch
 			}
-			mask[t] |= line
+			if next {
+				after := uint8(0xFF) // at the end: any byte may follow
+				if j+1 < len(data) {
+					after = nextBits[data[j+1]]
+				}
+				mask[t] |= after
+			} else {
+				mask[t] |= line
+			}
 			n += seen
 			if n > maxTrigrams {
 				ok = false

@@ -497,7 +497,7 @@ func (ix *Index) readChanges(root *rooted.Root, files []File, t0 int64, workers 
 				if f.Mode.IsRegular() {
 					var t []uint32
 					t, f.Flags, isGone[i] = rd.index(root, f.Path, f.Size, &ix.k)
-					if f.Flags == 0 {
+					if f.Flags&(Binary|Unknown) == 0 {
 						// Delta sets are searched: keep them sorted. A file too
 						// short for a trigram gets an empty set, not none:
 						// every stale file that can match is in the delta.
