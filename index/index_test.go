@@ -215,13 +215,7 @@ func TestSaveOpenRoundTrip(t *testing.T) {
 	if err := ix.Save(db); err != nil {
 		t.Fatal(err)
 	}
-	ix.Close()
-	ix2, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix2.Close()
-	checkIndex(t, ix2)
+	ix2 := reopen(t, ix, db, root)
 	if !slices.Equal(paths(ix2), paths(ix)) || !ix2.Visibility().Ignored("skip") {
 		t.Fatalf("reopened table differs: %q", paths(ix2))
 	}

@@ -77,13 +77,7 @@ func TestPhraseMasksDropSeparatedTrigrams(t *testing.T) {
 	}
 	checkIndex(t, ix)
 	expect("compacted", ix, []string{"b.txt", "c.txt"}, all)
-	ix.Close()
-	ix2, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix2.Close()
-	checkIndex(t, ix2)
+	ix2 := reopen(t, ix, db, root)
 	expect("reopened", ix2, []string{"b.txt", "c.txt"}, all)
 	// A phrase set filters only if every phrase can: one shorter than
 	// three bytes (no trigram) keeps every file.
@@ -151,13 +145,7 @@ func TestNextMaskFiles(t *testing.T) {
 	if err := ix.Save(db); err != nil {
 		t.Fatal(err)
 	}
-	ix.Close()
-	ix2, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix2.Close()
-	checkIndex(t, ix2)
+	ix2 := reopen(t, ix, db, root)
 	expect("reopened", ix2, []string{"b.txt", "c.txt"})
 }
 

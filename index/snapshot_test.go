@@ -162,13 +162,7 @@ func TestQueryAndUpdateDuringCompaction(t *testing.T) {
 		}
 	}
 	sameAsFresh("after the compaction", ix)
-	ix.Close()
-	ix2, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix2.Close()
-	checkIndex(t, ix2)
+	ix2 := reopen(t, ix, db, root)
 	sameAsFresh("reopened after the compaction", ix2)
 }
 
