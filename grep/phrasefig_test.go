@@ -14,7 +14,8 @@ import (
 )
 
 // The measurement that chose the index's next masks (schemas 5 to 10;
-// schema 11 keeps line eighths instead, index/format.go): for a
+// schema 11 keeps them, eight bins, for files over 1 MiB only, and line
+// eighths for the others: index/format.go): for a
 // tree, per bench query, the files holding every trigram of its trigram
 // query (candidates without masks), those left by each mask variant
 // (computed here from the contents, not read from an index), and the
@@ -26,8 +27,8 @@ import (
 //
 //	INDEXD_PHRASE_TREE=$(go env GOROOT)/src go test ./grep -run TestPhraseFigures -v
 //
-// TestPhraseBins prints the bin table balanced over byteFreq (schema
-// 10's nextBin).
+// TestPhraseBins prints the bin table balanced over byteFreq (the
+// index's nextBin).
 
 // balancedBins assigns bytes, most frequent first (ASCII case folded),
 // each to the least loaded of n bins.

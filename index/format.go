@@ -147,7 +147,9 @@ package index
 // mask (AND as intersection, OR as union), and the trigrams of one of
 // the literals every match holds, leave no eighth; and reads, of a file
 // it does not skip, the lines starting in the eighths left first. A
-// larger file, flagged 16 ("next masks"), gets next masks: bit
+// larger file, or one whose bytes read were not its size (n is taken to
+// be the size when its lines are read), flagged 16 ("next masks"), gets
+// next masks: bit
 // nextBin[c] set for each byte c (ASCII-lowercased) that follows an
 // occurrence of the trigram, nextBin being the fixed table of 256 bin
 // numbers 0–7 in trigram.go, and every bit for an occurrence at the end

@@ -107,8 +107,9 @@ const (
 	// one is not read again by every update of its directory and every
 	// restart.
 	Denied
-	// NextMasks: the file was larger than NextMasksFrom when read, and its
-	// masks are next masks, not eighths (trigram.go, "Masks").
+	// NextMasks: the file was larger than NextMasksFrom when read, or its
+	// bytes read were not its size, and its masks are next masks, not
+	// eighths (trigram.go, "Masks").
 	NextMasks
 
 	knownFlags = Binary | Unknown | Racy | Denied | NextMasks
@@ -700,7 +701,11 @@ func (r *reader) index(root *rooted.Root, rel string, size int64, k *knobs) (tri
 	if bytes.IndexByte(data[:min(len(data), BinarySniff)], 0) >= 0 { // vectorised, as slices.Contains is not
 		return nil, Binary, false
 	}
-	next := len(data) > k.nextMasksFrom
+	// Eighths are of the bytes read, and a probe takes them as eighths of
+	// the recorded size: a file whose read does not match it (changed
+	// since its stat, or a file system whose sizes are not its contents)
+	// gets next masks, which say nothing of where its lines are.
+	next := len(data) > k.nextMasksFrom || int64(len(data)) != size
 	tris, ok := r.set.extract(data, k.maxFileTrigrams, next)
 	if !ok {
 		return nil, Unknown, false
@@ -775,7 +780,8 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 // evalBase evaluates q against the base postings: the ids that may match,
 // ascending, or all=true when q constrains nothing; only the ids whose
 // masks allow a match (maskFilter: when ls.oneLine, q's trigrams and one
-// of the phrases ph, when not nil, in one eighth); only
+// of the phrases ph, when not nil, in one eighth, or, in a file with next
+// masks, that phrase's trigrams following one another); only
 // the ids of files nw selects (see newerMask for pre). lines, when not
 // nil, holds each id's eighths that may hold a match's line
 // (maskFilter.test); nil means all of every file. It streams the query

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	csindex "github.com/google/codesearch/index"
+
+	"github.com/indexd/indexd/internal/rooted"
 )
 
 // phraseCandidates returns the sorted paths the index proposes for a
@@ -147,6 +149,30 @@ func TestNextMaskFiles(t *testing.T) {
 	}
 	ix2 := reopen(t, ix, db, root)
 	expect("reopened", ix2, []string{"b.txt", "c.txt"})
+}
+
+// A file whose bytes read are not its size as listed (it changed since
+// its stat) gets next masks: a probe would take its eighths as eighths
+// of the listed size.
+func TestReadNotItsSizeGetsNextMasks(t *testing.T) {
+	t.Parallel()
+	root := writeTree(t, map[string]string{"f.txt": "func main() {}\n"})
+	rt, err := rooted.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	k := defaultKnobs()
+	var r reader
+	for _, c := range []struct {
+		size int64
+		want Flags
+	}{{15, 0}, {14, NextMasks}, {16, NextMasks}, {0, NextMasks}} {
+		tris, flags, _ := r.index(rt, "f.txt", c.size, &k)
+		if flags != c.want || len(tris) == 0 {
+			t.Errorf("listed %d bytes, read 15: flags %#x with %d trigrams, want %#x", c.size, flags, len(tris), c.want)
+		}
+	}
 }
 
 // The masks of a file are exactly the eighths of the lines each

@@ -22,8 +22,9 @@ import (
 //	footer  uint64 offset of the table ‖ uint32 n ‖ "IXB8"
 //
 // A list holds k ≥ 1 ascending file ids, each with its mask (a byte, the
-// eighths of the file the trigram's lines start in, never zero; see
-// trigram.go), in one of two forms, told apart by the
+// eighths of the file the trigram's lines start in, or for a file
+// flagged NextMasks the bins of the bytes that follow it; never zero;
+// see trigram.go), in one of two forms, told apart by the
 // low bit of its first uvarint and chosen by size (the smaller; blocks on
 // a tie):
 //
@@ -724,7 +725,7 @@ func checkList(b []byte, bound uint64, ok func(id uint32) error) error {
 func checkMasks(masks []byte) error {
 	for i, m := range masks {
 		if m == 0 {
-			return fmt.Errorf("mask %d: no line bit", i)
+			return fmt.Errorf("mask %d: zero", i)
 		}
 	}
 	return nil

@@ -470,13 +470,13 @@ func TestListFormsSeekAndCheck(t *testing.T) {
 				cut.seek(bound) // never panics
 			}
 		}
-		// A mask without a line bit would rule its file out of every
+		// A mask of zero would rule its file out of every
 		// query: check refuses it (the last byte is a mask in both forms).
 		for form, enc := range map[string][]byte{"blocks": blocks, "bitmap": bitmap} {
 			b := bytes.Clone(enc)
 			b[len(b)-1] = 0
 			if err := checkList(b, bound, func(uint32) error { return nil }); err == nil {
-				t.Errorf("every %d, %s: check passes a mask without a line bit", every, form)
+				t.Errorf("every %d, %s: check passes a mask of zero", every, form)
 			}
 		}
 		// A bitmap's words, ranks and length are each checked.

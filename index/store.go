@@ -919,7 +919,7 @@ func (ix *Index) checkLocked(full bool) error {
 				return fmt.Errorf("%w: delta set of %s out of order", ErrCorrupt, ix.files[id].Path)
 			}
 			if uint8(v) == 0 {
-				return fmt.Errorf("%w: delta set of %s: a mask without a line bit", ErrCorrupt, ix.files[id].Path)
+				return fmt.Errorf("%w: delta set of %s: a mask of zero", ErrCorrupt, ix.files[id].Path)
 			}
 		}
 	}

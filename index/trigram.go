@@ -49,7 +49,9 @@ var lower = func() (t [256]byte) {
 // holds only in different eighths rule it out, as do the trigrams of one
 // literal that occur in it only apart.
 //
-// A larger file (flagged NextMasks) gets next masks: bit nextBin[c] set
+// A larger file (flagged NextMasks), or one whose bytes read are not its
+// size as listed (the probe takes eighths of that size), gets next
+// masks: bit nextBin[c] set
 // for each byte c (ASCII-lowercased) that follows an occurrence of the
 // trigram, every bit for an occurrence at the end of the file. A phrase
 // (a literal every match holds) is possible in it only if, for each of
@@ -129,9 +131,9 @@ func packedTri(v uint32) uint32 { return v >> 8 }
 // reused across files.
 type trigramSet struct {
 	// mask holds the masks of the 1<<24 trigrams, all zero but while a
-	// file is extracted. It also tells which trigrams
-	// were seen: each occurrence sets a line bit at once, so a zero mask
-	// means "not seen yet".
+	// file is extracted. It also tells which trigrams were seen: each
+	// occurrence sets a bit at once (its line's, or the next byte's), so
+	// a zero mask means "not seen yet".
 	mask []uint8
 	out  []uint32
 }
@@ -142,9 +144,9 @@ type trigramSet struct {
 // (MaxFileTrigrams but in tests). The result is valid until the next
 // call.
 //
-// The loop has no branch on what it reads but for line breaks: each
-// trigram is written to out and kept (n advanced) only if its mask is
-// still zero. Whether a trigram is new is a coin toss in source code,
+// The loop has no branch on what it reads but for line breaks (and, for
+// next masks, the end of the data): each trigram is written to out and
+// kept (n advanced) only if its mask is still zero. Whether a trigram is new is a coin toss in source code,
 // and a branch on it mispredicted often enough to make extraction 1.75×
 // slower. A line break, once a line, moves the line bit on.
 func (s *trigramSet) extract(data []byte, maxTrigrams int, next bool) ([]uint32, bool) {
