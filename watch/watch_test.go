@@ -974,6 +974,60 @@ func TestFailedCompactionReportedAndRetried(t *testing.T) {
 	ix.SetWriteHook(nil)
 }
 
+// A compaction that failed (a full disk) is retried after its backoff
+// with nothing else happening: no event, no Sync. Only the processor's
+// own timer can wake it then; before it had one, the retry waited for
+// the next event.
+func TestFailedCompactionRetriedWithoutEvents(t *testing.T) {
+	t.Parallel()
+	root := tempRoot(t)
+	for i := range 1100 {
+		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("file %d\n", i))
+	}
+	log := &testLogger{t: t}
+	w, ix := startDB(t, root, Options{Logger: slog.New(log)})
+	var full atomic.Bool
+	full.Store(true)
+	ix.SetWriteHook(func() error {
+		if full.Load() && ix.Stats().Compacting {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	defer ix.SetWriteHook(nil)
+	for i := range 1100 {
+		writeFile(t, root, fmt.Sprintf("d%d/f%d.txt", i%10, i), fmt.Sprintf("changed file %d\n", i))
+	}
+	for end := time.Now().Add(deadline); !log.logged("index update failed"); {
+		if time.Now().After(end) {
+			t.Fatal("the failed compaction was not logged")
+		}
+		syncNow(t, w)
+	}
+	full.Store(false) // room again; from here on nothing touches the tree or the watcher
+	for end := time.Now().Add(deadline); ix.NeedsCompact() || ix.Stats().Compacting; runtime.Gosched() {
+		if time.Now().After(end) {
+			t.Fatalf("no compaction %v after the disk had room, with no event to wake the watcher: %+v", deadline, ix.Stats())
+		}
+	}
+	if got := candidates(t, ix, "changed file 1099"); !slices.Equal(got, []string{"d9/f1099.txt"}) {
+		t.Errorf("after the compaction: candidates = %q", got)
+	}
+}
+
+// compactBackoff: a second after the first failure, doubled after each
+// one in a row, never more than a minute.
+func TestCompactBackoff(t *testing.T) {
+	for _, c := range []struct {
+		n    int32
+		want time.Duration
+	}{{0, time.Second}, {1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {6, 32 * time.Second}, {7, time.Minute}, {8, time.Minute}, {1 << 30, time.Minute}} {
+		if got := compactBackoff(c.n); got != c.want {
+			t.Errorf("compactBackoff(%d) = %v, want %v", c.n, got, c.want)
+		}
+	}
+}
+
 // An index that needs a compaction when the watcher starts (changes a
 // restart's catch-up read) is compacted without waiting for an event.
 func TestWatcherCompactsAtStart(t *testing.T) {
