@@ -239,7 +239,9 @@ type RootParams struct {
 	// Root is a workspace root, an absolute path.
 	Root string `json:"root,omitempty"`
 	// Wait asks index to answer only once the root's index is ready and
-	// holds every change made to the tree before the call.
+	// holds every change made to the tree before the call (or, when the
+	// watcher cannot catch up within the sync barrier's timeout, as it
+	// stands: docs/protocol.md, "index").
 	Wait bool `json:"wait,omitempty"`
 }
 
