@@ -280,7 +280,7 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre 
 			return
 		}
 		if !made {
-			f, made = newMaskFilter(q, ph, ls, nil, nil, ix.files), true
+			f, made = newMaskFilter(q, ph, ls, nil, nil, ix.files, ix.nexts), true
 		}
 		l := uint8(allLines)
 		if f != nil {

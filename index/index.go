@@ -247,6 +247,7 @@ type Index struct {
 	files   []File              // by id; a removed file has Path == ""
 	paths   int64               // the files' path bytes, summed (Stats)
 	mtimes  []int64             // by id, each file's ModTime (0 when free), packed for a since filter
+	nexts   idSet               // the ids of the files flagged NextMasks, packed for the mask filter (maskFilter.test)
 	free    []uint32            // ids of removed files, for reuse
 	order   []uint32            // live ids sorted by path: the path → id lookup (lookup)
 	adding  map[string]uint32   // ids a change put and has not yet placed in order (insertOrdered)
@@ -656,6 +657,7 @@ func (ix *Index) buildPostings(ctx context.Context, walk func(ctx context.Contex
 	for _, c := range done {
 		for i, fl := range c.flags {
 			ix.files[c.lo+i].Flags = fl
+			ix.nexts.set(uint32(c.lo+i), fl&NextMasks != 0)
 		}
 	}
 	for _, ids := range unknown {
@@ -801,7 +803,7 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer,
 		// only (a dense list is not walked id by id to be told by mtime).
 		s = newAnd([]idStream{s, newMaskStream(ix.newerMask(nw, pre))})
 	}
-	f := newMaskFilter(q, ph, ls, &ix.base, shared, ix.files)
+	f := newMaskFilter(q, ph, ls, &ix.base, shared, ix.files, ix.nexts)
 	for t, ok := s.at(); ok; t, ok = s.at() {
 		if f == nil {
 			ids = append(ids, t)

@@ -431,9 +431,12 @@ type maskFilter struct {
 	lines *lineNode // nil: no node to read masks of (the phrases say all)
 	lits  [][]litStep
 	// from: the eighths of a file below from bytes are not wanted
-	// (lineScope); files is the table, for the sizes.
+	// (lineScope); files is the table, for the sizes; nexts the ids
+	// whose masks are next masks (Index.nexts: a bit a file, where the
+	// table's flags would cost a cache miss a file tested).
 	from  int64
 	files []File
+	nexts idSet
 
 	id    uint32   // the id of the file tested
 	delta bool     // a delta set is tested, not a base id
@@ -481,13 +484,13 @@ type lineScope struct {
 // phrases ph (nil: none known), whose matches lie within one line when
 // ls.oneLine; base is the postings its base ids are read from (nil for
 // delta sets only), shared the stream's cursors (see streamShared) and
-// files the table (for ls.from). It is nil when it can rule nothing out:
+// files the table (for ls.from) and nexts its files with next masks. It is nil when it can rule nothing out:
 // a multiline match may span the lines the masks tell apart.
-func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, shared map[uint32]*cursor, files []File) *maskFilter {
+func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, shared map[uint32]*cursor, files []File, nexts idSet) *maskFilter {
 	if !ls.oneLine {
 		return nil
 	}
-	f := &maskFilter{base: base, from: ls.from, files: files}
+	f := &maskFilter{base: base, from: ls.from, files: files, nexts: nexts}
 	index := map[uint32]int{}
 	step := func(t uint32) int {
 		i, ok := index[t]
@@ -646,7 +649,7 @@ func (f *maskFilter) eighths(n *lineNode) uint8 {
 // match.
 func (f *maskFilter) test() uint8 {
 	f.gen++
-	if int(f.id) < len(f.files) && f.files[f.id].Flags&NextMasks != 0 {
+	if f.nexts.has(f.id) {
 		if f.lits != nil && !f.phrase() {
 			return 0
 		}

@@ -36,7 +36,7 @@ func (ix *Index) Stats() Stats {
 		DeltaBytes: ix.deltaBytes,
 		Compacting: ix.compacting.Load(),
 	}
-	h := int64(cap(ix.files))*int64(unsafe.Sizeof(File{})) + int64(cap(ix.order)+cap(ix.free))*4 + int64(cap(ix.mtimes))*8
+	h := int64(cap(ix.files))*int64(unsafe.Sizeof(File{})) + int64(cap(ix.order)+cap(ix.free))*4 + int64(cap(ix.mtimes))*8 + int64(cap(ix.nexts))*8
 	h += ix.paths
 	const mapEntry = 48 // a map entry with its share of buckets, roughly
 	h += int64(len(ix.stale)+len(ix.unknown)) * mapEntry

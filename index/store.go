@@ -731,6 +731,7 @@ func (ix *Index) loadFile(bound uint32) func(k, v []byte) error {
 		}
 		ix.files[id] = f
 		ix.mtimes[id] = f.ModTime
+		ix.nexts.set(id, f.Flags&NextMasks != 0)
 		ix.paths += int64(len(f.Path))
 		ix.order = append(ix.order, id)
 		if f.HiddenName() {
@@ -860,6 +861,9 @@ func (ix *Index) checkLocked(full bool) error {
 		if id >= len(ix.mtimes) || ix.mtimes[id] != f.ModTime {
 			return fmt.Errorf("%w: id %d's packed mtime disagrees with its record", ErrCorrupt, id)
 		}
+		if ix.nexts.has(uint32(id)) != (f.Flags&NextMasks != 0) {
+			return fmt.Errorf("%w: id %d's packed next-mask flag disagrees with its record", ErrCorrupt, id)
+		}
 		if f.Path == "" {
 			free++
 			if ix.unknown[uint32(id)] {
@@ -893,6 +897,9 @@ func (ix *Index) checkLocked(full bool) error {
 	}
 	if len(ix.mtimes) != len(ix.files) {
 		return fmt.Errorf("%w: %d packed mtimes for %d ids", ErrCorrupt, len(ix.mtimes), len(ix.files))
+	}
+	if ix.nexts.last() >= len(ix.files) {
+		return fmt.Errorf("%w: a packed next-mask flag for id %d beyond %d ids", ErrCorrupt, ix.nexts.last(), len(ix.files))
 	}
 	if paths != ix.paths {
 		return fmt.Errorf("%w: the paths hold %d bytes, counted %d", ErrCorrupt, paths, ix.paths)

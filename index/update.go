@@ -648,6 +648,7 @@ func (ix *Index) putLocked(c change) (id uint32, added bool) {
 	ix.paths += int64(len(c.f.Path) - len(ix.files[id].Path))
 	ix.files[id] = c.f
 	ix.mtimes[id] = c.f.ModTime
+	ix.nexts.set(id, c.f.Flags&NextMasks != 0)
 	if now := c.f.HiddenName(); now != was {
 		i, found := slices.BinarySearchFunc(ix.hidden, c.path, ix.pathSearch)
 		switch {
@@ -735,6 +736,7 @@ func (ix *Index) removeLocked(p string, removed func(*File)) []string {
 		ix.paths -= int64(len(paths[i]))
 		ix.files[id] = File{}
 		ix.mtimes[id] = 0
+		ix.nexts.set(id, false)
 		ix.dropDelta(id)
 		delete(ix.unknown, id)
 		ix.stale[id] = true
