@@ -14,8 +14,10 @@
 package jsonread
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -315,6 +317,10 @@ func Valid(b []byte) bool {
 func (r *Reader) skipStr() {
 	b := r.b
 	for i := r.i + 1; i < len(b); i++ {
+		i = plainRun(b, i, false)
+		if i == len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			r.i = i + 1
@@ -350,6 +356,38 @@ func (r *Reader) skipStr() {
 	r.fail("unterminated string")
 }
 
+// Words of eight bytes, for plainRun.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainRun returns the index of the first byte of b from i on that a
+// string's reader must look at: a quote, a backslash, a control
+// character or, with nonASCII, a byte of 0x80 or more; len(b) if none.
+// It tests eight bytes at a time: in each test below, the lowest byte
+// flagged is one that qualifies (a borrow only flags bytes above it).
+func plainRun(b []byte, i int, nonASCII bool) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ ('"' * ones)
+		bs := x ^ ('\\' * ones)
+		m := (q-ones)&^q | (bs-ones)&^bs | (x-0x20*ones)&^x
+		if nonASCII {
+			m |= x
+		}
+		if m &= highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || nonASCII && c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
+}
+
 // str reads the string at r.i (its opening quote) and returns its
 // decoded bytes: a slice of the text when the string has no escape and
 // nothing to replace, else a new slice.
@@ -357,6 +395,10 @@ func (r *Reader) str() []byte {
 	b := r.b
 	start := r.i + 1
 	for i := start; i < len(b); i++ {
+		i = plainRun(b, i, true)
+		if i == len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			r.i = i + 1
