@@ -328,7 +328,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search, tq *csindex.Query, candidates func(since int64, path string) []grep.File, read *grep.Known) (run envelope.GrepRun, settled bool) {
 	need := search.Limit + 1 // the results that settle the answer: lines, or files
 	var last index.Extent
-	for k, all := s.newestFirst(tq, dir); k > 0 && k <= all/newestFirstMost; {
+	for k, all := s.newestFirst(tq, dir, need); k > 0 && k <= all/newestFirstMost; {
 		e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir)}, k)
 		if e.Since == math.MinInt64 || e.Since == last.Since && e.SincePath == last.SincePath {
 			break // all files, or the same prefix again
@@ -357,10 +357,10 @@ const newestFirstFiles = 1 << 15
 // all at once.
 const newestFirstMost = 4
 
-// newestFirst says how a Grep of dir with the trigram query tq first
-// looks for its answer among the newest files: k, how many of the files
-// under dir the first prefix holds (0: take all the candidates at once),
-// of all. A Grep with a limit reads its candidates in Grep's order,
+// newestFirst says how a Grep of dir with the trigram query tq, settled
+// by need results, first looks for its answer among the newest files: k,
+// how many of the files under dir the first prefix holds (0: take all
+// the candidates at once), of all. A Grep with a limit reads its candidates in Grep's order,
 // newest first, and stops at limit+1 results; the candidates with an
 // mtime at or after the k'th newest file's (index.Extent.Since) are a
 // prefix of that order, so when their scan finds limit+1 results, its
@@ -370,9 +370,16 @@ const newestFirstMost = 4
 // common phrase, or no trigram at all: the trigram bound leaves out at
 // most an eighth of the files): then the newest 1/64 of the files settle
 // most queries, and enumerating, filtering and ordering the candidates
-// costs what those files cost, not what all of them would. The Grep's
-// candidates statistic counts those of the prefix that answered.
-func (s Indexed) newestFirst(tq *csindex.Query, dir string) (k, all int) {
+// costs what those files cost, not what all of them would. The first
+// prefix holds at most newestFirstSlack files a result needed (and at
+// least newestFirstLeast): the density of the candidates varies with
+// age (the newest files of a tree are often of one kind), so no global
+// figure such as the trigram bound tells how many files hold need
+// results, and a prefix that holds too few costs only its candidates'
+// enumeration (the files it read are not read again) before the next,
+// sized by the results found. The Grep's candidates statistic counts
+// those of the prefix that answered.
+func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all int) {
 	e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir), Content: tq}, 0)
 	from := newestFirstFiles
 	if s.newestFrom > 0 {
@@ -381,8 +388,21 @@ func (s Indexed) newestFirst(tq *csindex.Query, dir string) (k, all int) {
 	if e.Files < from || !e.All && e.Bound < e.Files/8 {
 		return 0, e.Files
 	}
-	return e.Files / 64, e.Files
+	return firstPrefix(e.Files, need), e.Files
 }
+
+// firstPrefix returns how many of files the first prefix of a Grep that
+// needs need results holds.
+func firstPrefix(files, need int) int {
+	return min(files/64, max(newestFirstLeast, newestFirstSlack*need))
+}
+
+// newestFirstSlack is how many files the first prefix holds for each
+// result a Grep needs, newestFirstLeast the fewest it holds.
+const (
+	newestFirstSlack = 8
+	newestFirstLeast = 1024
+)
 
 // dirDepth returns the number of components of a resolved directory.
 func dirDepth(dir string) int {

@@ -219,3 +219,19 @@ func TestGlobRecentSameAnswers(t *testing.T) {
 		}
 	}
 }
+
+// The first prefix holds the newest 1/64 of the files, or fewer for a
+// Grep that needs few results: 8 files a result, 1024 at least.
+func TestFirstPrefix(t *testing.T) {
+	for _, c := range []struct{ files, need, want int }{
+		{640, 2, 10},                   // a small tree: its 1/64
+		{65536, 1001, 1024},            // 1/64 is the least
+		{944742, 1001, 8008},           // a million files, limit 1000
+		{944742, 101, 1024},            // limit 100: the least
+		{944742, 1 << 20, 944742 / 64}, // a large need: 1/64
+	} {
+		if got := firstPrefix(c.files, c.need); got != c.want {
+			t.Errorf("firstPrefix(%d, %d) = %d, want %d", c.files, c.need, got, c.want)
+		}
+	}
+}
