@@ -483,9 +483,10 @@ type lineScope struct {
 // newMaskFilter returns the filter of the query q (normalized) and
 // phrases ph (nil: none known), whose matches lie within one line when
 // ls.oneLine; base is the postings its base ids are read from (nil for
-// delta sets only), shared the stream's cursors (see streamShared) and
-// files the table (for ls.from) and nexts its files with next masks. It is nil when it can rule nothing out:
-// a multiline match may span the lines the masks tell apart.
+// delta sets only), shared the stream's cursors (see streamShared),
+// files the table (for ls.from) and nexts its files with next masks. It
+// is nil when it can rule nothing out: a multiline match may span the
+// lines the masks tell apart.
 func newMaskFilter(q *csindex.Query, ph *Phrases, ls lineScope, base *postings, shared map[uint32]*cursor, files []File, nexts idSet) *maskFilter {
 	if !ls.oneLine {
 		return nil

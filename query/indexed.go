@@ -358,10 +358,10 @@ const newestFirstFiles = 1 << 15
 const newestFirstMost = 4
 
 // newestFirst says how a Grep of dir with the trigram query tq, settled
-// by need results, first looks for its answer among the newest files: k,
-// how many of the files under dir the first prefix holds (0: take all
-// the candidates at once), of all. A Grep with a limit reads its candidates in Grep's order,
-// newest first, and stops at limit+1 results; the candidates with an
+// by need results, first looks for its answer among the newest files:
+// k, how many of the files under dir the first prefix holds (0: take
+// all the candidates at once), of all. A Grep with a limit reads its
+// candidates in Grep's order, newest first, and stops at limit+1 results; the candidates with an
 // mtime at or after the k'th newest file's (index.Extent.Since) are a
 // prefix of that order, so when their scan finds limit+1 results, its
 // answer is the whole query's (truncated); when not, a larger prefix is
@@ -372,12 +372,11 @@ const newestFirstMost = 4
 // most queries, and enumerating, filtering and ordering the candidates
 // costs what those files cost, not what all of them would. The first
 // prefix holds at most newestFirstSlack files a result needed (and at
-// least newestFirstLeast): the density of the candidates varies with
-// age (the newest files of a tree are often of one kind), so no global
-// figure such as the trigram bound tells how many files hold need
-// results, and a prefix that holds too few costs only its candidates'
-// enumeration (the files it read are not read again) before the next,
-// sized by the results found. The Grep's candidates statistic counts
+// least newestFirstLeast): the trigram bound tells at most the density
+// of the whole tree's candidates, not of the newest files', and a
+// prefix that holds too few costs only its candidates' enumeration (the
+// files it read are not read again) before the next, sized by the
+// results found. The Grep's candidates statistic counts
 // those of the prefix that answered.
 func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all int) {
 	e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir), Content: tq}, 0)
@@ -394,7 +393,7 @@ func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all in
 // firstPrefix returns how many of files the first prefix of a Grep that
 // needs need results holds.
 func firstPrefix(files, need int) int {
-	return min(files/64, max(newestFirstLeast, newestFirstSlack*need))
+	return min(files/64, max(newestFirstLeast, newestFirstSlack*min(need, files)))
 }
 
 // newestFirstSlack is how many files the first prefix holds for each

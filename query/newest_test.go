@@ -229,6 +229,7 @@ func TestFirstPrefix(t *testing.T) {
 		{944742, 1001, 8008},           // a million files, limit 1000
 		{944742, 101, 1024},            // limit 100: the least
 		{944742, 1 << 20, 944742 / 64}, // a large need: 1/64
+		{944742, 1 << 62, 944742 / 64}, // one that would overflow
 	} {
 		if got := firstPrefix(c.files, c.need); got != c.want {
 			t.Errorf("firstPrefix(%d, %d) = %d, want %d", c.files, c.need, got, c.want)
