@@ -266,3 +266,24 @@ func TestStringAs(t *testing.T) {
 		t.Error("StringAs of a number: no error")
 	}
 }
+
+// Strings are scanned eight bytes at a time (plainRun): each byte a
+// reader must stop at — a quote, a backslash escape, a control
+// character, a byte of UTF-8 or of none — at each offset of the first
+// words and at the tail, in strings of every length around them, reads
+// as encoding/json reads it.
+func TestStringWordBoundaries(t *testing.T) {
+	stops := []string{`\"`, `\\`, `\n`, `\u00e9`, "\x01", "\x1f", "é", "\xff", `"`, "\x7f", " "}
+	for n := range 20 {
+		for at := 0; at <= n; at++ {
+			for _, s := range stops {
+				body := strings.Repeat("a", at) + s + strings.Repeat("b", n-at)
+				b := []byte(`"` + body + `"`)
+				checkString(t, b)
+				if got, want := valid(b), json.Valid(b); got != want {
+					t.Errorf("valid(%q) = %v, json.Valid %v", b, got, want)
+				}
+			}
+		}
+	}
+}
