@@ -51,9 +51,9 @@ var lower = func() (t [256]byte) {
 //
 // A larger file (flagged NextMasks), or one whose bytes read are not its
 // size as listed (the probe takes eighths of that size), gets next
-// masks: bit nextBin[c] set
-// for each byte c (ASCII-lowercased) that follows an occurrence of the
-// trigram, every bit for an occurrence at the end of the file. A phrase
+// masks: bit nextBin[c] set for each byte c (ASCII-lowercased) that
+// follows an occurrence of the trigram, every bit for an occurrence at
+// the end of the file. A phrase
 // (a literal every match holds) is possible in it only if, for each of
 // its trigrams but the last, the mask has the bit of the phrase's byte
 // after it: a file holding every trigram of "xyzzy" but never "xyz"
@@ -146,9 +146,9 @@ type trigramSet struct {
 //
 // The loop has no branch on what it reads but for line breaks (and, for
 // next masks, the end of the data): each trigram is written to out and
-// kept (n advanced) only if its mask is still zero. Whether a trigram is new is a coin toss in source code,
-// and a branch on it mispredicted often enough to make extraction 1.75×
-// slower. A line break, once a line, moves the line bit on.
+// kept (n advanced) only if its mask is still zero. Whether a trigram is
+// new is a coin toss in source code, and a branch on it mispredicted
+// often enough to make extraction 1.75× slower. A line break, once a line, moves the line bit on.
 func (s *trigramSet) extract(data []byte, maxTrigrams int, next bool) ([]uint32, bool) {
 	if s.mask == nil {
 		s.mask = make([]uint8, 1<<24)

@@ -361,22 +361,22 @@ const newestFirstMost = 4
 // by need results, first looks for its answer among the newest files:
 // k, how many of the files under dir the first prefix holds (0: take
 // all the candidates at once), of all. A Grep with a limit reads its
-// candidates in Grep's order, newest first, and stops at limit+1 results; the candidates with an
-// mtime at or after the k'th newest file's (index.Extent.Since) are a
-// prefix of that order, so when their scan finds limit+1 results, its
-// answer is the whole query's (truncated); when not, a larger prefix is
-// tried, sized by the results this one gave, then all, each reusing the
-// hits of the one before. Worth it only when the candidates are dense (a
-// common phrase, or no trigram at all: the trigram bound leaves out at
-// most an eighth of the files): then the newest 1/64 of the files settle
-// most queries, and enumerating, filtering and ordering the candidates
-// costs what those files cost, not what all of them would. The first
-// prefix holds at most newestFirstSlack files a result needed (and at
-// least newestFirstLeast): the trigram bound tells at most the density
-// of the whole tree's candidates, not of the newest files', and a
-// prefix that holds too few costs only its candidates' enumeration (the
-// files it read are not read again) before the next, sized by the
-// results found. The Grep's candidates statistic counts
+// candidates in Grep's order, newest first, and stops at limit+1
+// results; the candidates with an mtime at or after the k'th newest
+// file's (index.Extent.Since) are a prefix of that order, so when their
+// scan finds limit+1 results, its answer is the whole query's
+// (truncated); when not, a larger prefix is tried, sized by the results
+// this one gave, then all, each reusing the hits of the one before.
+// Worth it only when the candidates are dense (a common phrase, or no
+// trigram at all: the trigram bound leaves out at most an eighth of the
+// files): then the newest few files settle most queries, and
+// enumerating, filtering and ordering the candidates costs what those
+// files cost, not what all of them would. The first prefix holds the
+// newest 1/64 of the files, or fewer for a small need (firstPrefix):
+// the trigram bound tells at most the density of the whole tree's
+// candidates, not of the newest files', and a prefix that holds too few
+// costs only its candidates' enumeration (the files it read are not
+// read again) before the next. The Grep's candidates statistic counts
 // those of the prefix that answered.
 func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all int) {
 	e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir), Content: tq}, 0)
@@ -391,7 +391,8 @@ func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all in
 }
 
 // firstPrefix returns how many of files the first prefix of a Grep that
-// needs need results holds.
+// needs need results holds: newestFirstSlack files a result (at least
+// newestFirstLeast), at most 1/64 of them.
 func firstPrefix(files, need int) int {
 	return min(files/64, max(newestFirstLeast, newestFirstSlack*min(need, files)))
 }
