@@ -149,11 +149,10 @@ package index
 // it does not skip, the lines starting in the eighths left first. A
 // larger file, or one whose bytes read were not its size (n is taken to
 // be the size when its lines are read), flagged 16 ("next masks"), gets
-// next masks: bit
-// nextBin[c] set for each byte c (ASCII-lowercased) that follows an
-// occurrence of the trigram, nextBin being the fixed table of 256 bin
-// numbers 0–7 in trigram.go, and every bit for an occurrence at the end
-// of the file. A query (not multiline) for a literal that every match
+// next masks: bit nextBin[c] set for each byte c (ASCII-lowercased)
+// that follows an occurrence of the trigram, nextBin being the fixed
+// table of 256 bin numbers 0–7 in trigram.go, and every bit for an
+// occurrence at the end of the file. A query (not multiline) for a literal that every match
 // holds skips such a file where some trigram of the literal lacks the
 // bit of the literal's byte after it. Either kind is never 0, since the
 // trigram occurs.
@@ -209,9 +208,8 @@ package index
 // decrease; (Check only, not on open: the CRC covers them and a restart
 // must not decode them) every list decodes to exactly its k strictly
 // increasing ids below the id bound ("slots"), each with its mask (not
-// zero), its skip entries matching its blocks (a
-// bitmap: its ranks matching its words, its last word not zero) and no
-// byte left over, and an id listed whose slot is free is stale (a query
+// zero), its skip entries matching its blocks (a bitmap: its ranks
+// matching its words, its last word not zero) and no byte left over, and an id listed whose slot is free is stale (a query
 // reads lists defensively: a bad list never panics, an id beyond the
 // table is skipped); every id in "files", "delta" and "stale" is below
 // the id bound; each "files" record decodes, with a known type and known
