@@ -220,6 +220,17 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			f.Flags = Binary
 			return b.Put([]byte("b/c.txt"), encodeFile(id, &f))
 		}},
+		{"files: flags byte set to next masks", ErrCorrupt, func(tx *bolt.Tx) error {
+			// Read as next masks, the file's eighths would rule it out
+			// of phrases it holds.
+			b := tx.Bucket(bFiles)
+			id, f, ok := decodeFile("b/c.txt", b.Get([]byte("b/c.txt")))
+			if !ok || f.Flags&(NextMasks|Binary|Unknown) != 0 {
+				return fmt.Errorf("b/c.txt: record %v, flags %#x", ok, f.Flags)
+			}
+			f.Flags |= NextMasks
+			return b.Put([]byte("b/c.txt"), encodeFile(id, &f))
+		}},
 		{"files: record removed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bFiles).Delete([]byte("b/d.go")) }},
 		{"files: record added", ErrCorrupt, func(tx *bolt.Tx) error {
 			f := File{Path: "zz.txt", Size: 3}
@@ -232,8 +243,8 @@ func TestEveryRecordIsChecked(t *testing.T) {
 			return b.Put([]byte("b/d.go"), encodeFile(id, &f))
 		}},
 		{"delta: one trigram changed", ErrCorrupt, flipDelta(2, 1)},
-		{"delta: one next mask changed", ErrCorrupt, flipDelta(1, 1)},
-		{"delta: one line mask changed", ErrCorrupt, flipDelta(1, 0x80)},
+		{"delta: a mask's eighth 0 flipped", ErrCorrupt, flipDelta(1, 1)},
+		{"delta: a mask's eighth 7 flipped", ErrCorrupt, flipDelta(1, 0x80)},
 		{"stale: record removed", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bStale).Delete(firstKey(tx, bStale)) }},
 		{"stale: record added", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bStale).Put(be32(0), nil) }},
 		{"ignored: directory made a file", ErrCorrupt, func(tx *bolt.Tx) error { return tx.Bucket(bIgnored).Put([]byte("skip"), []byte{0}) }},
