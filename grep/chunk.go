@@ -180,7 +180,17 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 			h.read, h.interrupted = true, st.interrupted
 			return h
 		}
-		begin() // a line may match: the file is read whole
+		found := st.found
+		begin()
+		if found && resolvable(s) {
+			if fs.resolve(st, f, file) {
+				h.read, h.interrupted = true, st.interrupted
+				return h
+			}
+			h = fileHit{}
+			begin()
+		}
+		// A line may match: the file is read whole.
 	}
 	if s.Blocks != nil && s.Blocks.Worth(f.Size) && fs.scanBlocks(st, f, file) {
 		h.interrupted = st.interrupted

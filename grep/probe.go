@@ -14,9 +14,13 @@ package grep
 //   - if none matches, the file holds no match: its scan is done, having
 //     read a part of it (a query whose literals share files but never a
 //     line reads an eighth or two of most of its candidates);
-//   - if one does, the file is read and searched whole, as without the
-//     index's word (a match needs its line number, which only the lines
-//     before it give).
+//   - if one does, the lines starting in the eighths are all the file's
+//     matches: the file is read up to the end of the last of them, the
+//     bytes before each run of them only counted for their line breaks
+//     (a match's number), and only those lines searched (resolve; with
+//     context lines, which lie outside them, or a line running on past
+//     probeTail, the file is read and searched whole, as without the
+//     index's word).
 //
 // The word holds only for the file the index read. After its reads, the
 // probe takes the open file's status (fstat): any change of its size,
@@ -63,9 +67,10 @@ func probeWorth(s *Search, f File, t *probeTally) bool {
 }
 
 // probeTally counts one scan's probes that came to a verdict, and those
-// that proved their file clean. A probe that finds a match has read part of a file the scan then
-// reads whole, so a query whose candidates mostly match (the first 1,000
-// lines of a common word) would read them twice: after probeTrial probes,
+// that proved their file clean. A probe that finds a match has read part
+// of a file the scan then reads again up to its last admitted line, so a
+// query whose candidates mostly match (the first 1,000 lines of a common
+// word) would read much of them twice: after probeTrial probes,
 // files are probed only while at least one probe in four proved its file
 // clean. Safe for concurrent use; nil counts nothing and always probes.
 type probeTally struct{ tried, clean atomic.Int64 }
@@ -123,12 +128,101 @@ func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
 		}
 		b = e
 	}
-	// Taken after the reads, the status vouches for them (see the top
-	// of this file).
+	return asIndexed(f, file)
+}
+
+// asIndexed reports whether the open file is still the one the index
+// read as f: its status, taken after the reads it vouches for (see the
+// top of this file).
+func asIndexed(f File, file *rawfile.File) bool {
 	sys, err := file.Stat()
 	return err == nil && tree.StatType(uint32(sys.Mode)) == 0 && sys.Size == f.Size &&
 		tree.Nanos(sys.Mtim.Unix()) == f.ModTime && tree.Nanos(sys.Ctim.Unix()) == f.Indexed.Ctime &&
 		uint64(sys.Ino) == f.Indexed.Ino && uint64(sys.Dev) == f.Indexed.Dev
+}
+
+// resolvable reports whether a search of s may finish a probed file
+// that holds a match by resolve: its answer needs only the matching
+// lines, not those around them.
+func resolvable(s *Search) bool { return s.Before == 0 && s.After == 0 }
+
+// resolve finishes the scan of file (f, open), in which a probe found a
+// matching line, without searching all of it: by the index's word the
+// lines of every match start in f.Eighths, so only those are searched;
+// the bytes before them are read only to count their lines (a match's
+// number), and the bytes after the last of them not at all. It reads the
+// file up to the end of the last such line (at least BinarySniffBytes
+// of it) and reports false, having recorded nothing, when the reads fall
+// short, the line runs on past probeTail, the bytes read hold a NUL, or
+// the status after the reads is not the one indexed: the caller then
+// reads the file whole.
+func (fs *fileScanner) resolve(st *fileState, f File, file *rawfile.File) bool {
+	n := f.Size
+	last := 7
+	for f.Eighths&(1<<last) == 0 {
+		last--
+	}
+	hi := eighthStart(last+1, n) // the last line to search holds byte hi-1
+	most := int(min(hi+probeTail, n))
+	want := int(min(max(hi+probeLine, BinarySniffBytes), n))
+	if cap(fs.chunk) < most {
+		fs.chunk = make([]byte, 0, max(most, 2*st.sz.Chunk))
+	}
+	buf := fs.chunk[:most]
+	if got, err := file.ReadFullAt(buf[:want], 0); err != nil || got != want {
+		return false
+	}
+	if want < most && bytes.IndexByte(buf[hi-1:want], '\n') < 0 {
+		if got, err := file.ReadFullAt(buf[want:], int64(want)); err != nil || got != most-want {
+			return false
+		}
+		want = most
+	}
+	buf = buf[:want]
+	if bytes.IndexByte(buf[hi-1:], '\n') < 0 && int64(want) < n {
+		return false // a line longer than probeTail past the eighths
+	}
+	if bytes.IndexByte(buf[:min(len(buf), BinarySniffBytes)], 0) >= 0 || !asIndexed(f, file) {
+		return false
+	}
+	line, at := 1, 0 // line is the number of the line starting at offset at
+	for b := 0; b < 8; {
+		if f.Eighths&(1<<b) == 0 {
+			b++
+			continue
+		}
+		e := b + 1 // the span of eighths [b, e)
+		for e < 8 && f.Eighths&(1<<e) != 0 {
+			e++
+		}
+		lo, hi := int(eighthStart(b, n)), int(eighthStart(e, n))
+		b = e
+		if lo >= hi {
+			continue
+		}
+		// The lines starting in [lo, hi), as probeSpan finds them.
+		start := 0
+		if lo > 0 {
+			i := bytes.IndexByte(buf[lo-1:hi-1], '\n')
+			if i < 0 {
+				continue
+			}
+			start = lo + i
+		} else if bytes.HasPrefix(buf, utf8BOM) {
+			start = len(utf8BOM)
+		}
+		end := len(buf)
+		if j := bytes.IndexByte(buf[hi-1:], '\n'); j >= 0 {
+			end = hi + j
+		}
+		line += bytes.Count(buf[at:start], []byte{'\n'})
+		st.line = line
+		if !st.region(buf[start:end], end == len(buf) && int64(end) == n) || end == len(buf) {
+			break
+		}
+		line, at = st.line, end
+	}
+	return true
 }
 
 // probeSpan searches the lines of file (n bytes) that start in bytes
