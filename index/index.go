@@ -66,6 +66,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"path"
 	"runtime"
 	"runtime/debug"
@@ -156,6 +157,9 @@ type knobs struct {
 	// compactAddBudget bounds the delta postings a compaction inverts
 	// at a time (defaultCompactAddBudget).
 	compactAddBudget int
+	// evalParts, when not 0, is how many goroutines evaluate every
+	// query's base, whatever its size (evalParts).
+	evalParts int
 }
 
 // defaultKnobs are the knobs of every index but this package's tests'.
@@ -729,7 +733,8 @@ func (ix *Index) Len() int {
 // file truncated under it) taken as "every file may match": candidates
 // are read live, so that is slow but never wrong.
 func (ix *Index) evalBaseSafe(q *csindex.Query, ph *Phrases, ls lineScope, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
-	if !readBase(func() { ids, lines, all = ix.evalBase(q, ph, ls, nw, pre) }) {
+	ok := true
+	if !readBase(func() { ids, lines, all, ok = ix.evalBase(q, ph, ls, nw, pre) }) || !ok {
 		return nil, nil, true
 	}
 	return ids, lines, all
@@ -788,31 +793,115 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 // nil, holds each id's eighths that may hold a match's line
 // (maskFilter.test); nil means all of every file. It streams the query
 // (see stream): it allocates in proportion to the answer, not to the
-// lists.
-func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer, pre string) (ids []uint32, lines []uint8, all bool) {
-	var shared map[uint32]*cursor
-	if ph != nil || ls.oneLine {
-		shared = map[uint32]*cursor{}
-	}
-	s, all := ix.streamShared(q, shared)
-	if all || s == nil {
-		return nil, nil, all
+// lists. A query whose leading list is long is evaluated on every
+// processor, each on its own range of ids (evalParts); ok is false when
+// one of them could not read the mapped base (readBase).
+func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer, pre string) (ids []uint32, lines []uint8, all, ok bool) {
+	var newerIDs []uint64
+	// open returns a stream of q's ids (nil: none; all: q constrains
+	// nothing) and the mask filter reading their masks: the state of one
+	// evaluation.
+	open := func() (s idStream, f *maskFilter, all bool) {
+		var shared map[uint32]*cursor
+		if ph != nil || ls.oneLine {
+			shared = map[uint32]*cursor{}
+		}
+		s, all = ix.streamShared(q, shared)
+		if all || s == nil {
+			return nil, nil, all
+		}
+		if newerIDs != nil {
+			// The newer files lead: the query's lists are sought at their
+			// ids only (a dense list is not walked id by id to be told by
+			// mtime).
+			s = newAnd([]idStream{s, newMaskStream(newerIDs)})
+		}
+		return s, newMaskFilter(q, ph, ls, &ix.base, shared, ix.files, ix.nexts), false
 	}
 	if !nw.all() {
-		// The newer files lead: the query's lists are sought at their ids
-		// only (a dense list is not walked id by id to be told by mtime).
-		s = newAnd([]idStream{s, newMaskStream(ix.newerMask(nw, pre))})
+		newerIDs = ix.newerMask(nw, pre)
 	}
-	f := newMaskFilter(q, ph, ls, &ix.base, shared, ix.files, ix.nexts)
-	for t, ok := s.at(); ok; t, ok = s.at() {
-		if f == nil {
-			ids = append(ids, t)
-		} else if l := f.keep(t); l != 0 {
-			ids, lines = append(ids, t), append(lines, l)
+	s0, f0, all := open()
+	if all || s0 == nil {
+		return nil, nil, all, true
+	}
+	parts := ix.k.evalParts
+	if parts == 0 {
+		parts = evalParts(s0.size())
+	}
+	if parts == 1 {
+		ids, lines = evalRange(s0, f0, 0, math.MaxUint32)
+		return ids, lines, false, true
+	}
+	type part struct {
+		ids   []uint32
+		lines []uint8
+		ok    bool
+	}
+	res := make([]part, parts)
+	bound := uint64(len(ix.files))
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := uint32(uint64(p)*bound/uint64(parts)), uint32(uint64(p+1)*bound/uint64(parts))
+		if p == parts-1 {
+			hi = math.MaxUint32 // ids past the table are not files (eachCandidate), but read as before
+		}
+		wg.Go(func() {
+			r := &res[p]
+			r.ok = readBase(func() {
+				s, f := s0, f0
+				if p > 0 {
+					s, f, _ = open()
+					s.seek(lo)
+				}
+				r.ids, r.lines = evalRange(s, f, lo, hi)
+			})
+		})
+	}
+	wg.Wait()
+	for _, r := range res {
+		if !r.ok {
+			return nil, nil, false, false
+		}
+		ids = append(ids, r.ids...)
+		if r.lines != nil || lines != nil {
+			if lines == nil {
+				lines = make([]uint8, len(ids)-len(r.ids), len(ids))
+			}
+			lines = append(lines, r.lines...)
+		}
+	}
+	return ids, lines, false, true
+}
+
+// evalRange returns the ids of s in [lo, hi) that f keeps (all, when f is
+// nil), and their eighths (nil when f is nil).
+func evalRange(s idStream, f *maskFilter, lo, hi uint32) (ids []uint32, lines []uint8) {
+	for t, ok := s.at(); ok && t < hi; t, ok = s.at() {
+		if t >= lo {
+			if f == nil {
+				ids = append(ids, t)
+			} else if l := f.keep(t); l != 0 {
+				ids, lines = append(ids, t), append(lines, l)
+			}
 		}
 		s.next()
 	}
-	return ids, lines, false
+	return ids, lines
+}
+
+// evalParMin is the least bound of a query's ids (the length of the list
+// that leads it) for which its base is evaluated on more than one
+// processor: below it the goroutines cost more than they share.
+const evalParMin = 16 << 10
+
+// evalParts is how many goroutines evaluate a query whose ids number at
+// most bound: one per processor (at most four), one below evalParMin.
+func evalParts(bound int) int {
+	if bound < evalParMin {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), 4, bound/evalParMin))
 }
 
 // HiddenName reports whether the file's own name is hidden (its last

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -149,6 +150,15 @@ func TestMaskFilterOracle(t *testing.T) {
 				}
 				got := map[string]Eighths{}
 				ix.CandidateLines(o, func(f *File, lines Eighths) bool { got[f.Path] = lines; return true })
+				// The same on 1 to 5 goroutines, each on its range of ids.
+				parts := 1 + r.IntN(5)
+				ix.k.evalParts = parts
+				split := map[string]Eighths{}
+				ix.CandidateLines(o, func(f *File, lines Eighths) bool { split[f.Path] = lines; return true })
+				ix.k.evalParts = 0
+				if !maps.Equal(split, got) {
+					t.Fatalf("%s: query %v phrases %q (newer %v): %d candidates evaluated in %d parts, %d in one", stage, q, lits, newer, len(split), parts, len(got))
+				}
 				for _, p := range paths {
 					lines, kept := got[p]
 					if want := mayMatch(files[p], q, lits); want != 0 {
