@@ -91,8 +91,8 @@ type File struct {
 	// on where a match can be: only in the lines starting in these eighths
 	// of the file, bit e standing for bytes [⌈e·Size/8⌉, ⌈(e+1)·Size/8⌉),
 	// while the file is as it was indexed (Size, ModTime and Indexed).
-	// Scan then reads those lines first, and the whole file only if one
-	// of them matches (see probe.go).
+	// Scan then reads those lines first and, if one of them matches, the
+	// file up to the last of them (see probe.go).
 	Eighths uint8
 	Indexed Stamp
 	// pre, if set, is what the file holds, already read (by a prescan, or
