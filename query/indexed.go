@@ -125,6 +125,32 @@ func (r *reach) entered(sub string) bool {
 	return v
 }
 
+// enteredParent reports whether the walk lists the directory holding
+// rel (root-relative, below dir): entered(parentOf(rel)), told without
+// looking at the parent when no directory is refused and no component of
+// rel has a hidden name, as for most of the index's ignored entries
+// (skips asks it of each of them, thousands in a large tree).
+func (r *reach) enteredParent(rel string) bool {
+	if r.descend == nil && !hiddenIn(rel) && len(rel) > len(r.start) {
+		return true
+	}
+	return r.entered(parentOf(rel))
+}
+
+// hiddenIn reports whether a component of rel (clean, slash separated)
+// has a hidden name: one starting with ".".
+func hiddenIn(rel string) bool {
+	for i := 0; ; i++ {
+		j := strings.IndexByte(rel[i:], '.')
+		if j < 0 {
+			return false
+		}
+		if i += j; i == 0 || rel[i-1] == '/' {
+			return true
+		}
+	}
+}
+
 // plan says how to answer a query of dir: the Live subtrees below it to
 // walk and merge, or a reason to leave it all to the walk ("" if the index
 // can answer).
@@ -462,7 +488,7 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 		case sk.Denied && !sk.Hidden:
 			// Not reached by the walk, and not an ignored entry either.
 		case !sk.Hidden:
-			if !underAny(sk.Path, live) && r.entered(parentOf(sk.Path)) {
+			if !underAny(sk.Path, live) && r.enteredParent(sk.Path) {
 				ignored++
 				if wantList || sk.Default {
 					out = append(out, tree.Skip{Rel: sk.Path, IsDir: sk.IsDir, Default: sk.Default})

@@ -1,0 +1,57 @@
+package query
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestHiddenIn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		rel  string
+		want bool
+	}{
+		{"a", false}, {"a.go", false}, {"a/b.c/d.e", false}, {"a..b/c", false},
+		{".a", true}, {".a/b", true}, {"a/.b", true}, {"a/b/.c.d", true}, {"a.b/.c", true}, {"a./b", false},
+	} {
+		if got := hiddenIn(c.rel); got != c.want {
+			t.Errorf("hiddenIn(%q) = %v, want %v", c.rel, got, c.want)
+		}
+	}
+}
+
+// enteredParent answers as entered does of the parent, for paths below
+// the reach's start with and without hidden components, refused
+// directories and hidden directories the index records.
+func TestEnteredParent(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 11))
+	names := []string{"a", "b.go", ".h", ".git", "node_modules", "x.y", "..z"}
+	randPath := func(depth int) string {
+		parts := make([]string, depth)
+		for i := range parts {
+			parts[i] = names[r.IntN(len(names))]
+		}
+		return strings.Join(parts, "/")
+	}
+	for i := range 400 {
+		dir := []string{"", ".", "a", ".h", "a/.git"}[i%5]
+		var descend func(string) bool
+		if i%3 == 0 {
+			descend = func(sub string) bool { return !strings.Contains(sub, "node_modules") }
+		}
+		allow := func(name string) bool { return name == ".h" }
+		hiddenDir := func(sub string) bool { return !strings.HasSuffix(sub, ".git") }
+		for range 50 {
+			rel := randPath(1 + r.IntN(4))
+			if start := walkStart(dir); start != "" {
+				rel = start + "/" + rel
+			}
+			mk := func() *reach { return newReach(dir, descend, allow, i%2 == 0, hiddenDir) }
+			if got, want := mk().enteredParent(rel), mk().entered(parentOf(rel)); got != want {
+				t.Fatalf("dir %q, %q: enteredParent %v, entered(parent) %v", dir, rel, got, want)
+			}
+		}
+	}
+}
