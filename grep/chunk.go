@@ -489,7 +489,7 @@ func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
 	if cap(fs.chunk) < 2*chunk {
 		fs.chunk = make([]byte, 0, 2*chunk)
 	}
-	cut := bytes.LastIndexByte(data, '\n') + 1
+	cut := lastLineBreak(data) + 1
 	if cut > 0 && !st.region(data[:cut], false) {
 		return
 	}
@@ -503,7 +503,7 @@ func (fs *fileScanner) chunked(st *fileState, f *rawfile.File, data []byte) {
 		if st.cancelled() {
 			return
 		}
-		if nl := bytes.LastIndexByte(buf[fresh:], '\n'); nl >= 0 {
+		if nl := lastLineBreak(buf[fresh:]); nl >= 0 {
 			cut := fresh + nl + 1
 			if !st.region(buf[:cut], false) {
 				return

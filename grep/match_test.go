@@ -1,6 +1,7 @@
 package grep
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -174,4 +175,29 @@ func FuzzScanPrefilter(f *testing.F) {
 			t.Fatalf("%q fold=%v hay %q: lines %v, regexp %v", pat, fold, hay, got, want)
 		}
 	})
+}
+
+// lastLineBreak is bytes.LastIndexByte for "\n", at every length and
+// position around its blocks' bounds.
+func TestLastLineBreak(t *testing.T) {
+	t.Parallel()
+	for n := range 1100 {
+		b := bytes.Repeat([]byte{'x'}, n)
+		if got := lastLineBreak(b); got != -1 {
+			t.Fatalf("%d bytes, no line break: %d", n, got)
+		}
+		for _, at := range []int{0, 1, n / 3, n - 257, n - 256, n - 255, n - 2, n - 1} {
+			if at < 0 || at >= n {
+				continue
+			}
+			c := bytes.Clone(b)
+			c[at] = '\n'
+			if n > 600 {
+				c[at/2] = '\n' // an earlier one too
+			}
+			if got, want := lastLineBreak(c), bytes.LastIndexByte(c, '\n'); got != want {
+				t.Fatalf("%d bytes, line breaks at %d (and %d): %d, want %d", n, at, at/2, got, want)
+			}
+		}
+	}
 }
