@@ -794,8 +794,9 @@ func normalizeQuery(q *csindex.Query) *csindex.Query {
 // (maskFilter.test); nil means all of every file. It streams the query
 // (see stream): it allocates in proportion to the answer, not to the
 // lists. A query whose leading list is long is evaluated on every
-// processor, each on its own range of ids (evalParts); ok is false when
-// one of them could not read the mapped base (readBase).
+// processor, each on its own range of ids (evalParts), by goroutines
+// that end before it returns; ok is false when one of them could not
+// read the mapped base (readBase).
 func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer, pre string) (ids []uint32, lines []uint8, all, ok bool) {
 	var newerIDs []uint64
 	// open returns a stream of q's ids (nil: none; all: q constrains
@@ -863,13 +864,8 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer,
 		if !r.ok {
 			return nil, nil, false, false
 		}
-		ids = append(ids, r.ids...)
-		if r.lines != nil || lines != nil {
-			if lines == nil {
-				lines = make([]uint8, len(ids)-len(r.ids), len(ids))
-			}
-			lines = append(lines, r.lines...)
-		}
+		// Every part has a filter or none: lines stay aligned with ids.
+		ids, lines = append(ids, r.ids...), append(lines, r.lines...)
 	}
 	return ids, lines, false, true
 }
