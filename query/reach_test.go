@@ -2,8 +2,11 @@ package query
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/indexd/indexd/tree"
 )
 
 func TestHiddenIn(t *testing.T) {
@@ -52,6 +55,56 @@ func TestEnteredParent(t *testing.T) {
 			if got, want := mk().enteredParent(rel), mk().entered(parentOf(rel)); got != want {
 				t.Fatalf("dir %q, %q: enteredParent %v, entered(parent) %v", dir, rel, got, want)
 			}
+		}
+	}
+}
+
+// A skipList keeps what tree.KeepSkip keeps of all its skips sorted in
+// walk order, over lists of every size around tree.MaxSkips with and
+// without Default and Denied entries, added in any order.
+func TestSkipListKeepsAsWalk(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 5))
+	names := []string{"a", "a-b", "a.b", "b", ".h", "node_modules", "z"}
+	for i := range 300 {
+		n := []int{0, 1, 255, 256, 257, 400, 1000}[i%7]
+		seen := map[string]bool{}
+		var all []tree.Skip
+		for len(all) < n {
+			parts := make([]string, 1+r.IntN(4))
+			for j := range parts {
+				parts[j] = names[r.IntN(len(names))]
+			}
+			p := strings.Join(parts, "/")
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			sk := tree.Skip{Rel: p, IsDir: r.IntN(2) == 0}
+			switch r.IntN(20) {
+			case 0:
+				sk.Default = true
+			case 1:
+				sk.Denied = true
+			case 2, 3:
+				sk.Hidden = true
+			}
+			all = append(all, sk)
+		}
+		var l skipList
+		for _, sk := range all {
+			l.add(sk)
+		}
+		sorted := slices.Clone(all)
+		slices.SortFunc(sorted, func(a, b tree.Skip) int { return tree.Order(a.Rel, b.Rel) })
+		var want []tree.Skip
+		for _, sk := range sorted {
+			if tree.KeepSkip(len(want), sk) {
+				want = append(want, sk)
+			}
+		}
+		if got := l.kept(); !slices.Equal(got, want) {
+			t.Fatalf("%d skips: kept %d, want %d (%v, want %v)", n, len(got), len(want), got, want)
 		}
 	}
 }
