@@ -43,6 +43,8 @@ package grep
 
 import (
 	"bytes"
+	"iter"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/indexd/indexd/internal/rawfile"
@@ -114,21 +116,33 @@ func eighthStart(e int, n int64) int64 { return (int64(e)*n + 7) / 8 }
 // st.found tells that a line matched.
 func (fs *fileScanner) probe(st *fileState, f File, file *rawfile.File) bool {
 	st.probe = true
-	for b := 0; b < 8; {
-		if f.Eighths&(1<<b) == 0 {
-			b++
-			continue
-		}
-		e := b + 1 // the span of eighths [b, e)
-		for e < 8 && f.Eighths&(1<<e) != 0 {
-			e++
-		}
+	for b, e := range eighthRuns(f.Eighths) {
 		if !fs.probeSpan(st, file, eighthStart(b, f.Size), eighthStart(e, f.Size), f.Size) {
 			return false
 		}
-		b = e
 	}
 	return asIndexed(f, file)
+}
+
+// eighthRuns yields each run [b, e) of consecutive eighths set in
+// eighths, in order.
+func eighthRuns(eighths uint8) iter.Seq2[int, int] {
+	return func(yield func(b, e int) bool) {
+		for b := 0; b < 8; {
+			if eighths&(1<<b) == 0 {
+				b++
+				continue
+			}
+			e := b + 1
+			for e < 8 && eighths&(1<<e) != 0 {
+				e++
+			}
+			if !yield(b, e) {
+				return
+			}
+			b = e
+		}
+	}
 }
 
 // asIndexed reports whether the open file is still the one the index
@@ -158,11 +172,7 @@ func resolvable(s *Search) bool { return s.Before == 0 && s.After == 0 }
 // reads the file whole.
 func (fs *fileScanner) resolve(st *fileState, f File, file *rawfile.File) bool {
 	n := f.Size
-	last := 7
-	for f.Eighths&(1<<last) == 0 {
-		last--
-	}
-	hi := eighthStart(last+1, n) // the last line to search holds byte hi-1
+	hi := eighthStart(bits.Len8(f.Eighths), n) // the last line to search holds byte hi-1
 	most := int(min(hi+probeTail, n))
 	want := int(min(max(hi+probeLine, BinarySniffBytes), n))
 	if cap(fs.chunk) < most {
@@ -186,17 +196,8 @@ func (fs *fileScanner) resolve(st *fileState, f File, file *rawfile.File) bool {
 		return false
 	}
 	line, at := 1, 0 // line is the number of the line starting at offset at
-	for b := 0; b < 8; {
-		if f.Eighths&(1<<b) == 0 {
-			b++
-			continue
-		}
-		e := b + 1 // the span of eighths [b, e)
-		for e < 8 && f.Eighths&(1<<e) != 0 {
-			e++
-		}
+	for b, e := range eighthRuns(f.Eighths) {
 		lo, hi := int(eighthStart(b, n)), int(eighthStart(e, n))
-		b = e
 		if lo >= hi {
 			continue
 		}
