@@ -173,8 +173,8 @@ func resolvable(s *Search) bool { return s.Before == 0 && s.After == 0 }
 func (fs *fileScanner) resolve(st *fileState, f File, file *rawfile.File) bool {
 	n := f.Size
 	hi := eighthStart(bits.Len8(f.Eighths), n) // the last line to search holds byte hi-1
-	most := int(min(hi+probeTail, n))
 	want := int(min(max(hi+probeLine, BinarySniffBytes), n))
+	most := max(int(min(hi+probeTail, n)), want)
 	if cap(fs.chunk) < most {
 		fs.chunk = make([]byte, 0, max(most, 2*st.sz.Chunk))
 	}

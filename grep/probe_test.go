@@ -203,12 +203,12 @@ func TestProbeEighths(t *testing.T) {
 
 // checkLines checks a content search of c's file f (probed through
 // f.Eighths) against the whole file's: the same lines, numbers and
-// texts, less those starting outside the eighths.
+// texts, less those starting outside the eighths; and, with at most 1
+// or 2 matches a file, the first of those.
 func (c probeCase) checkLines(t *testing.T, fs *fileScanner, s *Search, f File, pattern string) {
 	t.Helper()
 	cs := *s
 	cs.Mode = ModeContent
-	got := fs.scan(context.Background(), &cs, f, -1).matches
 	whole := f
 	whole.Eighths = 0xFF // not probed
 	var want []Match
@@ -218,8 +218,15 @@ func (c probeCase) checkLines(t *testing.T, fs *fileScanner, s *Search, f File, 
 			want = append(want, m)
 		}
 	}
-	if !slices.EqualFunc(got, want, func(a, b Match) bool { return a.Line == b.Line && a.Text == b.Text }) {
-		t.Fatalf("%q in %q, eighths %08b: lines %+v, want %+v", pattern, c.data, f.Eighths, got, want)
+	for _, maxHits := range []int{-1, 1, 2} {
+		w := want
+		if maxHits >= 0 {
+			w = want[:min(len(want), maxHits)]
+		}
+		got := fs.scan(context.Background(), &cs, f, maxHits).matches
+		if !slices.EqualFunc(got, w, func(a, b Match) bool { return a.Line == b.Line && a.Text == b.Text }) {
+			t.Fatalf("%q in %q, eighths %08b, at most %d a file: lines %+v, want %+v", pattern, c.data, f.Eighths, maxHits, got, w)
+		}
 	}
 }
 
@@ -306,5 +313,35 @@ func TestProbeTornRewrite(t *testing.T) {
 	}
 	if h.count != 1 {
 		t.Errorf("%d matches, want 1: the file held one before the rewrite and after it", h.count)
+	}
+}
+
+// A probe that finds a match in a file resolves it whatever the scan's
+// sizes: with chunks smaller than the 8 KiB sniffed for a NUL, the
+// buffer resolve reads into once fell short of that (a slice out of
+// range).
+func TestResolveSmallChunks(t *testing.T) {
+	t.Parallel()
+	root, fs := probeScanner(t)
+	b := []byte("needle\n")
+	for len(b) < 12000 {
+		b = append(b, strings.Repeat("x", 98)+"\n"...)
+	}
+	path := filepath.Join(root, "f.txt")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, stamp := stampOf(t, path)
+	f.Rel, f.Indexed, f.Eighths = "f.txt", stamp, 0x01
+	m, err := CompileMatcher("needle", MatchOptions{CaseSensitive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{1000, 3000, 4096, 1 << 16} {
+		s := &Search{Root: root, Matcher: m, Mode: ModeContent, Limit: 10, Sizes: tinySizes(64, chunk, 1<<20)}
+		h := fs.scan(context.Background(), s, f, -1)
+		if len(h.matches) != 1 || h.matches[0].Line != 1 || h.matches[0].Text != "needle" {
+			t.Errorf("chunk %d: %+v, want needle on line 1", chunk, h.matches)
+		}
 	}
 }

@@ -160,6 +160,9 @@ type knobs struct {
 	// evalParts, when not 0, is how many goroutines evaluate every
 	// query's base, whatever its size (evalParts).
 	evalParts int
+	// partHook, when set, is called by each goroutine of an evaluation
+	// in parts before it reads the base (a test cuts the base there).
+	partHook func()
 }
 
 // defaultKnobs are the knobs of every index but this package's tests'.
@@ -850,6 +853,9 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer,
 		wg.Go(func() {
 			r := &res[p]
 			r.ok = readBase(func() {
+				if ix.k.partHook != nil {
+					ix.k.partHook()
+				}
 				s, f := s0, f0
 				if p > 0 {
 					s, f, _ = open()

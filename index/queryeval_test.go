@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 
 	csindex "github.com/google/codesearch/index"
@@ -77,7 +78,8 @@ func TestStreamEqualsEager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := &Index{base: p}
+	// The table's length bounds the ids an evaluation in parts splits.
+	ix := &Index{base: p, files: make([]File, nids)}
 	var gen func(depth int) *csindex.Query
 	gen = func(depth int) *csindex.Query {
 		switch r.IntN(12) {
@@ -227,5 +229,29 @@ func TestBaseTruncatedUnderQueries(t *testing.T) {
 	}
 	if e := ix.Estimate(CandidateOptions{Content: q}, 0); !e.All || e.Files != 8 {
 		t.Errorf("bound after the base was cut: %d files, unconstrained %v; want 8, true", e.Files, e.All)
+	}
+}
+
+// A base cut while the goroutines of an evaluation in parts read it
+// faults in them, not in the caller: each recovers (a fault there
+// without its own guard would end the process), and the query names
+// every regular file.
+func TestBaseTruncatedUnderParts(t *testing.T) {
+	t.Parallel()
+	root, db := savedFixture(t)
+	ix, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	var cut sync.Once
+	ix.k.evalParts = 3
+	ix.k.partHook = func() { cut.Do(func() { withBase(t, db, func(b string) error { return os.Truncate(b, 0) }) }) }
+	var got []string
+	o := CandidateOptions{Content: trigramQuery(t, "needle"), Phrases: NewPhrases([][]byte{[]byte("needle")}), OneLine: true}
+	ix.Candidates(o, func(f *File) bool { got = append(got, f.Path); return true })
+	slices.Sort(got)
+	if all := []string{".ignore", "a.txt", "b/c.txt", "b/d.go", "e/f/g/h.txt", "new.txt", "tiny.txt"}; !slices.Equal(got, all) {
+		t.Errorf("candidates with the base cut under the parts: %q, want every regular file %q", got, all)
 	}
 }
