@@ -200,12 +200,7 @@ func TestBitmapAndPlacesCursors(t *testing.T) {
 // nothing.
 func TestBaseTruncatedUnderQueries(t *testing.T) {
 	t.Parallel()
-	root, db := savedFixture(t)
-	ix, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix, db := openSavedFixture(t)
 	q := trigramQuery(t, "needle")
 	candidates := func(since int64) []string {
 		var got []string
@@ -238,12 +233,7 @@ func TestBaseTruncatedUnderQueries(t *testing.T) {
 // every regular file.
 func TestBaseTruncatedUnderParts(t *testing.T) {
 	t.Parallel()
-	root, db := savedFixture(t)
-	ix, err := Open(db, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix, db := openSavedFixture(t)
 	var cut sync.Once
 	ix.k.evalParts = 3
 	ix.k.partHook = func() { cut.Do(func() { withBase(t, db, func(b string) error { return os.Truncate(b, 0) }) }) }
@@ -254,4 +244,17 @@ func TestBaseTruncatedUnderParts(t *testing.T) {
 	if all := []string{".ignore", "a.txt", "b/c.txt", "b/d.go", "e/f/g/h.txt", "new.txt", "tiny.txt"}; !slices.Equal(got, all) {
 		t.Errorf("candidates with the base cut under the parts: %q, want every regular file %q", got, all)
 	}
+}
+
+// openSavedFixture opens the index of savedFixture's DB, closed when the
+// test ends, and returns it with the DB's path.
+func openSavedFixture(t *testing.T) (*Index, string) {
+	t.Helper()
+	root, db := savedFixture(t)
+	ix, err := Open(db, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix, db
 }
