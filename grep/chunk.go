@@ -182,15 +182,12 @@ func (fs *fileScanner) scanOpen(ctx context.Context, s *Search, f File, file *ra
 		}
 		found := st.found
 		begin()
-		if found && resolvable(s) {
-			if fs.resolve(st, f, file) {
-				h.read, h.interrupted = true, st.interrupted
-				return h
-			}
-			h = fileHit{}
-			begin()
+		if found && resolvable(s) && fs.resolve(st, f, file) {
+			h.read, h.interrupted = true, st.interrupted
+			return h
 		}
-		// A line may match: the file is read whole.
+		// A line may match: the file is read whole (a resolve that
+		// fails has recorded nothing).
 	}
 	if s.Blocks != nil && s.Blocks.Worth(f.Size) && fs.scanBlocks(st, f, file) {
 		h.interrupted = st.interrupted

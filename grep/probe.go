@@ -173,48 +173,15 @@ func resolvable(s *Search) bool { return s.Before == 0 && s.After == 0 }
 func (fs *fileScanner) resolve(st *fileState, f File, file *rawfile.File) bool {
 	n := f.Size
 	hi := eighthStart(bits.Len8(f.Eighths), n) // the last line to search holds byte hi-1
-	want := int(min(max(hi+probeLine, BinarySniffBytes), n))
-	most := max(int(min(hi+probeTail, n)), want)
-	if cap(fs.chunk) < most {
-		fs.chunk = make([]byte, 0, max(most, 2*st.sz.Chunk))
-	}
-	buf := fs.chunk[:most]
-	if got, err := file.ReadFullAt(buf[:want], 0); err != nil || got != want {
-		return false
-	}
-	if want < most && bytes.IndexByte(buf[hi-1:want], '\n') < 0 {
-		if got, err := file.ReadFullAt(buf[want:], int64(want)); err != nil || got != most-want {
-			return false
-		}
-		want = most
-	}
-	buf = buf[:want]
-	if bytes.IndexByte(buf[hi-1:], '\n') < 0 && int64(want) < n {
-		return false // a line longer than probeTail past the eighths
-	}
-	if bytes.IndexByte(buf[:min(len(buf), BinarySniffBytes)], 0) >= 0 || !asIndexed(f, file) {
+	buf, ok := fs.readLines(st, file, 0, hi, BinarySniffBytes, n)
+	if !ok || bytes.IndexByte(buf[:min(len(buf), BinarySniffBytes)], 0) >= 0 || !asIndexed(f, file) {
 		return false
 	}
 	line, at := 1, 0 // line is the number of the line starting at offset at
 	for b, e := range eighthRuns(f.Eighths) {
-		lo, hi := int(eighthStart(b, n)), int(eighthStart(e, n))
-		if lo >= hi {
+		start, end, any := spanLines(buf, 0, eighthStart(b, n), eighthStart(e, n))
+		if !any {
 			continue
-		}
-		// The lines starting in [lo, hi), as probeSpan finds them.
-		start := 0
-		if lo > 0 {
-			i := bytes.IndexByte(buf[lo-1:hi-1], '\n')
-			if i < 0 {
-				continue
-			}
-			start = lo + i
-		} else if bytes.HasPrefix(buf, utf8BOM) {
-			start = len(utf8BOM)
-		}
-		end := len(buf)
-		if j := bytes.IndexByte(buf[hi-1:], '\n'); j >= 0 {
-			end = hi + j
 		}
 		line += bytes.Count(buf[at:start], []byte{'\n'})
 		st.line = line
@@ -233,48 +200,73 @@ func (fs *fileScanner) probeSpan(st *fileState, file *rawfile.File, lo, hi, n in
 	if lo >= hi {
 		return true // no byte, no line
 	}
-	// Read from the byte before lo (a line starts at lo if that byte is a
-	// line break) to probeLine bytes past hi, for the end of the last
-	// line; then on to probeTail if it has not ended.
+	// From the byte before lo: a line starts at lo if that byte is a
+	// line break.
 	from := max(lo-1, 0)
-	most := int(min(hi+probeTail, n) - from)
+	buf, ok := fs.readLines(st, file, from, hi, 0, n)
+	if !ok {
+		return false // changed since the fstat, unreadable or a line too long: the whole read tells
+	}
+	start, end, any := spanLines(buf, from, lo, hi)
+	if !any {
+		return true // none starts there
+	}
+	st.region(buf[start:end], true)
+	return !st.found && !st.interrupted
+}
+
+// readLines reads the file (n bytes) from byte from through the end of
+// the line holding byte hi-1 (from < hi), and at least to byte least:
+// first probeLine bytes past hi, for the end of that line, then on to
+// probeTail past hi if it has not ended. The bytes are fs.chunk's; ok is
+// false when a read falls short (the file changed, or cannot be read)
+// or the line runs on past probeTail before the end of the file.
+func (fs *fileScanner) readLines(st *fileState, file *rawfile.File, from, hi, least, n int64) (buf []byte, ok bool) {
+	want := int(min(max(hi+probeLine, least), n) - from)
+	most := max(int(min(hi+probeTail, n)-from), want)
 	if cap(fs.chunk) < most {
 		fs.chunk = make([]byte, 0, max(most, 2*st.sz.Chunk))
 	}
-	buf := fs.chunk[:most]
-	want := int(min(hi+probeLine, n) - from)
-	got, err := file.ReadFullAt(buf[:want], from)
-	if err != nil || got != want {
-		return false // changed since the fstat, or unreadable: the whole read tells
+	buf = fs.chunk[:most]
+	if got, err := file.ReadFullAt(buf[:want], from); err != nil || got != want {
+		return nil, false
 	}
 	if want < most && bytes.IndexByte(buf[hi-1-from:want], '\n') < 0 {
-		got, err := file.ReadFullAt(buf[want:], from+int64(want))
-		if err != nil || got != most-want {
-			return false
+		if got, err := file.ReadFullAt(buf[want:], from+int64(want)); err != nil || got != most-want {
+			return nil, false
 		}
 		want = most
 	}
 	buf = buf[:want]
-	start := 0
+	if bytes.IndexByte(buf[hi-1-from:], '\n') < 0 && from+int64(want) < n {
+		return nil, false // a line longer than probeTail past hi
+	}
+	return buf, true
+}
+
+// spanLines returns where in buf (the file's bytes from byte from on,
+// through the end of the line holding byte hi-1, as readLines reads
+// them) the lines that start in bytes [lo, hi) begin and end: after the
+// first line break in [lo-1, hi-1) (at the file's start when lo is 0,
+// past a UTF-8 byte-order mark, which is not part of the first line:
+// scanOpen), through the line break after byte hi-1, or the end of buf.
+// any is false when no line starts there.
+func spanLines(buf []byte, from, lo, hi int64) (start, end int, any bool) {
+	if lo >= hi {
+		return 0, 0, false
+	}
 	if lo > 0 {
-		// The first line starting in [lo, hi) follows the first line
-		// break in [lo-1, hi-1).
-		i := bytes.IndexByte(buf[:hi-1-from], '\n')
+		i := bytes.IndexByte(buf[lo-1-from:hi-1-from], '\n')
 		if i < 0 {
-			return true // none starts there
+			return 0, 0, false
 		}
-		start = i + 1
+		start = int(lo-from) + i
 	} else if bytes.HasPrefix(buf, utf8BOM) {
-		start = len(utf8BOM) // not part of the first line (scanOpen)
+		start = len(utf8BOM)
 	}
-	// The last line starting before hi holds byte hi-1: it ends at the
-	// first line break from there, or at the end of the file.
-	end := want
+	end = len(buf)
 	if j := bytes.IndexByte(buf[hi-1-from:], '\n'); j >= 0 {
-		end = int(hi-1-from) + j + 1
-	} else if from+int64(want) < n {
-		return false // a line longer than probeTail past the span
+		end = int(hi-from) + j
 	}
-	st.region(buf[start:end], true)
-	return !st.found && !st.interrupted
+	return start, end, true
 }

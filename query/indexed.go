@@ -1,6 +1,7 @@
 package query
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"io/fs"
@@ -109,7 +110,7 @@ func (r *reach) entered(sub string) bool {
 	if len(sub) <= len(r.start) {
 		return sub == r.start
 	}
-	if r.descend == nil && !strings.HasPrefix(sub, ".") && !strings.Contains(sub, "/.") {
+	if r.descend == nil && !hiddenIn(sub) {
 		return true // no directory refused, none hidden on the way
 	}
 	v, ok := r.seen[sub] // nil until a first answer: most queries ask none
@@ -126,19 +127,13 @@ func (r *reach) entered(sub string) bool {
 }
 
 // enteredParent reports whether the walk lists the directory holding
-// rel (root-relative, below dir): entered(parentOf(rel)), told from the
-// path alone when no directory is refused and no component of the
-// parent has a hidden name, as for most of the index's ignored entries
-// and hidden files (skips asks it of each of them, thousands in a large
-// tree).
+// rel (root-relative, below dir): entered(parentOf(rel)), without
+// cutting rel when no directory is refused and none of its components is
+// hidden, as for most of the index's ignored entries (skips asks it of
+// each of them, thousands in a large tree).
 func (r *reach) enteredParent(rel string) bool {
-	if r.descend == nil && len(rel) > len(r.start) {
-		if !hiddenIn(rel) {
-			return true
-		}
-		if dir := parentOf(rel); !hiddenIn(dir) {
-			return true // a hidden name in a directory of none
-		}
+	if r.descend == nil && len(rel) > len(r.start) && !hiddenIn(rel) {
+		return true // none of the parent's components is hidden either
 	}
 	return r.entered(parentOf(rel))
 }
@@ -520,50 +515,37 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 // others only the tree.MaxSkips first in walk order, the others being
 // kept only after fewer than that many. A Grep that finds nothing in a
 // large tree lists thousands (5,230 at a million files, of which 2,559
-// hidden files): sorting them all cost 2.3 ms of its 4.5; a bounded heap
-// of the first ones costs a comparison for most.
+// hidden files): sorting them all took half of such a Grep's 4.5 ms; a
+// bounded heap of the first ones costs a comparison for most.
 type skipList struct {
 	must  []tree.Skip // Default or Denied
-	first []tree.Skip // a max-heap in walk order of the others, at most MaxSkips
+	first lastSkips   // the others, at most MaxSkips
 }
 
 func (l *skipList) add(sk tree.Skip) {
-	if sk.Default || sk.Denied {
+	switch {
+	case sk.Default || sk.Denied:
 		l.must = append(l.must, sk)
-		return
+	case len(l.first) < tree.MaxSkips:
+		heap.Push(&l.first, sk)
+	case tree.Order(sk.Rel, l.first[0].Rel) < 0:
+		l.first[0] = sk // the last of the MaxSkips first gives way
+		heap.Fix(&l.first, 0)
 	}
-	h := l.first
-	if len(h) < tree.MaxSkips {
-		h = append(h, sk)
-		for i := len(h) - 1; i > 0; {
-			p := (i - 1) / 2
-			if tree.Order(h[p].Rel, h[i].Rel) >= 0 {
-				break
-			}
-			h[p], h[i] = h[i], h[p]
-			i = p
-		}
-		l.first = h
-		return
-	}
-	if tree.Order(sk.Rel, h[0].Rel) >= 0 {
-		return // MaxSkips others come before it
-	}
-	h[0] = sk
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(h) {
-			break
-		}
-		if c+1 < len(h) && tree.Order(h[c+1].Rel, h[c].Rel) > 0 {
-			c++
-		}
-		if tree.Order(h[i].Rel, h[c].Rel) >= 0 {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
+}
+
+// lastSkips is a heap of skips whose root comes last in walk order.
+type lastSkips []tree.Skip
+
+func (h lastSkips) Len() int           { return len(h) }
+func (h lastSkips) Less(i, j int) bool { return tree.Order(h[i].Rel, h[j].Rel) > 0 }
+func (h lastSkips) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lastSkips) Push(x any)        { *h = append(*h, x.(tree.Skip)) }
+func (h *lastSkips) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // kept returns the list a walk keeps of the skips added, in walk order:
