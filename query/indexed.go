@@ -394,13 +394,21 @@ const newestFirstMost = 4
 // scan finds limit+1 results, its answer is the whole query's
 // (truncated); when not, a larger prefix is tried, sized by the results
 // this one gave, then all, each reusing the hits of the one before.
-// Worth it only when the candidates are dense (a common phrase, or no
-// trigram at all: the trigram bound leaves out at most an eighth of the
-// files): then the newest few files settle most queries, and
-// enumerating, filtering and ordering the candidates costs what those
-// files cost, not what all of them would. The first prefix holds the
-// newest 1/64 of the files, or fewer for a small need (firstPrefix):
-// the trigram bound tells at most the density of the whole tree's
+// Worth it when the candidates are many more than the need: then the
+// newest few files settle most queries, and enumerating, filtering and
+// ordering the candidates costs what those files cost, not what all of
+// them would. Two cases:
+//
+//   - dense candidates (a common phrase, or no trigram at all: the
+//     trigram bound leaves out at most an eighth of the files): the
+//     first prefix holds the newest 1/64 of the files, or fewer for a
+//     small need (firstPrefix);
+//   - sparse ones whose trigram bound is at least newestFirstSparse
+//     times the need (`func main` at a million files, limit 1000): the
+//     first prefix is sized by the bound (sparsePrefix), and holds at
+//     most a quarter of the files.
+//
+// The trigram bound tells at most the density of the whole tree's
 // candidates, not of the newest files', and a prefix that holds too few
 // costs only its candidates' enumeration (the files it read are not
 // read again) before the next. The Grep's candidates statistic counts
@@ -411,10 +419,33 @@ func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all in
 	if s.newestFrom > 0 {
 		from = s.newestFrom
 	}
-	if e.Files < from || !e.All && e.Bound < e.Files/8 {
+	switch {
+	case e.Files < from:
 		return 0, e.Files
+	case e.All || e.Bound >= e.Files/8:
+		return firstPrefix(e.Files, need), e.Files
+	case e.Bound/newestFirstSparse >= need:
+		return sparsePrefix(e.Files, e.Bound, need), e.Files
 	}
-	return firstPrefix(e.Files, need), e.Files
+	return 0, e.Files
+}
+
+// newestFirstSparse is how many times the need a sparse query's trigram
+// bound must be for its Grep to try the newest files first.
+const newestFirstSparse = 64
+
+// sparsePrefix returns how many of files the first prefix of a Grep
+// with sparse candidates holds: 2·newestFirstSlack files a result
+// needed at the density its trigram bound gives (files/bound files a
+// candidate). The bound counts more files than the candidates (the
+// masks and the query's other lists cut it: 80,737 for 10,454 for `func
+// main` at a million files), so the prefix holds fewer candidates than
+// that, about twice the need there: one prefix settles it, where a
+// prefix that falls short costs one more evaluation of the lists. With
+// bound ≥ newestFirstSparse·need it holds at most a quarter of the
+// files (newestFirstMost).
+func sparsePrefix(files, bound, need int) int {
+	return int(int64(2*newestFirstSlack) * int64(need) * int64(files) / int64(max(bound, 1)))
 }
 
 // firstPrefix returns how many of files the first prefix of a Grep that

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp/syntax"
 	"strings"
 	"testing"
 	"time"
 
+	csindex "github.com/google/codesearch/index"
 	"golang.org/x/sys/unix"
 
 	"github.com/indexd/indexd/envelope"
@@ -235,4 +237,133 @@ func TestFirstPrefix(t *testing.T) {
 			t.Errorf("firstPrefix(%d, %d) = %d, want %d", c.files, c.need, got, c.want)
 		}
 	}
+}
+
+// A Grep whose candidates are sparse (its trigram bound under an eighth
+// of the files) but many times its need tries the newest files first
+// too (sparsePrefix), and answers as the walk does: 4,096 files, one in
+// 11 holding the needle (some twice), some rewritten since the build
+// (the index's delta) to the newest mtime or one older than every other;
+// limits on either side of newestFirstSparse, where the bound no longer
+// holds 64 times the need and the candidates are taken all at once; and
+// a pattern no line matches (every prefix falls short, then all).
+func TestNewestFirstSparse(t *testing.T) {
+	t.Parallel()
+	const n = 4096
+	files := map[string]string{}
+	for i := range n {
+		body := fmt.Sprintf("line %d\n", i)
+		switch {
+		case i%33 == 0:
+			body += "a needle\nanother needle\n"
+		case i%11 == 0:
+			body += "one needle\n"
+		}
+		files[fmt.Sprintf("d%d/f%04d.txt", i%8, i)] = body
+	}
+	root := testtree.Write(t, files)
+	base := time.Now().Add(-time.Hour)
+	for i := range n {
+		setMtime(t, root, fmt.Sprintf("d%d/f%04d.txt", i%8, i), base.Add(time.Duration((i*37)%97)*time.Second))
+	}
+	walk, idx := buildTools(t, root)
+	ix := idx.Searcher.(Indexed).Index.(*index.Index)
+	var changed []string
+	for i := 5; i < n; i += 64 {
+		rel := fmt.Sprintf("d%d/f%04d.txt", i%8, i)
+		if err := os.WriteFile(filepath.Join(root, rel), []byte("a needle, rewritten\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mt := base.Add(-time.Second)
+		if i%3 == 0 {
+			mt = base.Add(96 * time.Second)
+		}
+		setMtime(t, root, rel, mt)
+		changed = append(changed, rel)
+	}
+	if err := ix.Apply(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
+	counter := &newerCounter{Index: ix}
+	s := idx.Searcher.(Indexed)
+	s.newestFrom = 1
+	s.Index = counter
+	newest := *idx
+	newest.Searcher = s
+	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `(one|a) needle`, `needle.*\d`} {
+		e := ix.Estimate(index.CandidateOptions{Content: trigramQueryOf(t, pat)}, 0)
+		if e.All || e.Bound >= e.Files/8 || e.Bound/newestFirstSparse < 2 {
+			t.Fatalf("fixture: %s: bound %d of %d files is not sparse with room for limit 1", pat, e.Bound, e.Files)
+		}
+		sparseMost := e.Bound/newestFirstSparse - 1 // the largest limit tried newest first
+		for _, mode := range []string{"content", "files_with_matches", "count"} {
+			for _, limit := range []int{1, sparseMost, sparseMost + 1, 100} {
+				args := fmt.Sprintf(`{"pattern":%q,"output_mode":%q,"limit":%d,"timeout_ms":60000}`, pat, mode, limit)
+				counter.n = 0
+				diffEngines(t, walk, &newest, tool.Grep, args)
+				if prefixed := counter.n > 0; prefixed != (limit <= sparseMost) {
+					t.Errorf("%s: newest files first %v, want %v (bound %d)", args, prefixed, !prefixed, e.Bound)
+				}
+			}
+		}
+	}
+}
+
+// newerCounter counts the listings of the newest files (a prefix).
+type newerCounter struct {
+	Index
+	n int
+}
+
+func (c *newerCounter) CandidateLines(o index.CandidateOptions, fn func(f *index.File, lines index.Eighths) bool) {
+	if o.Newer {
+		c.n++
+	}
+	c.Index.CandidateLines(o, fn)
+}
+
+// The first prefix of a sparse Grep: 16 files a result at the density of
+// its trigram bound, taken only when the bound is 64 times the need.
+func TestNewestFirstDecision(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		files, bound, need int
+		all                bool
+		want               int
+	}{
+		{"small tree", 20000, 19000, 1001, false, 0},
+		{"no trigram", 944742, 0, 1001, true, 8008},
+		{"dense", 944742, 320609, 1001, false, 8008},
+		{"func main at 1M", 944742, 80737, 1001, false, 16 * 1001 * 944742 / 80737},
+		{"limit 100", 944742, 80737, 101, false, 16 * 101 * 944742 / 80737},
+		{"64 times the need", 944742, 64 * 1001, 1001, false, 944742 / 4},
+		{"under 64 times", 944742, 64*1001 - 1, 1001, false, 0},
+		{"rare", 944742, 5, 1001, false, 0},
+	} {
+		s := Indexed{Index: estimateOnly{index.Extent{Files: c.files, Bound: c.bound, All: c.all}}}
+		k, all := s.newestFirst(nil, ".", c.need)
+		if k != c.want || all != c.files {
+			t.Errorf("%s: newestFirst = %d of %d, want %d of %d", c.name, k, all, c.want, c.files)
+		}
+		if k > all/newestFirstMost {
+			t.Errorf("%s: a first prefix of %d files, over a quarter of %d", c.name, k, all)
+		}
+	}
+}
+
+// estimateOnly is an Index that only estimates.
+type estimateOnly struct{ e index.Extent }
+
+func (x estimateOnly) CandidateLines(index.CandidateOptions, func(*index.File, index.Eighths) bool) {}
+func (x estimateOnly) Estimate(index.CandidateOptions, int) index.Extent                            { return x.e }
+func (x estimateOnly) Visibility() index.Visibility                                                 { return index.Visibility{} }
+
+// trigramQueryOf is the trigram query of a regular expression.
+func trigramQueryOf(t *testing.T, pattern string) *csindex.Query {
+	t.Helper()
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trigramQuery(re)
 }
