@@ -403,10 +403,14 @@ const newestFirstMost = 4
 //     trigram bound leaves out at most an eighth of the files): the
 //     first prefix holds the newest 1/64 of the files, or fewer for a
 //     small need (firstPrefix);
-//   - sparse ones whose trigram bound is at least newestFirstSparse
-//     times the need (`func main` at a million files, limit 1000): the
-//     first prefix is sized by the bound (sparsePrefix), and holds at
-//     most a quarter of the files.
+//   - sparse ones of one literal (index.Extent.OneLiteral) whose
+//     trigram bound is at least newestFirstSparse times the need (`func
+//     main` at a million files, limit 1000): the first prefix is sized
+//     by the bound (sparsePrefix), and holds at most a quarter of the
+//     files. Not for two literals or more: their bound may be many
+//     times their candidates (`EXPORT_SYMBOL.*kmalloc` on the kernel:
+//     11 files), and a prefix that falls short costs one more
+//     evaluation of the lists.
 //
 // The trigram bound tells at most the density of the whole tree's
 // candidates, not of the newest files', and a prefix that holds too few
@@ -424,7 +428,7 @@ func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all in
 		return 0, e.Files
 	case e.All || e.Bound >= e.Files/8:
 		return firstPrefix(e.Files, need), e.Files
-	case e.Bound/newestFirstSparse >= need:
+	case e.OneLiteral && e.Bound/newestFirstSparse >= need:
 		return sparsePrefix(e.Files, e.Bound, need), e.Files
 	}
 	return 0, e.Files

@@ -246,13 +246,14 @@ func TestFirstPrefix(t *testing.T) {
 // (the index's delta) to the newest mtime or one older than every other;
 // limits on either side of newestFirstSparse, where the bound no longer
 // holds 64 times the need and the candidates are taken all at once; and
-// a pattern no line matches (every prefix falls short, then all).
+// a pattern no line matches (every prefix falls short, then all); one of
+// two literals, never tried newest first.
 func TestNewestFirstSparse(t *testing.T) {
 	t.Parallel()
 	const n = 4096
 	files := map[string]string{}
 	for i := range n {
-		body := fmt.Sprintf("line %d\n", i)
+		body := fmt.Sprintf("row %d\n", i)
 		switch {
 		case i%33 == 0:
 			body += "a needle\nanother needle\n"
@@ -290,14 +291,18 @@ func TestNewestFirstSparse(t *testing.T) {
 	s.Index = counter
 	newest := *idx
 	newest.Searcher = s
-	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `(one|a) needle`, `needle.*\d`} {
+	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `(one|a) needle`, `needle.*\d`, `row.*needle`} {
 		e := ix.Estimate(index.CandidateOptions{Content: trigramQueryOf(t, pat)}, 0)
 		if e.All || e.Bound >= e.Files/8 || e.Bound/newestFirstSparse < 2 {
 			t.Fatalf("fixture: %s: bound %d of %d files is not sparse with room for limit 1", pat, e.Bound, e.Files)
 		}
 		sparseMost := e.Bound/newestFirstSparse - 1 // the largest limit tried newest first
+		limits := []int{1, sparseMost, sparseMost + 1, 100}
+		if !e.OneLiteral {
+			sparseMost, limits = 0, []int{1, 5, 100} // never
+		}
 		for _, mode := range []string{"content", "files_with_matches", "count"} {
-			for _, limit := range []int{1, sparseMost, sparseMost + 1, 100} {
+			for _, limit := range limits {
 				args := fmt.Sprintf(`{"pattern":%q,"output_mode":%q,"limit":%d,"timeout_ms":60000}`, pat, mode, limit)
 				counter.n = 0
 				diffEngines(t, walk, &newest, tool.Grep, args)
@@ -323,7 +328,8 @@ func (c *newerCounter) CandidateLines(o index.CandidateOptions, fn func(f *index
 }
 
 // The first prefix of a sparse Grep: 16 files a result at the density of
-// its trigram bound, taken only when the bound is 64 times the need.
+// its trigram bound, taken only for one literal whose bound is 64 times
+// the need.
 func TestNewestFirstDecision(t *testing.T) {
 	for _, c := range []struct {
 		name               string
@@ -339,8 +345,10 @@ func TestNewestFirstDecision(t *testing.T) {
 		{"64 times the need", 944742, 64 * 1001, 1001, false, 944742 / 4},
 		{"under 64 times", 944742, 64*1001 - 1, 1001, false, 0},
 		{"rare", 944742, 5, 1001, false, 0},
+		{"two literals", 944742, 80737, 1001, false, 0},
 	} {
-		s := Indexed{Index: estimateOnly{index.Extent{Files: c.files, Bound: c.bound, All: c.all}}}
+		one := c.name != "two literals"
+		s := Indexed{Index: estimateOnly{index.Extent{Files: c.files, Bound: c.bound, All: c.all, OneLiteral: one}}}
 		k, all := s.newestFirst(nil, ".", c.need)
 		if k != c.want || all != c.files {
 			t.Errorf("%s: newestFirst = %d of %d, want %d of %d", c.name, k, all, c.want, c.files)
