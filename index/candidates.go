@@ -345,13 +345,6 @@ type Extent struct {
 	// trying first.
 	Bound int
 	All   bool
-	// OneLiteral: Content asks only for the trigrams of one literal (a
-	// string, in any case: oneLiteral), so Bound is the list of its
-	// rarest trigram, and the candidates are the files holding all of
-	// them in one eighth. A query of two literals or more bounds its
-	// candidates by its rarest trigram's list too, but its literals may
-	// share few files: its Bound can be many times its candidates.
-	OneLiteral bool
 	// Since, for newest more than 0: an mtime such that about newest of
 	// the files under Dir have it or a later one (math.MinInt64 when
 	// there are not more than newest, or newest is 0), estimated from
@@ -376,12 +369,10 @@ func (ix *Index) Estimate(o CandidateOptions, newest int) Extent {
 	lo, hi := ix.orderRange(o.Dir)
 	e := Extent{Files: hi - lo, All: true, Since: math.MinInt64}
 	if o.Content != nil && !readBase(func() {
-		q := normalizeQuery(o.Content)
-		s, all := ix.stream(q)
+		s, all := ix.stream(normalizeQuery(o.Content))
 		if e.All = all; s != nil {
 			e.Bound = s.size()
 		}
-		e.OneLiteral = !all && oneLiteral(q)
 	}) {
 		e.Bound, e.All = 0, true
 	}
@@ -390,55 +381,6 @@ func (ix *Index) Estimate(o CandidateOptions, newest int) Extent {
 	}
 	return e
 }
-
-// oneLiteral reports whether q (normalized) is the AND of the trigrams
-// of one literal: trigrams alone, in ANDs and in nodes of one trigram or
-// one sub (a case-insensitive literal's variants, folded), which overlap
-// in a chain (each shares two bytes with another: "fun", "unc", "nc "),
-// up to maxLiteralTrigrams of them. (Two literals whose trigrams happen
-// to overlap count as one: the answer only sizes a prefix.)
-func oneLiteral(q *csindex.Query) bool {
-	var ts []string
-	var add func(q *csindex.Query) bool
-	add = func(q *csindex.Query) bool {
-		if q.Op != csindex.QAnd && len(q.Trigram)+len(q.Sub) != 1 {
-			return false
-		}
-		ts = append(ts, q.Trigram...)
-		for _, s := range q.Sub {
-			if !add(s) {
-				return false
-			}
-		}
-		return len(ts) <= maxLiteralTrigrams
-	}
-	if !add(q) || len(ts) == 0 {
-		return false
-	}
-	slices.Sort(ts)
-	ts = slices.Compact(ts)
-	linked := func(a, b string) bool { return a[1:] == b[:2] || b[1:] == a[:2] }
-	reached := make([]bool, len(ts))
-	reached[0] = true
-	stack := []int{0}
-	count := 1
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for j := range ts {
-			if !reached[j] && linked(ts[i], ts[j]) {
-				reached[j] = true
-				count++
-				stack = append(stack, j)
-			}
-		}
-	}
-	return count == len(ts)
-}
-
-// maxLiteralTrigrams bounds the trigrams oneLiteral links (a pass over
-// all of them for each).
-const maxLiteralTrigrams = 256
 
 // orderRange returns the range of ix.order holding the files under dir
 // ("" or "." for all): one run of the sorted paths. Caller holds mu.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"time"
@@ -298,7 +299,8 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var run envelope.GrepRun
 	settled := false
 	if len(live) == 0 && q.Sink == nil && p.Limit != Unlimited {
-		run, settled = s.grepNewest(ctx, q.Dir, search, tq, candidates, &read)
+		literal := q.Matcher.Syntax().Op == syntax.OpLiteral && !p.Invert
+		run, settled = s.grepNewest(ctx, q.Dir, search, tq, literal, candidates, &read)
 	}
 	var fb envelope.Fallback
 	walkedIgnored := 0
@@ -352,10 +354,10 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 // read, and candidates gives it to the scan of all the candidates
 // (grep.Known), so a prefix read whole without settling is the start of
 // the next one, and no file is read twice.
-func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search, tq *csindex.Query, candidates func(since int64, path string) []grep.File, read *grep.Known) (run envelope.GrepRun, settled bool) {
+func (s Indexed) grepNewest(ctx context.Context, dir string, search *grep.Search, tq *csindex.Query, literal bool, candidates func(since int64, path string) []grep.File, read *grep.Known) (run envelope.GrepRun, settled bool) {
 	need := search.Limit + 1 // the results that settle the answer: lines, or files
 	var last index.Extent
-	for k, all := s.newestFirst(tq, dir, need); k > 0 && k <= all/newestFirstMost; {
+	for k, all := s.newestFirst(tq, literal, dir, need); k > 0 && k <= all/newestFirstMost; {
 		e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir)}, k)
 		if e.Since == math.MinInt64 || e.Since == last.Since && e.SincePath == last.SincePath {
 			break // all files, or the same prefix again
@@ -403,7 +405,8 @@ const newestFirstMost = 4
 //     trigram bound leaves out at most an eighth of the files): the
 //     first prefix holds the newest 1/64 of the files, or fewer for a
 //     small need (firstPrefix);
-//   - sparse ones of one literal (index.Extent.OneLiteral) whose
+//   - sparse ones of a pattern that is one literal (literal: a string,
+//     in either case, or fixed strings) whose
 //     trigram bound is at least newestFirstSparse times the need (`func
 //     main` at a million files, limit 1000): the first prefix is sized
 //     by the bound (sparsePrefix), and holds at most a quarter of the
@@ -417,7 +420,7 @@ const newestFirstMost = 4
 // costs only its candidates' enumeration (the files it read are not
 // read again) before the next. The Grep's candidates statistic counts
 // those of the prefix that answered.
-func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all int) {
+func (s Indexed) newestFirst(tq *csindex.Query, literal bool, dir string, need int) (k, all int) {
 	e := s.Index.Estimate(index.CandidateOptions{Dir: walkStart(dir), Content: tq}, 0)
 	from := newestFirstFiles
 	if s.newestFrom > 0 {
@@ -428,7 +431,7 @@ func (s Indexed) newestFirst(tq *csindex.Query, dir string, need int) (k, all in
 		return 0, e.Files
 	case e.All || e.Bound >= e.Files/8:
 		return firstPrefix(e.Files, need), e.Files
-	case e.OneLiteral && e.Bound/newestFirstSparse >= need:
+	case literal && e.Bound/newestFirstSparse >= need:
 		return sparsePrefix(e.Files, e.Bound, need), e.Files
 	}
 	return 0, e.Files

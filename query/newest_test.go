@@ -245,15 +245,19 @@ func TestFirstPrefix(t *testing.T) {
 // 11 holding the needle (some twice), some rewritten since the build
 // (the index's delta) to the newest mtime or one older than every other;
 // limits on either side of newestFirstSparse, where the bound no longer
-// holds 64 times the need and the candidates are taken all at once; and
-// a pattern no line matches (every prefix falls short, then all); one of
-// two literals, never tried newest first.
+// holds 64 times the need and the candidates are taken all at once; a
+// literal no line holds though its trigrams share files ("needle!":
+// every prefix falls short, then all); patterns that are not one
+// literal, never tried newest first.
 func TestNewestFirstSparse(t *testing.T) {
 	t.Parallel()
 	const n = 4096
 	files := map[string]string{}
 	for i := range n {
 		body := fmt.Sprintf("row %d\n", i)
+		if i%7 == 0 {
+			body += "battle!\n"
+		}
 		switch {
 		case i%33 == 0:
 			body += "a needle\nanother needle\n"
@@ -291,14 +295,15 @@ func TestNewestFirstSparse(t *testing.T) {
 	s.Index = counter
 	newest := *idx
 	newest.Searcher = s
-	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `ne+dle`, `(one|a) needle`, `needle.*\d`, `row.*needle`} {
+	literal := map[string]bool{`needle`: true, `(?i)NEEDLE`: true, `needle!`: true}
+	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `needle!`, `ne+dle`, `(one|a) needle`, `row.*needle`} {
 		e := ix.Estimate(index.CandidateOptions{Content: trigramQueryOf(t, pat)}, 0)
 		if e.All || e.Bound >= e.Files/8 || e.Bound/newestFirstSparse < 2 {
 			t.Fatalf("fixture: %s: bound %d of %d files is not sparse with room for limit 1", pat, e.Bound, e.Files)
 		}
 		sparseMost := e.Bound/newestFirstSparse - 1 // the largest limit tried newest first
 		limits := []int{1, sparseMost, sparseMost + 1, 100}
-		if !e.OneLiteral {
+		if !literal[pat] {
 			sparseMost, limits = 0, []int{1, 5, 100} // never
 		}
 		for _, mode := range []string{"content", "files_with_matches", "count"} {
@@ -347,9 +352,8 @@ func TestNewestFirstDecision(t *testing.T) {
 		{"rare", 944742, 5, 1001, false, 0},
 		{"two literals", 944742, 80737, 1001, false, 0},
 	} {
-		one := c.name != "two literals"
-		s := Indexed{Index: estimateOnly{index.Extent{Files: c.files, Bound: c.bound, All: c.all, OneLiteral: one}}}
-		k, all := s.newestFirst(nil, ".", c.need)
+		s := Indexed{Index: estimateOnly{index.Extent{Files: c.files, Bound: c.bound, All: c.all}}}
+		k, all := s.newestFirst(nil, c.name != "two literals", ".", c.need)
 		if k != c.want || all != c.files {
 			t.Errorf("%s: newestFirst = %d of %d, want %d of %d", c.name, k, all, c.want, c.files)
 		}
