@@ -507,15 +507,44 @@ func (v Visibility) record(rel string) Skipped {
 // Skipped calls fn with each record under dir (root-relative; "" or "."
 // for all), in path order: the entries the ignore rules pruned, the
 // directories with hidden names (Skipped.Hidden) and those that could
-// not be listed (Skipped.Denied). fn must not call the index.
-func (v Visibility) Skipped(dir string, fn func(Skipped)) {
+// not be listed (Skipped.Denied); and with plain, !HiddenPath(s.Path),
+// worked out once when the records change, not by each call (a Grep
+// asks it of each record, thousands at a million files). fn must not
+// call the index.
+func (v Visibility) Skipped(dir string, fn func(s Skipped, plain bool)) {
 	ix := v.ix
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	pre := dirPrefix(dir)
 	i, _ := slices.BinarySearchFunc(ix.ignored, pre, cmpSkipped)
 	for ; i < len(ix.ignored) && strings.HasPrefix(ix.ignored[i].Path, pre); i++ {
-		fn(ix.ignored[i])
+		fn(ix.ignored[i], ix.plain[i])
+	}
+}
+
+// setIgnored makes recs (sorted by path) the records of ignored entries,
+// and works out which are plain (Skipped). Caller holds mu for writing,
+// or owns ix.
+func (ix *Index) setIgnored(recs []Skipped) {
+	ix.ignored = recs
+	ix.plain = make([]bool, len(recs))
+	for i, s := range recs {
+		ix.plain[i] = !HiddenPath(s.Path)
+	}
+}
+
+// HiddenPath reports whether a component of rel (clean, slash separated)
+// has a hidden name: one starting with ".". It looks for the dots alone
+// (a vectorised search for each).
+func HiddenPath(rel string) bool {
+	for i := 0; ; i++ {
+		j := strings.IndexByte(rel[i:], '.')
+		if j < 0 {
+			return false
+		}
+		if i += j; i == 0 || rel[i-1] == '/' {
+			return true
+		}
 	}
 }
 

@@ -138,7 +138,7 @@ func checkTable(t *testing.T, what string, ix *Index, wantPaths []string, wantRe
 		t.Errorf("%s: table %q, want %q", what, got, wantPaths)
 	}
 	var got []Skipped
-	ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
+	ix.Visibility().Skipped("", func(s Skipped, _ bool) { got = append(got, s) })
 	if !slices.Equal(got, wantRecords) {
 		t.Errorf("%s: records %+v, want %+v", what, got, wantRecords)
 	}

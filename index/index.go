@@ -266,6 +266,7 @@ type Index struct {
 	dsl     *deltaSlices        // the delta's signatures, bit-sliced (setDelta, dropDelta)
 	unknown map[uint32]bool     // live ids flagged Unknown
 	ignored []Skipped           // entries pruned by ignore rules and hidden directories, sorted by path
+	plain   []bool              // by index of ignored: !HiddenPath of its path (setIgnored)
 	db      *bolt.DB            // nil until Save or Open
 	path    string              // the DB's path, once db is set
 	runs    int                 // runs the build spilled (0: built in memory)
@@ -342,7 +343,7 @@ func build(ctx context.Context, root string, progress func(Progress), spillAt st
 	if err := ix.buildPostings(ctx, walk, progress, spillAt); err != nil {
 		return nil, err
 	}
-	ix.ignored = mergeSkipped(ignored)
+	ix.setIgnored(mergeSkipped(ignored))
 	ix.reorder()
 	for i := range ix.files {
 		ix.files[i].Flags |= racyFlag(&ix.files[i], t0)

@@ -376,8 +376,8 @@ func TestApplyIgnoredAndTypeChanges(t *testing.T) {
 		t.Fatal("new.tmp is ignored but not recorded as such")
 	}
 	var got, want []Skipped
-	ix.Visibility().Skipped("", func(s Skipped) { got = append(got, s) })
-	fresh.Visibility().Skipped("", func(s Skipped) { want = append(want, s) })
+	ix.Visibility().Skipped("", func(s Skipped, _ bool) { got = append(got, s) })
+	fresh.Visibility().Skipped("", func(s Skipped, _ bool) { want = append(want, s) })
 	if !slices.Equal(got, want) {
 		t.Fatalf("records:\n got %v\nwant %v", got, want)
 	}

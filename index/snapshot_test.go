@@ -686,7 +686,7 @@ func tableRecords(ix *Index) (files []File, skipped []Skipped) {
 		files = append(files, g)
 		return true
 	})
-	ix.Visibility().Skipped("", func(s Skipped) { skipped = append(skipped, s) })
+	ix.Visibility().Skipped("", func(s Skipped, _ bool) { skipped = append(skipped, s) })
 	return files, skipped
 }
 

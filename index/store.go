@@ -705,6 +705,7 @@ func (ix *Index) loadRecords(tx *bolt.Tx, sums, slots []byte) error {
 	if err != nil {
 		return err
 	}
+	defer func() { ix.setIgnored(ix.ignored) }()
 	return sumEach(tx, sumIgnored, sums, func(k, v []byte) error {
 		if len(k) == 0 || len(v) != 1 || v[0] != 0 && v[0] != ignoredDir && v[0] != ignoredDir|ignoredHidden && v[0] != ignoredDir|ignoredDefault &&
 			v[0] != ignoredDir|ignoredDenied && v[0] != ignoredDir|ignoredHidden|ignoredDenied {
@@ -943,9 +944,15 @@ func (ix *Index) checkLocked(full bool) error {
 	if len(ix.order) != len(ix.files)-free || len(ix.adding) != 0 {
 		return fmt.Errorf("%w: %d ordered, %d live, %d put and not ordered", ErrCorrupt, len(ix.order), len(ix.files)-free, len(ix.adding))
 	}
+	if len(ix.plain) != len(ix.ignored) {
+		return fmt.Errorf("%w: %d ignored records, %d told plain or not", ErrCorrupt, len(ix.ignored), len(ix.plain))
+	}
 	for i := range ix.ignored {
 		if ix.ignored[i].Path == "" || i > 0 && ix.ignored[i-1].Path >= ix.ignored[i].Path {
 			return fmt.Errorf("%w: ignored records out of order", ErrCorrupt)
+		}
+		if ix.plain[i] == HiddenPath(ix.ignored[i].Path) {
+			return fmt.Errorf("%w: ignored record %q told plain %v", ErrCorrupt, ix.ignored[i].Path, ix.plain[i])
 		}
 	}
 	return nil

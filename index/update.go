@@ -600,6 +600,7 @@ func (ix *Index) commitObserved(chs []change, rescanned []string, ignoredAdds []
 	})
 	ix.ignored = append(ix.ignored, ignoredAdds...)
 	slices.SortFunc(ix.ignored, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	ix.setIgnored(ix.ignored)
 	if ix.db == nil {
 		ix.written = ix.k.now().UnixNano()
 		return nil

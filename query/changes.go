@@ -220,7 +220,7 @@ func untracked(ix *index.Index, dir string, includeIgnored bool) []string {
 		dirs = append(dirs, dir)
 	}
 	if includeIgnored {
-		vis.Skipped(walkStart(dir), func(s index.Skipped) {
+		vis.Skipped(walkStart(dir), func(s index.Skipped, _ bool) {
 			if !s.Hidden && !s.Denied && s.IsDir {
 				dirs = append(dirs, s.Path)
 			}

@@ -182,7 +182,7 @@ func TestClassifierAgreesWithTraversals(t *testing.T) {
 			t.Errorf("index (%s) holds\n%q\nwant\n%q", name, got, wantFiles)
 		}
 		var ign []string
-		ix.Visibility().Skipped("", func(s index.Skipped) {
+		ix.Visibility().Skipped("", func(s index.Skipped, _ bool) {
 			if !s.Hidden {
 				ign = append(ign, s.Path)
 			}

@@ -111,7 +111,7 @@ func (r *reach) entered(sub string) bool {
 	if len(sub) <= len(r.start) {
 		return sub == r.start
 	}
-	if r.descend == nil && !hiddenIn(sub) {
+	if r.descend == nil && !index.HiddenPath(sub) {
 		return true // no directory refused, none hidden on the way
 	}
 	v, ok := r.seen[sub] // nil until a first answer: most queries ask none
@@ -130,27 +130,14 @@ func (r *reach) entered(sub string) bool {
 // enteredParent reports whether the walk lists the directory holding
 // rel (root-relative, below dir): entered(parentOf(rel)), without
 // cutting rel when no directory is refused and none of its components is
-// hidden, as for most of the index's ignored entries (skips asks it of
+// hidden (plain: !index.HiddenPath(rel), which the index tells of its
+// records), as for most of the index's ignored entries (skips asks it of
 // each of them, thousands in a large tree).
-func (r *reach) enteredParent(rel string) bool {
-	if r.descend == nil && len(rel) > len(r.start) && !hiddenIn(rel) {
+func (r *reach) enteredParent(rel string, plain bool) bool {
+	if r.descend == nil && len(rel) > len(r.start) && plain {
 		return true // none of the parent's components is hidden either
 	}
 	return r.entered(parentOf(rel))
-}
-
-// hiddenIn reports whether a component of rel (clean, slash separated)
-// has a hidden name: one starting with ".".
-func hiddenIn(rel string) bool {
-	for i := 0; ; i++ {
-		j := strings.IndexByte(rel[i:], '.')
-		if j < 0 {
-			return false
-		}
-		if i += j; i == 0 || rel[i-1] == '/' {
-			return true
-		}
-	}
 }
 
 // plan says how to answer a query of dir: the Live subtrees below it to
@@ -505,7 +492,7 @@ func visible(mask uint64, rel string, depth int, includeHidden bool, allow func(
 // subtrees reported, merged in.
 func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Skip) (int, []tree.Skip) {
 	hiddenSkip := func(p string) bool {
-		return !underAny(p, live) && !r.allow(p[strings.LastIndexByte(p, '/')+1:]) && r.enteredParent(p)
+		return !underAny(p, live) && !r.allow(p[strings.LastIndexByte(p, '/')+1:]) && r.enteredParent(p, false) // p's name is hidden
 	}
 	var out skipList
 	for _, sk := range walked {
@@ -518,7 +505,7 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 	if r.start != "" && !underAny(r.start, live) && vis.DeniedDir(r.start) {
 		out.add(tree.Skip{Rel: r.start, IsDir: true, Denied: true}) // as a walk of it would
 	}
-	vis.Skipped(r.start, func(sk index.Skipped) {
+	vis.Skipped(r.start, func(sk index.Skipped, plain bool) {
 		switch {
 		case sk.Denied && !underAny(sk.Path, live) && r.entered(sk.Path):
 			// A walk would have tried to list it (a hidden one only when
@@ -527,7 +514,7 @@ func (s Indexed) skips(r *reach, wantList bool, live []string, walked []tree.Ski
 		case sk.Denied && !sk.Hidden:
 			// Not reached by the walk, and not an ignored entry either.
 		case !sk.Hidden:
-			if !underAny(sk.Path, live) && r.enteredParent(sk.Path) {
+			if !underAny(sk.Path, live) && r.enteredParent(sk.Path, plain) {
 				ignored++
 				if wantList || sk.Default {
 					out.add(tree.Skip{Rel: sk.Path, IsDir: sk.IsDir, Default: sk.Default})

@@ -200,7 +200,7 @@ func table(ix *index.Index) []index.File {
 // hidden directories), to compare with a fresh build.
 func ignored(ix *index.Index) []index.Skipped {
 	var out []index.Skipped
-	ix.Visibility().Skipped("", func(s index.Skipped) { out = append(out, s) })
+	ix.Visibility().Skipped("", func(s index.Skipped, _ bool) { out = append(out, s) })
 	return out
 }
 

@@ -328,7 +328,7 @@ func ignoredChange(p string, op fsnotify.Op, exists bool, mtime int64, hidden ui
 func (w *Watcher) ignoredDir(p string) bool {
 	dir, _ := split(p)
 	found := false
-	w.ix.Visibility().Skipped(dir, func(s index.Skipped) {
+	w.ix.Visibility().Skipped(dir, func(s index.Skipped, _ bool) {
 		found = found || (!s.Hidden && !s.Denied && s.Path == p && s.IsDir)
 	})
 	return found
