@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/indexd/indexd/internal/jsonread"
 )
 
 // Marshal is json.Marshal without HTML escaping.
@@ -25,12 +27,16 @@ func Marshal(v any) ([]byte, error) {
 // '"' and '\' escaped, the control characters as \b, \f, \n, \r, \t or
 // \u00XX, U+2028 and U+2029 as \u2028 and \u2029, each byte that is not
 // UTF-8 as \ufffd, everything else (HTML's <, > and & too) as it is. For
-// the long lists of the answers, which Marshal would encode by reflection.
+// the long lists of the answers, which Marshal would encode by reflection;
+// runs of plain ASCII are passed eight bytes at a time (jsonread.PlainRun).
 func AppendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i = jsonread.PlainRun(s, i, true); i == len(s) {
+			break // the rest is plain ASCII
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++

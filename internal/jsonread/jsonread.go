@@ -14,7 +14,6 @@
 package jsonread
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -317,7 +316,7 @@ func Valid(b []byte) bool {
 func (r *Reader) skipStr() {
 	b := r.b
 	for i := r.i + 1; i < len(b); i++ {
-		i = plainRun(b, i, false)
+		i = PlainRun(b, i, false)
 		if i == len(b) {
 			break
 		}
@@ -356,20 +355,24 @@ func (r *Reader) skipStr() {
 	r.fail("unterminated string")
 }
 
-// Words of eight bytes, for plainRun.
+// Words of eight bytes, for PlainRun.
 const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
 
-// plainRun returns the index of the first byte of b from i on that a
-// string's reader must look at: a quote, a backslash, a control
-// character or, with nonASCII, a byte of 0x80 or more; len(b) if none.
-// It tests eight bytes at a time: in each test below, the lowest byte
-// flagged is one that qualifies (a borrow only flags bytes above it).
-func plainRun(b []byte, i int, nonASCII bool) int {
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
+// PlainRun returns the index of the first byte of s from i on that a
+// string's reader or writer must look at: a quote, a backslash, a
+// control character or, with nonASCII, a byte of 0x80 or more; len(s) if
+// none. It tests eight bytes at a time: in each test below, the lowest
+// byte flagged is one that qualifies (a borrow only flags bytes above
+// it). jsonenc's AppendString passes the plain runs of what it writes
+// with it.
+func PlainRun[T ~string | ~[]byte](s T, i int, nonASCII bool) int {
+	for ; i+8 <= len(s); i += 8 {
+		_ = s[i+7]
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 		q := x ^ ('"' * ones)
 		bs := x ^ ('\\' * ones)
 		m := (q-ones)&^q | (bs-ones)&^bs | (x-0x20*ones)&^x
@@ -380,8 +383,8 @@ func plainRun(b []byte, i int, nonASCII bool) int {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || nonASCII && c >= utf8.RuneSelf {
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < 0x20 || nonASCII && c >= utf8.RuneSelf {
 			return i
 		}
 	}
@@ -395,7 +398,7 @@ func (r *Reader) str() []byte {
 	b := r.b
 	start := r.i + 1
 	for i := start; i < len(b); i++ {
-		i = plainRun(b, i, true)
+		i = PlainRun(b, i, true)
 		if i == len(b) {
 			break
 		}

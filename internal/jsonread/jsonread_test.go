@@ -267,7 +267,7 @@ func TestStringAs(t *testing.T) {
 	}
 }
 
-// Strings are scanned eight bytes at a time (plainRun): each byte a
+// Strings are scanned eight bytes at a time (PlainRun): each byte a
 // reader must stop at — a quote, a backslash escape, a control
 // character, a byte of UTF-8 or of none — at each offset of the first
 // words and at the tail, in strings of every length around them, reads
