@@ -393,14 +393,14 @@ const newestFirstMost = 4
 //     first prefix holds the newest 1/64 of the files, or fewer for a
 //     small need (firstPrefix);
 //   - sparse ones of a pattern that is one literal (literal: a string,
-//     in either case, or fixed strings) whose
-//     trigram bound is at least newestFirstSparse times the need (`func
-//     main` at a million files, limit 1000): the first prefix is sized
-//     by the bound (sparsePrefix), and holds at most a quarter of the
-//     files. Not for two literals or more: their bound may be many
-//     times their candidates (`EXPORT_SYMBOL.*kmalloc` on the kernel:
-//     11 files), and a prefix that falls short costs one more
-//     evaluation of the lists.
+//     in either case, or fixed strings) whose trigram bound is at least
+//     newestFirstSparse times the need (`func main` at a million files,
+//     limit 1000): the first prefix is sized by the bound
+//     (sparsePrefix), and holds at most a quarter of the files. Not for
+//     two literals or more: their bound may be many times their
+//     candidates (`EXPORT_SYMBOL.*kmalloc` on the kernel: 11 files),
+//     and a prefix that falls short costs one more evaluation of the
+//     lists.
 //
 // The trigram bound tells at most the density of the whole tree's
 // candidates, not of the newest files', and a prefix that holds too few
