@@ -8,9 +8,11 @@ package index
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	csindex "github.com/google/codesearch/index"
 )
@@ -298,9 +300,10 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre 
 // newerMask returns the bitmap of the ids whose file nw selects, among
 // those under pre when nw has a path: a pass over the packed mtimes (8 MB
 // at a million files), each compared into its bit a word of 64 ids at a
-// time (no call and no branch an id), and, with a path, over the paths
-// under pre that sort before it. Caller holds mu. (As eachNewer, it reads
-// no mtime past the table.)
+// time (no call and no branch an id), on every processor for a large
+// table (by goroutines that end before it returns), and, with a path,
+// over the paths under pre that sort before it. Caller holds mu. (As
+// eachNewer, it reads no mtime past the table.)
 func (ix *Index) newerMask(nw newer, pre string) []uint64 {
 	w := make([]uint64, (len(ix.mtimes)+63)/64)
 	ts := ix.mtimes[:min(len(ix.mtimes), len(ix.files))]
@@ -308,8 +311,8 @@ func (ix *Index) newerMask(nw newer, pre string) []uint64 {
 	if nw.path != "" {
 		from++ // at since, only those before the path, below
 	}
-	if nw.path == "" || nw.since < math.MaxInt64 {
-		for i := 0; i < len(ts); i += 64 {
+	fill := func(lo, hi int) { // words lo to hi
+		for i := lo * 64; i < min(hi*64, len(ts)); i += 64 {
 			var word uint64
 			for j, t := range ts[i:min(i+64, len(ts))] {
 				var b uint64
@@ -320,6 +323,22 @@ func (ix *Index) newerMask(nw newer, pre string) []uint64 {
 			}
 			w[i/64] = word
 		}
+	}
+	per := newerPartMin
+	if ix.k.newerPart > 0 {
+		per = ix.k.newerPart
+	}
+	switch parts := min(runtime.GOMAXPROCS(0), 4, len(ts)/per); {
+	case nw.path != "" && nw.since == math.MaxInt64:
+		// none is newer
+	case parts > 1:
+		var wg sync.WaitGroup
+		for p := range parts {
+			wg.Go(func() { fill(p*len(w)/parts, (p+1)*len(w)/parts) })
+		}
+		wg.Wait()
+	default:
+		fill(0, len(w))
 	}
 	if nw.path != "" {
 		lo, _ := slices.BinarySearchFunc(ix.order, pre, ix.pathSearch)
@@ -332,6 +351,11 @@ func (ix *Index) newerMask(nw newer, pre string) []uint64 {
 	}
 	return w
 }
+
+// newerPartMin is how many files newerMask compares in each goroutine
+// at least: at a million files, four parts on four processors (it ran
+// 0.84 ms on one).
+const newerPartMin = 1 << 17
 
 // Extent is what Estimate knows of the candidates of a query without
 // listing them.

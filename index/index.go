@@ -163,6 +163,8 @@ type knobs struct {
 	// partHook, when set, is called by each goroutine of an evaluation
 	// in parts before it reads the base (a test cuts the base there).
 	partHook func()
+	// newerPart, when not 0, replaces newerPartMin.
+	newerPart int
 }
 
 // defaultKnobs are the knobs of every index but this package's tests'.
@@ -819,7 +821,7 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer,
 			// The newer files lead: the query's lists are sought at their
 			// ids only (a dense list is not walked id by id to be told by
 			// mtime).
-			s = newAnd([]idStream{s, newMaskStream(newerIDs)})
+			s = withNewer(s, newMaskStream(newerIDs))
 		}
 		return s, newMaskFilter(q, ph, ls, &ix.base, shared, ix.files, ix.nexts), false
 	}

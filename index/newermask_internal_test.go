@@ -13,7 +13,8 @@ import (
 // (newer.admits, by path order for ties): random tables of 0–300 ids
 // (not a multiple of 64 but some), few distinct mtimes so that since
 // falls on ties, free ids (mtime 0), more mtimes than files (the bound),
-// since at the extremes, with and without a path, under a directory.
+// since at the extremes, with and without a path, under a directory; in
+// parts (as many as GOMAXPROCS, four at most) as in one.
 func TestNewerMaskOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 2000 {
@@ -22,6 +23,9 @@ func TestNewerMaskOracle(t *testing.T) {
 			n = 64 * r.IntN(4)
 		}
 		ix := &Index{files: make([]File, n)}
+		if trial%3 == 1 {
+			ix.k.newerPart = 1 + r.IntN(100) // in parts, whatever GOMAXPROCS allows
+		}
 		for id := range n {
 			ix.files[id] = File{Path: fmt.Sprintf("d%d/f%03d", r.IntN(3), r.IntN(1000)), ModTime: int64(1 + r.IntN(5))}
 			if r.IntN(10) == 0 {

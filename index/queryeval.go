@@ -150,6 +150,28 @@ func (s *wordStream) seek(t uint32) {
 	}
 }
 
+// withNewer returns the stream of the ids of s that the newer files'
+// bitmap m holds (newerMask). When s is an AND, m joins its children
+// rather than wrapping it: the smallest leads as ever, and m, the
+// cheapest to test (a word's load), comes next, so that most of the
+// leader's ids are turned away before any list is sought (a prefix of a
+// fifth of the files turns away four in five).
+func withNewer(s idStream, m *wordStream) idStream {
+	a, ok := s.(*andStream)
+	if !ok {
+		return newAnd([]idStream{s, m})
+	}
+	kids := append(slices.Clone(a.kids), m)
+	slices.SortStableFunc(kids, func(a, b idStream) int { return a.size() - b.size() })
+	if i := slices.Index(kids, idStream(m)); i > 1 {
+		copy(kids[2:i+1], kids[1:i])
+		kids[1] = m
+	}
+	and := &andStream{kids: kids, n: kids[0].size()}
+	and.align()
+	return and
+}
+
 // newMaskStream streams the ids set in words.
 func newMaskStream(words []uint64) *wordStream {
 	s := &wordStream{word: func(i int) uint64 { return words[i] }, w: len(words)}
