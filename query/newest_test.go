@@ -131,52 +131,76 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 // the race detector sees the prefixes' reused hits and the updates.
 func TestNewestFirstDuringUpdates(t *testing.T) {
 	t.Parallel()
-	files := map[string]string{}
-	for i := range 640 {
-		files[fmt.Sprintf("d%d/f%03d.txt", i%4, i)] = fmt.Sprintf("line %d\none needle\n", i)
-	}
-	root := testtree.Write(t, files)
-	_, idx := buildTools(t, root)
-	ix := idx.Searcher.(Indexed).Index.(*index.Index)
-	s := idx.Searcher.(Indexed)
-	s.newestFrom = 1 // the newest files first, whatever the tree's size
-	idx.Searcher = s
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		for i := 0; ctx.Err() == nil; i++ {
-			rel := fmt.Sprintf("d%d/f%03d.txt", i%4, (i*37)%640)
-			body := fmt.Sprintf("line %d rewritten\nneedle twice needle\n", i)
-			if i%3 == 0 {
-				body = "no longer\n"
+	for _, c := range []struct {
+		name   string
+		files  int
+		every  int // one file in every holds the needle
+		limits []int
+	}{
+		{"dense", 640, 1, []int{1, 5, 40, 300}},
+		// One literal in a ninth of the files: sparse, tried newest
+		// first up to limit 6 (sparsePrefix).
+		{"sparse", 4096, 9, []int{1, 3, 6, 40}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			files := map[string]string{}
+			for i := range c.files {
+				body := fmt.Sprintf("row %d\n", i)
+				if i%c.every == 0 {
+					body += "one needle\n"
+				}
+				files[fmt.Sprintf("d%d/f%04d.txt", i%4, i)] = body
 			}
-			if err := os.WriteFile(filepath.Join(root, rel), []byte(body), 0o644); err != nil {
-				done <- err
-				return
+			root := testtree.Write(t, files)
+			_, idx := buildTools(t, root)
+			ix := idx.Searcher.(Indexed).Index.(*index.Index)
+			s := idx.Searcher.(Indexed)
+			s.newestFrom = 1 // the newest files first, whatever the tree's size
+			counter := &newerCounter{Index: ix}
+			s.Index = counter
+			idx.Searcher = s
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				for i := 0; ctx.Err() == nil; i++ {
+					rel := fmt.Sprintf("d%d/f%04d.txt", i%4, (i*37)%c.files)
+					body := fmt.Sprintf("row %d rewritten\nneedle twice needle\n", i)
+					if i%3 == 0 {
+						body = "no longer\n"
+					}
+					if err := os.WriteFile(filepath.Join(root, rel), []byte(body), 0o644); err != nil {
+						done <- err
+						return
+					}
+					if err := ix.Apply(ctx, []string{rel}); err != nil && ctx.Err() == nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			for i := range 200 {
+				args := fmt.Sprintf(`{"pattern":"needle","limit":%d,"timeout_ms":60000}`, c.limits[i%len(c.limits)])
+				e := idx.Run(context.Background(), tool.Grep, ".", json.RawMessage(args))
+				if e.Status == envelope.StatusError {
+					t.Fatalf("%s: %s", args, e.Text)
+				}
+				for _, m := range e.Data.(*envelope.GrepData).Matches {
+					if !strings.Contains(m.Text, "needle") {
+						t.Fatalf("%s: %s:%d shows %q", args, m.File, m.Line, m.Text)
+					}
+				}
 			}
-			if err := ix.Apply(ctx, []string{rel}); err != nil && ctx.Err() == nil {
-				done <- err
-				return
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
 			}
-		}
-		done <- nil
-	}()
-	for i := range 200 {
-		args := fmt.Sprintf(`{"pattern":"needle","limit":%d,"timeout_ms":60000}`, []int{1, 5, 40, 300}[i%4])
-		e := idx.Run(context.Background(), tool.Grep, ".", json.RawMessage(args))
-		if e.Status == envelope.StatusError {
-			t.Fatalf("%s: %s", args, e.Text)
-		}
-		for _, m := range e.Data.(*envelope.GrepData).Matches {
-			if !strings.Contains(m.Text, "needle") {
-				t.Fatalf("%s: %s:%d shows %q", args, m.File, m.Line, m.Text)
+			if counter.n == 0 {
+				t.Fatal("no Grep tried the newest files first")
 			}
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+		})
 	}
 }
 
