@@ -300,10 +300,10 @@ func (ix *Index) eachCandidate(q *csindex.Query, ph *Phrases, ls lineScope, pre 
 // newerMask returns the bitmap of the ids whose file nw selects, among
 // those under pre when nw has a path: a pass over the packed mtimes (8 MB
 // at a million files), each compared into its bit a word of 64 ids at a
-// time (no call and no branch an id), on every processor for a large
-// table (by goroutines that end before it returns), and, with a path,
-// over the paths under pre that sort before it. Caller holds mu. (As
-// eachNewer, it reads no mtime past the table.)
+// time (no call and no branch an id), in parts on up to four processors
+// for a large table (goroutines that end before it returns), and, with
+// a path, over the paths under pre that sort before it. Caller holds mu.
+// (As eachNewer, it reads no mtime past the table.)
 func (ix *Index) newerMask(nw newer, pre string) []uint64 {
 	w := make([]uint64, (len(ix.mtimes)+63)/64)
 	ts := ix.mtimes[:min(len(ix.mtimes), len(ix.files))]

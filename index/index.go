@@ -26,9 +26,10 @@
 //
 // A query may ask for the candidates among the newest files only
 // (CandidateOptions.Newer, with an mtime from Estimate): a bitmap of the
-// files at or after an mtime, from the table's packed mtimes, leads the
-// AND, so a Grep that settles among the newest files costs what they
-// cost.
+// files at or after an mtime, from the table's packed mtimes, joins the
+// AND, leading it when it is the smallest of its children and tested
+// second otherwise (withNewer), so a Grep that settles among the newest
+// files costs little more than they do.
 //
 // Every posting, in the base and the delta, carries a mask: the eighths
 // of the file that hold the lines the trigram occurs in, or, in a file
@@ -163,7 +164,7 @@ type knobs struct {
 	// partHook, when set, is called by each goroutine of an evaluation
 	// in parts before it reads the base (a test cuts the base there).
 	partHook func()
-	// newerPart, when not 0, replaces newerPartMin.
+	// newerPart, when > 0, replaces newerPartMin.
 	newerPart int
 }
 
@@ -818,9 +819,11 @@ func (ix *Index) evalBase(q *csindex.Query, ph *Phrases, ls lineScope, nw newer,
 			return nil, nil, all
 		}
 		if newerIDs != nil {
-			// The newer files lead: the query's lists are sought at their
-			// ids only (a dense list is not walked id by id to be told by
-			// mtime).
+			// The newer files join the AND: leading it when fewest, the
+			// query's lists are sought at their ids only (a dense list is
+			// not walked id by id to be told by mtime); else tested
+			// second, they turn away most of the leader's ids before any
+			// list is sought.
 			s = withNewer(s, newMaskStream(newerIDs))
 		}
 		return s, newMaskFilter(q, ph, ls, &ix.base, shared, ix.files, ix.nexts), false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -12,11 +13,13 @@ import (
 // newerMask, a word of ids at a time, against the selection it makes
 // (newer.admits, by path order for ties): random tables of 0–300 ids
 // (not a multiple of 64 but some), few distinct mtimes so that since
-// falls on ties, free ids (mtime 0), more mtimes than files (the bound),
-// since at the extremes, with and without a path, under a directory; in
-// parts (as many as GOMAXPROCS, four at most) as in one.
+// falls on ties, mtimes and since at the extremes of int64, free ids
+// (mtime 0), more mtimes than files (the bound), with and without a
+// path, under a directory; in parts (up to four) as in one.
 func TestNewerMaskOracle(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // up to four parts
 	r := rand.New(rand.NewPCG(1, 2))
+	mtimes := []int64{math.MinInt64, 1, 2, 3, 4, 5, math.MaxInt64}
 	for trial := range 2000 {
 		n := r.IntN(300)
 		if trial%10 == 0 {
@@ -27,7 +30,7 @@ func TestNewerMaskOracle(t *testing.T) {
 			ix.k.newerPart = 1 + r.IntN(100) // in parts, whatever GOMAXPROCS allows
 		}
 		for id := range n {
-			ix.files[id] = File{Path: fmt.Sprintf("d%d/f%03d", r.IntN(3), r.IntN(1000)), ModTime: int64(1 + r.IntN(5))}
+			ix.files[id] = File{Path: fmt.Sprintf("d%d/f%03d", r.IntN(3), r.IntN(1000)), ModTime: mtimes[r.IntN(len(mtimes))]}
 			if r.IntN(10) == 0 {
 				ix.files[id] = File{} // a free id
 			}
@@ -42,7 +45,7 @@ func TestNewerMaskOracle(t *testing.T) {
 			}
 		}
 		slices.SortFunc(ix.order, func(a, b uint32) int { return strings.Compare(ix.files[a].Path, ix.files[b].Path) })
-		since := []int64{math.MinInt64, 0, 1, 2, 3, 4, 5, 6, math.MaxInt64}[r.IntN(9)]
+		since := []int64{math.MinInt64, math.MinInt64 + 1, 0, 1, 2, 3, 4, 5, 6, math.MaxInt64 - 1, math.MaxInt64}[r.IntN(11)]
 		nw := newer{since: since}
 		pre := ""
 		if r.IntN(2) == 0 {

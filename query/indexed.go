@@ -431,11 +431,12 @@ const newestFirstSparse = 64
 // sparsePrefix returns how many of files the first prefix of a Grep
 // with sparse candidates holds: 2·newestFirstSlack files a result
 // needed at the density its trigram bound gives (files/bound files a
-// candidate). The bound counts more files than the candidates (the
-// masks and the query's other lists cut it: 80,737 for 10,454 for `func
-// main` at a million files), so the prefix holds fewer candidates than
-// that, about twice the need there: one prefix settles it, where a
-// prefix that falls short costs one more evaluation of the lists. With
+// candidate). The bound usually counts more files than the candidates
+// (the masks and the query's other lists cut it: 80,737 for 10,454 for
+// `func main` at a million files; though it counts the base's files
+// only, tree-wide), so the prefix holds fewer candidates than that,
+// about twice the need there: one prefix settles it, where a prefix
+// that falls short costs one more evaluation of the lists. With
 // bound ≥ newestFirstSparse·need it holds at most a quarter of the
 // files (newestFirstMost).
 func sparsePrefix(files, bound, need int) int {

@@ -128,7 +128,8 @@ func TestNewestFirstSameAnswers(t *testing.T) {
 // Greps answered from the newest files while the index takes updates
 // (files rewritten with new mtimes between and during the prefixes):
 // every answer is an answer, each line it shows holds the pattern, and
-// the race detector sees the prefixes' reused hits and the updates.
+// the race detector sees the prefixes' reused hits and the updates; once
+// the writes stop, the answers are the walk's.
 func TestNewestFirstDuringUpdates(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -153,7 +154,7 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 				files[fmt.Sprintf("d%d/f%04d.txt", i%4, i)] = body
 			}
 			root := testtree.Write(t, files)
-			_, idx := buildTools(t, root)
+			walk, idx := buildTools(t, root)
 			ix := idx.Searcher.(Indexed).Index.(*index.Index)
 			s := idx.Searcher.(Indexed)
 			s.newestFrom = 1 // the newest files first, whatever the tree's size
@@ -163,6 +164,7 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
+			var written []string // the writer's, read once done is received
 			go func() {
 				for i := 0; ctx.Err() == nil; i++ {
 					rel := fmt.Sprintf("d%d/f%04d.txt", i%4, (i*37)%c.files)
@@ -174,6 +176,7 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 						done <- err
 						return
 					}
+					written = append(written, rel)
 					if err := ix.Apply(ctx, []string{rel}); err != nil && ctx.Err() == nil {
 						done <- err
 						return
@@ -199,6 +202,14 @@ func TestNewestFirstDuringUpdates(t *testing.T) {
 			}
 			if counter.n == 0 {
 				t.Fatal("no Grep tried the newest files first")
+			}
+			// Once the files stand still (the last write's Apply may have
+			// been cut short by the cancel), the answers are the walk's.
+			if err := ix.Apply(context.Background(), written); err != nil {
+				t.Fatal(err)
+			}
+			for _, limit := range c.limits {
+				diffEngines(t, walk, idx, tool.Grep, fmt.Sprintf(`{"pattern":"needle","limit":%d,"timeout_ms":60000}`, limit))
 			}
 		})
 	}
@@ -268,6 +279,7 @@ func TestFirstPrefix(t *testing.T) {
 // too (sparsePrefix), and answers as the walk does: 4,096 files, one in
 // 11 holding the needle (some twice), some rewritten since the build
 // (the index's delta) to the newest mtime or one older than every other;
+// mtimes spread, or nearly all tied (the prefixes cut them by path);
 // limits on either side of newestFirstSparse, where the bound no longer
 // holds 64 times the need and the candidates are taken all at once; a
 // literal no line holds though its trigrams share files ("needle!":
@@ -275,6 +287,24 @@ func TestFirstPrefix(t *testing.T) {
 // literal, never tried newest first.
 func TestNewestFirstSparse(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		mtime  func(i int) time.Duration // file i's, after the base
+		newest time.Duration
+	}{
+		{"spread", func(i int) time.Duration { return time.Duration((i*37)%97) * time.Second }, 96 * time.Second},
+		// All but a few at one mtime: the prefixes cut the tied files
+		// by path.
+		{"tied", func(i int) time.Duration { return time.Duration(min(i%97, 1)) * time.Second }, time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			testNewestFirstSparse(t, c.mtime, c.newest)
+		})
+	}
+}
+
+func testNewestFirstSparse(t *testing.T, mtime func(i int) time.Duration, newestMtime time.Duration) {
 	const n = 4096
 	files := map[string]string{}
 	for i := range n {
@@ -293,7 +323,7 @@ func TestNewestFirstSparse(t *testing.T) {
 	root := testtree.Write(t, files)
 	base := time.Now().Add(-time.Hour)
 	for i := range n {
-		setMtime(t, root, fmt.Sprintf("d%d/f%04d.txt", i%8, i), base.Add(time.Duration((i*37)%97)*time.Second))
+		setMtime(t, root, fmt.Sprintf("d%d/f%04d.txt", i%8, i), base.Add(mtime(i)))
 	}
 	walk, idx := buildTools(t, root)
 	ix := idx.Searcher.(Indexed).Index.(*index.Index)
@@ -305,7 +335,7 @@ func TestNewestFirstSparse(t *testing.T) {
 		}
 		mt := base.Add(-time.Second)
 		if i%3 == 0 {
-			mt = base.Add(96 * time.Second)
+			mt = base.Add(newestMtime) // tied with the newest
 		}
 		setMtime(t, root, rel, mt)
 		changed = append(changed, rel)
@@ -320,6 +350,7 @@ func TestNewestFirstSparse(t *testing.T) {
 	newest := *idx
 	newest.Searcher = s
 	literal := map[string]bool{`needle`: true, `(?i)NEEDLE`: true, `needle!`: true}
+	fromPrefix := 0
 	for _, pat := range []string{`needle`, `(?i)NEEDLE`, `needle!`, `ne+dle`, `(one|a) needle`, `row.*needle`} {
 		e := ix.Estimate(index.CandidateOptions{Content: trigramQueryOf(t, pat)}, 0)
 		if e.All || e.Bound >= e.Files/8 || e.Bound/newestFirstSparse < 2 {
@@ -338,9 +369,25 @@ func TestNewestFirstSparse(t *testing.T) {
 				if prefixed := counter.n > 0; prefixed != (limit <= sparseMost) {
 					t.Errorf("%s: newest files first %v, want %v (bound %d)", args, prefixed, !prefixed, e.Bound)
 				}
+				if limit <= sparseMost && grepCandidates(t, &newest, args) < grepCandidates(t, idx, args) {
+					fromPrefix++
+				}
 			}
 		}
 	}
+	if fromPrefix == 0 {
+		t.Fatal("no Grep was answered from a prefix of the candidates")
+	}
+}
+
+// grepCandidates runs a Grep and returns its candidates statistic.
+func grepCandidates(t *testing.T, tools *Tools, args string) int {
+	t.Helper()
+	e := tools.Run(context.Background(), tool.Grep, ".", json.RawMessage(args))
+	if e.Status == envelope.StatusError {
+		t.Fatalf("%s: %s", args, e.Text)
+	}
+	return *e.Stats.(*envelope.GrepStats).Candidates
 }
 
 // newerCounter counts the listings of the newest files (a prefix).
