@@ -33,16 +33,7 @@ import (
 // prefix of at most half the candidates (it would prove nothing).
 func TestNewestFirstSameAnswers(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name   string
-		mtime  func(i int) time.Duration // file i's, after the base
-		newest time.Duration
-	}{
-		{"spread", func(i int) time.Duration { return time.Duration((i*37)%40) * time.Second }, 39 * time.Second},
-		// As unpacked from an archive: all but a few files at one mtime,
-		// so the prefixes cut the tied ones by path (Extent.SincePath).
-		{"tied", func(i int) time.Duration { return time.Duration(min(i%97, 1)) * time.Second }, time.Second},
-	} {
+	for _, c := range mtimeSchemes(40) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			files := map[string]string{}
@@ -287,16 +278,7 @@ func TestFirstPrefix(t *testing.T) {
 // literal, never tried newest first.
 func TestNewestFirstSparse(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name   string
-		mtime  func(i int) time.Duration // file i's, after the base
-		newest time.Duration
-	}{
-		{"spread", func(i int) time.Duration { return time.Duration((i*37)%97) * time.Second }, 96 * time.Second},
-		// All but a few at one mtime: the prefixes cut the tied files
-		// by path.
-		{"tied", func(i int) time.Duration { return time.Duration(min(i%97, 1)) * time.Second }, time.Second},
-	} {
+	for _, c := range mtimeSchemes(97) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			testNewestFirstSparse(t, c.mtime, c.newest)
@@ -388,6 +370,24 @@ func grepCandidates(t *testing.T, tools *Tools, args string) int {
 		t.Fatalf("%s: %s", args, e.Text)
 	}
 	return *e.Stats.(*envelope.GrepStats).Candidates
+}
+
+// mtimeScheme is a shape of the mtimes a newest-first test gives its
+// files: mtime(i) is file i's after the test's base, newest the newest.
+type mtimeScheme struct {
+	name   string
+	mtime  func(i int) time.Duration
+	newest time.Duration
+}
+
+// mtimeSchemes are the two shapes: spread over period seconds, or, as
+// unpacked from an archive, all but a few files at one mtime, so that
+// the prefixes cut the tied ones by path (Extent.SincePath).
+func mtimeSchemes(period int) []mtimeScheme {
+	return []mtimeScheme{
+		{"spread", func(i int) time.Duration { return time.Duration((i*37)%period) * time.Second }, time.Duration(period-1) * time.Second},
+		{"tied", func(i int) time.Duration { return time.Duration(min(i%97, 1)) * time.Second }, time.Second},
+	}
 }
 
 // newerCounter counts the listings of the newest files (a prefix).
