@@ -286,7 +286,7 @@ func (s Indexed) Grep(ctx context.Context, q *GrepQuery) (*GrepResult, error) {
 	var run envelope.GrepRun
 	settled := false
 	if len(live) == 0 && q.Sink == nil && p.Limit != Unlimited {
-		literal := q.Matcher.Syntax().Op == syntax.OpLiteral && !p.Invert
+		literal := q.Matcher.Syntax().Op == syntax.OpLiteral // inverted, tq is QAll: dense
 		run, settled = s.grepNewest(ctx, q.Dir, search, tq, literal, candidates, &read)
 	}
 	var fb envelope.Fallback

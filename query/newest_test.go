@@ -411,20 +411,21 @@ func TestNewestFirstDecision(t *testing.T) {
 		name               string
 		files, bound, need int
 		all                bool
+		literals           int // in the pattern
 		want               int
 	}{
-		{"small tree", 20000, 19000, 1001, false, 0},
-		{"no trigram", 944742, 0, 1001, true, 8008},
-		{"dense", 944742, 320609, 1001, false, 8008},
-		{"func main at 1M", 944742, 80737, 1001, false, 16 * 1001 * 944742 / 80737},
-		{"limit 100", 944742, 80737, 101, false, 16 * 101 * 944742 / 80737},
-		{"64 times the need", 944742, 64 * 1001, 1001, false, 944742 / 4},
-		{"under 64 times", 944742, 64*1001 - 1, 1001, false, 0},
-		{"rare", 944742, 5, 1001, false, 0},
-		{"two literals", 944742, 80737, 1001, false, 0},
+		{"small tree", 20000, 19000, 1001, false, 1, 0},
+		{"no trigram", 944742, 0, 1001, true, 0, 8008},
+		{"dense", 944742, 320609, 1001, false, 1, 8008},
+		{"func main at 1M", 944742, 80737, 1001, false, 1, 16 * 1001 * 944742 / 80737},
+		{"limit 100", 944742, 80737, 101, false, 1, 16 * 101 * 944742 / 80737},
+		{"64 times the need", 944742, 64 * 1001, 1001, false, 1, 944742 / 4},
+		{"under 64 times", 944742, 64*1001 - 1, 1001, false, 1, 0},
+		{"rare", 944742, 5, 1001, false, 1, 0},
+		{"two literals", 944742, 80737, 1001, false, 2, 0},
 	} {
 		s := Indexed{Index: estimateOnly{index.Extent{Files: c.files, Bound: c.bound, All: c.all}}}
-		k, all := s.newestFirst(nil, c.name != "two literals", ".", c.need)
+		k, all := s.newestFirst(nil, c.literals == 1, ".", c.need)
 		if k != c.want || all != c.files {
 			t.Errorf("%s: newestFirst = %d of %d, want %d of %d", c.name, k, all, c.want, c.files)
 		}
